@@ -1,0 +1,79 @@
+/**
+ * Argument parsing for one command, on top of node:util's tokenizer. Problems are returned as
+ * values with messages written for people; the caller prints them with the usage text and exits 2.
+ */
+import { parseArgs } from "node:util";
+import type { Command, OptionSpec } from "./commands/command.js";
+
+/** Parsed options of one command. */
+export interface ParsedArgs {
+  /** A string option's value, or undefined when not given. */
+  readonly string: (name: string) => string | undefined;
+  /** Whether a boolean option was given. */
+  readonly flag: (name: string) => boolean;
+}
+
+/** The outcome of parsing: the arguments, or every problem found (one message each). */
+export type ParseOutcome =
+  | { readonly ok: true; readonly args: ParsedArgs; readonly help: boolean }
+  | { readonly ok: false; readonly problems: readonly string[] };
+
+/** The `--help` option every command accepts. */
+export const HELP_OPTION: OptionSpec = { type: "boolean", short: "h", description: "show this help" };
+
+/** Parses `argv` (the words after the command name) against the command's declared options. */
+export function parseCommandArgs(command: Command, argv: readonly string[]): ParseOutcome {
+  const specs: Record<string, OptionSpec> = { ...command.options, help: HELP_OPTION };
+  const config: Record<string, { type: "string" | "boolean"; short?: string }> = {};
+  for (const [name, spec] of Object.entries(specs)) {
+    config[name] = spec.short === undefined ? { type: spec.type } : { type: spec.type, short: spec.short };
+  }
+  const { tokens } = parseArgs({ args: [...argv], options: config, strict: false, allowPositionals: true, tokens: true });
+
+  const strings = new Map<string, string>();
+  const flags = new Set<string>();
+  const problems: string[] = [];
+  for (const token of tokens) {
+    if (token.kind === "option-terminator") continue;
+    if (token.kind === "positional") {
+      problems.push(`unexpected argument "${token.value}"`);
+      continue;
+    }
+    const spec = specs[token.name];
+    if (spec === undefined) {
+      problems.push(`unknown option "${token.rawName}"`);
+      continue;
+    }
+    if (spec.type === "boolean") {
+      if (token.value !== undefined) problems.push(`option "${token.rawName}" does not take a value`);
+      else flags.add(token.name);
+      continue;
+    }
+    const value = token.value;
+    // `--clusters --strategy x` would otherwise read "--strategy" as the file; `--clusters=-f` still works.
+    if (value === undefined || (token.inlineValue === false && value.startsWith("-") && value !== "-")) {
+      problems.push(`option "${token.rawName}" needs a value${spec.valueName === undefined ? "" : ` (${spec.valueName})`}`);
+      continue;
+    }
+    if (spec.choices !== undefined && !spec.choices.includes(value)) {
+      problems.push(`option "${token.rawName}" must be one of ${spec.choices.join(", ")} (got "${value}")`);
+      continue;
+    }
+    strings.set(token.name, value);
+  }
+
+  const help = flags.has("help");
+  if (!help) {
+    for (const [name, spec] of Object.entries(command.options)) {
+      if (spec.required === true && spec.type === "string" && !strings.has(name)) {
+        problems.push(`missing required option --${name}`);
+      }
+    }
+  }
+  if (problems.length > 0) return { ok: false, problems };
+  return {
+    ok: true,
+    help,
+    args: { string: (name) => strings.get(name), flag: (name) => flags.has(name) },
+  };
+}

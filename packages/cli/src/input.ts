@@ -1,0 +1,95 @@
+/**
+ * Reading input files. YAML and JSON are told apart by content, not by name: the `yaml` parser
+ * reads both (JSON is YAML's flow syntax). Every problem is a printable line that starts with the
+ * file name, so a person can jump to it: `FILE:LINE:COL: message` for syntax errors.
+ */
+import { LineCounter, parseDocument } from "yaml";
+import type { CliIo } from "./io.js";
+
+/** A parsed document, or the lines that explain why it could not be read. */
+export type LoadResult =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly messages: readonly string[] };
+
+function errorCode(error: unknown): string | undefined {
+  if (typeof error !== "object" || error === null || !("code" in error)) return undefined;
+  return typeof error.code === "string" ? error.code : undefined;
+}
+
+/** Why a file could not be read, in words (Node's message repeats the path and the syscall). */
+export function describeReadError(error: unknown): string {
+  switch (errorCode(error)) {
+    case "ENOENT":
+      return "no such file";
+    case "EISDIR":
+      return "is a directory";
+    case "EACCES":
+    case "EPERM":
+      return "permission denied";
+    default:
+      return error instanceof Error ? error.message : String(error);
+  }
+}
+
+function caretLines(source: string, line: number, col: number): string[] {
+  const text = source.split(/\r?\n/)[line - 1];
+  if (text === undefined || text.trim() === "") return [];
+  // Tabs keep their width in the caret line so the caret lines up under the character.
+  const pad = text.slice(0, col - 1).replace(/[^\t]/g, " ");
+  return [`  ${text}`, `  ${pad}^`];
+}
+
+/** Parses YAML or JSON text; `file` names the source in messages. */
+export function parseDocumentText(file: string, source: string): LoadResult {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(source, { lineCounter, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    const messages: string[] = [];
+    for (const error of doc.errors) {
+      const { line, col } = lineCounter.linePos(error.pos[0]);
+      messages.push(`${file}:${String(line)}:${String(col)}: ${error.message}`, ...caretLines(source, line, col));
+    }
+    return { ok: false, messages };
+  }
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 1000 });
+  } catch (error) {
+    // Unresolved or excessive aliases only surface when the document is converted.
+    return { ok: false, messages: [`${file}: ${error instanceof Error ? error.message : String(error)}`] };
+  }
+  if (value === null || value === undefined) {
+    return { ok: false, messages: [`${file}: is empty (expected a YAML or JSON document)`] };
+  }
+  return { ok: true, value };
+}
+
+/** Reads and parses one input file. */
+export async function loadDocument(io: CliIo, file: string): Promise<LoadResult> {
+  let source: string;
+  try {
+    source = await io.readFile(file);
+  } catch (error) {
+    return { ok: false, messages: [`${file}: cannot read: ${describeReadError(error)}`] };
+  }
+  return parseDocumentText(file, source);
+}
+
+/** Loads several named files, all of them even when some fail, so every problem is shown at once. */
+export async function loadDocuments<K extends string>(
+  io: CliIo,
+  files: Readonly<Partial<Record<K, string>>>,
+): Promise<{ ok: true; value: Partial<Record<K, unknown>> } | { ok: false; messages: readonly string[] }> {
+  const entries = Object.entries(files) as [K, string | undefined][];
+  const loaded = await Promise.all(
+    entries.map(async ([key, file]) => [key, file === undefined ? undefined : await loadDocument(io, file)] as const),
+  );
+  const value: Partial<Record<K, unknown>> = {};
+  const messages: string[] = [];
+  for (const [key, result] of loaded) {
+    if (result === undefined) continue;
+    if (result.ok) value[key] = result.value;
+    else messages.push(...result.messages);
+  }
+  return messages.length > 0 ? { ok: false, messages } : { ok: true, value };
+}

@@ -1,0 +1,74 @@
+/**
+ * `flotilla plan` for people: a tree of waves → groups → clusters with resolved limits, then the
+ * bundle-wide limits, the unassigned clusters and the warnings.
+ */
+import type { PlanGroup, PlanOutput, PlanWave } from "./preview-types.js";
+import { count, DOT, limitWords } from "./limits.js";
+import type { RenderOptions } from "./options.js";
+import { unassignedLines, warningLines } from "./sections.js";
+import { renderTree, type TreeNode } from "./tree.js";
+import { DEFAULT_MAX_LINES, wrapList } from "./wrap.js";
+
+function clusterLines(clusters: readonly string[], width: number, options: RenderOptions): string[] {
+  if (clusters.length === 0) return [options.style.dim("(no clusters)")];
+  return wrapList(clusters, { width, ...(options.all ? {} : { maxLines: DEFAULT_MAX_LINES }) });
+}
+
+function groupNode(group: PlanGroup, options: RenderOptions): TreeNode {
+  const facts = [count(group.clusters.length, "cluster"), ...limitWords(group)];
+  return {
+    label: `${options.style.bold(`group ${group.name}`)}  ${facts.join(DOT)}`,
+    body: (width) => clusterLines(group.clusters, width, options),
+  };
+}
+
+function clusterCount(wave: PlanWave): number {
+  return wave.groups.reduce((sum, g) => sum + g.clusters.length, 0);
+}
+
+function waveNode(wave: PlanWave, options: RenderOptions): TreeNode {
+  const facts = [count(clusterCount(wave), "cluster"), ...limitWords(wave)];
+  const label = `${options.style.bold(`${wave.kind} ${wave.name}`)}  ${facts.join(DOT)}`;
+  const only = wave.groups[0];
+  // A Fleet partition is a wave with one group of the same name: show its clusters directly.
+  if (wave.kind === "partition" && wave.groups.length === 1 && only !== undefined && only.name === wave.name) {
+    return { label, body: (width) => clusterLines(only.clusters, width, options) };
+  }
+  if (wave.groups.length === 0) return { label, body: () => [options.style.dim("(no groups)")] };
+  return { label, children: wave.groups.map((g) => groupNode(g, options)) };
+}
+
+function headline(plan: PlanOutput): string {
+  const clusters = plan.waves.reduce((sum, w) => sum + clusterCount(w), 0);
+  if (plan.dialect === "fleet") {
+    return `Plan: Fleet rollout, ${count(plan.waves.length, "partition")}, ${count(clusters, "cluster")}`;
+  }
+  const groups = plan.waves.reduce((sum, w) => sum + w.groups.length, 0);
+  return `Plan: staged update run, ${count(plan.waves.length, "stage")}, ${count(groups, "group")}, ${count(clusters, "cluster")}`;
+}
+
+function limitsLine(plan: PlanOutput): string | undefined {
+  const { maxUnavailable, maxUnavailablePartitions, maxNew } = plan.limits;
+  const words: string[] = [];
+  if (maxUnavailable !== undefined) words.push(`maxUnavailable ${String(maxUnavailable)} (bundle-wide)`);
+  if (maxUnavailablePartitions !== undefined) {
+    words.push(
+      maxUnavailablePartitions === 0
+        ? "maxUnavailablePartitions 0 (each partition Ready before the next)"
+        : `maxUnavailablePartitions ${String(maxUnavailablePartitions)}`,
+    );
+  }
+  if (maxNew !== undefined) words.push(`maxNew ${String(maxNew)} (per pass)`);
+  return words.length === 0 ? undefined : `Limits: ${words.join(DOT)}`;
+}
+
+/** Renders a plan as the text `flotilla plan` prints (ends with a newline). */
+export function renderPlan(plan: PlanOutput, options: RenderOptions): string {
+  const lines = [options.style.bold(headline(plan))];
+  lines.push(...renderTree(plan.waves.map((w) => waveNode(w, options)), options.width));
+  const limits = limitsLine(plan);
+  if (limits !== undefined) lines.push(limits);
+  lines.push(...unassignedLines(plan.unassigned, options));
+  lines.push(...warningLines(plan.warnings, options.style));
+  return `${lines.join("\n")}\n`;
+}

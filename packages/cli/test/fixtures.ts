@@ -1,0 +1,155 @@
+/**
+ * Shared test helpers: an in-memory CliIo, and hand-made plan and simulation outputs in core's
+ * documented shapes.
+ */
+import type { CliIo } from "../src/io.js";
+import type { PlanOutput, SimulationOutput } from "../src/render/preview-types.js";
+import type { RenderOptions } from "../src/render/options.js";
+import { createStyle } from "../src/render/style.js";
+
+/** A CliIo over in-memory files that records what was written. */
+export interface MemoryIo extends CliIo {
+  readonly out: () => string;
+  readonly err: () => string;
+}
+
+/** Files are a map from path to content; a missing path rejects like Node does (code ENOENT). */
+export function memoryIo(
+  files: Readonly<Record<string, string>> = {},
+  options: { isTTY?: boolean; columns?: number; env?: Record<string, string> } = {},
+): MemoryIo {
+  let out = "";
+  let err = "";
+  return {
+    stdout: (text) => {
+      out += text;
+    },
+    stderr: (text) => {
+      err += text;
+    },
+    readFile: (path) => {
+      const content = files[path];
+      if (content !== undefined) return Promise.resolve(content);
+      const error = Object.assign(new Error(`ENOENT: no such file or directory, open '${path}'`), { code: "ENOENT" });
+      return Promise.reject(error);
+    },
+    isTTY: options.isTTY ?? false,
+    ...(options.columns === undefined ? {} : { columns: options.columns }),
+    env: options.env ?? {},
+    out: () => out,
+    err: () => err,
+  };
+}
+
+/** Plain (no colour) rendering at `width`. */
+export function plainOptions(width = 80, all = false): RenderOptions {
+  return { width, style: createStyle(false), all };
+}
+
+/** c-001 … c-NNN. */
+export function names(prefix: string, n: number, from = 1): string[] {
+  return Array.from({ length: n }, (_, i) => `${prefix}-${String(i + from).padStart(3, "0")}`);
+}
+
+/** A three-stage staged plan like examples/staged-upgrade. */
+export const stagedPlan: PlanOutput = {
+  apiVersion: "flotilla.dev/v1",
+  dialect: "staged",
+  waves: [
+    {
+      name: "canary",
+      kind: "stage",
+      maxConcurrency: 2,
+      maxAllowedFailures: 0,
+      groups: [{ name: "canary", clusters: names("c", 3), maxConcurrency: 1, maxAllowedFailures: 0 }],
+    },
+    {
+      name: "staging",
+      kind: "stage",
+      maxConcurrency: 4,
+      maxAllowedFailures: 2,
+      groups: [{ name: "staging", clusters: names("s", 16), maxConcurrency: 4, maxAllowedFailures: null }],
+    },
+    {
+      name: "prod",
+      kind: "stage",
+      maxConcurrency: 10,
+      maxAllowedFailures: null,
+      groups: [
+        { name: "prod-eu", clusters: names("p", 20), maxConcurrency: 5, maxAllowedFailures: 5 },
+        { name: "prod-us", clusters: names("p", 20, 21), maxConcurrency: 5, maxAllowedFailures: 5 },
+      ],
+    },
+  ],
+  limits: {},
+  unassigned: ["lab-001", "lab-002"],
+  warnings: [],
+};
+
+/** A two-partition Fleet plan. */
+export const fleetPlan: PlanOutput = {
+  apiVersion: "flotilla.dev/v1",
+  dialect: "fleet",
+  waves: [
+    { name: "canary", kind: "partition", maxUnavailable: 1, groups: [{ name: "canary", clusters: names("c", 4) }] },
+    { name: "prod", kind: "partition", maxUnavailable: 4, groups: [{ name: "prod", clusters: names("p", 40) }] },
+  ],
+  limits: { maxUnavailable: 44, maxUnavailablePartitions: 0, maxNew: 50 },
+  unassigned: [],
+  warnings: [{ code: "MaxUnavailableDisablesGates", message: "maxUnavailable 100%: partitions never gate" }],
+};
+
+/** A staged simulation where one staging member failed and one prod member was skipped. */
+export const stagedSimulation: SimulationOutput = {
+  apiVersion: "flotilla.dev/v1",
+  dialect: "staged",
+  start: "2026-03-02T09:00:00.000Z",
+  end: "2026-03-02T15:42:00.000Z",
+  durationSeconds: 6 * 3600 + 42 * 60,
+  finalState: "Failed",
+  failureCount: 1,
+  truncated: false,
+  timeline: [
+    { at: "2026-03-02T09:00:00.000Z", type: "stageStarted", wave: "canary", message: "Stage canary started" },
+    { at: "2026-03-02T09:00:00.000Z", type: "released", cluster: "c-001", wave: "canary", group: "canary", message: "Released c-001" },
+    { at: "2026-03-02T09:00:00.000Z", type: "released", cluster: "c-002", wave: "canary", group: "canary", message: "Released c-002" },
+    { at: "2026-03-02T09:15:00.000Z", type: "memberSucceeded", cluster: "c-001", message: "c-001 Succeeded" },
+    { at: "2026-03-02T10:02:00.000Z", type: "released", cluster: "s-001", wave: "staging", group: "staging", message: "Released s-001" },
+    { at: "2026-03-02T10:07:00.000Z", type: "memberFailed", cluster: "s-001", message: "s-001 Failed: upgrade failed" },
+  ],
+  waves: [
+    {
+      name: "canary",
+      state: "Completed",
+      failureCount: 0,
+      groups: [
+        {
+          name: "canary",
+          state: "Completed",
+          failureCount: 0,
+          members: names("c", 2).map((name) => ({ name, state: "Succeeded" })),
+        },
+      ],
+    },
+    {
+      name: "staging",
+      state: "Failed",
+      failureCount: 1,
+      groups: [
+        {
+          name: "staging",
+          state: "Failed",
+          failureCount: 1,
+          members: [
+            { name: "s-001", state: "Failed", reason: "UpgradeFailed" },
+            { name: "s-002", state: "Succeeded" },
+            { name: "s-003", state: "Skipped", reason: "MinorVersionSkew" },
+            { name: "s-004", state: "NotStarted" },
+          ],
+        },
+      ],
+    },
+  ],
+  unassigned: [],
+  warnings: [],
+};

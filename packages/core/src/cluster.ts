@@ -1,0 +1,143 @@
+/**
+ * Clusters (members) and cluster groups as the engine sees them, and the parsers for the clusters
+ * and cluster-groups files of `flotilla plan` / `simulate` (SPEC section 9).
+ */
+import { z } from "zod";
+import { matchesSelector, parseLabels, type LabelSelector, type Labels } from "./label-selector.js";
+import { maintenanceField, type Maintenance } from "./maintenance/windows.js";
+import { fail, ok, type Problem, type Result } from "./result.js";
+import { DNS_LABEL, parseWith, selectorStructField, strictObject } from "./schema.js";
+
+/** A node pool as the agent reports it. */
+export interface NodePool {
+  readonly name: string;
+  /** Image family, e.g. `AKSUbuntu-2204gen2containerd` or `ubuntu-22.04`. */
+  readonly imageFamily: string;
+  readonly imageVersion: string;
+  /** The pool's kubelet version when it differs from the control plane's. */
+  readonly kubernetesVersion?: string;
+}
+
+/** A member cluster: identity, labels, membership hints, platform facts and owner-set windows. */
+export interface Cluster {
+  readonly name: string;
+  readonly labels: Labels;
+  /** AKS-style update group (a plain string). */
+  readonly updateGroup?: string;
+  /** Cluster groups the cluster is listed in explicitly. */
+  readonly groups: readonly string[];
+  readonly maintenance?: Maintenance;
+  readonly kubernetesVersion?: string;
+  readonly nodePools: readonly NodePool[];
+  readonly region?: string;
+}
+
+/** A named label selector over clusters (Fleet ClusterGroup); its own labels feed clusterGroupSelector. */
+export interface ClusterGroup {
+  readonly name: string;
+  readonly labels: Labels;
+  readonly selector?: LabelSelector;
+}
+
+const labelsField = z.unknown().transform((raw, ctx): Labels => {
+  const parsed = parseLabels(raw, "");
+  if (parsed.ok) return parsed.value;
+  for (const p of parsed.problems) {
+    ctx.addIssue({ code: "custom", message: p.message, path: p.path === "" ? [] : [p.path], input: p.value });
+  }
+  return z.NEVER;
+});
+
+const nameField = z
+  .string()
+  .min(1, "must not be empty")
+  .max(63, "must be at most 63 characters")
+  .regex(DNS_LABEL, "must be a DNS label: lower-case letters, digits and '-', starting and ending alphanumeric");
+
+const nodePoolSchema = strictObject({
+  name: z.string().min(1),
+  imageFamily: z.string().min(1),
+  imageVersion: z.string().min(1),
+  kubernetesVersion: z.string().optional(),
+});
+
+const clusterSchema = strictObject({
+  name: nameField,
+  labels: labelsField.optional(),
+  updateGroup: z.string().min(1).optional(),
+  groups: z.array(z.string().min(1)).optional(),
+  maintenance: maintenanceField.optional(),
+  kubernetesVersion: z.string().regex(/^v?[0-9]+\.[0-9]+(\.[0-9]+)?$/, 'must look like "1.30" or "1.30.5"').optional(),
+  nodePools: z.array(nodePoolSchema).optional(),
+  region: z.string().min(1).optional(),
+});
+
+const clusterGroupSchema = strictObject({
+  name: nameField,
+  labels: labelsField.optional(),
+  selector: selectorStructField.optional(),
+});
+
+function listOf(raw: unknown, key: string): unknown {
+  // Accept a bare list or an object wrapping it ({clusters: [...]}, {clusterGroups: [...]}).
+  if (raw !== null && typeof raw === "object" && !Array.isArray(raw) && key in raw) {
+    return (raw as Record<string, unknown>)[key];
+  }
+  return raw;
+}
+
+function duplicates(names: readonly string[], path: (index: number) => string): Problem[] {
+  const seen = new Map<string, number>();
+  const problems: Problem[] = [];
+  names.forEach((name, index) => {
+    const first = seen.get(name);
+    if (first === undefined) seen.set(name, index);
+    else problems.push({ path: path(index), message: `duplicate name; first defined at ${path(first)}`, value: name });
+  });
+  return problems;
+}
+
+/** Parses a clusters file's content (a list, or `{clusters: [...]}`). */
+export function parseClusters(raw: unknown): Result<Cluster[]> {
+  const parsed = parseWith(z.array(clusterSchema), listOf(raw, "clusters"));
+  if (!parsed.ok) return parsed;
+  const clusters: Cluster[] = parsed.value.map((c) => ({
+    name: c.name,
+    labels: c.labels ?? {},
+    ...(c.updateGroup === undefined ? {} : { updateGroup: c.updateGroup }),
+    groups: c.groups ?? [],
+    ...(c.maintenance === undefined ? {} : { maintenance: c.maintenance }),
+    ...(c.kubernetesVersion === undefined ? {} : { kubernetesVersion: c.kubernetesVersion.replace(/^v/, "") }),
+    nodePools: c.nodePools ?? [],
+    ...(c.region === undefined ? {} : { region: c.region }),
+  }));
+  const dup = duplicates(clusters.map((c) => c.name), (i) => `[${String(i)}].name`);
+  return dup.length > 0 ? fail(dup) : ok(clusters);
+}
+
+/** Parses a cluster-groups file's content (a list, or `{clusterGroups: [...]}`). */
+export function parseClusterGroups(raw: unknown): Result<ClusterGroup[]> {
+  const parsed = parseWith(z.array(clusterGroupSchema), listOf(raw, "clusterGroups"));
+  if (!parsed.ok) return parsed;
+  const groups: ClusterGroup[] = parsed.value.map((g) => ({
+    name: g.name,
+    labels: g.labels ?? {},
+    ...(g.selector === undefined ? {} : { selector: g.selector }),
+  }));
+  const dup = duplicates(groups.map((g) => g.name), (i) => `[${String(i)}].name`);
+  return dup.length > 0 ? fail(dup) : ok(groups);
+}
+
+/** The cluster groups `cluster` belongs to: listed explicitly, or selected by the group's selector. */
+export function groupsOfCluster(cluster: Cluster, groups: readonly ClusterGroup[]): ClusterGroup[] {
+  return groups.filter(
+    (g) =>
+      cluster.groups.includes(g.name) ||
+      (g.selector !== undefined && matchesSelector(g.selector, cluster.labels)),
+  );
+}
+
+/** Byte-order comparison of names (`c-10` before `c-2`), the order every rollout walks clusters in. */
+export function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

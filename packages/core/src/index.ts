@@ -1,0 +1,146 @@
+/**
+ * @flotilla/core: flotilla's rollout engine, pure and deterministic.
+ *
+ * Everything here is a function of its arguments: no I/O, no clock (time is `nowMs`), no
+ * randomness. The hub and the agents only carry the engine's decisions; `flotilla plan` and
+ * `flotilla simulate` run the same engine offline. Semantics: SPEC.md (int-or-percent §2,
+ * selectors §3, partitioned rollouts §4, staged runs §5, upgrades §6, windows §7, offline §8,
+ * previews §9).
+ */
+
+// Results and errors
+export { ok, fail, joinPath, showValue, formatProblem } from "./result.js";
+export type { Problem, Result } from "./result.js";
+export { FlotillaError } from "./errors.js";
+export type { FlotillaErrorCode } from "./errors.js";
+
+// Numbers and selectors
+export { parseIntOrPercent, intOrPercentToString, fleetLimit, concurrency, failureBudget } from "./int-or-percent.js";
+export type { IntOrPercent, IntOrPercentInput, IntOrPercentRule } from "./int-or-percent.js";
+export {
+  matchesSelector,
+  EVERYTHING,
+  labelKeyProblem,
+  labelValueProblem,
+  parseLabels,
+  parseSelectorString,
+  parseSelectorStruct,
+  selectorToString,
+} from "./label-selector.js";
+export type { SelectorOperator, Requirement, LabelSelector, Labels, LabelSelectorStruct } from "./label-selector.js";
+
+// Clusters
+export { parseClusters, parseClusterGroups, groupsOfCluster, compareNames } from "./cluster.js";
+export type { NodePool, Cluster, ClusterGroup } from "./cluster.js";
+
+// Maintenance windows and freezes
+export {
+  OPENS_SOON_MS,
+  MAINTENANCE_HORIZON_MS,
+  WINDOW_SCOPES,
+  isOpenAt,
+  nextOpening,
+  nextChangeAfter,
+  windowCategory,
+  hasConstraints,
+  describeWindows,
+  maintenanceField,
+  parseMaintenance,
+} from "./maintenance/windows.js";
+export type { WindowCategory, Maintenance, MaintenanceWindow, Freeze, WindowScope } from "./maintenance/windows.js";
+
+// Versions, channels, upgrades
+export {
+  parseKubernetesVersion,
+  formatKubernetesVersion,
+  compareKubernetesVersions,
+  compareNodeImageVersions,
+  minorDistance,
+  availableVersionsField,
+} from "./versions/version.js";
+export type { KubernetesVersion, AvailableVersions, AvailableKubernetesVersion, AvailableNodeImage } from "./versions/version.js";
+export { resolveChannel, upgradeProfileField, longTermSupportFailure } from "./versions/channels.js";
+export type { UpgradeChannel, UpgradeProfile, ChannelResolution, ResolveChannelOptions } from "./versions/channels.js";
+export {
+  upgradeField,
+  upgradeWindowScope,
+  selectConsistentNodeImages,
+  memberUpgradeDecision,
+  isTargetAvailable,
+} from "./upgrade.js";
+export type {
+  UpgradeType,
+  NodeImageSelection,
+  UpgradePayload,
+  ConsistentNodeImages,
+  UpgradeSkipReason,
+  NodeImageChange,
+  MemberUpgradeDecision,
+} from "./upgrade.js";
+
+// Partitioned rollouts (Fleet rolloutStrategy)
+export { parseRolloutStrategy, detectFleetStrategy, FLEET_STRATEGY_DEFAULTS } from "./fleet/strategy.js";
+export type { FleetRolloutStrategy, FleetPartitionSpec, UnassignedPolicy } from "./fleet/strategy.js";
+export { formPartitions, resolveFleetLimits } from "./fleet/partitions.js";
+export type { Partition, FleetLimits, PartitionPlan } from "./fleet/partitions.js";
+export { rolloutPass, bundleClusterState, isUnavailable } from "./fleet/rollout-pass.js";
+export type {
+  BundleClusterState,
+  DeploymentObservation,
+  PassInput,
+  PassResult,
+  ReleaseDecision,
+  HeldCluster,
+  HoldReason,
+  PartitionStatus,
+} from "./fleet/rollout-pass.js";
+export { fleetWarnings } from "./fleet/warnings.js";
+
+// Staged update runs (AKS update strategy)
+export { parseUpdateStrategy, isUpdateStrategyDocument, MAX_GROUPS_PER_STAGE, MAX_STAGE_CONCURRENCY } from "./update-strategy.js";
+export type { UpdateStrategy, StageSpec, GroupSpec, GateSpec, ApprovalGateSpec, ScheduledStartGateSpec } from "./update-strategy.js";
+export { resolveRun, DEFAULT_PROGRESS_DEADLINE_SECONDS } from "./staged/resolve.js";
+export type { ResolveRunInput } from "./staged/resolve.js";
+export { step, DEFAULT_DEFER_MS } from "./staged/step.js";
+export { cloneRun, isRunFinished, isMemberDone } from "./staged/run.js";
+export type {
+  Run,
+  Stage,
+  Group,
+  Member,
+  Gate,
+  RunState,
+  ScopeState,
+  MemberState,
+  GateState,
+  RunPayload,
+  MemberTarget,
+  MemberLocation,
+} from "./staged/run.js";
+export type { RunEvent, RunAction, Rejection, StepResult, Actor, TransitionScope } from "./staged/events.js";
+export { nextWeeklyOccurrence } from "./staged/gates.js";
+export { runWarnings } from "./staged/warnings.js";
+
+// Offline previews
+export { plan, planFleet, planStaged } from "./plan.js";
+export { simulate } from "./simulate.js";
+export { parseScenario } from "./scenario.js";
+export type { Scenario, ClusterBehaviour } from "./scenario.js";
+export { simulateStagedRun } from "./preview/simulate-staged.js";
+export type { StagedSimulationInput } from "./preview/simulate-staged.js";
+export { simulateFleetRollout } from "./preview/simulate-fleet.js";
+export type { FleetSimulationInput } from "./preview/simulate-fleet.js";
+export type { PreviewInputs, ParsedStrategy } from "./preview/inputs.js";
+export type {
+  InputSource,
+  InputProblem,
+  PlanWarning,
+  PlanGroup,
+  PlanWave,
+  PlanOutput,
+  TimelineEntry,
+  SimulatedMember,
+  SimulatedGroup,
+  SimulatedWave,
+  SimulationOutput,
+} from "./preview-types.js";

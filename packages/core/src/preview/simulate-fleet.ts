@@ -1,0 +1,228 @@
+/**
+ * Simulates a partitioned (Fleet) rollout in virtual time: the real pass decides the releases; the
+ * scenario decides when each released cluster applies and becomes Ready. A pass runs whenever
+ * something changed, and again after the hub's pass interval while a pass was cut short by maxNew
+ * or a workloads window opens later.
+ */
+import type { Cluster, ClusterGroup } from "../cluster.js";
+import {
+  bundleClusterState,
+  rolloutPass,
+  type BundleClusterState,
+  type DeploymentObservation,
+} from "../fleet/rollout-pass.js";
+import type { FleetRolloutStrategy } from "../fleet/strategy.js";
+import type { SimulationOutput, TimelineEntry } from "../preview-types.js";
+import { behaviourOf, type Scenario } from "../scenario.js";
+import { isoTime } from "../staged/context.js";
+import { EventQueue } from "./event-queue.js";
+
+type FleetEvent =
+  | { readonly kind: "pass" }
+  | { readonly kind: "offline" | "online"; readonly cluster: string }
+  | { readonly kind: "outcome"; readonly cluster: string; readonly revision: string };
+
+interface Observation {
+  releasedRevision?: string;
+  appliedRevision?: string;
+  ready: boolean;
+  errored: boolean;
+  modified: boolean;
+  unreachable: boolean;
+  releasedAtMs?: number;
+  readyAtMs?: number;
+}
+
+/** Inputs of a partitioned-rollout simulation. */
+export interface FleetSimulationInput {
+  readonly clusters: readonly Cluster[];
+  readonly clusterGroups: readonly ClusterGroup[];
+  readonly strategy: FleetRolloutStrategy;
+  readonly scenario: Scenario;
+}
+
+/** Runs the simulation to the end (every partitioned target Ready), to a standstill, or to `until`. */
+export function simulateFleetRollout(input: FleetSimulationInput): SimulationOutput {
+  const { scenario, clusters } = input;
+  const revision = scenario.kind === "firstDeployment" ? "1" : "2";
+  const observations = new Map<string, Observation>();
+  if (scenario.kind !== "firstDeployment") {
+    for (const c of clusters) observations.set(c.name, { releasedRevision: "1", appliedRevision: "1", ready: true, errored: false, modified: false, unreachable: false });
+  }
+  const timeline: TimelineEntry[] = [];
+  const queue = new EventQueue<FleetEvent>();
+  const waiting = new Map<string, FleetEvent>();
+  const offline = new Set<string>();
+  const held = new Set<string>();
+  const partitionNotReady = new Map<string, boolean>();
+  for (const c of clusters) {
+    for (const w of behaviourOf(scenario, c.name).offline) {
+      queue.push(w.fromMs, { kind: "offline", cluster: c.name });
+      queue.push(w.toMs, { kind: "online", cluster: c.name });
+    }
+  }
+  let now = scenario.startMs;
+  let endMs = now;
+  let passScheduledAt: number | undefined;
+  const schedulePass = (at: number): void => {
+    if (passScheduledAt !== undefined && passScheduledAt <= at && passScheduledAt >= now) return;
+    passScheduledAt = at;
+    queue.push(at, { kind: "pass" });
+  };
+  const observe = (name: string): Observation => {
+    let o = observations.get(name);
+    if (o === undefined) {
+      o = { ready: false, errored: false, modified: false, unreachable: false };
+      observations.set(name, o);
+    }
+    return o;
+  };
+  const deployments = (): ReadonlyMap<string, DeploymentObservation> => observations;
+  let lastPartitions: ReturnType<typeof rolloutPass>["partitions"] = [];
+  let unassigned: readonly string[] = [];
+  let finished = false;
+
+  const runPass = (): void => {
+    const result = rolloutPass({ strategy: input.strategy, targets: clusters, clusterGroups: input.clusterGroups, revision, deployments: deployments(), nowMs: now });
+    unassigned = result.unassigned;
+    for (const r of result.release) {
+      const o = observe(r.cluster);
+      o.releasedRevision = revision;
+      o.errored = false;
+      o.releasedAtMs = now;
+      delete o.readyAtMs;
+      held.delete(r.cluster);
+      timeline.push({ at: isoTime(now), type: "released", cluster: r.cluster, wave: r.partition, group: r.partition, message: `Released revision ${revision} (${r.kind === "first" ? "first deployment" : "update"})` });
+      const b = behaviourOf(scenario, r.cluster);
+      const after = b.fail ? b.failAfterSeconds : b.readyAfterSeconds;
+      queue.push(now + after * 1000, { kind: "outcome", cluster: r.cluster, revision });
+    }
+    let again: number | undefined;
+    for (const h of result.held) {
+      if (h.reason === "MaxNew") again = now + scenario.passIntervalSeconds * 1000;
+      if (h.reason === "WindowClosed") {
+        if (!held.has(h.cluster)) {
+          held.add(h.cluster);
+          timeline.push({ at: isoTime(now), type: "held", cluster: h.cluster, wave: h.partition, group: h.partition, message: h.message });
+        }
+        if (h.nextOpeningMs !== undefined && (again === undefined || h.nextOpeningMs < again)) again = h.nextOpeningMs;
+      }
+    }
+    for (const p of result.partitions) {
+      if (!p.visited) continue;
+      const before = partitionNotReady.get(p.name);
+      if (before !== p.notReady) {
+        partitionNotReady.set(p.name, p.notReady);
+        timeline.push({ at: isoTime(now), type: "partition", wave: p.name, ...(before === undefined ? {} : { from: before ? "NotReady" : "Ready" }), to: p.notReady ? "NotReady" : "Ready", message: `${String(p.notReadyCount)} of ${String(p.clusters.length)} not ready, maxUnavailable ${String(p.maxUnavailable)}` });
+      }
+    }
+    lastPartitions = result.partitions;
+    const partitioned = result.partitions.flatMap((p) => p.clusters);
+    finished = partitioned.every((n) => {
+      const s = bundleClusterState(observe(n), revision);
+      return s === "Ready" || s === "Modified";
+    });
+    if (!finished && again !== undefined) schedulePass(again);
+  };
+
+  schedulePass(now);
+  while (queue.size > 0 && !finished) {
+    const at = queue.peekTime();
+    if (at === undefined || at > scenario.untilMs) break;
+    now = at;
+    let passDue = false;
+    while (queue.peekTime() === now) {
+      const ev = queue.pop()?.item;
+      if (ev === undefined) break;
+      if (ev.kind === "pass") {
+        passDue = true;
+        passScheduledAt = undefined;
+        continue;
+      }
+      passDue = true;
+      if (ev.kind === "offline" || ev.kind === "online") {
+        const o = observe(ev.cluster);
+        o.unreachable = ev.kind === "offline";
+        if (o.unreachable) offline.add(ev.cluster);
+        else offline.delete(ev.cluster);
+        timeline.push({ at: isoTime(now), type: ev.kind, cluster: ev.cluster, message: ev.kind === "offline" ? "Agent unreachable" : "Agent reconnected" });
+        const due = waiting.get(ev.cluster);
+        if (ev.kind === "online" && due !== undefined) {
+          waiting.delete(ev.cluster);
+          queue.push(now, due);
+        }
+        continue;
+      }
+      if (ev.kind !== "outcome") continue;
+      if (offline.has(ev.cluster)) {
+        waiting.set(ev.cluster, ev);
+        continue;
+      }
+      const o = observe(ev.cluster);
+      if (o.releasedRevision !== ev.revision) continue;
+      const b = behaviourOf(scenario, ev.cluster);
+      const before = bundleClusterState(o, revision);
+      if (b.fail) o.errored = true;
+      else {
+        o.appliedRevision = ev.revision;
+        o.ready = !b.neverReady;
+        if (o.ready) o.readyAtMs = now;
+      }
+      const after = bundleClusterState(o, revision);
+      const message = b.fail ? `Apply failed after ${String(b.failAfterSeconds)}s (simulated)` : o.ready ? `Ready at revision ${revision}` : `Applied revision ${revision}; resources not ready`;
+      timeline.push({ at: isoTime(now), type: after === "ErrApplied" ? "errApplied" : after === "NotReady" ? "notReady" : "ready", cluster: ev.cluster, from: before, to: after, message });
+    }
+    if (passDue) {
+      runPass();
+      endMs = now;
+    }
+  }
+  return outputOf(lastPartitions, unassigned, observations, revision, scenario, finished ? endMs : Math.min(now, scenario.untilMs), timeline, finished);
+}
+
+function outputOf(
+  partitions: ReturnType<typeof rolloutPass>["partitions"],
+  unassigned: readonly string[],
+  observations: ReadonlyMap<string, Observation>,
+  revision: string,
+  scenario: Scenario,
+  endMs: number,
+  timeline: TimelineEntry[],
+  finished: boolean,
+): SimulationOutput {
+  let failureCount = 0;
+  const stateOf = (name: string): BundleClusterState => {
+    const o = observations.get(name);
+    return o === undefined ? "Pending" : bundleClusterState(o, revision);
+  };
+  const waves = partitions.map((p) => {
+    const members = p.clusters.map((name) => {
+      const o = observations.get(name);
+      const state = stateOf(name);
+      if (state === "ErrApplied") failureCount++;
+      return {
+        name,
+        state,
+        ...(o?.releasedAtMs === undefined ? {} : { releasedAt: isoTime(o.releasedAtMs) }),
+        ...(o?.readyAtMs === undefined || o.releasedRevision !== revision ? {} : { finishedAt: isoTime(o.readyAtMs) }),
+      };
+    });
+    const groupFailures = members.filter((m) => m.state === "ErrApplied").length;
+    const state = members.every((m) => m.state === "Ready" || m.state === "Modified") ? "Ready" : "NotReady";
+    return { name: p.name, state, failureCount: groupFailures, groups: [{ name: p.name, state, failureCount: groupFailures, members }] };
+  });
+  return {
+    apiVersion: "flotilla.dev/v1",
+    dialect: "fleet",
+    start: isoTime(scenario.startMs),
+    end: isoTime(endMs),
+    durationSeconds: Math.round((endMs - scenario.startMs) / 1000),
+    finalState: finished ? "Ready" : "NotReady",
+    failureCount,
+    truncated: !finished && endMs >= scenario.untilMs,
+    timeline,
+    waves,
+    unassigned,
+    warnings: [],
+  };
+}

@@ -1,0 +1,348 @@
+/**
+ * The scheduler of a staged run: after every event it fails members past their deadline, walks the
+ * current stage (gates, groups, free slots), moves to the next stage when one finishes, rolls states
+ * up (member → group → stage → run) and computes when the next `Tick` is due.
+ */
+import { memberUpgradeDecision } from "../upgrade.js";
+import {
+  isoTime,
+  setGroupState,
+  setMemberState,
+  setRunState,
+  setStageState,
+  type StepContext,
+} from "./context.js";
+import { passGates, skipGates } from "./gates.js";
+import { pickNext, takePicked } from "./pick.js";
+import type { Group, Member, MemberTarget, Stage } from "./run.js";
+
+/** Runs the scheduler until nothing more can happen at `ctx.nowMs`. */
+export function advance(ctx: StepContext): void {
+  const run = ctx.run;
+  expireDeadlines(ctx);
+  if (run.state === "NotStarted" || run.state === "Stopped" || run.state === "Completed" || run.state === "Skipped" || run.state === "Failed") {
+    computeWake(ctx);
+    return;
+  }
+  for (;;) {
+    const stage = run.stages[run.currentStage];
+    if (stage === undefined) {
+      finishRun(ctx);
+      break;
+    }
+    if (run.stopRequested || run.budgetExceeded) {
+      halt(ctx, stage);
+      break;
+    }
+    if (!processStage(ctx, stage)) {
+      if (stage.state === "Pending") setRunState(ctx, "Pending", `Stage "${stage.name}": ${stage.message}`);
+      else setRunState(ctx, "Running", `Stage "${stage.name}" running`);
+      break;
+    }
+    run.currentStage += 1;
+  }
+  computeWake(ctx);
+}
+
+function finishRun(ctx: StepContext): void {
+  const run = ctx.run;
+  const allSkipped = run.stages.every((s) => s.state === "Skipped");
+  run.finishedAtMs = ctx.nowMs;
+  if (allSkipped) setRunState(ctx, "Skipped", "All stages were skipped");
+  else setRunState(ctx, "Completed", `Completed with ${String(run.failureCount)} failed member(s)`);
+}
+
+function halt(ctx: StepContext, stage: Stage): void {
+  const run = ctx.run;
+  const why = run.budgetExceeded ? (run.haltMessage ?? "failure budget exceeded") : "stop requested";
+  if (stage.inFlight > 0) {
+    setRunState(ctx, "Stopping", `Stopping (${why}): waiting for ${String(stage.inFlight)} in-flight member(s)`);
+    return;
+  }
+  for (const group of stage.groups) {
+    if (group.state === "Running" || group.state === "Pending") setGroupState(ctx, stage, group, "Stopped", `Stopped (${why})`);
+  }
+  if (stage.state === "Running" || stage.state === "Pending") setStageState(ctx, stage, "Stopped", `Stopped (${why})`);
+  if (run.budgetExceeded) setRunState(ctx, "Failed", run.haltMessage ?? `Failure budget exceeded in stage "${stage.name}"`);
+  else setRunState(ctx, "Stopped", "Stopped by operator");
+  run.finishedAtMs = ctx.nowMs;
+}
+
+/** Works on one stage; returns true when the stage has finished. */
+function processStage(ctx: StepContext, stage: Stage): boolean {
+  if (stage.state === "Completed" || stage.state === "Skipped") return true;
+  if (stage.skipRequested) {
+    if (stage.inFlight > 0) {
+      setStageState(ctx, stage, "Running", `Skipping: waiting for ${String(stage.inFlight)} in-flight member(s)`);
+      return false;
+    }
+    skipGates(ctx, [...stage.beforeGates, ...stage.afterGates], { stage: stage.name }, "Stage skipped");
+    for (const group of stage.groups) finishSkippedGroup(ctx, stage, group);
+    setStageState(ctx, stage, "Skipped", stage.message.startsWith("Skipped") ? stage.message : "Skipped");
+    return true;
+  }
+  if (stage.state === "NotStarted" || stage.state === "Stopped" || stage.state === "Failed") setStageState(ctx, stage, "Running", "Started");
+  const gate = passGates(ctx, stage.beforeGates, { stage: stage.name });
+  if (gate !== undefined) {
+    setStageState(ctx, stage, "Pending", gate.message);
+    return false;
+  }
+  for (const group of stage.groups) openGroup(ctx, stage, group);
+  fillSlots(ctx, stage);
+  let done = true;
+  let pending = true;
+  for (const group of stage.groups) {
+    if (!settleGroup(ctx, stage, group)) {
+      done = false;
+      if (group.state !== "Pending") pending = false;
+    }
+  }
+  if (!done) {
+    if (pending) setStageState(ctx, stage, "Pending", "All unfinished groups are pending");
+    else setStageState(ctx, stage, "Running", `${String(stage.inFlight)} member(s) in flight`);
+    return false;
+  }
+  return finishStage(ctx, stage);
+}
+
+function finishStage(ctx: StepContext, stage: Stage): boolean {
+  if (stage.groups.length > 0 && stage.groups.every((g) => g.state === "Skipped")) {
+    skipGates(ctx, [...stage.beforeGates, ...stage.afterGates], { stage: stage.name }, "All groups skipped");
+    setStageState(ctx, stage, "Skipped", "All groups were skipped");
+    return true;
+  }
+  if (stage.waitUntilMs === undefined) stage.waitUntilMs = ctx.nowMs + stage.afterStageWaitSeconds * 1000;
+  // The wait and the after-stage approval run in parallel (SPEC 5.4).
+  const gate = passGates(ctx, stage.afterGates, { stage: stage.name });
+  if (gate !== undefined) {
+    setStageState(ctx, stage, "Pending", gate.message);
+    return false;
+  }
+  if (stage.waitUntilMs > ctx.nowMs) {
+    setStageState(ctx, stage, "Running", `Waiting ${String(stage.afterStageWaitSeconds)}s after the stage, until ${isoTime(stage.waitUntilMs)}`);
+    return false;
+  }
+  setStageState(ctx, stage, "Completed", `Completed with ${String(stage.failureCount)} failed member(s)`);
+  return true;
+}
+
+/** Starts a group: its before-gates, then Running. */
+function openGroup(ctx: StepContext, stage: Stage, group: Group): void {
+  if (group.state === "Completed" || group.state === "Skipped") return;
+  if (group.skipRequested || group.remaining === 0) return;
+  if (group.state === "NotStarted" || group.state === "Stopped" || (group.state === "Failed" && !ctx.run.budgetExceeded)) {
+    setGroupState(ctx, stage, group, "Running", "Started");
+  }
+  const gate = passGates(ctx, group.beforeGates, { stage: stage.name, group: group.name });
+  if (gate !== undefined) setGroupState(ctx, stage, group, "Pending", gate.message);
+}
+
+function canTake(group: Group): boolean {
+  return (
+    !group.skipRequested &&
+    group.remaining > group.inFlight &&
+    group.inFlight < group.maxConcurrency &&
+    group.beforeGates.every((g) => g.state === "Completed" || g.state === "Skipped")
+  );
+}
+
+/** Fills free slots round-robin over the stage's groups, so no group starves the others. */
+function fillSlots(ctx: StepContext, stage: Stage): void {
+  const open = stage.groups.filter((g) => g.state !== "Completed" && g.state !== "Skipped" && canTake(g));
+  let active = open;
+  while (stage.inFlight < stage.maxConcurrency && active.length > 0) {
+    const next: Group[] = [];
+    for (const group of active) {
+      if (stage.inFlight >= stage.maxConcurrency) break;
+      const index = pickNext(ctx, stage, group);
+      if (index === undefined) continue;
+      takePicked(group, index);
+      const member = group.members[index];
+      if (member !== undefined) startMember(ctx, stage, group, member);
+      if (canTake(group)) next.push(group);
+    }
+    active = next;
+  }
+}
+
+function startMember(ctx: StepContext, stage: Stage, group: Group, member: Member): void {
+  const run = ctx.run;
+  let target: MemberTarget;
+  if (run.payload.kind === "upgrade") {
+    const decision = memberUpgradeDecision(
+      { name: member.name, labels: {}, groups: [], nodePools: member.nodePools ?? [], ...(member.kubernetesVersion === undefined ? {} : { kubernetesVersion: member.kubernetesVersion }), ...(member.region === undefined ? {} : { region: member.region }) },
+      run.payload.upgrade,
+      run.available ?? { kubernetes: [], nodeImages: [] },
+      run.consistentNodeImages,
+    );
+    if (decision.action === "skip") {
+      group.remaining -= 1;
+      member.finishedAtMs = ctx.nowMs;
+      setMemberState(ctx, stage, group, member, "Skipped", decision.message, decision.reason);
+      return;
+    }
+    target = {
+      ...(decision.kubernetesVersion === undefined ? {} : { kubernetesVersion: decision.kubernetesVersion }),
+      nodeImages: decision.nodeImages,
+    };
+  } else {
+    target = { revision: run.payload.revision };
+  }
+  member.target = target;
+  member.startedAtMs = ctx.nowMs;
+  delete member.finishedAtMs;
+  delete member.notBeforeMs;
+  member.deadlineAtMs = ctx.nowMs + run.progressDeadlineSeconds * 1000;
+  run.deadlines.push([member.deadlineAtMs, member.name]);
+  group.inFlight += 1;
+  stage.inFlight += 1;
+  setMemberState(ctx, stage, group, member, "Running", "Started");
+  ctx.actions.push({ type: "StartMember", member: member.name, stage: stage.name, group: group.name, target });
+}
+
+function finishSkippedGroup(ctx: StepContext, stage: Stage, group: Group): void {
+  if (group.state === "Completed" || group.state === "Skipped" || group.state === "Failed") return;
+  skipGates(ctx, [...group.beforeGates, ...group.afterGates], { stage: stage.name, group: group.name }, "Group skipped");
+  setGroupState(ctx, stage, group, "Skipped", "Skipped");
+}
+
+/** Rolls a group's state up from its members; returns true when the group has finished. */
+function settleGroup(ctx: StepContext, stage: Stage, group: Group): boolean {
+  if (group.state === "Completed" || group.state === "Skipped") return true;
+  if (group.skipRequested) {
+    if (group.inFlight > 0) {
+      setGroupState(ctx, stage, group, "Running", `Skipping: waiting for ${String(group.inFlight)} in-flight member(s)`);
+      return false;
+    }
+    finishSkippedGroup(ctx, stage, group);
+    return true;
+  }
+  if (group.state === "Pending" && group.beforeGates.some((g) => g.state === "Pending")) return false;
+  if (group.remaining > 0) {
+    if (group.inFlight > 0) setGroupState(ctx, stage, group, group.state === "Failed" ? "Failed" : "Running", group.state === "Failed" ? group.message : `${String(group.inFlight)} member(s) in flight`);
+    else if (pickNext(ctx, stage, group, true) === undefined) {
+      setGroupState(ctx, stage, group, "Pending", pendingMessage(group));
+    } else {
+      setGroupState(ctx, stage, group, "Running", "Waiting for a free slot in the stage");
+    }
+    return false;
+  }
+  if (group.members.length > 0 && group.members.every((m) => m.state === "Skipped")) {
+    finishSkippedGroup(ctx, stage, group);
+    return true;
+  }
+  if (group.members.length === 0) {
+    skipGates(ctx, [...group.beforeGates, ...group.afterGates], { stage: stage.name, group: group.name }, "Group has no members");
+    setGroupState(ctx, stage, group, "Skipped", "No members");
+    return true;
+  }
+  const gate = passGates(ctx, group.afterGates, { stage: stage.name, group: group.name });
+  if (gate !== undefined) {
+    setGroupState(ctx, stage, group, "Pending", gate.message);
+    return false;
+  }
+  if (group.state !== "Failed") setGroupState(ctx, stage, group, "Completed", `Completed with ${String(group.failureCount)} failed member(s)`);
+  return true;
+}
+
+function pendingMessage(group: Group): string {
+  const waiting = group.members.filter((m) => m.state === "Pending");
+  const first = waiting[0];
+  if (first === undefined) return "Waiting";
+  return waiting.length === 1 ? `${first.name}: ${first.message}` : `${String(waiting.length)} members pending; ${first.name}: ${first.message}`;
+}
+
+/** Fails in-flight members whose progress deadline has passed (TimedOut, or Unreachable). */
+function expireDeadlines(ctx: StepContext): void {
+  const run = ctx.run;
+  let head = 0;
+  while (head < run.deadlines.length) {
+    const entry = run.deadlines[head];
+    if (entry === undefined) break;
+    const [deadline, name] = entry;
+    const member = memberByName(ctx, name);
+    if (member === undefined || member.member.state !== "Running" || member.member.deadlineAtMs !== deadline) {
+      head += 1;
+      continue;
+    }
+    if (deadline > ctx.nowMs) break;
+    head += 1;
+    const { stage, group, member: m } = member;
+    const reason = m.unreachable ? "Unreachable" : "TimedOut";
+    const message = m.unreachable
+      ? `Agent unreachable past the progress deadline of ${String(run.progressDeadlineSeconds)}s`
+      : `Did not succeed within the progress deadline of ${String(run.progressDeadlineSeconds)}s`;
+    recordFailure(ctx, stage, group, m, message, reason);
+  }
+  if (head > 0) run.deadlines.splice(0, head);
+}
+
+/** Looks a member up by name. */
+export function memberByName(ctx: StepContext, name: string): { stage: Stage; group: Group; member: Member } | undefined {
+  const loc = ctx.run.index[name];
+  if (loc === undefined) return undefined;
+  const stage = ctx.run.stages[loc[0]];
+  const group = stage?.groups[loc[1]];
+  const member = group?.members[loc[2]];
+  if (stage === undefined || group === undefined || member === undefined) return undefined;
+  return { stage, group, member };
+}
+
+/** Ends an in-flight member as Failed and applies the failure budgets (SPEC 5.3). */
+export function recordFailure(ctx: StepContext, stage: Stage, group: Group, member: Member, message: string, reason: string): void {
+  const run = ctx.run;
+  group.inFlight -= 1;
+  stage.inFlight -= 1;
+  group.remaining -= 1;
+  member.failureCount += 1;
+  member.finishedAtMs = ctx.nowMs;
+  delete member.deadlineAtMs;
+  setMemberState(ctx, stage, group, member, "Failed", message, reason);
+  group.failureCount += 1;
+  stage.failureCount += 1;
+  run.failureCount += 1;
+  const groupOver = group.maxAllowedFailures !== null && group.failureCount > group.maxAllowedFailures;
+  const stageOver = stage.maxAllowedFailures !== null && stage.failureCount > stage.maxAllowedFailures;
+  if (groupOver) {
+    setGroupState(ctx, stage, group, "Failed", `failureCount ${String(group.failureCount)} exceeds maxAllowedFailures ${String(group.maxAllowedFailures)}`);
+  }
+  if (stageOver) {
+    const why = stage.failFast
+      ? `failed member "${member.name}" and no maxAllowedFailures is set (fail-fast)`
+      : `failureCount ${String(stage.failureCount)} exceeds maxAllowedFailures ${String(stage.maxAllowedFailures)}`;
+    setStageState(ctx, stage, "Failed", why);
+  }
+  if ((groupOver || stageOver) && !run.budgetExceeded) {
+    run.budgetExceeded = true;
+    run.haltMessage = groupOver
+      ? `Failure budget exceeded in group "${group.name}": ${group.message}`
+      : `Failure budget exceeded in stage "${stage.name}": ${stage.message}`;
+  }
+}
+
+function computeWake(ctx: StepContext): void {
+  const run = ctx.run;
+  let wake: number | undefined;
+  const consider = (at: number | undefined): void => {
+    if (at !== undefined && at > ctx.nowMs && (wake === undefined || at < wake)) wake = at;
+  };
+  for (const [deadline, name] of run.deadlines) {
+    const found = memberByName(ctx, name);
+    if (found?.member.state === "Running" && found.member.deadlineAtMs === deadline) {
+      consider(deadline);
+      break;
+    }
+  }
+  const active = run.state === "Running" || run.state === "Pending";
+  const stage = run.stages[run.currentStage];
+  if (active && stage !== undefined) {
+    if (stage.waitUntilMs !== undefined) consider(stage.waitUntilMs);
+    for (const gate of stage.beforeGates) if (gate.state === "Pending") consider(gate.scheduledAtMs);
+    for (const group of stage.groups) {
+      consider(group.wakeAtMs);
+      for (const gate of group.beforeGates) if (gate.state === "Pending") consider(gate.scheduledAtMs);
+    }
+  }
+  if (wake === undefined) delete run.wakeAtMs;
+  else run.wakeAtMs = wake;
+}

@@ -1,0 +1,76 @@
+/**
+ * What can happen to a staged run: operator commands (imperative names) and observations
+ * (past tense), and what the engine asks its caller to do in return.
+ */
+import type { Maintenance } from "../maintenance/windows.js";
+import type { MemberTarget } from "./run.js";
+
+/** Who asked, and why: recorded on gates and in transition messages (the hub audits it). */
+export interface Actor {
+  readonly actor?: string;
+  readonly reason?: string;
+}
+
+/** Everything `step` accepts. */
+export type RunEvent =
+  | ({ readonly type: "StartRun" } & Actor)
+  | ({ readonly type: "StopRun" } & Actor)
+  | ({ readonly type: "SkipStage"; readonly stage: string } & Actor)
+  | ({ readonly type: "SkipGroup"; readonly group: string } & Actor)
+  | ({ readonly type: "SkipMember"; readonly member: string } & Actor)
+  /** Failed members back to the queue; all failed members of the current stage when `members` is absent. */
+  | ({ readonly type: "RetryMembers"; readonly members?: readonly string[] } & Actor)
+  /** Approves the pending Approval gates at a gate id (`stage:canary:after`). */
+  | ({ readonly type: "ApproveGate"; readonly gate: string } & Actor)
+  /** Completes the pending gates (Approval or ScheduledStart) at a gate id. */
+  | ({ readonly type: "CompleteGate"; readonly gate: string } & Actor)
+  | { readonly type: "MemberSucceeded"; readonly member: string; readonly message?: string }
+  | { readonly type: "MemberFailed"; readonly member: string; readonly error: string }
+  /** The agent refused to start (its window is closed): back to Pending until `untilMs`. */
+  | { readonly type: "MemberDeferred"; readonly member: string; readonly message: string; readonly untilMs?: number }
+  | { readonly type: "MemberUnreachable"; readonly member: string }
+  | { readonly type: "MemberReachable"; readonly member: string }
+  /** Removed from the fleet: Skipped with reason Left (SPEC 5.1 Decision). */
+  | { readonly type: "MemberLeft"; readonly member: string }
+  | { readonly type: "MemberWindowsChanged"; readonly member: string; readonly maintenance?: Maintenance }
+  /** Time passed: deadlines, scheduled gates, waits and window openings are checked. */
+  | { readonly type: "Tick" };
+
+/** Which kind of object a transition is about. */
+export type TransitionScope = "run" | "stage" | "group" | "member" | "gate";
+
+/** What `step` asks its caller to do or record. */
+export type RunAction =
+  /** Publish the member's intent: the member starts now with this target. */
+  | {
+      readonly type: "StartMember";
+      readonly member: string;
+      readonly stage: string;
+      readonly group: string;
+      readonly target: MemberTarget;
+    }
+  /** A state changed; every transition carries a timestamp and a message (SPEC 5.5). */
+  | {
+      readonly type: "Transitioned";
+      readonly scope: TransitionScope;
+      readonly name: string;
+      readonly stage?: string;
+      readonly group?: string;
+      readonly from: string;
+      readonly to: string;
+      readonly atMs: number;
+      readonly message: string;
+    };
+
+/** A command the run cannot accept now; nothing was changed. */
+export interface Rejection {
+  readonly code: "invalid_argument" | "not_found" | "failed_precondition";
+  readonly message: string;
+}
+
+/** What `step` returns. */
+export interface StepResult<R> {
+  readonly run: R;
+  readonly actions: readonly RunAction[];
+  readonly rejected?: Rejection;
+}

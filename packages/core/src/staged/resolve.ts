@@ -1,0 +1,241 @@
+/**
+ * Strategy + clusters → a frozen run (SPEC 5.1): membership, resolved limits, gates. Everything
+ * that depends on the fleet is decided here once, so later fleet changes cannot reshuffle a run.
+ */
+import { compareNames, type Cluster } from "../cluster.js";
+import { concurrency, failureBudget, intOrPercentToString, type IntOrPercent } from "../int-or-percent.js";
+import { matchesSelector } from "../label-selector.js";
+import { hasConstraints, type WindowScope } from "../maintenance/windows.js";
+import { fail, ok, type Problem, type Result } from "../result.js";
+import {
+  MAX_STAGE_CONCURRENCY,
+  type GateSpec,
+  type StageSpec,
+  type UpdateStrategy,
+} from "../update-strategy.js";
+import {
+  memberUpgradeDecision,
+  selectConsistentNodeImages,
+  upgradeWindowScope,
+  type AvailableVersions,
+} from "../upgrade.js";
+import type { Gate, Group, Member, MemberLocation, Run, RunPayload, Stage } from "./run.js";
+
+/** Default progress deadline per member (SPEC 5.3). */
+export const DEFAULT_PROGRESS_DEADLINE_SECONDS = 3600;
+
+/** Everything a run is created from. */
+export interface ResolveRunInput {
+  readonly name: string;
+  /** Absent: members update one by one (SPEC 5). */
+  readonly strategy?: UpdateStrategy;
+  /** The clusters the run may touch (the fleet for upgrades, the bundle's targets for bundles). */
+  readonly clusters: readonly Cluster[];
+  readonly payload: RunPayload;
+  readonly createdAtMs: number;
+  readonly progressDeadlineSeconds?: number;
+  /** Versions the platform offers; needed for node-image targets. */
+  readonly available?: AvailableVersions;
+  /** Overrides the AKS stage-concurrency ceiling (benchmarks only). */
+  readonly maxStageConcurrency?: number;
+}
+
+interface GroupDraft {
+  readonly name: string;
+  readonly path: string;
+  readonly members: Cluster[];
+  readonly maxConcurrency?: IntOrPercent;
+  readonly maxAllowedFailures?: IntOrPercent;
+  readonly beforeGates: readonly GateSpec[];
+  readonly afterGates: readonly GateSpec[];
+  readonly implicit: boolean;
+}
+
+const ONE_BY_ONE: UpdateStrategy = {
+  stages: [
+    {
+      name: "default",
+      memberSelector: { requirements: [], source: "" },
+      maxConcurrency: { kind: "int", value: 1 },
+      afterStageWaitInSeconds: 0,
+      beforeGates: [],
+      afterGates: [],
+    },
+  ],
+};
+
+/** Resolves a run; a cluster selected by two groups is an error (SPEC 5.1 Decision). */
+export function resolveRun(input: ResolveRunInput): Result<Run> {
+  const strategy = input.strategy ?? ONE_BY_ONE;
+  const clusters = [...input.clusters].sort((a, b) => compareNames(a.name, b.name));
+  const drafts = strategy.stages.map((stage, si) => draftGroups(stage, si, clusters));
+  const problems = findDoubleMembership(drafts.flat());
+  if (problems.length > 0) return fail(problems);
+
+  const scope: WindowScope = input.payload.kind === "upgrade" ? upgradeWindowScope(input.payload.upgrade) : "workloads";
+  const consistent =
+    input.payload.kind === "upgrade" && input.payload.upgrade.nodeImageSelection === "Consistent"
+      ? selectConsistentNodeImages(clusters, input.available ?? { kubernetes: [], nodeImages: [] }).selected
+      : undefined;
+  const assigned = new Set<string>();
+  const index: Record<string, MemberLocation> = {};
+  const stages: Stage[] = strategy.stages.map((spec, si) => {
+    const groupDrafts = drafts[si] ?? [];
+    const memberCount = groupDrafts.reduce((n, g) => n + g.members.length, 0);
+    const stageLimit = input.maxStageConcurrency ?? MAX_STAGE_CONCURRENCY;
+    const stageConcurrency = Math.min(
+      spec.maxConcurrency === undefined ? MAX_STAGE_CONCURRENCY : concurrency(memberCount, spec.maxConcurrency),
+      stageLimit,
+    );
+    const failFast = spec.maxAllowedFailures === undefined && groupDrafts.every((g) => g.maxAllowedFailures === undefined);
+    const groups = groupDrafts.map((draft, gi): Group => {
+      const members = draft.members.map((cluster, mi): Member => {
+        assigned.add(cluster.name);
+        index[cluster.name] = [si, gi, mi];
+        return createMember(cluster, input, scope, consistent);
+      });
+      const configured = draft.implicit ? spec.maxConcurrency : draft.maxConcurrency;
+      const wanted = draft.implicit ? stageConcurrency : draft.maxConcurrency === undefined ? 1 : concurrency(members.length, draft.maxConcurrency);
+      const constrained: number[] = [];
+      members.forEach((m, i) => {
+        if (m.constrained) constrained.push(i);
+      });
+      const remaining = members.filter((m) => m.state !== "Skipped").length;
+      return {
+        name: draft.name,
+        state: "NotStarted",
+        message: "",
+        stateChangedAtMs: input.createdAtMs,
+        maxConcurrency: Math.max(1, Math.min(wanted, stageConcurrency, Math.max(members.length, 1))),
+        ...(configured === undefined ? {} : { configuredMaxConcurrency: intOrPercentToString(configured) }),
+        maxAllowedFailures: draft.maxAllowedFailures === undefined ? null : failureBudget(members.length, draft.maxAllowedFailures),
+        failureCount: 0,
+        inFlight: 0,
+        remaining,
+        skipRequested: false,
+        beforeGates: gates(draft.implicit ? [] : draft.beforeGates, `group:${draft.name}:before`),
+        afterGates: gates(draft.implicit ? [] : draft.afterGates, `group:${draft.name}:after`),
+        members,
+        cursor: 0,
+        deferred: [],
+        constrained,
+      };
+    });
+    return {
+      name: spec.name,
+      state: "NotStarted",
+      message: "",
+      stateChangedAtMs: input.createdAtMs,
+      maxConcurrency: stageConcurrency,
+      ...(spec.maxConcurrency === undefined ? {} : { configuredMaxConcurrency: intOrPercentToString(spec.maxConcurrency) }),
+      maxAllowedFailures: failFast ? 0 : spec.maxAllowedFailures === undefined ? null : failureBudget(memberCount, spec.maxAllowedFailures),
+      failFast,
+      failureCount: 0,
+      inFlight: 0,
+      skipRequested: false,
+      afterStageWaitSeconds: spec.afterStageWaitInSeconds,
+      beforeGates: gates(spec.beforeGates, `stage:${spec.name}:before`),
+      afterGates: gates(spec.afterGates, `stage:${spec.name}:after`),
+      groups,
+      memberCount,
+    };
+  });
+  return ok({
+    apiVersion: "flotilla.dev/v1",
+    name: input.name,
+    payload: input.payload,
+    windowScope: scope,
+    state: "NotStarted",
+    message: "Created",
+    stateChangedAtMs: input.createdAtMs,
+    createdAtMs: input.createdAtMs,
+    progressDeadlineSeconds: input.progressDeadlineSeconds ?? DEFAULT_PROGRESS_DEADLINE_SECONDS,
+    failureCount: 0,
+    budgetExceeded: false,
+    stopRequested: false,
+    currentStage: 0,
+    stages,
+    unassigned: clusters.filter((c) => !assigned.has(c.name)).map((c) => c.name),
+    ...(consistent === undefined ? {} : { consistentNodeImages: consistent }),
+    ...(input.available === undefined ? {} : { available: input.available }),
+    index,
+    deadlines: [],
+  });
+}
+
+function draftGroups(stage: StageSpec, si: number, clusters: readonly Cluster[]): GroupDraft[] {
+  const inStage = stage.memberSelector === undefined ? clusters : clusters.filter((c) => stage.memberSelector !== undefined && matchesSelector(stage.memberSelector, c.labels));
+  if (stage.groups === undefined) {
+    return [{ name: stage.name, path: `stages[${String(si)}]`, members: [...inStage], beforeGates: [], afterGates: [], implicit: true }];
+  }
+  return stage.groups.map((g, gi) => ({
+    name: g.name,
+    path: `stages[${String(si)}].groups[${String(gi)}]`,
+    members: inStage.filter((c) => (g.memberSelector === undefined ? c.updateGroup === g.name : matchesSelector(g.memberSelector, c.labels))),
+    ...(g.maxConcurrency === undefined ? {} : { maxConcurrency: g.maxConcurrency }),
+    ...(g.maxAllowedFailures === undefined ? {} : { maxAllowedFailures: g.maxAllowedFailures }),
+    beforeGates: g.beforeGates,
+    afterGates: g.afterGates,
+    implicit: false,
+  }));
+}
+
+function findDoubleMembership(groups: readonly GroupDraft[]): Problem[] {
+  const owner = new Map<string, GroupDraft>();
+  const problems: Problem[] = [];
+  for (const group of groups) {
+    for (const cluster of group.members) {
+      const first = owner.get(cluster.name);
+      if (first === undefined) owner.set(cluster.name, group);
+      else {
+        problems.push({
+          path: group.path,
+          message: `cluster "${cluster.name}" is selected by group "${first.name}" (${first.path}) and by group "${group.name}"; a cluster may be in one group only`,
+        });
+      }
+    }
+  }
+  return problems;
+}
+
+function gates(specs: readonly GateSpec[], position: string): Gate[] {
+  return specs.map((spec, i) => ({
+    id: i === 0 ? position : `${position}#${String(i + 1)}`,
+    type: spec.type,
+    displayName: spec.displayName ?? (spec.type === "Approval" ? "Approval" : "Scheduled start"),
+    state: "NotStarted",
+    ...(spec.type === "ScheduledStart" ? { schedule: spec.scheduledStartConfiguration } : {}),
+    message: "",
+  }));
+}
+
+function createMember(
+  cluster: Cluster,
+  input: ResolveRunInput,
+  scope: WindowScope,
+  consistent: Readonly<Record<string, string>> | undefined,
+): Member {
+  const member: Member = {
+    name: cluster.name,
+    state: "NotStarted",
+    message: "",
+    stateChangedAtMs: input.createdAtMs,
+    failureCount: 0,
+    unreachable: false,
+    ...(cluster.maintenance === undefined ? {} : { maintenance: cluster.maintenance }),
+    ...(cluster.kubernetesVersion === undefined ? {} : { kubernetesVersion: cluster.kubernetesVersion }),
+    ...(cluster.region === undefined ? {} : { region: cluster.region }),
+    ...(cluster.nodePools.length === 0 ? {} : { nodePools: cluster.nodePools.map((p) => ({ name: p.name, imageFamily: p.imageFamily, imageVersion: p.imageVersion })) }),
+    constrained: hasConstraints(cluster.maintenance, scope),
+  };
+  if (input.payload.kind === "upgrade") {
+    const decision = memberUpgradeDecision(cluster, input.payload.upgrade, input.available ?? { kubernetes: [], nodeImages: [] }, consistent);
+    if (decision.action === "skip") {
+      member.state = "Skipped";
+      member.reason = decision.reason;
+      member.message = decision.message;
+      member.finishedAtMs = input.createdAtMs;
+    }
+  }
+  return member;
+}

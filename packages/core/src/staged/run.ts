@@ -1,0 +1,203 @@
+/**
+ * The staged update run record (SPEC 5): a frozen member list, resolved limits, gates and every
+ * state with its timestamp and message. It is plain JSON data so the hub can persist it as is.
+ *
+ * Runs are large (one entry per member) and events are frequent, so {@link step} updates a run in
+ * place and returns it: each event costs time proportional to the work it causes, never to the
+ * size of the fleet. Callers that need the previous value keep a copy ({@link cloneRun}).
+ */
+import type { Maintenance, WindowScope } from "../maintenance/windows.js";
+import type { AvailableVersions, UpgradePayload } from "../upgrade.js";
+import type { DayOfWeek } from "../update-strategy.js";
+
+/** Run states (SPEC 5.5). */
+export type RunState =
+  | "NotStarted"
+  | "Running"
+  | "Pending"
+  | "Stopping"
+  | "Stopped"
+  | "Failed"
+  | "Completed"
+  | "Skipped";
+
+/** Stage and group states (SPEC 5.5). */
+export type ScopeState = "NotStarted" | "Running" | "Pending" | "Skipped" | "Failed" | "Completed" | "Stopped";
+
+/** Member states (SPEC 5.5). */
+export type MemberState = "NotStarted" | "Pending" | "Running" | "Succeeded" | "Failed" | "Skipped";
+
+/** Gate states. */
+export type GateState = "NotStarted" | "Pending" | "Completed" | "Skipped";
+
+/** What a run rolls out: a platform upgrade, or a bundle revision. */
+export type RunPayload =
+  | { readonly kind: "upgrade"; readonly upgrade: UpgradePayload }
+  | { readonly kind: "bundle"; readonly bundle: string; readonly revision: string };
+
+/** A gate instance of a run. Ids are `stage:NAME:before|after` / `group:NAME:before|after`. */
+export interface Gate {
+  readonly id: string;
+  readonly type: "Approval" | "ScheduledStart";
+  readonly displayName: string;
+  state: GateState;
+  /** ScheduledStart: the configured weekly moment. */
+  readonly schedule?: { readonly startDay: DayOfWeek; readonly startMinutes: number; readonly utcOffsetMinutes: number };
+  /** When the run reached the gate. */
+  reachedAtMs?: number;
+  /** ScheduledStart: the absolute start computed when reached. */
+  scheduledAtMs?: number;
+  completedAtMs?: number;
+  /** Who completed it (approver identity, or "schedule"). */
+  completedBy?: string;
+  message: string;
+}
+
+/** What a member is asked to do when it starts (upgrade details are decided at its start). */
+export interface MemberTarget {
+  readonly kubernetesVersion?: string;
+  readonly nodeImages?: readonly { readonly pool: string; readonly from: string; readonly to: string }[];
+  readonly revision?: string;
+}
+
+/** One member (cluster) of a run. */
+export interface Member {
+  readonly name: string;
+  state: MemberState;
+  /** Machine-readable reason for Skipped / Failed / Pending (AlreadyAtTarget, TimedOut, Left, ...). */
+  reason?: string;
+  message: string;
+  stateChangedAtMs: number;
+  startedAtMs?: number;
+  finishedAtMs?: number;
+  deadlineAtMs?: number;
+  /** Failed attempts of this member (a retry keeps the history). */
+  failureCount: number;
+  /** The agent missed its heartbeats (SPEC 8). */
+  unreachable: boolean;
+  /** Do not start before this time (agent answered Pending until then). */
+  notBeforeMs?: number;
+  /** Owner-set windows and freezes, updated when the agent reports changes. */
+  maintenance?: Maintenance;
+  /** Facts the upgrade decision needs, frozen at creation. */
+  readonly kubernetesVersion?: string;
+  readonly region?: string;
+  readonly nodePools?: readonly { readonly name: string; readonly imageFamily: string; readonly imageVersion: string }[];
+  target?: MemberTarget;
+  /** Members with windows or freezes for the run's scope are ordered dynamically (SPEC 5.2). */
+  constrained: boolean;
+}
+
+/** A group of a stage. */
+export interface Group {
+  readonly name: string;
+  state: ScopeState;
+  message: string;
+  stateChangedAtMs: number;
+  startedAtMs?: number;
+  finishedAtMs?: number;
+  /** Effective concurrency: min(configured, stage value, group size), at least 1. */
+  readonly maxConcurrency: number;
+  /** The value as written, for status. */
+  readonly configuredMaxConcurrency?: string;
+  /** Resolved budget; null = no limit of its own (SPEC 5.3 Decision). */
+  readonly maxAllowedFailures: number | null;
+  failureCount: number;
+  inFlight: number;
+  /** Members not yet Succeeded / Failed / Skipped. */
+  remaining: number;
+  skipRequested: boolean;
+  readonly beforeGates: Gate[];
+  readonly afterGates: Gate[];
+  /** Members sorted by name (byte order). */
+  readonly members: Member[];
+  /** Index of the next unconstrained member never looked at. */
+  cursor: number;
+  /** Unconstrained members passed over (unreachable, retried, held): looked at again on every fill. */
+  deferred: number[];
+  /** Indices of constrained members (windows or freezes for the run's scope). */
+  constrained: number[];
+  /** Earliest time something in this group may become startable (window opening, hold expiry). */
+  wakeAtMs?: number;
+}
+
+/** A stage of a run. */
+export interface Stage {
+  readonly name: string;
+  state: ScopeState;
+  message: string;
+  stateChangedAtMs: number;
+  startedAtMs?: number;
+  finishedAtMs?: number;
+  readonly maxConcurrency: number;
+  readonly configuredMaxConcurrency?: string;
+  readonly maxAllowedFailures: number | null;
+  /** True when no level of this stage set a budget: the first failure fails the run (SPEC 5.3). */
+  readonly failFast: boolean;
+  failureCount: number;
+  inFlight: number;
+  skipRequested: boolean;
+  readonly afterStageWaitSeconds: number;
+  waitUntilMs?: number;
+  readonly beforeGates: Gate[];
+  readonly afterGates: Gate[];
+  readonly groups: Group[];
+  readonly memberCount: number;
+}
+
+/** Where a member lives in the run. */
+export type MemberLocation = readonly [stage: number, group: number, member: number];
+
+/** A staged update run. */
+export interface Run {
+  readonly apiVersion: "flotilla.dev/v1";
+  readonly name: string;
+  readonly payload: RunPayload;
+  /** Which maintenance-window scope the run honours. */
+  readonly windowScope: WindowScope;
+  state: RunState;
+  message: string;
+  stateChangedAtMs: number;
+  readonly createdAtMs: number;
+  startedAtMs?: number;
+  finishedAtMs?: number;
+  readonly progressDeadlineSeconds: number;
+  failureCount: number;
+  /** A budget was exceeded: nothing new starts until an operator starts the run again. */
+  budgetExceeded: boolean;
+  /** Why the run is stopping or failed because of a budget. */
+  haltMessage?: string;
+  stopRequested: boolean;
+  /** Index of the stage being worked on; `stages.length` once all are done. */
+  currentStage: number;
+  readonly stages: Stage[];
+  readonly unassigned: readonly string[];
+  /** Node images chosen at creation for `Consistent` selection, per image family. */
+  readonly consistentNodeImages?: Readonly<Record<string, string>>;
+  /** Versions the platform offered at creation; `Latest` node images are chosen from it at each start. */
+  readonly available?: AvailableVersions;
+  readonly index: Readonly<Record<string, MemberLocation>>;
+  /** In-flight deadlines in start order: `[deadlineAtMs, member]`; stale entries are skipped lazily. */
+  deadlines: [number, string][];
+  /** Earliest time a `Tick` can change anything; undefined when only an event can. */
+  wakeAtMs?: number;
+}
+
+/** A deep copy of a run (step updates runs in place). */
+export function cloneRun(run: Run): Run {
+  return structuredCloneJson(run);
+}
+
+function structuredCloneJson<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+/** True for states a run never leaves by itself. */
+export function isRunFinished(state: RunState): boolean {
+  return state === "Completed" || state === "Failed" || state === "Stopped" || state === "Skipped";
+}
+
+/** True for member states that end a member's part in the run. */
+export function isMemberDone(state: MemberState): boolean {
+  return state === "Succeeded" || state === "Failed" || state === "Skipped";
+}

@@ -1,0 +1,335 @@
+/**
+ * `step(run, event, nowMs) → {run, actions}`: the staged run state machine (SPEC 5). Operator
+ * commands that cannot apply are answered with a `rejected` value and change nothing; observations
+ * about members update them; then the scheduler ({@link advance}) runs.
+ */
+import { hasConstraints } from "../maintenance/windows.js";
+import { advance, memberByName, recordFailure } from "./advance.js";
+import {
+  isoTime,
+  setGateState,
+  setGroupState,
+  setMemberState,
+  setRunState,
+  setStageState,
+  type StepContext,
+} from "./context.js";
+import type { Actor, Rejection, RunEvent, StepResult } from "./events.js";
+import { gateMatches, skipGates } from "./gates.js";
+import type { Gate, Group, Member, Run, Stage } from "./run.js";
+
+/** How long a member is held when its agent defers a start without saying until when. */
+export const DEFAULT_DEFER_MS = 5 * 60_000;
+
+/**
+ * Applies one event at `nowMs`. The run is updated in place and returned (see {@link Run}); on a
+ * rejection it is returned unchanged.
+ */
+export function step(run: Run, event: RunEvent, nowMs: number): StepResult<Run> {
+  const ctx: StepContext = { run, nowMs, actions: [] };
+  const rejected = apply(ctx, event);
+  if (rejected !== undefined) return { run, actions: [], rejected };
+  advance(ctx);
+  return { run, actions: ctx.actions };
+}
+
+function reject(code: Rejection["code"], message: string): Rejection {
+  return { code, message };
+}
+
+function by(actor: Actor): string {
+  const who = actor.actor === undefined ? "" : ` by ${actor.actor}`;
+  const why = actor.reason === undefined || actor.reason === "" ? "" : `: ${actor.reason}`;
+  return `${who}${why}`;
+}
+
+function apply(ctx: StepContext, event: RunEvent): Rejection | undefined {
+  const run = ctx.run;
+  switch (event.type) {
+    case "StartRun":
+      return startRun(ctx, event);
+    case "StopRun":
+      if (run.state !== "Running" && run.state !== "Pending" && run.state !== "Stopping") {
+        return reject("failed_precondition", `Cannot stop run "${run.name}": it is ${run.state}`);
+      }
+      run.stopRequested = true;
+      setRunState(ctx, "Stopping", `Stop requested${by(event)}`);
+      return undefined;
+    case "SkipStage":
+      return skipStage(ctx, event.stage, event);
+    case "SkipGroup":
+      return skipGroup(ctx, event.group, event);
+    case "SkipMember":
+      return skipMember(ctx, event.member, event);
+    case "RetryMembers":
+      return retryMembers(ctx, event.members, event);
+    case "ApproveGate":
+      return completeGate(ctx, event.gate, event, "Approval");
+    case "CompleteGate":
+      return completeGate(ctx, event.gate, event, undefined);
+    case "MemberSucceeded":
+    case "MemberFailed":
+    case "MemberDeferred":
+      return memberFinished(ctx, event);
+    case "MemberUnreachable":
+    case "MemberReachable": {
+      const found = memberByName(ctx, event.member);
+      if (found === undefined) return notAMember(run, event.member);
+      found.member.unreachable = event.type === "MemberUnreachable";
+      return undefined;
+    }
+    case "MemberLeft":
+      return memberLeft(ctx, event.member);
+    case "MemberWindowsChanged":
+      return windowsChanged(ctx, event.member, event);
+    case "Tick":
+      return undefined;
+    default: {
+      const never: never = event;
+      return never;
+    }
+  }
+}
+
+function notAMember(run: Run, name: string): Rejection {
+  return reject("not_found", `Cluster "${name}" is not a member of run "${run.name}"`);
+}
+
+function startRun(ctx: StepContext, actor: Actor): Rejection | undefined {
+  const run = ctx.run;
+  if (run.state === "Completed" || run.state === "Skipped") {
+    return reject("failed_precondition", `Cannot start run "${run.name}": it is ${run.state}`);
+  }
+  if (run.state === "Running" || run.state === "Pending") {
+    return reject("failed_precondition", `Cannot start run "${run.name}": it is already ${run.state}`);
+  }
+  if (run.state === "NotStarted") {
+    const empty = run.stages.find((s) => s.memberCount === 0);
+    if (empty !== undefined) {
+      return reject("failed_precondition", `Cannot start run "${run.name}": stage "${empty.name}" has 0 members`);
+    }
+  }
+  const resumed = run.state !== "NotStarted";
+  run.stopRequested = false;
+  run.budgetExceeded = false;
+  delete run.haltMessage;
+  delete run.finishedAtMs;
+  run.startedAtMs ??= ctx.nowMs;
+  setRunState(ctx, "Running", `${resumed ? "Resumed" : "Started"}${by(actor)}`);
+  return undefined;
+}
+
+function currentStageIndex(run: Run, stage: Stage): number {
+  return run.stages.indexOf(stage);
+}
+
+function skipWaiting(ctx: StepContext, stage: Stage, group: Group, message: string): void {
+  for (const member of group.members) {
+    if (member.state === "NotStarted" || member.state === "Pending") {
+      group.remaining -= 1;
+      member.finishedAtMs = ctx.nowMs;
+      setMemberState(ctx, stage, group, member, "Skipped", message, "SkippedByOperator");
+    }
+  }
+}
+
+function skipStage(ctx: StepContext, name: string, actor: Actor): Rejection | undefined {
+  const run = ctx.run;
+  const stage = run.stages.find((s) => s.name === name);
+  if (stage === undefined) return reject("not_found", `Cannot skip stage "${name}": run "${run.name}" has no such stage`);
+  if (currentStageIndex(run, stage) < run.currentStage || stage.state === "Completed" || stage.state === "Skipped") {
+    return reject("failed_precondition", `Cannot skip stage "${name}": it has already finished (${stage.state})`);
+  }
+  const message = `Skipped${by(actor)}`;
+  stage.skipRequested = true;
+  for (const group of stage.groups) {
+    group.skipRequested = true;
+    skipWaiting(ctx, stage, group, message);
+    skipGates(ctx, [...group.beforeGates, ...group.afterGates], { stage: stage.name, group: group.name }, message);
+  }
+  skipGates(ctx, [...stage.beforeGates, ...stage.afterGates], { stage: stage.name }, message);
+  if (stage.inFlight === 0) setStageState(ctx, stage, "Skipped", message);
+  return undefined;
+}
+
+function findGroup(run: Run, name: string): { stage: Stage; group: Group; index: number } | undefined {
+  for (const [index, stage] of run.stages.entries()) {
+    const group = stage.groups.find((g) => g.name === name);
+    if (group !== undefined) return { stage, group, index };
+  }
+  return undefined;
+}
+
+function skipGroup(ctx: StepContext, name: string, actor: Actor): Rejection | undefined {
+  const run = ctx.run;
+  const found = findGroup(run, name);
+  if (found === undefined) return reject("not_found", `Cannot skip group "${name}": run "${run.name}" has no such group`);
+  const { stage, group, index } = found;
+  if (index < run.currentStage || group.state === "Completed" || group.state === "Skipped") {
+    return reject("failed_precondition", `Cannot skip group "${name}": it has already finished (${group.state})`);
+  }
+  const message = `Skipped${by(actor)}`;
+  group.skipRequested = true;
+  skipWaiting(ctx, stage, group, message);
+  skipGates(ctx, [...group.beforeGates, ...group.afterGates], { stage: stage.name, group: group.name }, message);
+  if (group.inFlight === 0) setGroupState(ctx, stage, group, "Skipped", message);
+  return undefined;
+}
+
+function skipMember(ctx: StepContext, name: string, actor: Actor): Rejection | undefined {
+  const run = ctx.run;
+  const found = memberByName(ctx, name);
+  if (found === undefined) return notAMember(run, name);
+  const { stage, group, member } = found;
+  if (member.state === "Running") {
+    return reject("failed_precondition", `Cannot skip member "${name}": it is Running; wait for it to finish or for its deadline`);
+  }
+  if (member.state === "Succeeded" || member.state === "Skipped") {
+    return reject("failed_precondition", `Cannot skip member "${name}": it is already ${member.state}`);
+  }
+  if (currentStageIndex(run, stage) < run.currentStage) {
+    return reject("failed_precondition", `Cannot skip member "${name}": its stage "${stage.name}" has finished`);
+  }
+  if (member.state === "Failed") uncountFailure(group, stage, run);
+  else group.remaining -= 1;
+  member.finishedAtMs = ctx.nowMs;
+  setMemberState(ctx, stage, group, member, "Skipped", `Skipped${by(actor)}`, "SkippedByOperator");
+  return undefined;
+}
+
+function uncountFailure(group: Group, stage: Stage, run: Run): void {
+  group.failureCount -= 1;
+  stage.failureCount -= 1;
+  run.failureCount -= 1;
+}
+
+function retryMembers(ctx: StepContext, names: readonly string[] | undefined, actor: Actor): Rejection | undefined {
+  const run = ctx.run;
+  if (run.state === "Completed" || run.state === "Skipped") {
+    return reject("failed_precondition", `Cannot retry members of run "${run.name}": it is ${run.state}`);
+  }
+  const current = run.stages[run.currentStage];
+  const targets: { stage: Stage; group: Group; member: Member }[] = [];
+  if (names === undefined) {
+    for (const group of current?.groups ?? []) {
+      for (const member of group.members) if (member.state === "Failed" && current !== undefined) targets.push({ stage: current, group, member });
+    }
+    if (targets.length === 0) return reject("failed_precondition", `Cannot retry: run "${run.name}" has no failed members in its current stage`);
+  } else {
+    for (const name of names) {
+      const found = memberByName(ctx, name);
+      if (found === undefined) return notAMember(run, name);
+      if (found.member.state !== "Failed") return reject("failed_precondition", `Cannot retry member "${name}": it is ${found.member.state}, not Failed`);
+      if (found.stage !== current) return reject("failed_precondition", `Cannot retry member "${name}": its stage "${found.stage.name}" is not the current stage`);
+      targets.push(found);
+    }
+  }
+  for (const { stage, group, member } of targets) {
+    uncountFailure(group, stage, run);
+    group.remaining += 1;
+    delete member.finishedAtMs;
+    delete member.deadlineAtMs;
+    if (!member.constrained) group.deferred.push(group.members.indexOf(member));
+    setMemberState(ctx, stage, group, member, "NotStarted", `Retry requested${by(actor)}`);
+    if (group.state === "Failed" && (group.maxAllowedFailures === null || group.failureCount <= group.maxAllowedFailures)) {
+      setGroupState(ctx, stage, group, "Running", "Retrying failed members");
+    }
+  }
+  return undefined;
+}
+
+function completeGate(ctx: StepContext, id: string, actor: Actor, onlyType: Gate["type"] | undefined): Rejection | undefined {
+  const run = ctx.run;
+  const matches: { gate: Gate; stage: Stage; group?: Group }[] = [];
+  for (const stage of run.stages) {
+    for (const gate of [...stage.beforeGates, ...stage.afterGates]) if (gateMatches(gate, id)) matches.push({ gate, stage });
+    for (const group of stage.groups) {
+      for (const gate of [...group.beforeGates, ...group.afterGates]) if (gateMatches(gate, id)) matches.push({ gate, stage, group });
+    }
+  }
+  if (matches.length === 0) return reject("not_found", `Cannot complete gate "${id}": run "${run.name}" has no such gate`);
+  const pending = matches.filter((m) => m.gate.state === "Pending" && (onlyType === undefined || m.gate.type === onlyType));
+  if (pending.length === 0) {
+    const states = matches.map((m) => `${m.gate.id} is ${m.gate.state}`).join(", ");
+    return reject("failed_precondition", `Cannot ${onlyType === "Approval" ? "approve" : "complete"} gate "${id}": ${states}; only a Pending ${onlyType === "Approval" ? "approval " : ""}gate can be completed`);
+  }
+  for (const { gate, stage, group } of pending) {
+    gate.completedBy = actor.actor ?? "unknown";
+    const verb = gate.type === "Approval" ? "Approved" : "Completed";
+    setGateState(ctx, gate, "Completed", `${verb}${by(actor)} at ${isoTime(ctx.nowMs)}`, {
+      stage: stage.name,
+      ...(group === undefined ? {} : { group: group.name }),
+    });
+  }
+  return undefined;
+}
+
+function memberFinished(
+  ctx: StepContext,
+  event: Extract<RunEvent, { type: "MemberSucceeded" | "MemberFailed" | "MemberDeferred" }>,
+): Rejection | undefined {
+  const found = memberByName(ctx, event.member);
+  if (found === undefined) return notAMember(ctx.run, event.member);
+  const { stage, group, member } = found;
+  if (member.state !== "Running") {
+    return reject("failed_precondition", `Ignoring ${event.type} for member "${member.name}": it is ${member.state}, not Running`);
+  }
+  if (event.type === "MemberFailed") {
+    recordFailure(ctx, stage, group, member, event.error, "Failed");
+    return undefined;
+  }
+  group.inFlight -= 1;
+  stage.inFlight -= 1;
+  delete member.deadlineAtMs;
+  if (event.type === "MemberSucceeded") {
+    group.remaining -= 1;
+    member.finishedAtMs = ctx.nowMs;
+    setMemberState(ctx, stage, group, member, "Succeeded", event.message ?? "Succeeded");
+    return undefined;
+  }
+  member.notBeforeMs = event.untilMs ?? ctx.nowMs + DEFAULT_DEFER_MS;
+  if (!member.constrained) group.deferred.push(group.members.indexOf(member));
+  setMemberState(ctx, stage, group, member, "Pending", event.message, "Deferred");
+  return undefined;
+}
+
+function memberLeft(ctx: StepContext, name: string): Rejection | undefined {
+  const found = memberByName(ctx, name);
+  if (found === undefined) return notAMember(ctx.run, name);
+  const { stage, group, member } = found;
+  if (member.state === "Succeeded" || member.state === "Failed" || member.state === "Skipped") return undefined;
+  if (member.state === "Running") {
+    group.inFlight -= 1;
+    stage.inFlight -= 1;
+    delete member.deadlineAtMs;
+  }
+  group.remaining -= 1;
+  member.finishedAtMs = ctx.nowMs;
+  setMemberState(ctx, stage, group, member, "Skipped", "Cluster left the fleet", "Left");
+  return undefined;
+}
+
+function windowsChanged(
+  ctx: StepContext,
+  name: string,
+  event: Extract<RunEvent, { type: "MemberWindowsChanged" }>,
+): Rejection | undefined {
+  const found = memberByName(ctx, name);
+  if (found === undefined) return notAMember(ctx.run, name);
+  const { group, member } = found;
+  if (event.maintenance === undefined) delete member.maintenance;
+  else member.maintenance = event.maintenance;
+  const constrained = hasConstraints(member.maintenance, ctx.run.windowScope);
+  if (constrained === member.constrained) return undefined;
+  const index = group.members.indexOf(member);
+  member.constrained = constrained;
+  const list = group.constrained as number[];
+  if (constrained) {
+    list.push(index);
+    list.sort((a, b) => a - b);
+  } else {
+    list.splice(list.indexOf(index), 1);
+    if (member.state === "NotStarted" || member.state === "Pending") group.deferred.push(index);
+  }
+  return undefined;
+}

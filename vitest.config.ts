@@ -1,0 +1,18 @@
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vitest/config";
+
+const src = (pkg: string): string =>
+  fileURLToPath(new URL(`./packages/${pkg}/src/index.ts`, import.meta.url));
+
+export default defineConfig({
+  resolve: {
+    alias: {
+      "@flotilla/core": src("core"),
+    },
+  },
+  test: {
+    include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
+    pool: "threads",
+    testTimeout: 30_000,
+  },
+});
