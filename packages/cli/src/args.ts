@@ -3,15 +3,7 @@
  * values with messages written for people; the caller prints them with the usage text and exits 2.
  */
 import { parseArgs } from "node:util";
-import type { Command, OptionSpec } from "./commands/command.js";
-
-/** Parsed options of one command. */
-export interface ParsedArgs {
-  /** A string option's value, or undefined when not given. */
-  readonly string: (name: string) => string | undefined;
-  /** Whether a boolean option was given. */
-  readonly flag: (name: string) => boolean;
-}
+import type { Command, OptionSpec, ParsedArgs } from "./commands/command.js";
 
 /** The outcome of parsing: the arguments, or every problem found (one message each). */
 export type ParseOutcome =
@@ -19,16 +11,36 @@ export type ParseOutcome =
   | { readonly ok: false; readonly problems: readonly string[] };
 
 /** The `--help` option every command accepts. */
-export const HELP_OPTION: OptionSpec = { type: "boolean", short: "h", description: "show this help" };
+export const HELP_OPTION: OptionSpec = {
+  type: "boolean",
+  short: "h",
+  description: "show this help",
+};
 
 /** Parses `argv` (the words after the command name) against the command's declared options. */
-export function parseCommandArgs(command: Command, argv: readonly string[]): ParseOutcome {
-  const specs: Record<string, OptionSpec> = { ...command.options, help: HELP_OPTION };
-  const config: Record<string, { type: "string" | "boolean"; short?: string }> = {};
+export function parseCommandArgs(
+  command: Command,
+  argv: readonly string[],
+): ParseOutcome {
+  const specs: Record<string, OptionSpec> = {
+    ...command.options,
+    help: HELP_OPTION,
+  };
+  const config: Record<string, { type: "string" | "boolean"; short?: string }> =
+    {};
   for (const [name, spec] of Object.entries(specs)) {
-    config[name] = spec.short === undefined ? { type: spec.type } : { type: spec.type, short: spec.short };
+    config[name] =
+      spec.short === undefined
+        ? { type: spec.type }
+        : { type: spec.type, short: spec.short };
   }
-  const { tokens } = parseArgs({ args: [...argv], options: config, strict: false, allowPositionals: true, tokens: true });
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options: config,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
 
   const strings = new Map<string, string>();
   const flags = new Set<string>();
@@ -45,18 +57,23 @@ export function parseCommandArgs(command: Command, argv: readonly string[]): Par
       continue;
     }
     if (spec.type === "boolean") {
-      if (token.value !== undefined) problems.push(`option "${token.rawName}" does not take a value`);
+      if (token.value !== undefined)
+        problems.push(`option "${token.rawName}" does not take a value`);
       else flags.add(token.name);
       continue;
     }
     const value = token.value;
     // `--clusters --strategy x` would otherwise read "--strategy" as the file; `--clusters=-f` still works.
-    if (value === undefined || (token.inlineValue === false && value.startsWith("-") && value !== "-")) {
-      problems.push(`option "${token.rawName}" needs a value${spec.valueName === undefined ? "" : ` (${spec.valueName})`}`);
+    if (value === undefined || (!token.inlineValue && value.startsWith("-"))) {
+      problems.push(
+        `option "${token.rawName}" needs a value${spec.valueName === undefined ? "" : ` (${spec.valueName})`}`,
+      );
       continue;
     }
     if (spec.choices !== undefined && !spec.choices.includes(value)) {
-      problems.push(`option "${token.rawName}" must be one of ${spec.choices.join(", ")} (got "${value}")`);
+      problems.push(
+        `option "${token.rawName}" must be one of ${spec.choices.join(", ")} (got "${value}")`,
+      );
       continue;
     }
     strings.set(token.name, value);
@@ -65,7 +82,11 @@ export function parseCommandArgs(command: Command, argv: readonly string[]): Par
   const help = flags.has("help");
   if (!help) {
     for (const [name, spec] of Object.entries(command.options)) {
-      if (spec.required === true && spec.type === "string" && !strings.has(name)) {
+      if (
+        spec.required === true &&
+        spec.type === "string" &&
+        !strings.has(name)
+      ) {
         problems.push(`missing required option --${name}`);
       }
     }
@@ -74,6 +95,9 @@ export function parseCommandArgs(command: Command, argv: readonly string[]): Par
   return {
     ok: true,
     help,
-    args: { string: (name) => strings.get(name), flag: (name) => flags.has(name) },
+    args: {
+      string: (name) => strings.get(name),
+      flag: (name) => flags.has(name),
+    },
   };
 }

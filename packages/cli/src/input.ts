@@ -12,23 +12,24 @@ export type LoadResult =
   | { readonly ok: false; readonly messages: readonly string[] };
 
 function errorCode(error: unknown): string | undefined {
-  if (typeof error !== "object" || error === null || !("code" in error)) return undefined;
+  if (typeof error !== "object" || error === null || !("code" in error))
+    return undefined;
   return typeof error.code === "string" ? error.code : undefined;
 }
 
+const READ_ERRORS: Readonly<Record<string, string>> = {
+  ENOENT: "no such file",
+  EISDIR: "is a directory",
+  EACCES: "permission denied",
+  EPERM: "permission denied",
+};
+
 /** Why a file could not be read, in words (Node's message repeats the path and the syscall). */
 export function describeReadError(error: unknown): string {
-  switch (errorCode(error)) {
-    case "ENOENT":
-      return "no such file";
-    case "EISDIR":
-      return "is a directory";
-    case "EACCES":
-    case "EPERM":
-      return "permission denied";
-    default:
-      return error instanceof Error ? error.message : String(error);
-  }
+  const code = errorCode(error);
+  const known = code === undefined ? undefined : READ_ERRORS[code];
+  if (known !== undefined) return known;
+  return error instanceof Error ? error.message : String(error);
 }
 
 function caretLines(source: string, line: number, col: number): string[] {
@@ -47,7 +48,10 @@ export function parseDocumentText(file: string, source: string): LoadResult {
     const messages: string[] = [];
     for (const error of doc.errors) {
       const { line, col } = lineCounter.linePos(error.pos[0]);
-      messages.push(`${file}:${String(line)}:${String(col)}: ${error.message}`, ...caretLines(source, line, col));
+      messages.push(
+        `${file}:${String(line)}:${String(col)}: ${error.message}`,
+        ...caretLines(source, line, col),
+      );
     }
     return { ok: false, messages };
   }
@@ -56,21 +60,35 @@ export function parseDocumentText(file: string, source: string): LoadResult {
     value = doc.toJS({ maxAliasCount: 1000 });
   } catch (error) {
     // Unresolved or excessive aliases only surface when the document is converted.
-    return { ok: false, messages: [`${file}: ${error instanceof Error ? error.message : String(error)}`] };
+    return {
+      ok: false,
+      messages: [
+        `${file}: ${error instanceof Error ? error.message : String(error)}`,
+      ],
+    };
   }
   if (value === null || value === undefined) {
-    return { ok: false, messages: [`${file}: is empty (expected a YAML or JSON document)`] };
+    return {
+      ok: false,
+      messages: [`${file}: is empty (expected a YAML or JSON document)`],
+    };
   }
   return { ok: true, value };
 }
 
 /** Reads and parses one input file. */
-export async function loadDocument(io: CliIo, file: string): Promise<LoadResult> {
+export async function loadDocument(
+  io: CliIo,
+  file: string,
+): Promise<LoadResult> {
   let source: string;
   try {
     source = await io.readFile(file);
   } catch (error) {
-    return { ok: false, messages: [`${file}: cannot read: ${describeReadError(error)}`] };
+    return {
+      ok: false,
+      messages: [`${file}: cannot read: ${describeReadError(error)}`],
+    };
   }
   return parseDocumentText(file, source);
 }
@@ -79,10 +97,19 @@ export async function loadDocument(io: CliIo, file: string): Promise<LoadResult>
 export async function loadDocuments<K extends string>(
   io: CliIo,
   files: Readonly<Partial<Record<K, string>>>,
-): Promise<{ ok: true; value: Partial<Record<K, unknown>> } | { ok: false; messages: readonly string[] }> {
+): Promise<
+  | { ok: true; value: Partial<Record<K, unknown>> }
+  | { ok: false; messages: readonly string[] }
+> {
   const entries = Object.entries(files) as [K, string | undefined][];
   const loaded = await Promise.all(
-    entries.map(async ([key, file]) => [key, file === undefined ? undefined : await loadDocument(io, file)] as const),
+    entries.map(
+      async ([key, file]) =>
+        [
+          key,
+          file === undefined ? undefined : await loadDocument(io, file),
+        ] as const,
+    ),
   );
   const value: Partial<Record<K, unknown>> = {};
   const messages: string[] = [];

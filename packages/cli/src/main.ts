@@ -14,14 +14,19 @@ import { VERSION } from "./version.js";
 
 export type { CliIo } from "./io.js";
 
-function usageError(io: CliIo, messages: readonly string[], usage: string): number {
+function usageError(
+  io: CliIo,
+  messages: readonly string[],
+  usage: string,
+): number {
   io.stderr(`${messages.map((m) => `flotilla: ${m}`).join("\n")}\n\n${usage}`);
   return EXIT_USAGE;
 }
 
 async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   const [first, ...rest] = argv;
-  if (first === undefined) return usageError(io, ["no command given"], globalHelp(COMMANDS));
+  if (first === undefined)
+    return usageError(io, ["no command given"], globalHelp(COMMANDS));
   if (first === "--help" || first === "-h") {
     io.stdout(globalHelp(COMMANDS));
     return EXIT_OK;
@@ -37,17 +42,34 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
       return EXIT_OK;
     }
     const command = findCommand(topic);
-    if (command === undefined) return usageError(io, [`unknown command "${topic}"`], globalHelp(COMMANDS));
-    if (extra.length > 0) return usageError(io, [`help takes one command (got ${String(rest.length)})`], globalHelp(COMMANDS));
+    if (command === undefined)
+      return usageError(
+        io,
+        [`unknown command "${topic}"`],
+        globalHelp(COMMANDS),
+      );
+    if (extra.length > 0)
+      return usageError(
+        io,
+        [`help takes one command (got ${String(rest.length)})`],
+        globalHelp(COMMANDS),
+      );
     io.stdout(commandHelp(command));
     return EXIT_OK;
   }
-  if (first.startsWith("-")) return usageError(io, [`unknown option "${first}"`], globalHelp(COMMANDS));
+  if (first.startsWith("-"))
+    return usageError(io, [`unknown option "${first}"`], globalHelp(COMMANDS));
   const command = findCommand(first);
-  if (command === undefined) return usageError(io, [`unknown command "${first}"`], globalHelp(COMMANDS));
+  if (command === undefined)
+    return usageError(io, [`unknown command "${first}"`], globalHelp(COMMANDS));
 
   const parsed = parseCommandArgs(command, rest);
-  if (!parsed.ok) return usageError(io, parsed.problems.map((p) => `${command.name}: ${p}`), shortUsage(command));
+  if (!parsed.ok)
+    return usageError(
+      io,
+      parsed.problems.map((p) => `${command.name}: ${p}`),
+      shortUsage(command),
+    );
   if (parsed.help) {
     io.stdout(commandHelp(command));
     return EXIT_OK;
@@ -66,7 +88,12 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     const detail = error instanceof Error ? error.message : String(error);
     io.stderr(`flotilla: unexpected error: ${detail}\n`);
     const debug = io.env["FLOTILLA_DEBUG"];
-    if (debug !== undefined && debug !== "" && error instanceof Error && error.stack !== undefined) {
+    if (
+      debug !== undefined &&
+      debug !== "" &&
+      error instanceof Error &&
+      error.stack !== undefined
+    ) {
       io.stderr(`${error.stack}\n`);
     }
     return EXIT_ERROR;
@@ -78,7 +105,9 @@ function isProcessEntry(): boolean {
   if (script === undefined) return false;
   try {
     // npm/pnpm install the bin as a symlink; compare real paths.
-    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+    return (
+      realpathSync(script) === realpathSync(fileURLToPath(import.meta.url))
+    );
   } catch {
     return false;
   }
@@ -98,7 +127,9 @@ if (isProcessEntry()) {
     },
     readFile: (path) => readFile(path, "utf8"),
     isTTY: process.stdout.isTTY,
-    ...(process.stdout.columns === undefined ? {} : { columns: process.stdout.columns }),
+    ...(process.stdout.columns === undefined
+      ? {}
+      : { columns: process.stdout.columns }),
     env: process.env,
   };
   run(process.argv.slice(2), io).then(

@@ -5,15 +5,22 @@ import type { Command, OptionSpec } from "./commands/command.js";
 import { HELP_OPTION } from "./args.js";
 
 function optionWord(name: string, spec: OptionSpec): string {
-  const flag = spec.short === undefined ? `--${name}` : `-${spec.short}, --${name}`;
+  const flag =
+    spec.short === undefined ? `--${name}` : `-${spec.short}, --${name}`;
   if (spec.type === "boolean") return flag;
-  const value = spec.choices === undefined ? (spec.valueName ?? "VALUE") : spec.choices.join("|");
+  const value =
+    spec.choices === undefined
+      ? (spec.valueName ?? "VALUE")
+      : spec.choices.join("|");
   return `${flag} ${value}`;
 }
 
 function synopsisWord(name: string, spec: OptionSpec): string {
   const flag = spec.short === undefined ? `--${name}` : `-${spec.short}`;
-  const value = spec.choices === undefined ? (spec.valueName ?? "VALUE") : spec.choices.join("|");
+  const value =
+    spec.choices === undefined
+      ? (spec.valueName ?? "VALUE")
+      : spec.choices.join("|");
   const word = spec.type === "boolean" ? flag : `${flag} ${value}`;
   return spec.required === true ? word : `[${word}]`;
 }
@@ -23,18 +30,39 @@ export function synopsis(command: Command): string {
   const entries = Object.entries(command.options);
   const required = entries.filter(([, spec]) => spec.required === true);
   const optional = entries.filter(([, spec]) => spec.required !== true);
-  const words = [...required, ...optional].map(([name, spec]) => synopsisWord(name, spec));
+  const words = [...required, ...optional].map(([name, spec]) =>
+    synopsisWord(name, spec),
+  );
   return ["flotilla", command.name, ...words].join(" ");
 }
 
 /** Full help for one command: synopsis, description and an aligned option table. */
 export function commandHelp(command: Command): string {
-  const rows = [...Object.entries(command.options), ["help", HELP_OPTION] as const].map(
-    ([name, spec]) => [optionWord(name, spec), spec.required === true ? `${spec.description} (required)` : spec.description] as const,
+  const rows = [
+    ...Object.entries(command.options),
+    ["help", HELP_OPTION] as const,
+  ].map(
+    ([name, spec]) =>
+      [
+        optionWord(name, spec),
+        spec.required === true
+          ? `${spec.description} (required)`
+          : spec.description,
+      ] as const,
   );
   const width = Math.max(...rows.map(([left]) => left.length));
-  const table = rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`);
-  return [`Usage: ${synopsis(command)}`, "", command.description, "", "Options:", ...table, ""].join("\n");
+  const table = rows.map(
+    ([left, right]) => `  ${left.padEnd(width)}  ${right}`,
+  );
+  return [
+    `Usage: ${synopsis(command)}`,
+    "",
+    command.description,
+    "",
+    "Options:",
+    ...table,
+    "",
+  ].join("\n");
 }
 
 /** The short usage printed after an argument error. */

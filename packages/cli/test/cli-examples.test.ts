@@ -10,12 +10,14 @@ import type { CliIo } from "../src/io.js";
 
 const examples = fileURLToPath(new URL("../../../examples/", import.meta.url));
 
-async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+async function cli(
+  argv: string[],
+): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
   const io: CliIo = {
-    stdout: (t) => (out += t, undefined),
-    stderr: (t) => (err += t, undefined),
+    stdout: (t) => ((out += t), undefined),
+    stderr: (t) => ((err += t), undefined),
     readFile: (path) => readFile(path, "utf8"),
     isTTY: false,
     env: {},
@@ -29,22 +31,38 @@ const fleet = (file: string): string => `${examples}fleet-partitions/${file}`;
 
 describe("examples/staged-upgrade", () => {
   it("plans three stages over 60 clusters and lists the two lab clusters as unassigned", async () => {
-    const { code, out, err } = await cli(["plan", "--clusters", staged("clusters.yaml"), "--strategy", staged("strategy.json")]);
+    const { code, out, err } = await cli([
+      "plan",
+      "--clusters",
+      staged("clusters.yaml"),
+      "--strategy",
+      staged("strategy.json"),
+    ]);
     expect(err).toBe("");
     expect(code).toBe(0);
-    expect(out).toMatch(/^Plan: staged update run, 3 stages, 5 groups, 60 clusters\n/);
-    expect(out).toContain("stage staging  16 clusters · maxConcurrency 4 · maxAllowedFailures 2");
-    expect(out).toContain("group prod-eu  20 clusters · maxConcurrency 5 · maxAllowedFailures 5");
+    expect(out).toMatch(
+      /^Plan: staged update run, 3 stages, 5 groups, 60 clusters\n/,
+    );
+    expect(out).toContain(
+      "stage staging  16 clusters · maxConcurrency 4 · maxAllowedFailures 2",
+    );
+    expect(out).toContain(
+      "group prod-eu  20 clusters · maxConcurrency 5 · maxAllowedFailures 5",
+    );
     expect(out).toContain("Unassigned (2): lab-01, lab-02");
   });
 
   it("simulates the upgrade to completion with the staging failure inside its budget", async () => {
     const { code, out, err } = await cli([
       "simulate",
-      "--clusters", staged("clusters.yaml"),
-      "--strategy", staged("strategy.json"),
-      "--scenario", staged("scenario.yaml"),
-      "-o", "json",
+      "--clusters",
+      staged("clusters.yaml"),
+      "--strategy",
+      staged("strategy.json"),
+      "--scenario",
+      staged("scenario.yaml"),
+      "-o",
+      "json",
     ]);
     expect(err).toBe("");
     expect(code).toBe(0);
@@ -52,23 +70,41 @@ describe("examples/staged-upgrade", () => {
       finalState: string;
       failureCount: number;
       truncated: boolean;
-      waves: { name: string; groups: { members: { name: string; state: string; reason?: string }[] }[] }[];
+      waves: {
+        name: string;
+        groups: {
+          members: { name: string; state: string; reason?: string }[];
+        }[];
+      }[];
     };
     expect(sim.finalState).toBe("Completed");
     expect(sim.failureCount).toBe(1);
     expect(sim.truncated).toBe(false);
-    const members = new Map(sim.waves.flatMap((w) => w.groups.flatMap((g) => g.members)).map((m) => [m.name, m]));
+    const members = new Map(
+      sim.waves
+        .flatMap((w) => w.groups.flatMap((g) => g.members))
+        .map((m) => [m.name, m]),
+    );
     expect(members.get("staging-07")?.state).toBe("Failed");
-    expect(members.get("staging-12")).toMatchObject({ state: "Skipped", reason: "AlreadyAtTarget" });
-    expect(members.get("prod-us-20")).toMatchObject({ state: "Skipped", reason: "MinorVersionSkew" });
+    expect(members.get("staging-12")).toMatchObject({
+      state: "Skipped",
+      reason: "AlreadyAtTarget",
+    });
+    expect(members.get("prod-us-20")).toMatchObject({
+      state: "Skipped",
+      reason: "MinorVersionSkew",
+    });
   });
 
   it("renders the simulation for people with the total duration", async () => {
     const { code, out } = await cli([
       "simulate",
-      "--clusters", staged("clusters.yaml"),
-      "--strategy", staged("strategy.json"),
-      "--scenario", staged("scenario.yaml"),
+      "--clusters",
+      staged("clusters.yaml"),
+      "--strategy",
+      staged("strategy.json"),
+      "--scenario",
+      staged("scenario.yaml"),
     ]);
     expect(code).toBe(0);
     expect(out).toContain("Final state: Completed · 1 failure");
@@ -78,7 +114,13 @@ describe("examples/staged-upgrade", () => {
 
 describe("examples/fleet-partitions", () => {
   it("plans the canary and prod partitions with 10% maxUnavailable and reports the lab cluster", async () => {
-    const { code, out, err } = await cli(["plan", "--clusters", fleet("clusters.yaml"), "--strategy", fleet("fleet.yaml")]);
+    const { code, out, err } = await cli([
+      "plan",
+      "--clusters",
+      fleet("clusters.yaml"),
+      "--strategy",
+      fleet("fleet.yaml"),
+    ]);
     expect(err).toBe("");
     expect(code).toBe(0);
     expect(out).toMatch(/^Plan: Fleet rollout, 2 partitions, 48 clusters\n/);
@@ -90,14 +132,22 @@ describe("examples/fleet-partitions", () => {
   it("simulates the update and ends NotReady because one store never becomes Ready", async () => {
     const { code, out, err } = await cli([
       "simulate",
-      "--clusters", fleet("clusters.yaml"),
-      "--strategy", fleet("fleet.yaml"),
-      "--scenario", fleet("scenario.yaml"),
-      "-o", "json",
+      "--clusters",
+      fleet("clusters.yaml"),
+      "--strategy",
+      fleet("fleet.yaml"),
+      "--scenario",
+      fleet("scenario.yaml"),
+      "-o",
+      "json",
     ]);
     expect(err).toBe("");
     expect(code).toBe(0);
-    const sim = JSON.parse(out) as { dialect: string; finalState: string; timeline: { type: string }[] };
+    const sim = JSON.parse(out) as {
+      dialect: string;
+      finalState: string;
+      timeline: { type: string }[];
+    };
     expect(sim.dialect).toBe("fleet");
     expect(sim.finalState).toBe("NotReady");
     expect(sim.timeline.some((e) => e.type === "released")).toBe(true);

@@ -16,8 +16,20 @@ const CLUSTERS = `
 
 const STRATEGY = JSON.stringify({
   stages: [
-    { name: "canary", groups: [{ name: "canary", memberSelector: { byLabel: "env=canary" } }] },
-    { name: "prod", groups: [{ name: "prod", memberSelector: { byLabel: "env=prod" }, maxConcurrency: 2 }] },
+    {
+      name: "canary",
+      groups: [{ name: "canary", memberSelector: { byLabel: "env=canary" } }],
+    },
+    {
+      name: "prod",
+      groups: [
+        {
+          name: "prod",
+          memberSelector: { byLabel: "env=prod" },
+          maxConcurrency: 2,
+        },
+      ],
+    },
   ],
 });
 
@@ -29,9 +41,20 @@ defaults: {readyAfterSeconds: 600}
 
 const FILES = { "c.yaml": CLUSTERS, "s.json": STRATEGY, "sc.yaml": SCENARIO };
 const PLAN = ["plan", "--clusters", "c.yaml", "--strategy", "s.json"];
-const SIMULATE = ["simulate", "--clusters", "c.yaml", "--strategy", "s.json", "--scenario", "sc.yaml"];
+const SIMULATE = [
+  "simulate",
+  "--clusters",
+  "c.yaml",
+  "--strategy",
+  "s.json",
+  "--scenario",
+  "sc.yaml",
+];
 
-async function cli(argv: string[], io: MemoryIo = memoryIo(FILES)): Promise<{ code: number; out: string; err: string }> {
+async function cli(
+  argv: string[],
+  io: MemoryIo = memoryIo(FILES),
+): Promise<{ code: number; out: string; err: string }> {
   const code = await run(argv, io);
   return { code, out: io.out(), err: io.err() };
 }
@@ -41,7 +64,9 @@ describe("flotilla plan", () => {
     const { code, out, err } = await cli(PLAN);
     expect(err).toBe("");
     expect(code).toBe(0);
-    expect(out).toMatch(/^Plan: staged update run, 2 stages, 2 groups, 5 clusters\n/);
+    expect(out).toMatch(
+      /^Plan: staged update run, 2 stages, 2 groups, 5 clusters\n/,
+    );
     expect(out).toContain("├─ stage canary");
     expect(out).toContain("   └─ group prod  3 clusters · maxConcurrency 2");
     expect(out).toContain("p-01, p-02, p-03");
@@ -51,7 +76,11 @@ describe("flotilla plan", () => {
     const { code, out, err } = await cli([...PLAN, "-o", "json"]);
     expect(code).toBe(0);
     expect(err).toBe("");
-    const parsed = JSON.parse(out) as { apiVersion: string; dialect: string; waves: { name: string }[] };
+    const parsed = JSON.parse(out) as {
+      apiVersion: string;
+      dialect: string;
+      waves: { name: string }[];
+    };
     expect(out).toBe(`${JSON.stringify(parsed, null, 2)}\n`);
     expect(parsed.apiVersion).toBe("flotilla.dev/v1");
     expect(parsed.dialect).toBe("staged");
@@ -60,21 +89,37 @@ describe("flotilla plan", () => {
 
   it("prints one line per input problem naming the file it is in, exit 2, nothing on stdout", async () => {
     const io = memoryIo({
-      "c.yaml": "- {name: c-01, lables: {env: canary}}\n- {name: c-02, region: 7}\n",
-      "s.json": JSON.stringify({ stages: [{ name: "canary", maxConcurency: 2 }] }),
+      "c.yaml":
+        "- {name: c-01, lables: {env: canary}}\n- {name: c-02, region: 7}\n",
+      "s.json": JSON.stringify({
+        stages: [{ name: "canary", maxConcurency: 2 }],
+      }),
     });
     const { code, out, err } = await cli(PLAN, io);
     expect(code).toBe(2);
     expect(out).toBe("");
     const lines = err.trimEnd().split("\n");
-    expect(lines).toContain('c.yaml: [0].lables: unknown field; did you mean "labels"?');
-    expect(lines.some((l) => l.startsWith("c.yaml: [1].region: ") && l.endsWith("(got 7)"))).toBe(true);
-    expect(lines.some((l) => l.startsWith("s.json: stages[0].maxConcurency: unknown field"))).toBe(true);
+    expect(lines).toContain(
+      'c.yaml: [0].lables: unknown field; did you mean "labels"?',
+    );
+    expect(
+      lines.some(
+        (l) => l.startsWith("c.yaml: [1].region: ") && l.endsWith("(got 7)"),
+      ),
+    ).toBe(true);
+    expect(
+      lines.some((l) =>
+        l.startsWith("s.json: stages[0].maxConcurency: unknown field"),
+      ),
+    ).toBe(true);
     expect(lines.every((l) => /^(c\.yaml|s\.json): /.test(l))).toBe(true);
   });
 
   it("reports malformed YAML as FILE:LINE:COL with exit 2 and nothing on stdout", async () => {
-    const io = memoryIo({ ...FILES, "c.yaml": "- name: c-01\n  labels: {env: canary\n" });
+    const io = memoryIo({
+      ...FILES,
+      "c.yaml": "- name: c-01\n  labels: {env: canary\n",
+    });
     const { code, out, err } = await cli(PLAN, io);
     expect(code).toBe(2);
     expect(out).toBe("");
@@ -82,7 +127,13 @@ describe("flotilla plan", () => {
   });
 
   it("reports a missing file as FILE: cannot read, exit 2", async () => {
-    const { code, out, err } = await cli(["plan", "--clusters", "nope.yaml", "--strategy", "s.json"]);
+    const { code, out, err } = await cli([
+      "plan",
+      "--clusters",
+      "nope.yaml",
+      "--strategy",
+      "s.json",
+    ]);
     expect(code).toBe(2);
     expect(out).toBe("");
     expect(err).toBe("nope.yaml: cannot read: no such file\n");
@@ -90,7 +141,10 @@ describe("flotilla plan", () => {
 
   it("colours only on a terminal without NO_COLOR", async () => {
     const tty = await cli(PLAN, memoryIo(FILES, { isTTY: true, columns: 100 }));
-    const noColor = await cli(PLAN, memoryIo(FILES, { isTTY: true, env: { NO_COLOR: "1" } }));
+    const noColor = await cli(
+      PLAN,
+      memoryIo(FILES, { isTTY: true, env: { NO_COLOR: "1" } }),
+    );
     const piped = await cli(PLAN);
     expect(tty.out).toContain("\u001b[");
     expect(noColor.out).not.toContain("\u001b[");
@@ -104,7 +158,9 @@ describe("flotilla simulate", () => {
     expect(err).toBe("");
     expect(code).toBe(0);
     expect(out).toContain("Timeline:");
-    expect(out).toMatch(/ {2}\+0m +released +2 clusters in canary: c-01, c-02/);
+    // The canary group takes one member at a time (group maxConcurrency defaults to 1).
+    expect(out).toMatch(/\n {2}\+0m +started +canary +c-01\n/);
+    expect(out).toMatch(/\n {2}\+\d+m +started +prod +p-01, p-02\n/);
     expect(out).toMatch(/stage prod +Completed +\[█{20}\] 3\/3 Succeeded/);
     expect(out).toContain("Final state: Completed · 0 failures");
     expect(out).toMatch(/Total: \d+m \(simulated\)/);
@@ -119,7 +175,11 @@ describe("flotilla simulate", () => {
   it("prints parseable JSON only with -o json", async () => {
     const { code, out } = await cli([...SIMULATE, "-o", "json"]);
     expect(code).toBe(0);
-    const parsed = JSON.parse(out) as { apiVersion: string; finalState: string; timeline: unknown[] };
+    const parsed = JSON.parse(out) as {
+      apiVersion: string;
+      finalState: string;
+      timeline: unknown[];
+    };
     expect(out).toBe(`${JSON.stringify(parsed, null, 2)}\n`);
     expect(parsed.apiVersion).toBe("flotilla.dev/v1");
     expect(parsed.finalState).toBe("Completed");
@@ -127,7 +187,10 @@ describe("flotilla simulate", () => {
   });
 
   it("names the scenario file for scenario problems", async () => {
-    const io = memoryIo({ ...FILES, "sc.yaml": 'start: "2026-03-02T09:00:00Z"\nkind: deploy\n' });
+    const io = memoryIo({
+      ...FILES,
+      "sc.yaml": 'start: "2026-03-02T09:00:00Z"\nkind: deploy\n',
+    });
     const { code, out, err } = await cli(SIMULATE, io);
     expect(code).toBe(2);
     expect(out).toBe("");

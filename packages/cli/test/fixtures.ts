@@ -3,7 +3,10 @@
  * documented shapes.
  */
 import type { CliIo } from "../src/io.js";
-import type { PlanOutput, SimulationOutput } from "../src/render/preview-types.js";
+import type {
+  PlanOutput,
+  SimulationOutput,
+} from "../src/render/preview-types.js";
 import type { RenderOptions } from "../src/render/options.js";
 import { createStyle } from "../src/render/style.js";
 
@@ -16,7 +19,11 @@ export interface MemoryIo extends CliIo {
 /** Files are a map from path to content; a missing path rejects like Node does (code ENOENT). */
 export function memoryIo(
   files: Readonly<Record<string, string>> = {},
-  options: { isTTY?: boolean; columns?: number; env?: Record<string, string> } = {},
+  options: {
+    isTTY?: boolean;
+    columns?: number;
+    env?: Record<string, string>;
+  } = {},
 ): MemoryIo {
   let out = "";
   let err = "";
@@ -30,7 +37,10 @@ export function memoryIo(
     readFile: (path) => {
       const content = files[path];
       if (content !== undefined) return Promise.resolve(content);
-      const error = Object.assign(new Error(`ENOENT: no such file or directory, open '${path}'`), { code: "ENOENT" });
+      const error = Object.assign(
+        new Error(`ENOENT: no such file or directory, open '${path}'`),
+        { code: "ENOENT" },
+      );
       return Promise.reject(error);
     },
     isTTY: options.isTTY ?? false,
@@ -48,7 +58,10 @@ export function plainOptions(width = 80, all = false): RenderOptions {
 
 /** c-001 … c-NNN. */
 export function names(prefix: string, n: number, from = 1): string[] {
-  return Array.from({ length: n }, (_, i) => `${prefix}-${String(i + from).padStart(3, "0")}`);
+  return Array.from(
+    { length: n },
+    (_, i) => `${prefix}-${String(i + from).padStart(3, "0")}`,
+  );
 }
 
 /** A three-stage staged plan like examples/staged-upgrade. */
@@ -61,14 +74,28 @@ export const stagedPlan: PlanOutput = {
       kind: "stage",
       maxConcurrency: 2,
       maxAllowedFailures: 0,
-      groups: [{ name: "canary", clusters: names("c", 3), maxConcurrency: 1, maxAllowedFailures: 0 }],
+      groups: [
+        {
+          name: "canary",
+          clusters: names("c", 3),
+          maxConcurrency: 1,
+          maxAllowedFailures: 0,
+        },
+      ],
     },
     {
       name: "staging",
       kind: "stage",
       maxConcurrency: 4,
       maxAllowedFailures: 2,
-      groups: [{ name: "staging", clusters: names("s", 16), maxConcurrency: 4, maxAllowedFailures: null }],
+      groups: [
+        {
+          name: "staging",
+          clusters: names("s", 16),
+          maxConcurrency: 4,
+          maxAllowedFailures: null,
+        },
+      ],
     },
     {
       name: "prod",
@@ -76,8 +103,18 @@ export const stagedPlan: PlanOutput = {
       maxConcurrency: 10,
       maxAllowedFailures: null,
       groups: [
-        { name: "prod-eu", clusters: names("p", 20), maxConcurrency: 5, maxAllowedFailures: 5 },
-        { name: "prod-us", clusters: names("p", 20, 21), maxConcurrency: 5, maxAllowedFailures: 5 },
+        {
+          name: "prod-eu",
+          clusters: names("p", 20),
+          maxConcurrency: 5,
+          maxAllowedFailures: 5,
+        },
+        {
+          name: "prod-us",
+          clusters: names("p", 20, 21),
+          maxConcurrency: 5,
+          maxAllowedFailures: 5,
+        },
       ],
     },
   ],
@@ -91,12 +128,27 @@ export const fleetPlan: PlanOutput = {
   apiVersion: "flotilla.dev/v1",
   dialect: "fleet",
   waves: [
-    { name: "canary", kind: "partition", maxUnavailable: 1, groups: [{ name: "canary", clusters: names("c", 4) }] },
-    { name: "prod", kind: "partition", maxUnavailable: 4, groups: [{ name: "prod", clusters: names("p", 40) }] },
+    {
+      name: "canary",
+      kind: "partition",
+      maxUnavailable: 1,
+      groups: [{ name: "canary", clusters: names("c", 4) }],
+    },
+    {
+      name: "prod",
+      kind: "partition",
+      maxUnavailable: 4,
+      groups: [{ name: "prod", clusters: names("p", 40) }],
+    },
   ],
   limits: { maxUnavailable: 44, maxUnavailablePartitions: 0, maxNew: 50 },
   unassigned: [],
-  warnings: [{ code: "MaxUnavailableDisablesGates", message: "maxUnavailable 100%: partitions never gate" }],
+  warnings: [
+    {
+      code: "MaxUnavailableDisablesGates",
+      message: "maxUnavailable 100%: partitions never gate",
+    },
+  ],
 };
 
 /** A staged simulation where one staging member failed and one prod member was skipped. */
@@ -110,12 +162,52 @@ export const stagedSimulation: SimulationOutput = {
   failureCount: 1,
   truncated: false,
   timeline: [
-    { at: "2026-03-02T09:00:00.000Z", type: "stageStarted", wave: "canary", message: "Stage canary started" },
-    { at: "2026-03-02T09:00:00.000Z", type: "released", cluster: "c-001", wave: "canary", group: "canary", message: "Released c-001" },
-    { at: "2026-03-02T09:00:00.000Z", type: "released", cluster: "c-002", wave: "canary", group: "canary", message: "Released c-002" },
-    { at: "2026-03-02T09:15:00.000Z", type: "memberSucceeded", cluster: "c-001", message: "c-001 Succeeded" },
-    { at: "2026-03-02T10:02:00.000Z", type: "released", cluster: "s-001", wave: "staging", group: "staging", message: "Released s-001" },
-    { at: "2026-03-02T10:07:00.000Z", type: "memberFailed", cluster: "s-001", message: "s-001 Failed: upgrade failed" },
+    {
+      at: "2026-03-02T09:00:00.000Z",
+      type: "stage",
+      wave: "canary",
+      message: "Started",
+    },
+    {
+      at: "2026-03-02T09:00:00.000Z",
+      type: "started",
+      cluster: "c-001",
+      wave: "canary",
+      group: "canary",
+      message: "Started",
+    },
+    {
+      at: "2026-03-02T09:00:00.000Z",
+      type: "started",
+      cluster: "c-002",
+      wave: "canary",
+      group: "canary",
+      message: "Started",
+    },
+    {
+      at: "2026-03-02T09:15:00.000Z",
+      type: "succeeded",
+      cluster: "c-001",
+      wave: "canary",
+      group: "canary",
+      message: "Succeeded",
+    },
+    {
+      at: "2026-03-02T10:02:00.000Z",
+      type: "started",
+      cluster: "s-001",
+      wave: "staging",
+      group: "staging",
+      message: "Started",
+    },
+    {
+      at: "2026-03-02T10:07:00.000Z",
+      type: "failed",
+      cluster: "s-001",
+      wave: "staging",
+      group: "staging",
+      message: "Upgrade failed",
+    },
   ],
   waves: [
     {

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { formatDuration, formatOffset, secondsBetween } from "../src/render/duration.js";
+import {
+  formatDuration,
+  formatOffset,
+  secondsBetween,
+} from "../src/render/duration.js";
 
 describe("formatOffset", () => {
   it.each([
@@ -33,7 +37,11 @@ describe("formatDuration", () => {
 
 describe("secondsBetween", () => {
   it("measures ISO timestamps in seconds, across offsets", () => {
-    expect(secondsBetween("2026-03-02T09:00:00Z", "2026-03-02T10:02:30+00:00")).toBe(3750);
-    expect(secondsBetween("2026-03-02T09:00:00Z", "2026-03-02T10:00:00+01:00")).toBe(0);
+    expect(
+      secondsBetween("2026-03-02T09:00:00Z", "2026-03-02T10:02:30+00:00"),
+    ).toBe(3750);
+    expect(
+      secondsBetween("2026-03-02T09:00:00Z", "2026-03-02T10:00:00+01:00"),
+    ).toBe(0);
   });
 });

@@ -8,25 +8,43 @@ describe("renderPlan for a staged run", () => {
   const lines = text.split("\n");
 
   it("summarises stages, groups and clusters in the headline", () => {
-    expect(lines[0]).toBe("Plan: staged update run, 3 stages, 4 groups, 59 clusters");
+    expect(lines[0]).toBe(
+      "Plan: staged update run, 3 stages, 4 groups, 59 clusters",
+    );
   });
 
   it("draws stages → groups → clusters with resolved limits", () => {
-    expect(lines.slice(1, 4)).toEqual([
+    const wide = renderPlan(stagedPlan, plainOptions(120));
+    expect(wide.split("\n").slice(1, 4)).toEqual([
       "├─ stage canary  3 clusters · maxConcurrency 2 · maxAllowedFailures 0 (fail-fast)",
       "│  └─ group canary  3 clusters · maxConcurrency 1 · maxAllowedFailures 0 (fail-fast)",
       "│     c-001, c-002, c-003",
     ]);
-    expect(text).toContain("└─ stage prod  40 clusters · maxConcurrency 10 · maxAllowedFailures none (no limit of its own)");
-    expect(text).toContain("   ├─ group prod-eu  20 clusters · maxConcurrency 5 · maxAllowedFailures 5");
+    expect(wide).toContain(
+      "└─ stage prod  40 clusters · maxConcurrency 10 · maxAllowedFailures none (no limit of its own)",
+    );
+    expect(wide).toContain(
+      "   ├─ group prod-eu  20 clusters · maxConcurrency 5 · maxAllowedFailures 5",
+    );
   });
 
   it("renders a null failure budget as no limit of its own", () => {
-    expect(text).toContain("group staging  16 clusters · maxConcurrency 4 · maxAllowedFailures none (no limit of its own)");
+    expect(renderPlan(stagedPlan, plainOptions(120))).toContain(
+      "group staging  16 clusters · maxConcurrency 4 · maxAllowedFailures none (no limit of its own)",
+    );
+  });
+
+  it("wraps a long limits line under its first fact, keeping the line to the children", () => {
+    expect(lines.slice(1, 5)).toEqual([
+      "├─ stage canary  3 clusters · maxConcurrency 2",
+      "│  │             maxAllowedFailures 0 (fail-fast)",
+      "│  └─ group canary  3 clusters · maxConcurrency 1",
+      "│                   maxAllowedFailures 0 (fail-fast)",
+    ]);
   });
 
   it("truncates long groups with the number of hidden clusters, and lists all with --all", () => {
-    const narrow = renderPlan(stagedPlan, plainOptions(40));
+    const narrow = renderPlan(stagedPlan, plainOptions(30));
     expect(narrow).toMatch(/\n {3}│ {2}… and \d+ more\n/);
     const all = renderPlan(stagedPlan, plainOptions(80, true));
     expect(all).not.toContain("more");
@@ -62,14 +80,27 @@ describe("renderPlan for a Fleet rollout", () => {
 
   it("shows the bundle-wide limits and the warnings with their codes", () => {
     expect(text).toContain(
-      "Limits: maxUnavailable 44 (bundle-wide) · maxUnavailablePartitions 0 (each partition Ready before the next) · maxNew 50 (per pass)",
+      [
+        "Limits: maxUnavailable 44 (bundle-wide)",
+        "        maxUnavailablePartitions 0 (each partition Ready before the next)",
+        "        maxNew 50 (per pass)",
+      ].join("\n"),
     );
-    expect(text).toContain("Warnings:\n  ! maxUnavailable 100%: partitions never gate (MaxUnavailableDisablesGates)\n");
+    const wide = renderPlan(fleetPlan, plainOptions(200));
+    expect(wide).toContain(
+      "Limits: maxUnavailable 44 (bundle-wide) · maxUnavailablePartitions 0 (each partition Ready before the next) · maxNew 50 (per pass)\n",
+    );
+    expect(text).toContain(
+      "Warnings:\n  ! maxUnavailable 100%: partitions never gate (MaxUnavailableDisablesGates)\n",
+    );
   });
 
   it("uses colour only when the style enables it", () => {
     expect(text).not.toContain("\u001b[");
-    const coloured = renderPlan(fleetPlan, { ...plainOptions(), style: createStyle(true) });
+    const coloured = renderPlan(fleetPlan, {
+      ...plainOptions(),
+      style: createStyle(true),
+    });
     expect(coloured).toContain("\u001b[");
   });
 });

@@ -5,7 +5,10 @@ describe("renderTree", () => {
   it("draws branches, continues the line past non-last nodes and indents bodies under leaves", () => {
     const lines = renderTree(
       [
-        { label: "stage a", children: [{ label: "group a1", body: () => ["c-1"] }] },
+        {
+          label: "stage a",
+          children: [{ label: "group a1", body: () => ["c-1"] }],
+        },
         {
           label: "stage b",
           children: [
@@ -31,7 +34,12 @@ describe("renderTree", () => {
   it("gives bodies the width left after the indentation", () => {
     const widths: number[] = [];
     renderTree(
-      [{ label: "a", children: [{ label: "b", body: (w) => (widths.push(w), []) }] }],
+      [
+        {
+          label: "a",
+          children: [{ label: "b", body: (w) => (widths.push(w), []) }],
+        },
+      ],
       80,
     );
     expect(widths).toEqual([80 - "   ".length - "   ".length]);

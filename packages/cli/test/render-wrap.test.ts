@@ -17,22 +17,34 @@ describe("wrapList", () => {
   it("truncates after maxLines with the number of names not shown", () => {
     const lines = wrapList(names("c", 100), { width: 30, maxLines: 2 });
     expect(lines).toHaveLength(3);
-    const shown = lines.slice(0, 2).join(" ").split(/,? /).filter((s) => s !== "").length;
+    const shown = lines
+      .slice(0, 2)
+      .join(" ")
+      .split(/,? /)
+      .filter((s) => s !== "").length;
     expect(lines[2]).toBe(`… and ${String(100 - shown)} more`);
   });
 
   it("does not truncate a list that fits in maxLines", () => {
-    expect(wrapList(names("c", 3), { width: 80, maxLines: 1 })).toEqual(["c-001, c-002, c-003"]);
+    expect(wrapList(names("c", 3), { width: 80, maxLines: 1 })).toEqual([
+      "c-001, c-002, c-003",
+    ]);
   });
 
   it("puts a name longer than the width on a line of its own", () => {
-    expect(wrapList(["a", "x".repeat(20), "b"], { width: 10 })).toEqual(["a,", `${"x".repeat(20)},`, "b"]);
+    expect(wrapList(["a", "x".repeat(20), "b"], { width: 10 })).toEqual([
+      "a,",
+      `${"x".repeat(20)},`,
+      "b",
+    ]);
   });
 });
 
 describe("labelledList", () => {
   it("starts after the label and indents continuation lines", () => {
-    const lines = labelledList("Unassigned (6): ", names("x", 6), { width: 30 });
+    const lines = labelledList("Unassigned (6): ", names("x", 6), {
+      width: 30,
+    });
     expect(lines[0]?.startsWith("Unassigned (6): x-001")).toBe(true);
     expect(lines.slice(1).every((l) => l.startsWith("  x-"))).toBe(true);
     for (const line of lines) expect(line.length).toBeLessThanOrEqual(30);

@@ -119,6 +119,7 @@ export type {
 } from "./staged/run.js";
 export type { RunEvent, RunAction, Rejection, StepResult, Actor, TransitionScope } from "./staged/events.js";
 export { nextWeeklyOccurrence } from "./staged/gates.js";
+export { locateMember } from "./staged/member-index.js";
 export { runWarnings } from "./staged/warnings.js";
 
 // Offline previews

@@ -112,6 +112,6 @@ export function concurrency(count: number, value: IntOrPercent): number {
 /** maxAllowedFailures (SPEC 2, rule 3): integers as given; percent → ceil(count × p / 100). */
 export function failureBudget(count: number, value: IntOrPercent): number {
   if (value.kind === "int") return value.value;
-  // Integer maths for whole percentages avoids float noise such as 7 × 100 / 100 ≠ 7.
+  // count × p is exact for the whole percentages this rule accepts, so ceil sees no float noise.
   return Math.ceil((count * value.value) / 100);
 }

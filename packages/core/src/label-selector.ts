@@ -215,14 +215,14 @@ class SelectorStringParser {
         continue;
       }
       if (c === ")") {
+        if (values.length === 1 && values[0] === "") {
+          this.error("a value list must not be empty");
+          return undefined;
+        }
         this.pos += 1;
         break;
       }
       this.error(c === undefined ? `missing ")"` : `expected "," or ")" in value list`);
-      return undefined;
-    }
-    if (values.length === 1 && values[0] === "") {
-      this.error("a value list must not be empty");
       return undefined;
     }
     return { key, operator, values };

@@ -71,6 +71,8 @@ export interface SimulatedMember {
   readonly name: string;
   readonly state: string;
   readonly reason?: string;
+  /** The last message about the member (e.g. the error of a failed upgrade). */
+  readonly message?: string;
   readonly releasedAt?: string;
   readonly finishedAt?: string;
 }
@@ -100,7 +102,7 @@ export interface SimulationOutput {
   readonly durationSeconds: number;
   readonly finalState: string;
   readonly failureCount: number;
-  /** True when the simulation reached `until` before the rollout finished. */
+  /** True when the rollout did not finish: `until` was reached, or it stalled (e.g. an approval never given). */
   readonly truncated: boolean;
   readonly timeline: readonly TimelineEntry[];
   readonly waves: readonly SimulatedWave[];

@@ -3,6 +3,7 @@
  * out, how each cluster behaves, when operators approve gates, and when to give up.
  */
 import { z } from "zod";
+import { parseInstant } from "./maintenance/calendar.js";
 import { fail, ok, type Problem, type Result } from "./result.js";
 import { parseWith, strictObject } from "./schema.js";
 import { upgradeField, type UpgradePayload } from "./upgrade.js";
@@ -49,14 +50,7 @@ export function parseScenarioTime(text: string, startMs: number): number | undef
     }
     return startMs + total;
   }
-  return parseTimestamp(text);
-}
-
-/** Parses an ISO-8601 timestamp that names its zone (`Z` or `±HH:MM`). */
-export function parseTimestamp(text: string): number | undefined {
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text)) return undefined;
-  const ms = Date.parse(text);
-  return Number.isNaN(ms) ? undefined : ms;
+  return parseInstant(text);
 }
 
 const seconds = z.number().min(0, "must not be negative");
@@ -92,7 +86,7 @@ export function parseScenario(raw: unknown, clusterNames: ReadonlySet<string>): 
   if (!parsed.ok) return parsed;
   const s = parsed.value;
   const problems: Problem[] = [];
-  const startMs = parseTimestamp(s.start);
+  const startMs = parseInstant(s.start);
   if (startMs === undefined) {
     return fail([{ path: "start", message: 'must be an ISO timestamp with a zone, e.g. "2026-03-02T10:00:00Z"', value: s.start }]);
   }

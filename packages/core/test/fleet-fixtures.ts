@@ -2,21 +2,40 @@
 import type { Cluster, ClusterGroup } from "../src/cluster.js";
 import type { Labels } from "../src/label-selector.js";
 import { parseSelectorStruct } from "../src/label-selector.js";
-import type { DeploymentObservation, PassResult } from "../src/fleet/rollout-pass.js";
-import { parseRolloutStrategy, type FleetRolloutStrategy } from "../src/fleet/strategy.js";
+import type {
+  DeploymentObservation,
+  PassResult,
+} from "../src/fleet/rollout-pass.js";
+import {
+  parseRolloutStrategy,
+  type FleetRolloutStrategy,
+} from "../src/fleet/strategy.js";
 
 /** A cluster with only a name and labels. */
-export function cluster(name: string, labels: Labels = {}, groups: readonly string[] = []): Cluster {
+export function cluster(
+  name: string,
+  labels: Labels = {},
+  groups: readonly string[] = [],
+): Cluster {
   return { name, labels, groups, nodePools: [] };
 }
 
 /** `n` clusters named c-000, c-001, … (zero-padded so byte order is numeric order). */
-export function fleetOf(n: number, labels: (i: number) => Labels = () => ({})): Cluster[] {
-  return Array.from({ length: n }, (_, i) => cluster(`c-${String(i).padStart(3, "0")}`, labels(i)));
+export function fleetOf(
+  n: number,
+  labels: (i: number) => Labels = () => ({}),
+): Cluster[] {
+  return Array.from({ length: n }, (_, i) =>
+    cluster(`c-${String(i).padStart(3, "0")}`, labels(i)),
+  );
 }
 
 /** A cluster group with labels and an optional struct selector. */
-export function group(name: string, labels: Labels, selector?: unknown): ClusterGroup {
+export function group(
+  name: string,
+  labels: Labels,
+  selector?: unknown,
+): ClusterGroup {
   if (selector === undefined) return { name, labels };
   const parsed = parseSelectorStruct(selector, "selector");
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
@@ -41,10 +60,16 @@ export const readyAt = (revision: string): DeploymentObservation => ({
 });
 
 /** Applied at `revision`, resources not Ready. */
-export const notReadyAt = (revision: string): DeploymentObservation => ({ ...readyAt(revision), ready: false });
+export const notReadyAt = (revision: string): DeploymentObservation => ({
+  ...readyAt(revision),
+  ready: false,
+});
 
 /** Released `revision`, the agent has not applied it yet (applied `previous`, if any). */
-export const waitingFor = (revision: string, previous?: string): DeploymentObservation => ({
+export const waitingFor = (
+  revision: string,
+  previous?: string,
+): DeploymentObservation => ({
   releasedRevision: revision,
   ...(previous === undefined ? {} : { appliedRevision: previous }),
   ready: previous !== undefined,
@@ -54,7 +79,10 @@ export const waitingFor = (revision: string, previous?: string): DeploymentObser
 });
 
 /** Every given cluster Ready at `revision`. */
-export function allReady(names: readonly string[], revision: string): Map<string, DeploymentObservation> {
+export function allReady(
+  names: readonly string[],
+  revision: string,
+): Map<string, DeploymentObservation> {
   return new Map(names.map((n) => [n, readyAt(revision)]));
 }
 
@@ -76,11 +104,13 @@ export function markReady(
   const next = new Map(deployments);
   for (const n of names) {
     const o = next.get(n);
-    if (o?.releasedRevision !== undefined) next.set(n, readyAt(o.releasedRevision));
+    if (o?.releasedRevision !== undefined)
+      next.set(n, readyAt(o.releasedRevision));
   }
   return next;
 }
 
 /** Sizes of the partitions of a pass or plan. */
-export const sizes = (partitions: readonly { clusters: readonly string[] }[]): number[] =>
-  partitions.map((p) => p.clusters.length);
+export const sizes = (
+  partitions: readonly { clusters: readonly string[] }[],
+): number[] => partitions.map((p) => p.clusters.length);

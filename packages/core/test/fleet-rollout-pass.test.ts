@@ -8,7 +8,17 @@ import {
   type DeploymentObservation,
   type PassInput,
 } from "../src/fleet/rollout-pass.js";
-import { allReady, applyReleases, cluster, fleetOf, markReady, notReadyAt, readyAt, strategy, waitingFor } from "./fleet-fixtures.js";
+import {
+  allReady,
+  applyReleases,
+  cluster,
+  fleetOf,
+  markReady,
+  notReadyAt,
+  readyAt,
+  strategy,
+  waitingFor,
+} from "./fleet-fixtures.js";
 
 const NOW = Date.UTC(2026, 2, 2, 10);
 const HOUR = 3_600_000;
@@ -30,15 +40,29 @@ function pass(
   });
 }
 
-const released = (r: ReturnType<typeof pass>): string[] => r.release.map((d) => d.cluster);
-const names = (targets: readonly Cluster[]): string[] => targets.map((c) => c.name);
+const released = (r: ReturnType<typeof pass>): string[] =>
+  r.release.map((d) => d.cluster);
+const names = (targets: readonly Cluster[]): string[] =>
+  targets.map((c) => c.name);
 
 function workloadsWindow(startMs: number, endMs: number): Maintenance {
-  return { windows: { kubernetes: [], nodeImage: [], workloads: [{ type: "OneOff", startMs, endMs }] }, freezes: [] };
+  return {
+    windows: {
+      kubernetes: [],
+      nodeImage: [],
+      workloads: [{ type: "OneOff", startMs, endMs }],
+    },
+    freezes: [],
+  };
 }
 
 describe("cluster states (SPEC 4.2)", () => {
-  const base = { ready: false, errored: false, modified: false, unreachable: false };
+  const base = {
+    ready: false,
+    errored: false,
+    modified: false,
+    unreachable: false,
+  };
   it.each([
     ["Pending", base, false],
     ["OutOfSync", readyAt("rev-1"), false],
@@ -50,14 +74,21 @@ describe("cluster states (SPEC 4.2)", () => {
     ["NotReady", notReadyAt("rev-1"), true],
     ["Modified", { ...readyAt("rev-2"), modified: true }, false],
     ["Ready", readyAt("rev-2"), false],
-  ] as const)("%s (unavailable: %s)", (state, o: DeploymentObservation, unavailable) => {
-    expect(bundleClusterState(o, "rev-2")).toBe(state);
-    expect(isUnavailable(o)).toBe(unavailable);
-  });
+  ] as const)(
+    "%s (unavailable: %s)",
+    (state, o: DeploymentObservation, unavailable) => {
+      expect(bundleClusterState(o, "rev-2")).toBe(state);
+      expect(isUnavailable(o)).toBe(unavailable);
+    },
+  );
 
   it("counts an unreachable agent as unavailable whatever it last reported (SPEC 8)", () => {
-    expect(isUnavailable({ ...readyAt("rev-2"), unreachable: true })).toBe(true);
-    expect(bundleClusterState({ ...readyAt("rev-2"), unreachable: true }, "rev-2")).toBe("Ready");
+    expect(isUnavailable({ ...readyAt("rev-2"), unreachable: true })).toBe(
+      true,
+    );
+    expect(
+      bundleClusterState({ ...readyAt("rev-2"), unreachable: true }, "rev-2"),
+    ).toBe("Ready");
   });
 
   it("reports every target's state before the pass, byte order, Pending when never observed", () => {
@@ -84,13 +115,19 @@ describe("updates (SPEC 4.3)", () => {
   it("releases updates one cluster at a time while unavailable < maxUnavailable, in name order", () => {
     const r = pass({ maxUnavailable: 2 }, targets, old);
     expect(released(r)).toEqual(["c-000", "c-001"]);
-    expect(r.release.every((d) => d.kind === "update" && d.revision === "rev-2")).toBe(true);
+    expect(
+      r.release.every((d) => d.kind === "update" && d.revision === "rev-2"),
+    ).toBe(true);
     expect(r.unavailable).toBe(2);
-    expect(r.held.map((h) => h.reason)).toEqual(Array(8).fill("MaxUnavailable"));
+    expect(r.held.map((h) => h.reason)).toEqual(
+      Array(8).fill("MaxUnavailable"),
+    );
     const waiting = applyReleases(old, r);
     expect(pass({ maxUnavailable: 2 }, targets, waiting).release).toEqual([]);
     const oneDone = markReady(waiting, ["c-000"]);
-    expect(released(pass({ maxUnavailable: 2 }, targets, oneDone))).toEqual(["c-002"]);
+    expect(released(pass({ maxUnavailable: 2 }, targets, oneDone))).toEqual([
+      "c-002",
+    ]);
   });
 
   it("switches a cluster already unavailable at an older revision regardless of the limits (Fleet)", () => {
@@ -103,7 +140,9 @@ describe("updates (SPEC 4.3)", () => {
   });
 
   it("counts releases of already-unavailable clusters toward maxNew", () => {
-    const deployments = new Map(names(targets).map((n) => [n, notReadyAt("rev-1")]));
+    const deployments = new Map(
+      names(targets).map((n) => [n, notReadyAt("rev-1")]),
+    );
     const r = pass({ maxNew: 3 }, targets, deployments);
     expect(released(r)).toEqual(["c-000", "c-001", "c-002"]);
     expect(r.held.every((h) => h.reason === "MaxNew")).toBe(true);
@@ -117,7 +156,8 @@ describe("updates (SPEC 4.3)", () => {
 
   it("does not let Modified clusters block a rollout", () => {
     const deployments = new Map(old);
-    for (const n of ["c-000", "c-001"]) deployments.set(n, { ...readyAt("rev-2"), modified: true });
+    for (const n of ["c-000", "c-001"])
+      deployments.set(n, { ...readyAt("rev-2"), modified: true });
     const r = pass({ maxUnavailable: 1 }, targets, deployments);
     expect(released(r)).toEqual(["c-002"]);
   });
@@ -125,8 +165,12 @@ describe("updates (SPEC 4.3)", () => {
   it("lets an unreachable cluster hold one unit of the budget", () => {
     const deployments = new Map(old);
     deployments.set("c-009", { ...readyAt("rev-2"), unreachable: true });
-    expect(pass({ maxUnavailable: 1 }, targets, deployments).release).toEqual([]);
-    expect(released(pass({ maxUnavailable: 2 }, targets, deployments))).toEqual(["c-000"]);
+    expect(pass({ maxUnavailable: 1 }, targets, deployments).release).toEqual(
+      [],
+    );
+    expect(released(pass({ maxUnavailable: 2 }, targets, deployments))).toEqual(
+      ["c-000"],
+    );
   });
 
   it("applies the bundle-wide limit across partitions as well as each partition's", () => {
@@ -135,13 +179,23 @@ describe("updates (SPEC 4.3)", () => {
       maxUnavailable: 3,
       maxUnavailablePartitions: 1,
       partitions: [
-        { name: "a", maxUnavailable: 5, clusterSelector: { matchLabels: { half: "a" } } },
-        { name: "b", maxUnavailable: 5, clusterSelector: { matchLabels: { half: "b" } } },
+        {
+          name: "a",
+          maxUnavailable: 5,
+          clusterSelector: { matchLabels: { half: "a" } },
+        },
+        {
+          name: "b",
+          maxUnavailable: 5,
+          clusterSelector: { matchLabels: { half: "b" } },
+        },
       ],
     };
     const r = pass(s, two, allReady(names(two), "rev-1"));
     expect(released(r)).toEqual(["c-000", "c-001", "c-002"]);
-    expect(r.held.find((h) => h.cluster === "c-005")?.message).toMatch(/bundle has 3 unavailable/);
+    expect(r.held.find((h) => h.cluster === "c-005")?.message).toMatch(
+      /bundle has 3 unavailable/,
+    );
   });
 });
 
@@ -155,7 +209,9 @@ describe("first deployments (SPEC 4.3)", () => {
     let deployments = applyReleases(new Map(), first);
     expect(pass(s, targets, deployments).release).toEqual([]);
     deployments = markReady(deployments, names(targets).slice(0, 9));
-    expect(released(pass(s, targets, deployments))).toEqual(names(targets).slice(10, 20));
+    expect(released(pass(s, targets, deployments))).toEqual(
+      names(targets).slice(10, 20),
+    );
   });
 
   it("shares maxNew across partitions and between first deployments and updates", () => {
@@ -186,7 +242,9 @@ describe("first deployments (SPEC 4.3)", () => {
     const targets = fleetOf(4);
     const deployments = allReady(["c-000", "c-001", "c-003"], "rev-2");
     const r = pass({ maxUnavailable: 1 }, targets, deployments);
-    expect(r.release).toEqual([{ cluster: "c-002", partition: "All", revision: "rev-2", kind: "first" }]);
+    expect(r.release).toEqual([
+      { cluster: "c-002", partition: "All", revision: "rev-2", kind: "first" },
+    ]);
   });
 
   it("releases nothing with maxNew 0", () => {
@@ -210,10 +268,20 @@ describe("partition gating (SPEC 4.3)", () => {
     const r = pass(twoParts({ maxUnavailable: 1, maxNew: 1 }), targets);
     expect(released(r)).toEqual(["c-000"]);
     // 1 released (unavailable) + 2 not released = 3 > 1.
-    expect(r.partitions[0]).toMatchObject({ notReadyCount: 3, notReady: true, unavailable: 1, released: 1, visited: true });
+    expect(r.partitions[0]).toMatchObject({
+      notReadyCount: 3,
+      notReady: true,
+      unavailable: 1,
+      released: 1,
+      visited: true,
+    });
     expect(r.stoppedAfter).toBe("a");
     expect(r.partitions[1]).toMatchObject({ visited: false, released: 0 });
-    expect(r.held.filter((h) => h.partition === "b").every((h) => h.reason === "PartitionsNotReady")).toBe(true);
+    expect(
+      r.held
+        .filter((h) => h.partition === "b")
+        .every((h) => h.reason === "PartitionsNotReady"),
+    ).toBe(true);
   });
 
   it("does not report stoppedAfter when only the last partition is NotReady", () => {
@@ -225,7 +293,11 @@ describe("partition gating (SPEC 4.3)", () => {
   });
 
   it("never releases to unassigned clusters and reports them", () => {
-    const s = { partitions: [{ name: "a", clusterSelector: { matchLabels: { half: "a" } } }] };
+    const s = {
+      partitions: [
+        { name: "a", clusterSelector: { matchLabels: { half: "a" } } },
+      ],
+    };
     const r = pass(s, targets);
     expect(released(r)).toEqual(["c-000", "c-001", "c-002"]);
     expect(r.unassigned).toEqual(["c-003", "c-004", "c-005"]);
@@ -237,8 +309,14 @@ describe("workload windows and pause", () => {
   it("holds a cluster whose workloads window is closed, with the next opening, and releases the rest", () => {
     const opens = NOW + 2 * HOUR;
     const targets = [
-      { ...cluster("c-0"), maintenance: workloadsWindow(opens, opens + 4 * HOUR) },
-      { ...cluster("c-1"), maintenance: workloadsWindow(NOW - HOUR, NOW + HOUR) },
+      {
+        ...cluster("c-0"),
+        maintenance: workloadsWindow(opens, opens + 4 * HOUR),
+      },
+      {
+        ...cluster("c-1"),
+        maintenance: workloadsWindow(NOW - HOUR, NOW + HOUR),
+      },
       cluster("c-2"),
     ];
     const r = pass({ maxNew: 2 }, targets);
@@ -249,16 +327,24 @@ describe("workload windows and pause", () => {
         partition: "All",
         reason: "WindowClosed",
         nextOpeningMs: opens,
-        message: "workloads maintenance window closed; next opening 2026-03-02T12:00:00.000Z",
+        message:
+          "workloads maintenance window closed; next opening 2026-03-02T12:00:00.000Z",
       },
     ]);
     expect(r.states.get("c-0")).toBe("Pending");
-    const later = pass({ maxNew: 2 }, targets, applyReleases(new Map(), r), { nowMs: opens });
+    const later = pass({ maxNew: 2 }, targets, applyReleases(new Map(), r), {
+      nowMs: opens,
+    });
     expect(released(later)).toEqual(["c-0"]);
   });
 
   it("holds updates too: the window governs every release to the cluster", () => {
-    const targets = [{ ...cluster("c-0"), maintenance: workloadsWindow(NOW + HOUR, NOW + 2 * HOUR) }];
+    const targets = [
+      {
+        ...cluster("c-0"),
+        maintenance: workloadsWindow(NOW + HOUR, NOW + 2 * HOUR),
+      },
+    ];
     const r = pass({}, targets, allReady(["c-0"], "rev-1"));
     expect(r.release).toEqual([]);
     expect(r.held[0]?.reason).toBe("WindowClosed");

@@ -4,12 +4,24 @@
  * Fleet's code disagree.
  */
 import { describe, expect, it } from "vitest";
-import type { DeploymentObservation, PassInput } from "../src/fleet/rollout-pass.js";
+import type {
+  DeploymentObservation,
+  PassInput,
+} from "../src/fleet/rollout-pass.js";
 import { rolloutPass } from "../src/fleet/rollout-pass.js";
 import { formPartitions } from "../src/fleet/partitions.js";
 import { fleetWarnings } from "../src/fleet/warnings.js";
 import type { Cluster } from "../src/cluster.js";
-import { applyReleases, cluster, fleetOf, markReady, notReadyAt, readyAt, sizes, strategy } from "./fleet-fixtures.js";
+import {
+  applyReleases,
+  cluster,
+  fleetOf,
+  markReady,
+  notReadyAt,
+  readyAt,
+  sizes,
+  strategy,
+} from "./fleet-fixtures.js";
 
 const REV = "rev-2";
 const NOW = Date.UTC(2026, 2, 2, 10);
@@ -20,38 +32,63 @@ function pass(
   deployments: ReadonlyMap<string, DeploymentObservation> = new Map(),
   revision = REV,
 ) {
-  const input: PassInput = { strategy: strategy(raw), targets, clusterGroups: [], revision, deployments, nowMs: NOW };
+  const input: PassInput = {
+    strategy: strategy(raw),
+    targets,
+    clusterGroups: [],
+    revision,
+    deployments,
+    nowMs: NOW,
+  };
   return rolloutPass(input);
 }
 
-const released = (r: ReturnType<typeof pass>): string[] => r.release.map((d) => d.cluster);
+const released = (r: ReturnType<typeof pass>): string[] =>
+  r.release.map((d) => d.cluster);
 
 describe("Rancher Fleet seed: automatic partitioning", () => {
   it("200 clusters at autoPartitionSize 25% make four partitions of 50", () => {
-    expect(sizes(formPartitions(strategy(), fleetOf(200), []).partitions)).toEqual([50, 50, 50, 50]);
+    expect(
+      sizes(formPartitions(strategy(), fleetOf(200), []).partitions),
+    ).toEqual([50, 50, 50, 50]);
   });
 
   it("230 clusters at autoPartitionSize 25% make four partitions of 57 and one of 2", () => {
-    expect(sizes(formPartitions(strategy({ autoPartitionSize: "25%" }), fleetOf(230), []).partitions)).toEqual([
-      57, 57, 57, 57, 2,
-    ]);
+    expect(
+      sizes(
+        formPartitions(strategy({ autoPartitionSize: "25%" }), fleetOf(230), [])
+          .partitions,
+      ),
+    ).toEqual([57, 57, 57, 57, 2]);
   });
 
   it("autoPartitionThreshold 50 with autoPartitionSize 50% makes two partitions of 25 from 50 clusters", () => {
-    const plan = formPartitions(strategy({ autoPartitionThreshold: 50, autoPartitionSize: "50%" }), fleetOf(50), []);
+    const plan = formPartitions(
+      strategy({ autoPartitionThreshold: 50, autoPartitionSize: "50%" }),
+      fleetOf(50),
+      [],
+    );
     expect(sizes(plan.partitions)).toEqual([25, 25]);
   });
 
   it("without autoPartitionThreshold those 50 clusters stay in a single partition (default 200)", () => {
-    const plan = formPartitions(strategy({ autoPartitionSize: "50%" }), fleetOf(50), []);
-    expect(plan.partitions.map((p) => [p.name, p.clusters.length])).toEqual([["All", 50]]);
+    const plan = formPartitions(
+      strategy({ autoPartitionSize: "50%" }),
+      fleetOf(50),
+      [],
+    );
+    expect(plan.partitions.map((p) => [p.name, p.clusters.length])).toEqual([
+      ["All", 50],
+    ]);
   });
 });
 
 describe("Rancher Fleet seed: batches of maxNew", () => {
   it("a partition of 25 clusters with maxUnavailable 5 deploys all 25 before maxUnavailable is checked", () => {
     const r = pass({ maxUnavailable: 5 }, fleetOf(25));
-    expect(r.partitions.map((p) => [p.clusters.length, p.maxUnavailable])).toEqual([[25, 5]]);
+    expect(
+      r.partitions.map((p) => [p.clusters.length, p.maxUnavailable]),
+    ).toEqual([[25, 5]]);
     expect(r.release).toHaveLength(25);
     expect(r.release.every((d) => d.kind === "first")).toBe(true);
     // The check happens after the batch: the partition is now NotReady and the next batch would wait.
@@ -68,19 +105,33 @@ describe("Rancher Fleet seed: batches of maxNew", () => {
 
 describe("Rancher Fleet seed: manual partitioning", () => {
   const targets = [
-    ...Array.from({ length: 3 }, (_, i) => cluster(`staging-${String(i)}`, { env: "staging" })),
-    ...Array.from({ length: 20 }, (_, i) => cluster(`prod-${String(i).padStart(2, "0")}`, { env: "prod" })),
+    ...Array.from({ length: 3 }, (_, i) =>
+      cluster(`staging-${String(i)}`, { env: "staging" }),
+    ),
+    ...Array.from({ length: 20 }, (_, i) =>
+      cluster(`prod-${String(i).padStart(2, "0")}`, { env: "prod" }),
+    ),
   ];
   const demo = {
     partitions: [
-      { name: "demoRollout", maxUnavailable: "10%", clusterSelector: { matchLabels: { env: "staging" } } },
-      { name: "stable", maxUnavailable: "5%", clusterSelector: { matchLabels: { env: "prod" } } },
+      {
+        name: "demoRollout",
+        maxUnavailable: "10%",
+        clusterSelector: { matchLabels: { env: "staging" } },
+      },
+      {
+        name: "stable",
+        maxUnavailable: "5%",
+        clusterSelector: { matchLabels: { env: "prod" } },
+      },
     ],
   };
 
   it("demoRollout (env: staging, 10%) and stable (env: prod, 5%) are selected by clusterSelector in declared order", () => {
     const plan = formPartitions(strategy(demo), targets, []);
-    expect(plan.partitions.map((p) => [p.name, p.clusters.length, p.maxUnavailable])).toEqual([
+    expect(
+      plan.partitions.map((p) => [p.name, p.clusters.length, p.maxUnavailable]),
+    ).toEqual([
       ["demoRollout", 3, 1],
       ["stable", 20, 1],
     ]);
@@ -109,9 +160,13 @@ describe("Rancher Fleet seed: preventing image pull storms", () => {
   const storm = {
     maxUnavailablePartitions: 0,
     maxUnavailable: "10%",
-    partitions: [0, 1, 2, 3, 4].map((w) => ({ name: `wave-${String(w)}`, clusterSelector: { matchLabels: { wave: String(w) } } })),
+    partitions: [0, 1, 2, 3, 4].map((w) => ({
+      name: `wave-${String(w)}`,
+      clusterSelector: { matchLabels: { wave: String(w) } },
+    })),
   };
-  const wave = (w: number): string[] => targets.slice(w * 40, w * 40 + 40).map((c) => c.name);
+  const wave = (w: number): string[] =>
+    targets.slice(w * 40, w * 40 + 40).map((c) => c.name);
 
   it("deploys all 40 clusters of the first partition in one batch", () => {
     const r = pass(storm, targets);
@@ -120,7 +175,9 @@ describe("Rancher Fleet seed: preventing image pull storms", () => {
   });
 
   it("pauses while more than 4 of the 40 are NotReady and proceeds once at most 4 are", () => {
-    let deployments = new Map<string, DeploymentObservation>(wave(0).map((n) => [n, notReadyAt(REV)]));
+    let deployments = new Map<string, DeploymentObservation>(
+      wave(0).map((n) => [n, notReadyAt(REV)]),
+    );
     deployments = markReady(deployments, wave(0).slice(0, 35));
     const five = pass(storm, targets, deployments);
     expect(five.partitions[0]?.notReadyCount).toBe(5);
@@ -159,7 +216,9 @@ describe("Rancher Fleet seed: Scenario 100 clusters (single partition)", () => {
     const ten = pass(s, targets, deployments);
     expect(ten.release).toEqual([]);
     expect(ten.unavailable).toBe(10);
-    expect(new Set(ten.held.map((h) => h.reason))).toEqual(new Set(["MaxUnavailable"]));
+    expect(new Set(ten.held.map((h) => h.reason))).toEqual(
+      new Set(["MaxUnavailable"]),
+    );
     expect(ten.held).toHaveLength(50);
 
     // 9 NotReady: the remaining 50 go out as one batch.
@@ -175,7 +234,11 @@ describe("Rancher Fleet seed: Scenario 200 clusters (multiple partitions)", () =
   const slice = (k: number): string[] => names.slice(k * 20, k * 20 + 20);
 
   it("maxUnavailablePartitions 1 with autoPartitionSize 10% makes ten partitions of 20", () => {
-    const plan = formPartitions(strategy({ maxUnavailablePartitions: 1, autoPartitionSize: "10%" }), targets, []);
+    const plan = formPartitions(
+      strategy({ maxUnavailablePartitions: 1, autoPartitionSize: "10%" }),
+      targets,
+      [],
+    );
     expect(sizes(plan.partitions)).toEqual(Array(10).fill(20));
     expect(plan.limits.maxUnavailablePartitions).toBe(1);
   });
@@ -183,10 +246,16 @@ describe("Rancher Fleet seed: Scenario 200 clusters (multiple partitions)", () =
   // The seed's settings leave maxUnavailable at 100%, under which no partition can ever be NotReady
   // (SPEC 4.3; fleet.md section 8 row 7). maxUnavailable "10%" (2 per partition) makes the
   // partition gate observable, which is what the scenario describes.
-  const gated = { maxUnavailablePartitions: 1, autoPartitionSize: "10%", maxUnavailable: "10%" };
+  const gated = {
+    maxUnavailablePartitions: 1,
+    autoPartitionSize: "10%",
+    maxUnavailable: "10%",
+  };
 
   it("one NotReady partition is passed: the rollout proceeds to the next", () => {
-    const deployments = new Map<string, DeploymentObservation>(slice(0).map((n) => [n, readyAt(REV)]));
+    const deployments = new Map<string, DeploymentObservation>(
+      slice(0).map((n) => [n, readyAt(REV)]),
+    );
     for (const n of slice(0).slice(0, 3)) deployments.set(n, notReadyAt(REV));
     const r = pass(gated, targets, deployments);
     expect(r.partitions[0]?.notReady).toBe(true);
@@ -198,8 +267,11 @@ describe("Rancher Fleet seed: Scenario 200 clusters (multiple partitions)", () =
   });
 
   it("two NotReady partitions pause the rollout", () => {
-    const deployments = new Map<string, DeploymentObservation>([...slice(0), ...slice(1)].map((n) => [n, readyAt(REV)]));
-    for (const n of [...slice(0).slice(0, 3), ...slice(1).slice(0, 3)]) deployments.set(n, notReadyAt(REV));
+    const deployments = new Map<string, DeploymentObservation>(
+      [...slice(0), ...slice(1)].map((n) => [n, readyAt(REV)]),
+    );
+    for (const n of [...slice(0).slice(0, 3), ...slice(1).slice(0, 3)])
+      deployments.set(n, notReadyAt(REV));
     const r = pass(gated, targets, deployments);
     expect(r.release).toEqual([]);
     expect(r.stoppedAfter).toBe("Partition 20 - 40");
@@ -219,18 +291,28 @@ describe("Rancher Fleet seed: Scenario 200 clusters (multiple partitions)", () =
     }
     expect(perPass).toEqual([50, 50, 50, 50]);
     const plan = formPartitions(strategy(seed), targets, []);
-    const codes = fleetWarnings(strategy(seed), plan.partitions, plan.limits, plan.unassigned).map((w) => w.code);
+    const codes = fleetWarnings(
+      strategy(seed),
+      plan.partitions,
+      plan.limits,
+      plan.unassigned,
+    ).map((w) => w.code);
     expect(codes).toContain("MaxUnavailableDisablesGates");
   });
 });
 
 describe("Rancher Fleet seed: Scenario 200 clusters (strict readiness, manual partitions)", () => {
-  const targets = fleetOf(200, (i) => ({ stage: i < 20 ? "demoRollout" : "stable" }));
+  const targets = fleetOf(200, (i) => ({
+    stage: i < 20 ? "demoRollout" : "stable",
+  }));
   const strict = {
     maxUnavailable: 0,
     maxUnavailablePartitions: 0,
     partitions: [
-      { name: "demoRollout", clusterSelector: { matchLabels: { stage: "demoRollout" } } },
+      {
+        name: "demoRollout",
+        clusterSelector: { matchLabels: { stage: "demoRollout" } },
+      },
       { name: "stable", clusterSelector: { matchLabels: { stage: "stable" } } },
     ],
   };
@@ -247,11 +329,15 @@ describe("Rancher Fleet seed: Scenario 200 clusters (strict readiness, manual pa
     expect(almost.partitions[0]?.notReady).toBe(true);
     deployments = markReady(deployments, demo.slice(19));
     const ready = pass(strict, targets, deployments);
-    expect(ready.release.map((d) => d.partition)).toEqual(Array(50).fill("stable"));
+    expect(ready.release.map((d) => d.partition)).toEqual(
+      Array(50).fill("stable"),
+    );
   });
 
   it("updates go one cluster at a time, each Ready before the next (SPEC 4.3 Decision: a limit of 0 means one at a time)", () => {
-    let deployments = new Map<string, DeploymentObservation>(targets.map((c) => [c.name, readyAt("rev-1")]));
+    let deployments = new Map<string, DeploymentObservation>(
+      targets.map((c) => [c.name, readyAt("rev-1")]),
+    );
     const order: string[] = [];
     for (let i = 0; i < 3; i++) {
       const r = pass(strict, targets, deployments);
@@ -274,7 +360,9 @@ describe("Rancher Fleet seed: rollout strategy defaults", () => {
     const perPass: number[][] = [];
     for (let i = 0; i < 5; i++) {
       const r = pass({}, targets, deployments);
-      expect(r.partitions.map((p) => p.maxUnavailable)).toEqual([50, 50, 50, 50]);
+      expect(r.partitions.map((p) => p.maxUnavailable)).toEqual([
+        50, 50, 50, 50,
+      ]);
       expect(r.partitions.every((p) => !p.notReady)).toBe(true);
       expect(r.stoppedAfter).toBeUndefined();
       perPass.push(r.partitions.map((p) => p.released));

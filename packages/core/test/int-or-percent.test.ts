@@ -12,13 +12,19 @@ import {
 const int = (value: number): IntOrPercent => ({ kind: "int", value });
 const pct = (value: number): IntOrPercent => ({ kind: "percent", value });
 
-function parsed(raw: unknown, rule: IntOrPercentRule = "fleetLimit"): IntOrPercent {
+function parsed(
+  raw: unknown,
+  rule: IntOrPercentRule = "fleetLimit",
+): IntOrPercent {
   const result = parseIntOrPercent(raw, "f", rule);
   if (!result.ok) throw new Error(JSON.stringify(result.problems));
   return result.value;
 }
 
-function rejection(raw: unknown, rule: IntOrPercentRule = "fleetLimit"): string {
+function rejection(
+  raw: unknown,
+  rule: IntOrPercentRule = "fleetLimit",
+): string {
   const result = parseIntOrPercent(raw, "spec.maxUnavailable", rule);
   if (result.ok) throw new Error(`accepted ${JSON.stringify(raw)}`);
   expect(result.problems).toHaveLength(1);
@@ -124,12 +130,25 @@ describe("failureBudget (SPEC 2 rule 3: ceil)", () => {
 });
 
 describe("parseIntOrPercent shapes", () => {
-  it.each(["abc", "%", "10.5", "05", "-5", -5, 10.5, "1e3", "", null, true, {}, "10 %", "+5"])(
-    "rejects %o for every rule",
-    (raw) => {
-      for (const rule of ["fleetLimit", "concurrency", "failureBudget"] as const) rejection(raw, rule);
-    },
-  );
+  it.each([
+    "abc",
+    "%",
+    "10.5",
+    "05",
+    "-5",
+    -5,
+    10.5,
+    "1e3",
+    "",
+    null,
+    true,
+    {},
+    "10 %",
+    "+5",
+  ])("rejects %o for every rule", (raw) => {
+    for (const rule of ["fleetLimit", "concurrency", "failureBudget"] as const)
+      rejection(raw, rule);
+  });
 
   it("explains the common mistakes", () => {
     expect(rejection("05")).toMatch(/leading zero/);

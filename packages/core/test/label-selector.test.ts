@@ -43,10 +43,15 @@ describe("string form: the seven operators", () => {
     ["env notin (prod)", [false, true, true]],
     ["tier", [true, false, false]],
     ["!tier", [false, true, true]],
-  ] as const)("%s on (prod, staging, no labels) matches %o", (text, expected) => {
-    const sel = str(text);
-    expect([prod, staging, bare].map((l) => matchesSelector(sel, l))).toEqual(expected);
-  });
+  ] as const)(
+    "%s on (prod, staging, no labels) matches %o",
+    (text, expected) => {
+      const sel = str(text);
+      expect([prod, staging, bare].map((l) => matchesSelector(sel, l))).toEqual(
+        expected,
+      );
+    },
+  );
 
   it("matches clusters that lack the key for != and notin (Kubernetes semantics)", () => {
     expect(matchesSelector(str("region!=eu"), bare)).toBe(true);
@@ -63,7 +68,9 @@ describe("string form: the seven operators", () => {
   });
 
   it("accepts prefixed keys and an empty value after =", () => {
-    expect(matchesSelector(str("example.com/team=a"), { "example.com/team": "a" })).toBe(true);
+    expect(
+      matchesSelector(str("example.com/team=a"), { "example.com/team": "a" }),
+    ).toBe(true);
     expect(matchesSelector(str("env="), { env: "" })).toBe(true);
     expect(matchesSelector(str("env="), bare)).toBe(false);
   });
@@ -71,14 +78,17 @@ describe("string form: the seven operators", () => {
   it("treats an empty string as the empty selector, which matches every cluster", () => {
     expect(str("").requirements).toEqual([]);
     expect(str("   ").requirements).toEqual([]);
-    for (const labels of [prod, staging, bare]) expect(matchesSelector(str(""), labels)).toBe(true);
+    for (const labels of [prod, staging, bare])
+      expect(matchesSelector(str(""), labels)).toBe(true);
     expect(matchesSelector(EVERYTHING, bare)).toBe(true);
   });
 });
 
 describe("string form: malformed selectors are rejected with the 1-based position", () => {
   it('reports the missing ")" at the end of "env in (a,b"', () => {
-    expect(stringError("env in (a,b")).toBe('invalid selector at position 12: missing ")"');
+    expect(stringError("env in (a,b")).toBe(
+      'invalid selector at position 12: missing ")"',
+    );
   });
 
   it.each([
@@ -125,8 +135,12 @@ describe("struct form", () => {
   });
 
   it("gives NotIn and DoesNotExist to clusters that lack the key, Exists only to those with it", () => {
-    const notIn = struct({ matchExpressions: [{ key: "region", operator: "NotIn", values: ["eu"] }] });
-    const exists = struct({ matchExpressions: [{ key: "region", operator: "Exists" }] });
+    const notIn = struct({
+      matchExpressions: [{ key: "region", operator: "NotIn", values: ["eu"] }],
+    });
+    const exists = struct({
+      matchExpressions: [{ key: "region", operator: "Exists" }],
+    });
     expect(matchesSelector(notIn, bare)).toBe(true);
     expect(matchesSelector(notIn, { region: "eu" })).toBe(false);
     expect(matchesSelector(exists, bare)).toBe(false);
@@ -139,7 +153,10 @@ describe("struct form", () => {
   });
 
   it("means the same as the equivalent string form", () => {
-    const a = struct({ matchLabels: { env: "prod" }, matchExpressions: [{ key: "tier", operator: "NotIn", values: ["db"] }] });
+    const a = struct({
+      matchLabels: { env: "prod" },
+      matchExpressions: [{ key: "tier", operator: "NotIn", values: ["db"] }],
+    });
     expect(selectorToString(a)).toBe("env=prod,tier!=db");
     const b = str(selectorToString(a));
     for (const labels of [prod, staging, bare, { env: "prod", tier: "db" }]) {
@@ -174,11 +191,17 @@ describe("struct form", () => {
   });
 
   it("requires values for In/NotIn and forbids them for Exists/DoesNotExist", () => {
-    const noValues = parseSelectorStruct({ matchExpressions: [{ key: "b", operator: "In" }] }, "s");
+    const noValues = parseSelectorStruct(
+      { matchExpressions: [{ key: "b", operator: "In" }] },
+      "s",
+    );
     expect(noValues.ok ? [] : noValues.problems.map((p) => p.message)).toEqual([
       "must not be empty for operator In",
     ]);
-    const extra = parseSelectorStruct({ matchExpressions: [{ key: "c", operator: "Exists", values: ["x"] }] }, "s");
+    const extra = parseSelectorStruct(
+      { matchExpressions: [{ key: "c", operator: "Exists", values: ["x"] }] },
+      "s",
+    );
     expect(extra.ok ? [] : extra.problems.map((p) => p.message)).toEqual([
       "must be empty for operator Exists",
     ]);
@@ -195,6 +218,9 @@ describe("labels", () => {
   it("accepts absent labels as none and rejects invalid keys and values", () => {
     expect(parseLabels(undefined, "labels")).toEqual({ ok: true, value: {} });
     const bad = parseLabels({ "-x": "a", y: "b c" }, "labels");
-    expect(bad.ok ? [] : bad.problems.map((p) => p.path)).toEqual(["labels.-x", "labels.y"]);
+    expect(bad.ok ? [] : bad.problems.map((p) => p.path)).toEqual([
+      "labels.-x",
+      "labels.y",
+    ]);
   });
 });

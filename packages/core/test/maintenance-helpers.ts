@@ -1,10 +1,14 @@
 import { formatProblem } from "../src/result.js";
-import { parseMaintenance, type Maintenance } from "../src/maintenance/windows.js";
+import {
+  parseMaintenance,
+  type Maintenance,
+} from "../src/maintenance/windows.js";
 
 /** Parses a maintenance block that the test expects to be valid. */
 export function maintenance(raw: unknown): Maintenance {
   const parsed = parseMaintenance(raw);
-  if (!parsed.ok) throw new Error(parsed.problems.map(formatProblem).join("\n"));
+  if (!parsed.ok)
+    throw new Error(parsed.problems.map(formatProblem).join("\n"));
   return parsed.value;
 }
 
@@ -16,6 +20,9 @@ export function at(iso: string): number {
 }
 
 /** The instants among `isos` at which `open` holds. */
-export function openOnes(open: (tMs: number) => boolean, isos: readonly string[]): string[] {
+export function openOnes(
+  open: (tMs: number) => boolean,
+  isos: readonly string[],
+): string[] {
   return isos.filter((iso) => open(at(iso)));
 }

@@ -4,7 +4,15 @@
  * code with src/maintenance, so property tests can catch calendar mistakes on both sides.
  */
 const DAY = 86_400_000;
-const NAMES = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+const NAMES = [
+  "Sunday",
+  "Monday",
+  "Tuesday",
+  "Wednesday",
+  "Thursday",
+  "Friday",
+  "Saturday",
+];
 const INDEXES = ["First", "Second", "Third", "Fourth"];
 
 export interface RawRecurring {
@@ -45,24 +53,47 @@ function mondayOf(d: Date): number {
 }
 
 function occursOn(w: RawRecurring, day: Date): boolean {
-  const start = w.startDate === undefined ? undefined : utcMidnight(w.startDate);
+  const start =
+    w.startDate === undefined ? undefined : utcMidnight(w.startDate);
   if (start !== undefined && day.getTime() < start.getTime()) return false;
   const [kind, body] = Object.entries(w.schedule)[0] ?? ["", {}];
-  const interval = Number(body["intervalDays"] ?? body["intervalWeeks"] ?? body["intervalMonths"] ?? 1);
-  const dowOk = body["dayOfWeek"] === undefined || NAMES[day.getUTCDay()] === body["dayOfWeek"];
-  const months = start === undefined ? 0 : day.getUTCFullYear() * 12 + day.getUTCMonth() - (start.getUTCFullYear() * 12 + start.getUTCMonth());
+  const interval = Number(
+    body["intervalDays"] ??
+      body["intervalWeeks"] ??
+      body["intervalMonths"] ??
+      1,
+  );
+  const dowOk =
+    body["dayOfWeek"] === undefined ||
+    NAMES[day.getUTCDay()] === body["dayOfWeek"];
+  const months =
+    start === undefined
+      ? 0
+      : day.getUTCFullYear() * 12 +
+        day.getUTCMonth() -
+        (start.getUTCFullYear() * 12 + start.getUTCMonth());
   switch (kind) {
     case "daily":
-      return start === undefined || Math.round((day.getTime() - start.getTime()) / DAY) % interval === 0;
+      return (
+        start === undefined ||
+        Math.round((day.getTime() - start.getTime()) / DAY) % interval === 0
+      );
     case "weekly":
-      return dowOk && (start === undefined || Math.round((mondayOf(day) - mondayOf(start)) / (7 * DAY)) % interval === 0);
+      return (
+        dowOk &&
+        (start === undefined ||
+          Math.round((mondayOf(day) - mondayOf(start)) / (7 * DAY)) %
+            interval ===
+            0)
+      );
     case "absoluteMonthly":
       return day.getUTCDate() === body["dayOfMonth"] && months % interval === 0;
     case "relativeMonthly": {
       const index = String(body["weekIndex"]);
       const inWeek =
         index === "Last"
-          ? new Date(day.getTime() + 7 * DAY).getUTCMonth() !== day.getUTCMonth()
+          ? new Date(day.getTime() + 7 * DAY).getUTCMonth() !==
+            day.getUTCMonth()
           : Math.ceil(day.getUTCDate() / 7) === INDEXES.indexOf(index) + 1;
       return dowOk && inWeek && months % interval === 0;
     }
@@ -74,19 +105,30 @@ function occursOn(w: RawRecurring, day: Date): boolean {
 function recurringOpen(w: RawRecurring, t: number): boolean {
   const offsetMs = offsetMinutes(w.utcOffset) * 60_000;
   const localDate = new Date(t + offsetMs).toISOString().slice(0, 10);
-  if (w.notAllowedDates.some((r) => r.start <= localDate && localDate <= r.end)) return false;
+  if (w.notAllowedDates.some((r) => r.start <= localDate && localDate <= r.end))
+    return false;
   const [h, m] = w.startTime.split(":").map(Number);
   for (const back of [0, 1]) {
     const day = new Date(utcMidnight(localDate).getTime() - back * DAY);
-    const start = day.getTime() + ((h ?? 0) * 60 + (m ?? 0)) * 60_000 - offsetMs;
-    if (start <= t && t < start + w.durationHours * 3_600_000 && occursOn(w, day)) return true;
+    const start =
+      day.getTime() + ((h ?? 0) * 60 + (m ?? 0)) * 60_000 - offsetMs;
+    if (
+      start <= t &&
+      t < start + w.durationHours * 3_600_000 &&
+      occursOn(w, day)
+    )
+      return true;
   }
   return false;
 }
 
 function freezeBound(text: string, offset: string, isEnd: boolean): number {
   if (text.length !== 10) return Date.parse(text);
-  return utcMidnight(text).getTime() + (isEnd ? DAY : 0) - offsetMinutes(offset) * 60_000;
+  return (
+    utcMidnight(text).getTime() +
+    (isEnd ? DAY : 0) -
+    offsetMinutes(offset) * 60_000
+  );
 }
 
 /** Whether the raw config's kubernetes scope is open at t, per SPEC section 7. */
@@ -99,5 +141,9 @@ export function oracleOpen(m: RawMaintenance, t: number): boolean {
   );
   if (frozen) return false;
   if (m.kubernetes.length === 0) return true;
-  return m.kubernetes.some((w) => ("start" in w ? Date.parse(w.start) <= t && t < Date.parse(w.end) : recurringOpen(w, t)));
+  return m.kubernetes.some((w) =>
+    "start" in w
+      ? Date.parse(w.start) <= t && t < Date.parse(w.end)
+      : recurringOpen(w, t),
+  );
 }

@@ -10,32 +10,83 @@ import {
 } from "../src/maintenance/windows.js";
 import { at, maintenance, openOnes } from "./maintenance-helpers.js";
 
-const iso = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : new Date(ms).toISOString());
-const saturdayNight = { schedule: { weekly: { dayOfWeek: "Saturday" } }, startTime: "22:00", durationHours: 4 };
+const iso = (ms: number | undefined): string | undefined =>
+  ms === undefined ? undefined : new Date(ms).toISOString();
+const saturdayNight = {
+  schedule: { weekly: { dayOfWeek: "Saturday" } },
+  startTime: "22:00",
+  durationHours: 4,
+};
 
 describe("freezes", () => {
   it("with dates cover local midnight of start through the end of the end date", () => {
-    const m = maintenance({ freezes: [{ start: "2026-12-20", end: "2027-01-02", utcOffset: "+01:00", reason: "holidays" }] });
-    const probes = ["2026-12-19T22:59:59.999Z", "2026-12-19T23:00:00Z", "2027-01-02T22:59:59.999Z", "2027-01-02T23:00:00Z"];
-    expect(openOnes((t) => isOpenAt(m, "kubernetes", t), probes)).toEqual(["2026-12-19T22:59:59.999Z", "2027-01-02T23:00:00Z"]);
+    const m = maintenance({
+      freezes: [
+        {
+          start: "2026-12-20",
+          end: "2027-01-02",
+          utcOffset: "+01:00",
+          reason: "holidays",
+        },
+      ],
+    });
+    const probes = [
+      "2026-12-19T22:59:59.999Z",
+      "2026-12-19T23:00:00Z",
+      "2027-01-02T22:59:59.999Z",
+      "2027-01-02T23:00:00Z",
+    ];
+    expect(openOnes((t) => isOpenAt(m, "kubernetes", t), probes)).toEqual([
+      "2026-12-19T22:59:59.999Z",
+      "2027-01-02T23:00:00Z",
+    ]);
   });
 
   it("with timestamps cover [start, end)", () => {
-    const m = maintenance({ freezes: [{ start: "2026-03-02T08:00:00Z", end: "2026-03-02T18:00:00+02:00" }] });
-    const probes = ["2026-03-02T07:59:59Z", "2026-03-02T08:00:00Z", "2026-03-02T15:59:59Z", "2026-03-02T16:00:00Z"];
-    expect(openOnes((t) => isOpenAt(m, "workloads", t), probes)).toEqual(["2026-03-02T07:59:59Z", "2026-03-02T16:00:00Z"]);
+    const m = maintenance({
+      freezes: [
+        { start: "2026-03-02T08:00:00Z", end: "2026-03-02T18:00:00+02:00" },
+      ],
+    });
+    const probes = [
+      "2026-03-02T07:59:59Z",
+      "2026-03-02T08:00:00Z",
+      "2026-03-02T15:59:59Z",
+      "2026-03-02T16:00:00Z",
+    ];
+    expect(openOnes((t) => isOpenAt(m, "workloads", t), probes)).toEqual([
+      "2026-03-02T07:59:59Z",
+      "2026-03-02T16:00:00Z",
+    ]);
   });
 
   it("apply to all three scopes unless scopes are listed", () => {
     const t = at("2026-03-02T12:00:00Z");
-    const all = maintenance({ freezes: [{ start: "2026-03-02", end: "2026-03-02" }] });
-    expect([isOpenAt(all, "kubernetes", t), isOpenAt(all, "nodeImage", t), isOpenAt(all, "workloads", t)]).toEqual([false, false, false]);
-    const some = maintenance({ freezes: [{ start: "2026-03-02", end: "2026-03-02", scopes: ["kubernetes"] }] });
-    expect([isOpenAt(some, "kubernetes", t), isOpenAt(some, "nodeImage", t), isOpenAt(some, "workloads", t)]).toEqual([false, true, true]);
+    const all = maintenance({
+      freezes: [{ start: "2026-03-02", end: "2026-03-02" }],
+    });
+    expect([
+      isOpenAt(all, "kubernetes", t),
+      isOpenAt(all, "nodeImage", t),
+      isOpenAt(all, "workloads", t),
+    ]).toEqual([false, false, false]);
+    const some = maintenance({
+      freezes: [
+        { start: "2026-03-02", end: "2026-03-02", scopes: ["kubernetes"] },
+      ],
+    });
+    expect([
+      isOpenAt(some, "kubernetes", t),
+      isOpenAt(some, "nodeImage", t),
+      isOpenAt(some, "workloads", t),
+    ]).toEqual([false, true, true]);
   });
 
   it("close a scope even while one of its windows is open", () => {
-    const m = maintenance({ kubernetes: saturdayNight, freezes: [{ start: "2026-03-07", end: "2026-03-07" }] });
+    const m = maintenance({
+      kubernetes: saturdayNight,
+      freezes: [{ start: "2026-03-07", end: "2026-03-07" }],
+    });
     expect(isOpenAt(m, "kubernetes", at("2026-03-07T23:00:00Z"))).toBe(false);
     // The occurrence's tail on Sunday is no longer frozen.
     expect(isOpenAt(m, "kubernetes", at("2026-03-08T01:00:00Z"))).toBe(true);
@@ -43,12 +94,27 @@ describe("freezes", () => {
 
   it("push nextOpening past every frozen occurrence", () => {
     // The freeze ends mid-occurrence: the scope opens at the freeze's end.
-    const m = maintenance({ kubernetes: saturdayNight, freezes: [{ start: "2026-03-07", end: "2026-03-14" }] });
-    expect(iso(nextOpening(m, "kubernetes", at("2026-03-02T00:00:00Z")))).toBe("2026-03-15T00:00:00.000Z");
-    const longer = maintenance({ kubernetes: saturdayNight, freezes: [{ start: "2026-03-07", end: "2026-03-15" }] });
-    expect(iso(nextOpening(longer, "kubernetes", at("2026-03-02T00:00:00Z")))).toBe("2026-03-21T22:00:00.000Z");
-    const whole = maintenance({ kubernetes: saturdayNight, freezes: [{ start: "2026-03-07", end: "2026-03-08" }] });
-    expect(iso(nextOpening(whole, "kubernetes", at("2026-03-02T00:00:00Z")))).toBe("2026-03-14T22:00:00.000Z");
+    const m = maintenance({
+      kubernetes: saturdayNight,
+      freezes: [{ start: "2026-03-07", end: "2026-03-14" }],
+    });
+    expect(iso(nextOpening(m, "kubernetes", at("2026-03-02T00:00:00Z")))).toBe(
+      "2026-03-15T00:00:00.000Z",
+    );
+    const longer = maintenance({
+      kubernetes: saturdayNight,
+      freezes: [{ start: "2026-03-07", end: "2026-03-15" }],
+    });
+    expect(
+      iso(nextOpening(longer, "kubernetes", at("2026-03-02T00:00:00Z"))),
+    ).toBe("2026-03-21T22:00:00.000Z");
+    const whole = maintenance({
+      kubernetes: saturdayNight,
+      freezes: [{ start: "2026-03-07", end: "2026-03-08" }],
+    });
+    expect(
+      iso(nextOpening(whole, "kubernetes", at("2026-03-02T00:00:00Z"))),
+    ).toBe("2026-03-14T22:00:00.000Z");
   });
 
   it("that overlap or touch hold the scope closed until the last one ends", () => {
@@ -59,8 +125,12 @@ describe("freezes", () => {
         { start: "2026-03-04T00:00:00Z", end: "2026-03-05T00:00:00Z" },
       ],
     });
-    expect(iso(nextOpening(m, "nodeImage", at("2026-03-02T01:00:00Z")))).toBe("2026-03-05T00:00:00.000Z");
-    expect(iso(nextChangeAfter(m, "nodeImage", at("2026-03-01T00:00:00Z")))).toBe("2026-03-02T00:00:00.000Z");
+    expect(iso(nextOpening(m, "nodeImage", at("2026-03-02T01:00:00Z")))).toBe(
+      "2026-03-05T00:00:00.000Z",
+    );
+    expect(
+      iso(nextChangeAfter(m, "nodeImage", at("2026-03-01T00:00:00Z"))),
+    ).toBe("2026-03-02T00:00:00.000Z");
   });
 });
 
@@ -75,7 +145,9 @@ describe("nextOpening and nextChangeAfter", () => {
   });
 
   it("nextOpening returns the next occurrence start when closed", () => {
-    expect(iso(nextOpening(m, "kubernetes", at("2026-03-08T02:00:00Z")))).toBe("2026-03-14T22:00:00.000Z");
+    expect(iso(nextOpening(m, "kubernetes", at("2026-03-08T02:00:00Z")))).toBe(
+      "2026-03-14T22:00:00.000Z",
+    );
   });
 
   it("nextOpening is undefined when nothing opens within the three-year horizon", () => {
@@ -88,17 +160,34 @@ describe("nextOpening and nextChangeAfter", () => {
         startDate: "2026-02-01",
       },
     });
-    expect(nextOpening(never, "kubernetes", at("2026-03-01T00:00:00Z"))).toBeUndefined();
-    const far = maintenance({ kubernetes: { start: "2030-01-01T00:00:00Z", end: "2030-01-02T00:00:00Z" } });
-    expect(nextOpening(far, "kubernetes", at("2026-03-01T00:00:00Z"))).toBeUndefined();
-    expect(iso(nextOpening(far, "kubernetes", at("2027-03-01T00:00:00Z")))).toBe("2030-01-01T00:00:00.000Z");
+    expect(
+      nextOpening(never, "kubernetes", at("2026-03-01T00:00:00Z")),
+    ).toBeUndefined();
+    const far = maintenance({
+      kubernetes: {
+        start: "2030-01-01T00:00:00Z",
+        end: "2030-01-02T00:00:00Z",
+      },
+    });
+    expect(
+      nextOpening(far, "kubernetes", at("2026-03-01T00:00:00Z")),
+    ).toBeUndefined();
+    expect(
+      iso(nextOpening(far, "kubernetes", at("2027-03-01T00:00:00Z"))),
+    ).toBe("2030-01-01T00:00:00.000Z");
   });
 
   it("nextChangeAfter returns the closing when open and the opening when closed", () => {
-    expect(iso(nextChangeAfter(m, "kubernetes", at("2026-03-07T23:00:00Z")))).toBe("2026-03-08T02:00:00.000Z");
-    expect(iso(nextChangeAfter(m, "kubernetes", at("2026-03-08T02:00:00Z")))).toBe("2026-03-14T22:00:00.000Z");
+    expect(
+      iso(nextChangeAfter(m, "kubernetes", at("2026-03-07T23:00:00Z"))),
+    ).toBe("2026-03-08T02:00:00.000Z");
+    expect(
+      iso(nextChangeAfter(m, "kubernetes", at("2026-03-08T02:00:00Z"))),
+    ).toBe("2026-03-14T22:00:00.000Z");
     // Strictly after tMs, even at a boundary.
-    expect(iso(nextChangeAfter(m, "kubernetes", at("2026-03-14T22:00:00Z")))).toBe("2026-03-15T02:00:00.000Z");
+    expect(
+      iso(nextChangeAfter(m, "kubernetes", at("2026-03-14T22:00:00Z"))),
+    ).toBe("2026-03-15T02:00:00.000Z");
   });
 
   it("nextChangeAfter skips boundaries that do not change the scope's openness", () => {
@@ -109,8 +198,14 @@ describe("nextOpening and nextChangeAfter", () => {
         { start: "2026-03-02T16:00:00Z", end: "2026-03-02T18:00:00Z" },
       ],
     });
-    expect(iso(nextChangeAfter(overlapping, "workloads", at("2026-03-02T11:00:00Z")))).toBe("2026-03-02T18:00:00.000Z");
-    expect(nextChangeAfter(overlapping, "workloads", at("2026-03-02T18:00:00Z"))).toBeUndefined();
+    expect(
+      iso(
+        nextChangeAfter(overlapping, "workloads", at("2026-03-02T11:00:00Z")),
+      ),
+    ).toBe("2026-03-02T18:00:00.000Z");
+    expect(
+      nextChangeAfter(overlapping, "workloads", at("2026-03-02T18:00:00Z")),
+    ).toBeUndefined();
   });
 
   it("nextChangeAfter is undefined for an unconstrained scope", () => {
@@ -129,28 +224,47 @@ describe("windowCategory", () => {
 
   it("is opensSoon up to exactly 4 hours before an opening and closed 1 ms earlier", () => {
     expect(OPENS_SOON_MS).toBe(4 * 3600 * 1000);
-    expect(windowCategory(m, "kubernetes", opensAt - OPENS_SOON_MS)).toBe("opensSoon");
-    expect(windowCategory(m, "kubernetes", opensAt - OPENS_SOON_MS - 1)).toBe("closed");
+    expect(windowCategory(m, "kubernetes", opensAt - OPENS_SOON_MS)).toBe(
+      "opensSoon",
+    );
+    expect(windowCategory(m, "kubernetes", opensAt - OPENS_SOON_MS - 1)).toBe(
+      "closed",
+    );
     expect(windowCategory(m, "kubernetes", opensAt - 1)).toBe("opensSoon");
   });
 
   it("is none when the scope has no windows and no freeze covers tMs", () => {
     expect(windowCategory(undefined, "kubernetes", opensAt)).toBe("none");
     expect(windowCategory(m, "workloads", opensAt)).toBe("none");
-    const later = maintenance({ freezes: [{ start: "2026-03-08", end: "2026-03-09" }] });
-    expect(windowCategory(later, "workloads", at("2026-03-07T23:00:00Z"))).toBe("none");
+    const later = maintenance({
+      freezes: [{ start: "2026-03-08", end: "2026-03-09" }],
+    });
+    expect(windowCategory(later, "workloads", at("2026-03-07T23:00:00Z"))).toBe(
+      "none",
+    );
   });
 
   it("treats a frozen scope without windows as closed, or opensSoon when the freeze ends within 4 hours", () => {
-    const frozen = maintenance({ freezes: [{ start: "2026-03-02T00:00:00Z", end: "2026-03-02T12:00:00Z" }] });
-    expect(windowCategory(frozen, "workloads", at("2026-03-02T07:59:59.999Z"))).toBe("closed");
-    expect(windowCategory(frozen, "workloads", at("2026-03-02T08:00:00Z"))).toBe("opensSoon");
+    const frozen = maintenance({
+      freezes: [{ start: "2026-03-02T00:00:00Z", end: "2026-03-02T12:00:00Z" }],
+    });
+    expect(
+      windowCategory(frozen, "workloads", at("2026-03-02T07:59:59.999Z")),
+    ).toBe("closed");
+    expect(
+      windowCategory(frozen, "workloads", at("2026-03-02T08:00:00Z")),
+    ).toBe("opensSoon");
   });
 });
 
 describe("hasConstraints", () => {
   it("is true only for scopes with windows or a freeze touching them", () => {
-    const m = maintenance({ kubernetes: saturdayNight, freezes: [{ start: "2020-01-01", end: "2020-01-02", scopes: ["nodeImage"] }] });
+    const m = maintenance({
+      kubernetes: saturdayNight,
+      freezes: [
+        { start: "2020-01-01", end: "2020-01-02", scopes: ["nodeImage"] },
+      ],
+    });
     expect(hasConstraints(undefined, "kubernetes")).toBe(false);
     expect(hasConstraints(m, "kubernetes")).toBe(true);
     expect(hasConstraints(m, "nodeImage")).toBe(true);
@@ -165,7 +279,13 @@ describe("describeWindows", () => {
       nodeImage: [
         { start: "2026-03-07T00:00:00Z", end: "2026-03-08T12:00:00Z" },
         {
-          schedule: { relativeMonthly: { intervalMonths: 2, weekIndex: "last", dayOfWeek: "friday" } },
+          schedule: {
+            relativeMonthly: {
+              intervalMonths: 2,
+              weekIndex: "last",
+              dayOfWeek: "friday",
+            },
+          },
           startTime: "01:30",
           utcOffset: "-08:00",
           durationHours: 6,
@@ -173,9 +293,19 @@ describe("describeWindows", () => {
           notAllowedDates: [{ start: "2026-12-24", end: "2026-12-26" }],
         },
       ],
-      freezes: [{ start: "2026-12-20", end: "2027-01-02", scopes: ["nodeImage"], reason: "holidays", utcOffset: "+01:00" }],
+      freezes: [
+        {
+          start: "2026-12-20",
+          end: "2027-01-02",
+          scopes: ["nodeImage"],
+          reason: "holidays",
+          utcOffset: "+01:00",
+        },
+      ],
     });
-    expect(describeWindows(m, "kubernetes")).toBe("Weekly Saturday 22:00 +02:00 for 4h");
+    expect(describeWindows(m, "kubernetes")).toBe(
+      "Weekly Saturday 22:00 +02:00 for 4h",
+    );
     expect(describeWindows(m, "nodeImage")).toBe(
       "2026-03-07T00:00Z–2026-03-08T12:00Z; Every 2 months on the last Friday 01:30 -08:00 for 6h from 2026-01-01 except 2026-12-24–2026-12-26; frozen 2026-12-19T23:00Z–2027-01-02T23:00Z (holidays)",
     );

@@ -3,7 +3,14 @@
  * text and the help all come from that one declaration) and runs with parsed arguments.
  */
 import type { CliIo } from "../io.js";
-import type { ParsedArgs } from "../args.js";
+
+/** Parsed options of one command. */
+export interface ParsedArgs {
+  /** A string option's value, or undefined when not given. */
+  readonly string: (name: string) => string | undefined;
+  /** Whether a boolean option was given. */
+  readonly flag: (name: string) => boolean;
+}
 
 /** One `--name` option of a command. */
 export interface OptionSpec {

@@ -17,7 +17,8 @@ import {
 /** The `plan` command. */
 export const planCommand: Command = {
   name: "plan",
-  summary: "show the waves, groups and clusters a strategy makes of a fleet (offline)",
+  summary:
+    "show the waves, groups and clusters a strategy makes of a fleet (offline)",
   description: [
     "Runs the rollout engine on local files, with no hub: which clusters go in which partition or",
     "stage and group, in what order, with the limits resolved to numbers, which clusters no wave",
@@ -31,13 +32,19 @@ export const planCommand: Command = {
     const result = plan({
       clusters: docs.clusters,
       strategy: docs.strategy,
-      ...(files.clusterGroups === undefined ? {} : { clusterGroups: docs.clusterGroups }),
+      ...(files.clusterGroups === undefined
+        ? {}
+        : { clusterGroups: docs.clusterGroups }),
     });
     if (!result.ok) {
       printProblems(io, result.problems, files);
       return EXIT_USAGE;
     }
-    io.stdout(args.string("output") === "json" ? toJson(result.value) : renderPlan(result.value, renderOptions(io, args)));
+    io.stdout(
+      args.string("output") === "json"
+        ? toJson(result.value)
+        : renderPlan(result.value, renderOptions(io, args)),
+    );
     return EXIT_OK;
   },
 };

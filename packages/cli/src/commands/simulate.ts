@@ -17,7 +17,8 @@ import {
 /** The `simulate` command. */
 export const simulateCommand: Command = {
   name: "simulate",
-  summary: "run a rollout in virtual time against a scenario and show its timeline (offline)",
+  summary:
+    "run a rollout in virtual time against a scenario and show its timeline (offline)",
   description: [
     "Runs the real rollout engine in virtual time, with no hub: every release, state change and",
     "gate on a timeline, the final state of each wave, group and member with failure counts, and",
@@ -30,9 +31,13 @@ export const simulateCommand: Command = {
       type: "string",
       valueName: "FILE",
       required: true,
-      description: "scenario: start, kind, timings, failures, approvals (YAML or JSON)",
+      description:
+        "scenario: start, kind, timings, failures, approvals (YAML or JSON)",
     },
-    "no-timeline": { type: "boolean", description: "show only the summary, not the timeline" },
+    "no-timeline": {
+      type: "boolean",
+      description: "show only the summary, not the timeline",
+    },
   },
   run: async (args, io) => {
     const files = previewFiles(args, true);
@@ -42,7 +47,9 @@ export const simulateCommand: Command = {
       clusters: docs.clusters,
       strategy: docs.strategy,
       scenario: docs.scenario,
-      ...(files.clusterGroups === undefined ? {} : { clusterGroups: docs.clusterGroups }),
+      ...(files.clusterGroups === undefined
+        ? {}
+        : { clusterGroups: docs.clusterGroups }),
     });
     if (!result.ok) {
       printProblems(io, result.problems, files);
@@ -51,7 +58,10 @@ export const simulateCommand: Command = {
     io.stdout(
       args.string("output") === "json"
         ? toJson(result.value)
-        : renderSimulation(result.value, { ...renderOptions(io, args), timeline: !args.flag("no-timeline") }),
+        : renderSimulation(result.value, {
+            ...renderOptions(io, args),
+            timeline: !args.flag("no-timeline"),
+          }),
     );
     return EXIT_OK;
   },

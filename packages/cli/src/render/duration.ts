@@ -7,7 +7,12 @@ const MINUTE = 60;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-function parts(totalSeconds: number): { days: number; hours: number; minutes: number; seconds: number } {
+function parts(totalSeconds: number): {
+  days: number;
+  hours: number;
+  minutes: number;
+  seconds: number;
+} {
   const s = Math.floor(Math.abs(totalSeconds));
   return {
     days: Math.floor(s / DAY),
@@ -27,7 +32,8 @@ export function formatOffset(seconds: number): string {
   const sign = seconds < 0 ? "-" : "+";
   const { days, hours, minutes, seconds: secs } = parts(seconds);
   const tail = secs === 0 ? "" : `${two(secs)}s`;
-  if (days > 0) return `${sign}${String(days)}d${two(hours)}h${two(minutes)}m${tail}`;
+  if (days > 0)
+    return `${sign}${String(days)}d${two(hours)}h${two(minutes)}m${tail}`;
   if (hours > 0) return `${sign}${String(hours)}h${two(minutes)}m${tail}`;
   if (minutes > 0) return `${sign}${String(minutes)}m${tail}`;
   return secs === 0 ? `${sign}0m` : `${sign}${String(secs)}s`;

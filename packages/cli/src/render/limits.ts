@@ -16,9 +16,12 @@ export function limitWords(limits: {
   readonly maxAllowedFailures?: number | null;
 }): string[] {
   const words: string[] = [];
-  if (limits.maxUnavailable !== undefined) words.push(`maxUnavailable ${String(limits.maxUnavailable)}`);
-  if (limits.maxConcurrency !== undefined) words.push(`maxConcurrency ${String(limits.maxConcurrency)}`);
-  if (limits.maxAllowedFailures !== undefined) words.push(describeMaxAllowedFailures(limits.maxAllowedFailures));
+  if (limits.maxUnavailable !== undefined)
+    words.push(`maxUnavailable ${String(limits.maxUnavailable)}`);
+  if (limits.maxConcurrency !== undefined)
+    words.push(`maxConcurrency ${String(limits.maxConcurrency)}`);
+  if (limits.maxAllowedFailures !== undefined)
+    words.push(describeMaxAllowedFailures(limits.maxAllowedFailures));
   return words;
 }
 

@@ -7,17 +7,42 @@ import { count, DOT, limitWords } from "./limits.js";
 import type { RenderOptions } from "./options.js";
 import { unassignedLines, warningLines } from "./sections.js";
 import { renderTree, type TreeNode } from "./tree.js";
-import { DEFAULT_MAX_LINES, wrapList } from "./wrap.js";
+import { DEFAULT_MAX_LINES, labelledList, wrapList } from "./wrap.js";
 
-function clusterLines(clusters: readonly string[], width: number, options: RenderOptions): string[] {
+function clusterLines(
+  clusters: readonly string[],
+  width: number,
+  options: RenderOptions,
+): string[] {
   if (clusters.length === 0) return [options.style.dim("(no clusters)")];
-  return wrapList(clusters, { width, ...(options.all ? {} : { maxLines: DEFAULT_MAX_LINES }) });
+  return wrapList(clusters, {
+    width,
+    ...(options.all ? {} : { maxLines: DEFAULT_MAX_LINES }),
+  });
+}
+
+/** `kind name  fact · fact`, the facts wrapped under the first one when the line is too long. */
+function nodeLabel(
+  title: string,
+  facts: readonly string[],
+  options: RenderOptions,
+): (width: number) => string[] {
+  const head = `${title}  `;
+  return (width) =>
+    labelledList(head, facts, {
+      width,
+      separator: DOT,
+      markContinuation: false,
+      indent: head.length,
+    }).map((line, i) =>
+      i === 0 ? options.style.bold(title) + line.slice(title.length) : line,
+    );
 }
 
 function groupNode(group: PlanGroup, options: RenderOptions): TreeNode {
   const facts = [count(group.clusters.length, "cluster"), ...limitWords(group)];
   return {
-    label: `${options.style.bold(`group ${group.name}`)}  ${facts.join(DOT)}`,
+    label: nodeLabel(`group ${group.name}`, facts, options),
     body: (width) => clusterLines(group.clusters, width, options),
   };
 }
@@ -28,13 +53,22 @@ function clusterCount(wave: PlanWave): number {
 
 function waveNode(wave: PlanWave, options: RenderOptions): TreeNode {
   const facts = [count(clusterCount(wave), "cluster"), ...limitWords(wave)];
-  const label = `${options.style.bold(`${wave.kind} ${wave.name}`)}  ${facts.join(DOT)}`;
+  const label = nodeLabel(`${wave.kind} ${wave.name}`, facts, options);
   const only = wave.groups[0];
   // A Fleet partition is a wave with one group of the same name: show its clusters directly.
-  if (wave.kind === "partition" && wave.groups.length === 1 && only !== undefined && only.name === wave.name) {
-    return { label, body: (width) => clusterLines(only.clusters, width, options) };
+  if (
+    wave.kind === "partition" &&
+    wave.groups.length === 1 &&
+    only !== undefined &&
+    only.name === wave.name
+  ) {
+    return {
+      label,
+      body: (width) => clusterLines(only.clusters, width, options),
+    };
   }
-  if (wave.groups.length === 0) return { label, body: () => [options.style.dim("(no groups)")] };
+  if (wave.groups.length === 0)
+    return { label, body: () => [options.style.dim("(no groups)")] };
   return { label, children: wave.groups.map((g) => groupNode(g, options)) };
 }
 
@@ -47,10 +81,11 @@ function headline(plan: PlanOutput): string {
   return `Plan: staged update run, ${count(plan.waves.length, "stage")}, ${count(groups, "group")}, ${count(clusters, "cluster")}`;
 }
 
-function limitsLine(plan: PlanOutput): string | undefined {
+function limitsLines(plan: PlanOutput, width: number): string[] {
   const { maxUnavailable, maxUnavailablePartitions, maxNew } = plan.limits;
   const words: string[] = [];
-  if (maxUnavailable !== undefined) words.push(`maxUnavailable ${String(maxUnavailable)} (bundle-wide)`);
+  if (maxUnavailable !== undefined)
+    words.push(`maxUnavailable ${String(maxUnavailable)} (bundle-wide)`);
   if (maxUnavailablePartitions !== undefined) {
     words.push(
       maxUnavailablePartitions === 0
@@ -59,16 +94,26 @@ function limitsLine(plan: PlanOutput): string | undefined {
     );
   }
   if (maxNew !== undefined) words.push(`maxNew ${String(maxNew)} (per pass)`);
-  return words.length === 0 ? undefined : `Limits: ${words.join(DOT)}`;
+  if (words.length === 0) return [];
+  return labelledList("Limits: ", words, {
+    width,
+    separator: DOT,
+    markContinuation: false,
+    indent: "Limits: ".length,
+  });
 }
 
 /** Renders a plan as the text `flotilla plan` prints (ends with a newline). */
 export function renderPlan(plan: PlanOutput, options: RenderOptions): string {
   const lines = [options.style.bold(headline(plan))];
-  lines.push(...renderTree(plan.waves.map((w) => waveNode(w, options)), options.width));
-  const limits = limitsLine(plan);
-  if (limits !== undefined) lines.push(limits);
+  lines.push(
+    ...renderTree(
+      plan.waves.map((w) => waveNode(w, options)),
+      options.width,
+    ),
+  );
+  lines.push(...limitsLines(plan, options.width));
   lines.push(...unassignedLines(plan.unassigned, options));
-  lines.push(...warningLines(plan.warnings, options.style));
+  lines.push(...warningLines(plan.warnings, options));
   return `${lines.join("\n")}\n`;
 }

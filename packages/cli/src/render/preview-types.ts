@@ -4,7 +4,12 @@
  */
 import type { PlanOutput, SimulationOutput } from "@flotilla/core";
 
-export type { PlanOutput, PlanWarning, SimulationOutput, TimelineEntry } from "@flotilla/core";
+export type {
+  PlanOutput,
+  PlanWarning,
+  SimulationOutput,
+  TimelineEntry,
+} from "@flotilla/core";
 export type PlanWave = PlanOutput["waves"][number];
 export type PlanGroup = PlanWave["groups"][number];
 export type SimulatedWave = SimulationOutput["waves"][number];

@@ -5,10 +5,15 @@
 import { formatDuration } from "./duration.js";
 import { count, DOT } from "./limits.js";
 import type { RenderOptions } from "./options.js";
-import type { SimulatedGroup, SimulatedMember, SimulatedWave, SimulationOutput } from "./preview-types.js";
-import { progressBar } from "./progress-bar.js";
+import type {
+  SimulatedGroup,
+  SimulatedMember,
+  SimulatedWave,
+  SimulationOutput,
+} from "./preview-types.js";
+import { BAR_WIDTH, progressBar } from "./progress-bar.js";
 import { unassignedLines, warningLines } from "./sections.js";
-import { styleState } from "./style.js";
+import { styleState, visibleLength } from "./style.js";
 import { renderTimeline } from "./timeline.js";
 import { DEFAULT_MAX_LINES, labelledList } from "./wrap.js";
 
@@ -42,56 +47,119 @@ function stateRank(state: string): number {
 }
 
 /** Member counts by state, the success state excluded, in display order. */
-export function stateCounts(members: readonly SimulatedMember[], success: string): [string, number][] {
+export function stateCounts(
+  members: readonly SimulatedMember[],
+  success: string,
+): [string, number][] {
   const counts = new Map<string, number>();
-  for (const m of members) if (m.state !== success) counts.set(m.state, (counts.get(m.state) ?? 0) + 1);
-  return [...counts.entries()].sort(([a], [b]) => stateRank(a) - stateRank(b) || (a < b ? -1 : a > b ? 1 : 0));
+  for (const m of members)
+    if (m.state !== success)
+      counts.set(m.state, (counts.get(m.state) ?? 0) + 1);
+  return [...counts.entries()].sort(
+    ([a], [b]) => stateRank(a) - stateRank(b) || (a < b ? -1 : a > b ? 1 : 0),
+  );
 }
 
-/** `[████░░] 40/60 Succeeded · 1 Failed · 2 Skipped`. */
-export function progressLine(members: readonly SimulatedMember[], success: string, options: RenderOptions): string {
+/** `[████░░] 40/60 Succeeded · 1 Failed · 2 Skipped`; `cells` is the bar's width. */
+export function progressLine(
+  members: readonly SimulatedMember[],
+  success: string,
+  options: RenderOptions,
+  cells = BAR_WIDTH,
+): string {
   const done = members.filter((m) => m.state === success).length;
-  const rest = stateCounts(members, success).map(([state, n]) => `${String(n)} ${styleState(options.style, state)}`);
-  return [`${progressBar(done, members.length)} ${String(done)}/${String(members.length)} ${success}`, ...rest].join(DOT);
+  const rest = stateCounts(members, success).map(
+    ([state, n]) => `${String(n)} ${styleState(options.style, state)}`,
+  );
+  const bar = `${progressBar(done, members.length, cells)} ${String(done)}/${String(members.length)} ${success}`;
+  return [bar, ...rest].join(DOT);
 }
 
-const groupMembers = (wave: SimulatedWave): SimulatedMember[] => wave.groups.flatMap((g) => g.members);
+const MIN_BAR_WIDTH = 8;
 
-function progressSection(sim: SimulationOutput, options: RenderOptions): string[] {
+const groupMembers = (wave: SimulatedWave): SimulatedMember[] =>
+  wave.groups.flatMap((g) => g.members);
+
+function progressSection(
+  sim: SimulationOutput,
+  options: RenderOptions,
+): string[] {
   const success = successState(sim.dialect);
   const kind = sim.dialect === "fleet" ? "partition" : "stage";
-  type Row = { name: string; state: string; members: readonly SimulatedMember[] };
+  type Row = {
+    name: string;
+    state: string;
+    members: readonly SimulatedMember[];
+  };
   const rows: Row[] = [];
-  const showGroups = (wave: SimulatedWave): boolean => wave.groups.length > 1 || (wave.groups[0]?.name ?? wave.name) !== wave.name;
+  const showGroups = (wave: SimulatedWave): boolean =>
+    wave.groups.length > 1 || (wave.groups[0]?.name ?? wave.name) !== wave.name;
   for (const wave of sim.waves) {
-    rows.push({ name: `${kind} ${wave.name}`, state: wave.state, members: groupMembers(wave) });
+    rows.push({
+      name: `${kind} ${wave.name}`,
+      state: wave.state,
+      members: groupMembers(wave),
+    });
     if (showGroups(wave)) {
-      for (const g of wave.groups) rows.push({ name: `  group ${g.name}`, state: g.state, members: g.members });
+      for (const g of wave.groups)
+        rows.push({
+          name: `  group ${g.name}`,
+          state: g.state,
+          members: g.members,
+        });
     }
   }
   const nameWidth = Math.max(0, ...rows.map((r) => r.name.length));
   const stateWidth = Math.max(0, ...rows.map((r) => r.state.length));
+  const head = (r: Row): string =>
+    `  ${r.name.padEnd(nameWidth)}  ${styleState(options.style, r.state)}${" ".repeat(stateWidth - r.state.length)}  `;
+  // One bar width for every row, so the bars line up: as wide as the longest line allows.
+  const longest = Math.max(
+    0,
+    ...rows.map((r) =>
+      visibleLength(head(r) + progressLine(r.members, success, options, 0)),
+    ),
+  );
+  const cells = Math.min(
+    BAR_WIDTH,
+    Math.max(MIN_BAR_WIDTH, options.width - longest),
+  );
   return rows.map(
-    (r) =>
-      `  ${r.name.padEnd(nameWidth)}  ${styleState(options.style, r.state)}${" ".repeat(stateWidth - r.state.length)}  ${progressLine(r.members, success, options)}`,
+    (r) => head(r) + progressLine(r.members, success, options, cells),
   );
 }
 
 /** States worth listing member by member: everything that is neither done nor untouched. */
 const UNTOUCHED = new Set(["NotStarted", "OutOfSync", "Pending"]);
 
-function memberSection(sim: SimulationOutput, options: RenderOptions): string[] {
+function memberSection(
+  sim: SimulationOutput,
+  options: RenderOptions,
+): string[] {
   const success = successState(sim.dialect);
-  const members = sim.waves.flatMap((w) => w.groups.flatMap((g: SimulatedGroup) => g.members));
+  const members = sim.waves.flatMap((w) =>
+    w.groups.flatMap((g: SimulatedGroup) => g.members),
+  );
   const byState = new Map<string, string[]>();
   for (const m of members) {
-    if (m.state === success || (UNTOUCHED.has(m.state) && m.reason === undefined)) continue;
+    if (
+      m.state === success ||
+      (UNTOUCHED.has(m.state) && m.reason === undefined)
+    )
+      continue;
     const list = byState.get(m.state) ?? [];
-    list.push(m.reason === undefined ? m.name : `${m.name} (${m.reason})`);
+    // A reason that only repeats the state ("Failed (1): x (Failed)") says nothing.
+    list.push(
+      m.reason === undefined || m.reason === m.state
+        ? m.name
+        : `${m.name} (${m.reason})`,
+    );
     byState.set(m.state, list);
   }
   const lines: string[] = [];
-  const states = [...byState.keys()].sort((a, b) => stateRank(a) - stateRank(b));
+  const states = [...byState.keys()].sort(
+    (a, b) => stateRank(a) - stateRank(b),
+  );
   for (const state of states) {
     const names = byState.get(state) ?? [];
     const label = `${state} (${String(names.length)}): `;
@@ -100,7 +168,13 @@ function memberSection(sim: SimulationOutput, options: RenderOptions): string[] 
       ...(options.all ? {} : { maxLines: DEFAULT_MAX_LINES }),
       indent: 2,
     });
-    lines.push(...wrapped.map((line, i) => (i === 0 ? styleState(options.style, state) + line.slice(state.length) : line)));
+    lines.push(
+      ...wrapped.map((line, i) =>
+        i === 0
+          ? styleState(options.style, state) + line.slice(state.length)
+          : line,
+      ),
+    );
   }
   return lines;
 }
@@ -109,22 +183,32 @@ function finalLines(sim: SimulationOutput, options: RenderOptions): string[] {
   const state = `Final state: ${styleState(options.style, sim.finalState)}${DOT}${count(sim.failureCount, "failure")}`;
   const duration = formatDuration(sim.durationSeconds);
   const total = sim.truncated
-    ? `Total: ${duration} (simulated; stopped at "until" before the rollout finished)`
+    ? `Total: ${duration} (simulated; the rollout did not finish)`
     : `Total: ${duration} (simulated)`;
   return [options.style.bold(state), `${total}${DOT}${sim.start} → ${sim.end}`];
 }
 
 /** Renders a simulation as the text `flotilla simulate` prints (ends with a newline). */
-export function renderSimulation(sim: SimulationOutput, options: SimulationRenderOptions): string {
+export function renderSimulation(
+  sim: SimulationOutput,
+  options: SimulationRenderOptions,
+): string {
   const what = sim.dialect === "fleet" ? "Fleet rollout" : "staged update run";
   const lines = [options.style.bold(`Simulation: ${what}, start ${sim.start}`)];
   if (options.timeline) {
-    lines.push("", "Timeline:", ...renderTimeline(sim.timeline, sim.start, options));
+    lines.push(
+      "",
+      "Timeline:",
+      ...renderTimeline(sim.timeline, sim.start, options),
+    );
   }
   lines.push("", "Progress:", ...progressSection(sim, options));
   const members = memberSection(sim, options);
   if (members.length > 0) lines.push("", ...members);
-  const extra = [...unassignedLines(sim.unassigned, options), ...warningLines(sim.warnings, options.style)];
+  const extra = [
+    ...unassignedLines(sim.unassigned, options),
+    ...warningLines(sim.warnings, options),
+  ];
   if (extra.length > 0) lines.push("", ...extra);
   lines.push("", ...finalLines(sim, options));
   return `${lines.join("\n")}\n`;

@@ -16,12 +16,23 @@ export interface Style {
 const plain = (text: string): string => text;
 
 function sgr(open: number, close: number): (text: string) => string {
-  return (text) => (text === "" ? text : `\u001b[${String(open)}m${text}\u001b[${String(close)}m`);
+  return (text) =>
+    text === ""
+      ? text
+      : `\u001b[${String(open)}m${text}\u001b[${String(close)}m`;
 }
 
 /** A style that colours when `enabled`, and is the identity otherwise. */
 export function createStyle(enabled: boolean): Style {
-  if (!enabled) return { bold: plain, dim: plain, red: plain, green: plain, yellow: plain, cyan: plain };
+  if (!enabled)
+    return {
+      bold: plain,
+      dim: plain,
+      red: plain,
+      green: plain,
+      yellow: plain,
+      cyan: plain,
+    };
   return {
     bold: sgr(1, 22),
     dim: sgr(2, 22),
@@ -51,4 +62,10 @@ export function styleState(style: Style, state: string): string {
     default:
       return style.yellow(state);
   }
+}
+
+/** The number of columns `text` takes on screen (ANSI colour codes take none). */
+export function visibleLength(text: string): number {
+  // eslint-disable-next-line no-control-regex -- matching the escape character is the point
+  return text.replace(/\u001b\[[0-9;]*m/g, "").length;
 }

@@ -12,22 +12,31 @@ export interface WrapOptions {
   /** At most this many lines of names; the rest is summarised as "… and N more". Unlimited if absent. */
   readonly maxLines?: number;
   readonly separator?: string;
+  /** End every line but the last with the separator's visible part (the comma); default true. */
+  readonly markContinuation?: boolean;
 }
 
 /** Lines shown per list before "… and N more" unless the user asks for `--all`. */
 export const DEFAULT_MAX_LINES = 3;
 
 /** Greedy word wrap of `items` joined by `separator` (", "): an item never splits across lines. */
-export function wrapList(items: readonly string[], options: WrapOptions): string[] {
+export function wrapList(
+  items: readonly string[],
+  options: WrapOptions,
+): string[] {
   const separator = options.separator ?? ", ";
-  const trimmed = separator.trimEnd();
+  const trimmed = options.markContinuation === false ? "" : separator.trimEnd();
   const lines: string[][] = [];
   let current: string[] = [];
   let length = 0;
   for (const item of items) {
-    const limit = lines.length === 0 ? (options.firstWidth ?? options.width) : options.width;
+    const limit =
+      lines.length === 0
+        ? (options.firstWidth ?? options.width)
+        : options.width;
     // Every line but the last ends with the separator's non-space part (the comma).
-    const added = current.length === 0 ? item.length : separator.length + item.length;
+    const added =
+      current.length === 0 ? item.length : separator.length + item.length;
     if (current.length > 0 && length + added + trimmed.length > limit) {
       lines.push(current);
       current = [item];
@@ -39,27 +48,50 @@ export function wrapList(items: readonly string[], options: WrapOptions): string
   }
   if (current.length > 0) lines.push(current);
 
-  const text = (line: readonly string[], isLast: boolean): string => line.join(separator) + (isLast ? "" : trimmed);
+  const text = (line: readonly string[], isLast: boolean): string =>
+    line.join(separator) + (isLast ? "" : trimmed);
   const max = options.maxLines;
-  if (max === undefined || lines.length <= max) {
+  // Hiding a single line would only swap it for the "… and N more" line.
+  if (max === undefined || lines.length <= max + 1) {
     return lines.map((line, i) => text(line, i === lines.length - 1));
   }
   const kept = lines.slice(0, Math.max(max, 1));
   const shown = kept.reduce((sum, line) => sum + line.length, 0);
-  return [...kept.map((line) => text(line, false)), `… and ${String(items.length - shown)} more`];
+  return [
+    ...kept.map((line) => text(line, false)),
+    `… and ${String(items.length - shown)} more`,
+  ];
 }
 
 /** `label` followed by the wrapped list; continuation lines are indented by `indent` spaces. */
 export function labelledList(
   label: string,
   items: readonly string[],
-  options: { readonly width: number; readonly maxLines?: number; readonly indent?: number },
+  options: Omit<WrapOptions, "firstWidth"> & { readonly indent?: number },
 ): string[] {
-  const indent = options.indent ?? 2;
+  const { indent = 2, ...wrap } = options;
   const lines = wrapList(items, {
+    ...wrap,
     width: options.width - indent,
     firstWidth: options.width - label.length,
-    ...(options.maxLines === undefined ? {} : { maxLines: options.maxLines }),
   });
-  return lines.map((line, i) => (i === 0 ? label + line : " ".repeat(indent) + line));
+  return lines.map((line, i) =>
+    i === 0 ? label + line : " ".repeat(indent) + line,
+  );
+}
+
+/** Word wrap of running text; a word longer than the width gets a line of its own. */
+export function wrapWords(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(/\s+/).filter((w) => w !== "")) {
+    if (line !== "" && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line === "" ? word : `${line} ${word}`;
+    }
+  }
+  lines.push(line);
+  return lines;
 }

@@ -2,7 +2,12 @@
  * Forming Fleet partitions (SPEC 4.1, reference/fleet.md section 3): manual partitions by criteria,
  * automatic slices of the name-sorted targets, and the resolved limits of a bundle.
  */
-import { groupsOfCluster, compareNames, type Cluster, type ClusterGroup } from "../cluster.js";
+import {
+  groupsOfCluster,
+  compareNames,
+  type Cluster,
+  type ClusterGroup,
+} from "../cluster.js";
 import { fleetLimit } from "../int-or-percent.js";
 import { matchesSelector } from "../label-selector.js";
 import type { FleetPartitionSpec, FleetRolloutStrategy } from "./strategy.js";
@@ -47,7 +52,11 @@ export function formPartitions(
   let partitions: Partition[];
   let unassigned: string[] = [];
   if (strategy.partitions.length === 0) {
-    partitions = autoPartitions(strategy, sorted.map((c) => c.name), "All");
+    partitions = autoPartitions(
+      strategy,
+      sorted.map((c) => c.name),
+      "All",
+    );
   } else {
     const manual = manualPartitions(strategy, sorted, clusterGroups);
     partitions = manual.partitions;
@@ -64,7 +73,11 @@ export function formPartitions(
       unassigned = [];
     }
   }
-  return { partitions, unassigned, limits: resolveFleetLimits(strategy, sorted.length, partitions.length) };
+  return {
+    partitions,
+    unassigned,
+    limits: resolveFleetLimits(strategy, sorted.length, partitions.length),
+  };
 }
 
 /** Bundle-wide limits: maxUnavailable of all N targets, maxUnavailablePartitions of the partition count. */
@@ -77,7 +90,10 @@ export function resolveFleetLimits(
     // N includes unassigned targets, as in Fleet (reference/fleet.md section 2 table).
     maxUnavailable: fleetLimit(targetCount, strategy.maxUnavailable),
     // Integer 0 stays 0 under fleetLimit: with the default, the first NotReady partition stops the pass.
-    maxUnavailablePartitions: fleetLimit(partitionCount, strategy.maxUnavailablePartitions),
+    maxUnavailablePartitions: fleetLimit(
+      partitionCount,
+      strategy.maxUnavailablePartitions,
+    ),
     maxNew: strategy.maxNew,
   };
 }
@@ -87,14 +103,29 @@ export function resolveFleetLimits(
  * last slice holds the remainder (230 at 25% → 57, 57, 57, 57, 2); below the threshold, with threshold
  * 0, or with integer size 0 there is one partition called `single`.
  */
-function autoPartitions(strategy: FleetRolloutStrategy, names: readonly string[], single: string): Partition[] {
+function autoPartitions(
+  strategy: FleetRolloutStrategy,
+  names: readonly string[],
+  single: string,
+): Partition[] {
   const n = names.length;
   const limitOf = (clusters: readonly string[]): number =>
     fleetLimit(clusters.length, strategy.maxUnavailable);
   const sizeValue = strategy.autoPartitionSize;
   const threshold = strategy.autoPartitionThreshold;
-  if ((sizeValue.kind === "int" && sizeValue.value <= 0) || threshold <= 0 || n < threshold) {
-    return [{ name: single, clusters: [...names], maxUnavailable: limitOf(names), auto: true }];
+  if (
+    (sizeValue.kind === "int" && sizeValue.value <= 0) ||
+    threshold <= 0 ||
+    n < threshold
+  ) {
+    return [
+      {
+        name: single,
+        clusters: [...names],
+        maxUnavailable: limitOf(names),
+        auto: true,
+      },
+    ];
   }
   const size = fleetLimit(n, sizeValue);
   const out: Partition[] = [];
@@ -121,14 +152,21 @@ function manualPartitions(
   for (const cluster of sorted) {
     const groups = groupsOfCluster(cluster, clusterGroups);
     // A cluster matching several partitions belongs to the first: it is deployed once (SPEC 4.1).
-    const index = strategy.partitions.findIndex((spec) => matchesPartition(spec, cluster, groups));
+    const index = strategy.partitions.findIndex((spec) =>
+      matchesPartition(spec, cluster, groups),
+    );
     if (index === -1) unassigned.push(cluster.name);
     else members[index]?.push(cluster.name);
   }
   const partitions = strategy.partitions.map((spec, i): Partition => {
     const clusters = members[i] ?? [];
     const value = spec.maxUnavailable ?? strategy.maxUnavailable;
-    return { name: spec.name, clusters, maxUnavailable: fleetLimit(clusters.length, value), auto: false };
+    return {
+      name: spec.name,
+      clusters,
+      maxUnavailable: fleetLimit(clusters.length, value),
+      auto: false,
+    };
   });
   return { partitions, unassigned };
 }
@@ -143,7 +181,8 @@ export function matchesPartition(
   if (spec.clusterName !== undefined) {
     criteria++;
     const display = cluster.labels[DISPLAY_NAME_LABEL];
-    if (spec.clusterName !== cluster.name && spec.clusterName !== display) return false;
+    if (spec.clusterName !== cluster.name && spec.clusterName !== display)
+      return false;
   }
   if (spec.clusterSelector !== undefined) {
     criteria++;
@@ -158,7 +197,8 @@ export function matchesPartition(
     const hit = groups.some(
       (g) =>
         (clusterGroup === undefined || g.name === clusterGroup) &&
-        (clusterGroupSelector === undefined || matchesSelector(clusterGroupSelector, g.labels)),
+        (clusterGroupSelector === undefined ||
+          matchesSelector(clusterGroupSelector, g.labels)),
     );
     if (!hit) return false;
   }

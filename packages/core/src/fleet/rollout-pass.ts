@@ -7,7 +7,11 @@
  */
 import { compareNames, type Cluster, type ClusterGroup } from "../cluster.js";
 import { isOpenAt, nextOpening } from "../maintenance/windows.js";
-import { formPartitions, type FleetLimits, type Partition } from "./partitions.js";
+import {
+  formPartitions,
+  type FleetLimits,
+  type Partition,
+} from "./partitions.js";
 import type { FleetRolloutStrategy } from "./strategy.js";
 
 /** A cluster's state in a bundle (SPEC 4.2), Fleet's names. */
@@ -59,7 +63,12 @@ export interface ReleaseDecision {
 }
 
 /** Why a cluster that does not hold the current revision was not released this pass. */
-export type HoldReason = "Paused" | "WindowClosed" | "MaxUnavailable" | "MaxNew" | "PartitionsNotReady";
+export type HoldReason =
+  | "Paused"
+  | "WindowClosed"
+  | "MaxUnavailable"
+  | "MaxNew"
+  | "PartitionsNotReady";
 
 /** A cluster waiting for the current revision, with the reason and (for windows) the next opening. */
 export interface HeldCluster {
@@ -113,7 +122,10 @@ const NEVER_DEPLOYED: DeploymentObservation = {
 };
 
 /** The SPEC 4.2 state of one cluster's copy, relative to the bundle's current `revision`. */
-export function bundleClusterState(o: DeploymentObservation, revision: string): BundleClusterState {
+export function bundleClusterState(
+  o: DeploymentObservation,
+  revision: string,
+): BundleClusterState {
   if (o.releasedRevision === undefined) return "Pending";
   // An agent-reported failure wins even when it recorded the revision as applied (Fleet's Installed=False).
   if (o.errored) return "ErrApplied";
@@ -133,16 +145,25 @@ export function isUnavailable(o: DeploymentObservation): boolean {
 /** Runs one pass: walks the partitions in order and decides the releases (SPEC 4.3). */
 export function rolloutPass(input: PassInput): PassResult {
   const { revision, nowMs } = input;
-  const plan = formPartitions(input.strategy, input.targets, input.clusterGroups);
+  const plan = formPartitions(
+    input.strategy,
+    input.targets,
+    input.clusterGroups,
+  );
   const { limits } = plan;
   const clusters = new Map(input.targets.map((c) => [c.name, c]));
-  const observe = (name: string): DeploymentObservation => input.deployments.get(name) ?? NEVER_DEPLOYED;
+  const observe = (name: string): DeploymentObservation =>
+    input.deployments.get(name) ?? NEVER_DEPLOYED;
   const names = [...clusters.keys()].sort(compareNames);
-  const states = new Map(names.map((n) => [n, bundleClusterState(observe(n), revision)]));
+  const states = new Map(
+    names.map((n) => [n, bundleClusterState(observe(n), revision)]),
+  );
 
   const releasedNow = new Set<string>();
-  const unavailable = (name: string): boolean => releasedNow.has(name) || isUnavailable(observe(name));
-  const current = (name: string): boolean => releasedNow.has(name) || observe(name).releasedRevision === revision;
+  const unavailable = (name: string): boolean =>
+    releasedNow.has(name) || isUnavailable(observe(name));
+  const current = (name: string): boolean =>
+    releasedNow.has(name) || observe(name).releasedRevision === revision;
   // SPEC 4.3 Decision: a limit of 0 still lets one batch / one cluster through, each Ready before the next.
   const bundleGate = Math.max(limits.maxUnavailable, 1);
   let bundleUnavailable = names.filter(unavailable).length;
@@ -154,8 +175,19 @@ export function rolloutPass(input: PassInput): PassResult {
   const statuses: PartitionStatus[] = [];
 
   for (const [index, p] of plan.partitions.entries()) {
-    const hold = (cluster: string, reason: HoldReason, message: string, nextOpeningMs?: number): void => {
-      held.push({ cluster, partition: p.name, reason, message, ...(nextOpeningMs === undefined ? {} : { nextOpeningMs }) });
+    const hold = (
+      cluster: string,
+      reason: HoldReason,
+      message: string,
+      nextOpeningMs?: number,
+    ): void => {
+      held.push({
+        cluster,
+        partition: p.name,
+        reason,
+        message,
+        ...(nextOpeningMs === undefined ? {} : { nextOpeningMs }),
+      });
     };
     const waiting = p.clusters.filter((n) => !current(n));
     const visited = stoppedAfter === undefined;
@@ -193,8 +225,16 @@ export function rolloutPass(input: PassInput): PassResult {
         const cluster = clusters.get(n);
         if (!isOpenAt(cluster?.maintenance, "workloads", nowMs)) {
           const next = nextOpening(cluster?.maintenance, "workloads", nowMs);
-          const when = next === undefined ? "no opening known" : `next opening ${new Date(next).toISOString()}`;
-          hold(n, "WindowClosed", `workloads maintenance window closed; ${when}`, next);
+          const when =
+            next === undefined
+              ? "no opening known"
+              : `next opening ${new Date(next).toISOString()}`;
+          hold(
+            n,
+            "WindowClosed",
+            `workloads maintenance window closed; ${when}`,
+            next,
+          );
         } else if (observe(n).releasedRevision === undefined) firsts.push(n);
         else updates.push(n);
       }
@@ -219,7 +259,9 @@ export function rolloutPass(input: PassInput): PassResult {
       }
     }
 
-    const notReadyCount = p.clusters.filter((n) => !current(n) || unavailable(n)).length;
+    const notReadyCount = p.clusters.filter(
+      (n) => !current(n) || unavailable(n),
+    ).length;
     const notReady = notReadyCount > p.maxUnavailable;
     statuses.push({
       ...p,
@@ -234,7 +276,8 @@ export function rolloutPass(input: PassInput): PassResult {
     // Fleet's rule: stop once the NotReady partitions seen exceed the limit (the default 0 stops
     // right after the first NotReady partition, which itself was processed).
     const more = index < plan.partitions.length - 1;
-    if (more && notReadyPartitions > limits.maxUnavailablePartitions) stoppedAfter = p.name;
+    if (more && notReadyPartitions > limits.maxUnavailablePartitions)
+      stoppedAfter = p.name;
   }
 
   return {

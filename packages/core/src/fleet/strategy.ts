@@ -7,7 +7,12 @@ import { z } from "zod";
 import type { IntOrPercent } from "../int-or-percent.js";
 import type { LabelSelector } from "../label-selector.js";
 import { fail, joinPath, ok, type Problem, type Result } from "../result.js";
-import { intOrPercentField, parseWith, selectorStructField, strictObject } from "../schema.js";
+import {
+  intOrPercentField,
+  parseWith,
+  selectorStructField,
+  strictObject,
+} from "../schema.js";
 
 /** What happens to clusters that match no manual partition (SPEC 4.1 Decision). */
 export type UnassignedPolicy = "report" | "autoPartition";
@@ -47,7 +52,10 @@ export const FLEET_STRATEGY_DEFAULTS: FleetRolloutStrategy = {
 };
 
 const fleetLimitField = intOrPercentField("fleetLimit");
-const countField = z.number().int("must be an integer").min(0, "must not be negative");
+const countField = z
+  .number()
+  .int("must be an integer")
+  .min(0, "must not be negative");
 
 const partitionSchema = strictObject({
   name: z.string().min(1, "must not be empty"),
@@ -110,7 +118,10 @@ const FLEET_YAML_KEYS: readonly string[] = [
 ];
 
 /** Parses a rolloutStrategy; `undefined`/`null` gives the defaults. Problem paths start at `path`. */
-export function parseRolloutStrategy(raw: unknown, path: string): Result<FleetRolloutStrategy> {
+export function parseRolloutStrategy(
+  raw: unknown,
+  path: string,
+): Result<FleetRolloutStrategy> {
   const parsed = parseWith(strategySchema, raw ?? {}, path);
   if (!parsed.ok) return parsed;
   const s = parsed.value;
@@ -118,18 +129,24 @@ export function parseRolloutStrategy(raw: unknown, path: string): Result<FleetRo
     name: p.name,
     ...(p.maxUnavailable == null ? {} : { maxUnavailable: p.maxUnavailable }),
     ...(p.clusterName == null ? {} : { clusterName: p.clusterName }),
-    ...(p.clusterSelector == null ? {} : { clusterSelector: p.clusterSelector }),
+    ...(p.clusterSelector == null
+      ? {}
+      : { clusterSelector: p.clusterSelector }),
     ...(p.clusterGroup == null ? {} : { clusterGroup: p.clusterGroup }),
-    ...(p.clusterGroupSelector == null ? {} : { clusterGroupSelector: p.clusterGroupSelector }),
+    ...(p.clusterGroupSelector == null
+      ? {}
+      : { clusterGroupSelector: p.clusterGroupSelector }),
   }));
   const problems = duplicateNames(partitions, joinPath(path, "partitions"));
   if (problems.length > 0) return fail(problems);
   const d = FLEET_STRATEGY_DEFAULTS;
   return ok({
     maxUnavailable: s.maxUnavailable ?? d.maxUnavailable,
-    maxUnavailablePartitions: s.maxUnavailablePartitions ?? d.maxUnavailablePartitions,
+    maxUnavailablePartitions:
+      s.maxUnavailablePartitions ?? d.maxUnavailablePartitions,
     autoPartitionSize: s.autoPartitionSize ?? d.autoPartitionSize,
-    autoPartitionThreshold: s.autoPartitionThreshold ?? d.autoPartitionThreshold,
+    autoPartitionThreshold:
+      s.autoPartitionThreshold ?? d.autoPartitionThreshold,
     maxNew: s.maxNew ?? d.maxNew,
     partitions,
     unassigned: s.unassigned ?? d.unassigned,
@@ -137,7 +154,10 @@ export function parseRolloutStrategy(raw: unknown, path: string): Result<FleetRo
 }
 
 // Partition names label status and plan output, so two partitions may not share one.
-function duplicateNames(partitions: readonly FleetPartitionSpec[], listPath: string): Problem[] {
+function duplicateNames(
+  partitions: readonly FleetPartitionSpec[],
+  listPath: string,
+): Problem[] {
   const seen = new Map<string, number>();
   const problems: Problem[] = [];
   partitions.forEach((p, index) => {
@@ -168,15 +188,25 @@ export interface FleetStrategySource {
  * Recognises a Fleet document: a fleet.yaml (its `rolloutStrategy`, other keys ignored) or a bare
  * rolloutStrategy (any of its keys at top level). Anything else, e.g. AKS `{stages}`, is undefined.
  */
-export function detectFleetStrategy(raw: unknown): FleetStrategySource | undefined {
-  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return undefined;
+export function detectFleetStrategy(
+  raw: unknown,
+): FleetStrategySource | undefined {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw))
+    return undefined;
   const keys = Object.keys(raw);
   if (keys.includes("rolloutStrategy")) {
-    return { raw: (raw as Record<string, unknown>)["rolloutStrategy"], path: "rolloutStrategy" };
+    return {
+      raw: (raw as Record<string, unknown>)["rolloutStrategy"],
+      path: "rolloutStrategy",
+    };
   }
-  if (keys.some((k) => ROLLOUT_STRATEGY_KEYS.includes(k))) return { raw, path: "" };
+  if (keys.some((k) => ROLLOUT_STRATEGY_KEYS.includes(k)))
+    return { raw, path: "" };
   // A fleet.yaml that relies on the defaults; `stages` means an AKS strategy, whatever else is there.
-  if (!keys.includes("stages") && keys.some((k) => FLEET_YAML_KEYS.includes(k))) {
+  if (
+    !keys.includes("stages") &&
+    keys.some((k) => FLEET_YAML_KEYS.includes(k))
+  ) {
     return { raw: undefined, path: "rolloutStrategy" };
   }
   return undefined;

@@ -5,15 +5,21 @@
 import { intOrPercentToString, type IntOrPercent } from "../int-or-percent.js";
 import type { PlanWarning } from "../preview-types.js";
 import type { FleetLimits, Partition } from "./partitions.js";
-import { FLEET_STRATEGY_DEFAULTS, type FleetRolloutStrategy } from "./strategy.js";
+import {
+  FLEET_STRATEGY_DEFAULTS,
+  type FleetRolloutStrategy,
+} from "./strategy.js";
 
 /** How many unassigned cluster names a warning lists before "and N more". */
 const LISTED_NAMES = 5;
 
 const show = (v: IntOrPercent): string =>
-  v.kind === "int" ? intOrPercentToString(v) : JSON.stringify(intOrPercentToString(v));
+  v.kind === "int"
+    ? intOrPercentToString(v)
+    : JSON.stringify(intOrPercentToString(v));
 
-const isZeroPercent = (v: IntOrPercent | undefined): boolean => v?.kind === "percent" && v.value === 0;
+const isZeroPercent = (v: IntOrPercent | undefined): boolean =>
+  v?.kind === "percent" && v.value === 0;
 
 /** Warnings for `strategy` as formed into `partitions`; order is stable (one check after another). */
 export function fleetWarnings(
@@ -26,11 +32,16 @@ export function fleetWarnings(
   const add = (code: string, message: string): void => {
     warnings.push({ code, message });
   };
-  const targetCount = partitions.reduce((sum, p) => sum + p.clusters.length, 0) + unassigned.length;
+  const targetCount =
+    partitions.reduce((sum, p) => sum + p.clusters.length, 0) +
+    unassigned.length;
   const filled = partitions.filter((p) => p.clusters.length > 0);
 
   if (strategy.maxNew === 0) {
-    add("MaxNewZero", "maxNew 0: no cluster is ever released, so nothing is deployed or updated");
+    add(
+      "MaxNewZero",
+      "maxNew 0: no cluster is ever released, so nothing is deployed or updated",
+    );
   }
 
   // A partition whose limit covers all its clusters can never be NotReady (SPEC 4.3 defaults bullet).
@@ -53,7 +64,10 @@ export function fleetWarnings(
   }
 
   // The pass only stops after a partition; stopping after the last one holds nothing back.
-  if (partitions.length > 1 && limits.maxUnavailablePartitions >= partitions.length - 1) {
+  if (
+    partitions.length > 1 &&
+    limits.maxUnavailablePartitions >= partitions.length - 1
+  ) {
     add(
       "MaxUnavailablePartitionsNoGate",
       `maxUnavailablePartitions ${show(strategy.maxUnavailablePartitions)} resolves to ${String(limits.maxUnavailablePartitions)} with ${String(partitions.length)} partitions: the rollout never stops at a NotReady partition`,
@@ -69,7 +83,10 @@ export function fleetWarnings(
 
   if (unassigned.length > 0) {
     const listed = unassigned.slice(0, LISTED_NAMES).join(", ");
-    const more = unassigned.length > LISTED_NAMES ? ` and ${String(unassigned.length - LISTED_NAMES)} more` : "";
+    const more =
+      unassigned.length > LISTED_NAMES
+        ? ` and ${String(unassigned.length - LISTED_NAMES)} more`
+        : "";
     add(
       "UnassignedClusters",
       `manual partitions leave ${String(unassigned.length)} cluster(s) undeployed: ${listed}${more}; add partitions for them or set unassigned: autoPartition to deploy them after the manual partitions`,
@@ -92,8 +109,15 @@ export function fleetWarnings(
     );
   });
 
-  const sizeSet = !sameValue(strategy.autoPartitionSize, FLEET_STRATEGY_DEFAULTS.autoPartitionSize);
-  if (strategy.partitions.length === 0 && partitions.length === 1 && targetCount > 1) {
+  const sizeSet = !sameValue(
+    strategy.autoPartitionSize,
+    FLEET_STRATEGY_DEFAULTS.autoPartitionSize,
+  );
+  if (
+    strategy.partitions.length === 0 &&
+    partitions.length === 1 &&
+    targetCount > 1
+  ) {
     const size = strategy.autoPartitionSize;
     const reason =
       size.kind === "int" && size.value <= 0
@@ -104,10 +128,17 @@ export function fleetWarnings(
             ? `${String(targetCount)} clusters are below autoPartitionThreshold ${String(strategy.autoPartitionThreshold)}, so autoPartitionSize ${show(size)} has no effect`
             : undefined;
     if (reason !== undefined) {
-      add("AutoPartitionDisabled", `${reason}: all ${String(targetCount)} clusters are in one partition`);
+      add(
+        "AutoPartitionDisabled",
+        `${reason}: all ${String(targetCount)} clusters are in one partition`,
+      );
     }
   }
-  if (strategy.partitions.length > 0 && strategy.unassigned === "report" && sizeSet) {
+  if (
+    strategy.partitions.length > 0 &&
+    strategy.unassigned === "report" &&
+    sizeSet
+  ) {
     add(
       "AutoPartitionSizeIgnored",
       `autoPartitionSize ${show(strategy.autoPartitionSize)} is ignored with manual partitions (unless unassigned: autoPartition)`,
@@ -119,9 +150,11 @@ export function fleetWarnings(
 function zeroPercentFields(strategy: FleetRolloutStrategy): string[] {
   const out: string[] = [];
   if (isZeroPercent(strategy.maxUnavailable)) out.push("maxUnavailable");
-  if (isZeroPercent(strategy.maxUnavailablePartitions)) out.push("maxUnavailablePartitions");
+  if (isZeroPercent(strategy.maxUnavailablePartitions))
+    out.push("maxUnavailablePartitions");
   strategy.partitions.forEach((p, i) => {
-    if (isZeroPercent(p.maxUnavailable)) out.push(`partitions[${String(i)}].maxUnavailable`);
+    if (isZeroPercent(p.maxUnavailable))
+      out.push(`partitions[${String(i)}].maxUnavailable`);
   });
   return out;
 }

@@ -40,15 +40,52 @@ export function weekNumberOf(day: number): number {
   return Math.floor((day + 3) / 7);
 }
 
+// Civil-calendar conversions in integer arithmetic (H. Hinnant's algorithms, proleptic Gregorian):
+// monthly schedules call them in loops, and they avoid allocating Date objects.
+
+/** Epoch day of a civil date (month 1–12); day may exceed the month, rolling over like Date.UTC. */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear =
+    Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  const dayOfEra =
+    yearOfEra * 365 +
+    Math.floor(yearOfEra / 4) -
+    Math.floor(yearOfEra / 100) +
+    dayOfYear;
+  return era * 146097 + dayOfEra - 719468;
+}
+
 /** Months since January 1970 of an epoch day, the unit monthly intervals count in. */
 export function monthIndexOf(day: number): number {
-  const date = new Date(day * DAY_MS);
-  return date.getUTCFullYear() * 12 + date.getUTCMonth() - 1970 * 12;
+  const z = day + 719468;
+  const era = Math.floor(z / 146097);
+  const dayOfEra = z - era * 146097;
+  const yearOfEra = Math.floor(
+    (dayOfEra -
+      Math.floor(dayOfEra / 1460) +
+      Math.floor(dayOfEra / 36524) -
+      Math.floor(dayOfEra / 146096)) /
+      365,
+  );
+  const dayOfYear =
+    dayOfEra -
+    (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
+  const mp = Math.floor((5 * dayOfYear + 2) / 153);
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
+  return (year - 1970) * 12 + month - 1;
 }
 
 /** Epoch day of the first day of a month index. */
 export function firstDayOfMonth(monthIndex: number): number {
-  return Date.UTC(1970, monthIndex, 1) / DAY_MS;
+  return daysFromCivil(
+    1970 + Math.floor(monthIndex / 12),
+    mod(monthIndex, 12) + 1,
+    1,
+  );
 }
 
 /** Number of days in a month index (28–31). */
@@ -62,11 +99,19 @@ const OFFSET = /^([+-])(\d{2}):(\d{2})$/;
 const INSTANT =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?([Zz]|[+-]\d{2}:\d{2})$/;
 
-function civilDay(year: number, month: number, day: number): number | undefined {
+function civilDay(
+  year: number,
+  month: number,
+  day: number,
+): number | undefined {
   // Date.UTC rolls 02-30 over into March; round-tripping catches dates that do not exist.
   const ms = Date.UTC(year, month - 1, day);
   const back = new Date(ms);
-  if (back.getUTCFullYear() !== year || back.getUTCMonth() !== month - 1 || back.getUTCDate() !== day) {
+  if (
+    back.getUTCFullYear() !== year ||
+    back.getUTCMonth() !== month - 1 ||
+    back.getUTCDate() !== day
+  ) {
     return undefined;
   }
   return ms / DAY_MS;
@@ -106,7 +151,13 @@ export function parseInstant(text: string): number | undefined {
   const seconds = Number(m[6] ?? "0");
   const zone = m[8] ?? "";
   const offset = zone === "Z" || zone === "z" ? 0 : parseUtcOffset(zone);
-  if (day === undefined || time === undefined || seconds > 59 || offset === undefined) return undefined;
+  if (
+    day === undefined ||
+    time === undefined ||
+    seconds > 59 ||
+    offset === undefined
+  )
+    return undefined;
   // Sub-millisecond digits are truncated: the engine's clock has millisecond resolution.
   const millis = Number(((m[7] ?? "") + "000").slice(0, 3));
   return day * DAY_MS + (time - offset) * MINUTE_MS + seconds * 1000 + millis;
@@ -114,16 +165,6 @@ export function parseInstant(text: string): number | undefined {
 
 function pad2(n: number): string {
   return String(n).padStart(2, "0");
-}
-
-/** Formats an epoch day as `YYYY-MM-DD`. */
-export function formatDate(day: number): string {
-  return new Date(day * DAY_MS).toISOString().slice(0, 10);
-}
-
-/** Formats minutes after midnight as `HH:MM`. */
-export function formatTimeOfDay(minutes: number): string {
-  return `${pad2(Math.floor(minutes / 60))}:${pad2(minutes % 60)}`;
 }
 
 /** Formats minutes east of UTC as `±HH:MM` (UTC itself is `+00:00`, as AKS writes it). */

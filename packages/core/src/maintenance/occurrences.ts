@@ -1,7 +1,15 @@
 /**
- * One window as a set of open instants. A recurring window is the union of its occurrences
- * `[start, start + durationHours)` minus every instant whose local date (at its `utcOffset`) lies in
- * a `notAllowedDates` range; a one-off window is `[startMs, endMs)`.
+ * One window as a set of open instants. A one-off window is `[startMs, endMs)`. A recurring window
+ * is the union of its occurrences minus its blocked dates:
+ * - an occurrence starts at `startTime` (local, at `utcOffset`) on each local day the schedule
+ *   selects, on or after `startDate`, and is open for `[start, start + durationHours)`, so it may
+ *   run into the next day or month;
+ * - intervals count from `startDate`: days, Monday-based weeks from the week containing it, or
+ *   calendar months from its month (without `startDate` the interval is 1 and there is no start);
+ * - `dayOfMonth` beyond a month's length selects no day that month (AKS does not clamp it);
+ * - **Decision:** `notAllowedDates` close the window at every instant whose local date is in a
+ *   range, even in the middle of an occurrence that began the day before; the part of an occurrence
+ *   that runs past a blocked range into an allowed date is open again.
  */
 import {
   DAY_MS,
@@ -31,9 +39,18 @@ export interface WindowSet {
   nextBoundary(tMs: number, limitMs: number): number | undefined;
 }
 
-const WEEK_INDEX = { First: 0, Second: 1, Third: 2, Fourth: 3, Last: -1 } as const;
+const WEEK_INDEX = {
+  First: 0,
+  Second: 1,
+  Third: 2,
+  Fourth: 3,
+  Last: -1,
+} as const;
 
-function earliest(a: number | undefined, b: number | undefined): number | undefined {
+function earliest(
+  a: number | undefined,
+  b: number | undefined,
+): number | undefined {
   if (a === undefined) return b;
   return b === undefined || a <= b ? a : b;
 }
@@ -43,7 +60,9 @@ function dayInMonth(schedule: Schedule, month: number): number | undefined {
   const first = firstDayOfMonth(month);
   switch (schedule.type) {
     case "AbsoluteMonthly":
-      return schedule.dayOfMonth <= daysInMonth(month) ? first + schedule.dayOfMonth - 1 : undefined;
+      return schedule.dayOfMonth <= daysInMonth(month)
+        ? first + schedule.dayOfMonth - 1
+        : undefined;
     case "RelativeMonthly": {
       const dow = DAYS_OF_WEEK.indexOf(schedule.dayOfWeek);
       const index = WEEK_INDEX[schedule.weekIndex];
@@ -62,7 +81,12 @@ function dayInMonth(schedule: Schedule, month: number): number | undefined {
 }
 
 /** Returns the first occurrence day in `[fromDay, lastDay]`, jumping by the interval rather than scanning. */
-function nextOccurrenceDay(w: RecurringWindow, anchorDay: number, fromDay: number, lastDay: number): number | undefined {
+function nextOccurrenceDay(
+  w: RecurringWindow,
+  anchorDay: number,
+  fromDay: number,
+  lastDay: number,
+): number | undefined {
   const s = w.schedule;
   let day = Math.max(fromDay, w.startDate === undefined ? fromDay : anchorDay);
   switch (s.type) {
@@ -71,7 +95,8 @@ function nextOccurrenceDay(w: RecurringWindow, anchorDay: number, fromDay: numbe
       break;
     case "Weekly":
       day += mod(DAYS_OF_WEEK.indexOf(s.dayOfWeek) - weekdayOf(day), 7);
-      day += 7 * mod(weekNumberOf(anchorDay) - weekNumberOf(day), s.intervalWeeks);
+      day +=
+        7 * mod(weekNumberOf(anchorDay) - weekNumberOf(day), s.intervalWeeks);
       break;
     case "AbsoluteMonthly":
     case "RelativeMonthly": {
@@ -79,7 +104,8 @@ function nextOccurrenceDay(w: RecurringWindow, anchorDay: number, fromDay: numbe
       month += mod(monthIndexOf(anchorDay) - month, s.intervalMonths);
       for (; firstDayOfMonth(month) <= lastDay; month += s.intervalMonths) {
         const candidate = dayInMonth(s, month);
-        if (candidate !== undefined && candidate >= day) return candidate <= lastDay ? candidate : undefined;
+        if (candidate !== undefined && candidate >= day)
+          return candidate <= lastDay ? candidate : undefined;
       }
       return undefined;
     }
@@ -96,13 +122,22 @@ function recurringSet(w: RecurringWindow): WindowSet {
   const startOfDayMs = (parseTimeOfDay(w.startTime) ?? 0) * MINUTE_MS;
   const durationMs = w.durationHours * HOUR_MS;
   // Without startDate the interval is 1 (validation requires it above 1), so any anchor will do.
-  const anchorDay = w.startDate === undefined ? 0 : (parseDate(w.startDate) ?? 0);
+  const anchorDay =
+    w.startDate === undefined ? 0 : (parseDate(w.startDate) ?? 0);
   const blocked = w.notAllowedDates.map((r) => ({
     fromMs: (parseDate(r.start) ?? 0) * DAY_MS - offsetMs,
     toMs: ((parseDate(r.end) ?? 0) + 1) * DAY_MS - offsetMs,
   }));
-  const localDay = (tMs: number): number => Math.floor((tMs + offsetMs) / DAY_MS);
-  const startOf = (day: number): number => day * DAY_MS + startOfDayMs - offsetMs;
+  // Durations are at most 24h, so occurrences touch only for a 24-hour window every day: that one
+  // is open without a break from its first occurrence on, and has no occurrence edges to walk.
+  const continuous =
+    w.schedule.type === "Daily" &&
+    w.schedule.intervalDays === 1 &&
+    w.durationHours === 24;
+  const localDay = (tMs: number): number =>
+    Math.floor((tMs + offsetMs) / DAY_MS);
+  const startOf = (day: number): number =>
+    day * DAY_MS + startOfDayMs - offsetMs;
   const next = (fromDay: number, lastDay: number): number | undefined =>
     nextOccurrenceDay(w, anchorDay, fromDay, lastDay);
 
@@ -111,17 +146,27 @@ function recurringSet(w: RecurringWindow): WindowSet {
       if (blocked.some((b) => b.fromMs <= tMs && tMs < b.toMs)) return false;
       // Occurrences last at most 24h from at most 23:59, so only today's and yesterday's can be open.
       const today = localDay(tMs);
-      for (const day of [today]) {
+      for (const day of [today - 1, today]) {
         const start = startOf(day);
-        if (start <= tMs && tMs < start + durationMs && next(day, day) === day) return true;
+        if (start <= tMs && tMs < start + durationMs && next(day, day) === day)
+          return true;
       }
       return false;
     },
     nextBoundary(tMs, limitMs) {
       const lastDay = localDay(limitMs);
       let found: number | undefined;
+      if (continuous) {
+        const first =
+          w.startDate === undefined ? undefined : startOf(anchorDay);
+        if (first !== undefined && first > tMs) found = first;
+      }
       // Occurrences are ordered and equally long, so the first one still running or ahead decides.
-      for (let day = next(localDay(tMs) - 1, lastDay); day !== undefined; day = next(day + 1, lastDay)) {
+      for (
+        let day = continuous ? undefined : next(localDay(tMs) - 1, lastDay);
+        day !== undefined;
+        day = next(day + 1, lastDay)
+      ) {
         const start = startOf(day);
         if (start + durationMs > tMs) {
           found = start > tMs ? start : start + durationMs;
@@ -129,18 +174,34 @@ function recurringSet(w: RecurringWindow): WindowSet {
         }
       }
       for (const b of blocked) {
-        found = earliest(found, b.fromMs > tMs ? b.fromMs : b.toMs > tMs ? b.toMs : undefined);
+        found = earliest(
+          found,
+          b.fromMs > tMs ? b.fromMs : b.toMs > tMs ? b.toMs : undefined,
+        );
       }
       return found;
     },
   };
 }
 
-/** Prepares a window for queries. */
+// Memo of prepared windows. The engine asks about the same cluster's windows thousands of times
+// per simulated run; parsing their strings once per window object (not per call) keeps each query a
+// few arithmetic steps. Answers do not depend on the memo, so core stays deterministic.
+const prepared = new WeakMap<MaintenanceWindow, WindowSet>();
+
+/** Prepares a window for queries (memoised per window object). */
 export function windowSet(w: MaintenanceWindow): WindowSet {
-  if (w.type === "Recurring") return recurringSet(w);
-  return {
-    isOpen: (tMs) => w.startMs <= tMs && tMs < w.endMs,
-    nextBoundary: (tMs) => (w.startMs > tMs ? w.startMs : w.endMs > tMs ? w.endMs : undefined),
-  };
+  let set = prepared.get(w);
+  if (set === undefined) {
+    set =
+      w.type === "Recurring"
+        ? recurringSet(w)
+        : {
+            isOpen: (tMs) => w.startMs <= tMs && tMs < w.endMs,
+            nextBoundary: (tMs) =>
+              w.startMs > tMs ? w.startMs : w.endMs > tMs ? w.endMs : undefined,
+          };
+    prepared.set(w, set);
+  }
+  return set;
 }

@@ -12,7 +12,11 @@ export type { DayOfWeek } from "./calendar.js";
 export type WindowScope = "kubernetes" | "nodeImage" | "workloads";
 
 /** Every scope, in the order configuration and output list them. */
-export const WINDOW_SCOPES: readonly WindowScope[] = ["kubernetes", "nodeImage", "workloads"];
+export const WINDOW_SCOPES: readonly WindowScope[] = [
+  "kubernetes",
+  "nodeImage",
+  "workloads",
+];
 
 /** AKS `relativeMonthly.weekIndex`: which occurrence of the weekday in the month. */
 export type WeekIndex = "First" | "Second" | "Third" | "Fourth" | "Last";
@@ -20,7 +24,11 @@ export type WeekIndex = "First" | "Second" | "Third" | "Fourth" | "Last";
 /** A recurrence in AKS's four schedule kinds; every interval is at least 1 (1 when not given). */
 export type Schedule =
   | { readonly type: "Daily"; readonly intervalDays: number }
-  | { readonly type: "Weekly"; readonly intervalWeeks: number; readonly dayOfWeek: DayOfWeek }
+  | {
+      readonly type: "Weekly";
+      readonly intervalWeeks: number;
+      readonly dayOfWeek: DayOfWeek;
+    }
   | {
       readonly type: "AbsoluteMonthly";
       readonly intervalMonths: number;

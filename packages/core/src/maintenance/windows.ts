@@ -58,7 +58,12 @@ function viewOf(m: Maintenance | undefined, scope: WindowScope): ScopeView {
 function frozenUntil(v: ScopeView, tMs: number): number | undefined {
   let until: number | undefined;
   for (const f of v.freezes) {
-    if (f.startMs <= tMs && tMs < f.endMs && (until === undefined || f.endMs > until)) until = f.endMs;
+    if (
+      f.startMs <= tMs &&
+      tMs < f.endMs &&
+      (until === undefined || f.endMs > until)
+    )
+      until = f.endMs;
   }
   return until;
 }
@@ -71,9 +76,15 @@ function openAt(v: ScopeView, tMs: number): boolean {
 /**
  * Walks component boundaries (window occurrence edges, blocked dates, freeze edges) after t until
  * openness differs from t's. A frozen stretch is skipped in one jump, since nothing inside it can
- * open the scope. Returns undefined past `limitMs`.
+ * open the scope. Returns undefined past `limitMs`. Usually one or two steps; only windows that
+ * together stay open without a break (say two daily 12-hour windows end to end) make it walk every
+ * edge up to the horizon, which costs a few milliseconds.
  */
-function nextChange(v: ScopeView, tMs: number, limitMs: number): number | undefined {
+function nextChange(
+  v: ScopeView,
+  tMs: number,
+  limitMs: number,
+): number | undefined {
   const initial = openAt(v, tMs);
   let cursor = tMs;
   for (;;) {
@@ -84,7 +95,8 @@ function nextChange(v: ScopeView, tMs: number, limitMs: number): number | undefi
         if (b !== undefined && (next === undefined || b < next)) next = b;
       }
       for (const f of v.freezes) {
-        if (f.startMs > cursor && (next === undefined || f.startMs < next)) next = f.startMs;
+        if (f.startMs > cursor && (next === undefined || f.startMs < next))
+          next = f.startMs;
       }
     }
     if (next === undefined || next > limitMs) return undefined;
@@ -94,18 +106,32 @@ function nextChange(v: ScopeView, tMs: number, limitMs: number): number | undefi
 }
 
 /** Whether work of `scope` may start at `tMs`; `m` undefined means the cluster set no constraints. */
-export function isOpenAt(m: Maintenance | undefined, scope: WindowScope, tMs: number): boolean {
+export function isOpenAt(
+  m: Maintenance | undefined,
+  scope: WindowScope,
+  tMs: number,
+): boolean {
   return openAt(viewOf(m, scope), tMs);
 }
 
 /** `tMs` when open then, else the first later instant the scope opens; undefined if not within the horizon. */
-export function nextOpening(m: Maintenance | undefined, scope: WindowScope, tMs: number): number | undefined {
+export function nextOpening(
+  m: Maintenance | undefined,
+  scope: WindowScope,
+  tMs: number,
+): number | undefined {
   const v = viewOf(m, scope);
-  return openAt(v, tMs) ? tMs : nextChange(v, tMs, tMs + MAINTENANCE_HORIZON_MS);
+  return openAt(v, tMs)
+    ? tMs
+    : nextChange(v, tMs, tMs + MAINTENANCE_HORIZON_MS);
 }
 
 /** The first instant > `tMs` at which {@link isOpenAt} flips (opens or closes); undefined if not within the horizon. */
-export function nextChangeAfter(m: Maintenance | undefined, scope: WindowScope, tMs: number): number | undefined {
+export function nextChangeAfter(
+  m: Maintenance | undefined,
+  scope: WindowScope,
+  tMs: number,
+): number | undefined {
   return nextChange(viewOf(m, scope), tMs, tMs + MAINTENANCE_HORIZON_MS);
 }
 
@@ -113,15 +139,28 @@ export function nextChangeAfter(m: Maintenance | undefined, scope: WindowScope, 
  * The SPEC 5.2 ordering category at `tMs`. "none" needs both no windows and no freeze covering tMs;
  * a frozen scope without windows is "closed", or "opensSoon" when the freeze ends within 4 hours.
  */
-export function windowCategory(m: Maintenance | undefined, scope: WindowScope, tMs: number): WindowCategory {
+export function windowCategory(
+  m: Maintenance | undefined,
+  scope: WindowScope,
+  tMs: number,
+): WindowCategory {
   const v = viewOf(m, scope);
-  if (v.windows.length === 0 && frozenUntil(v, tMs) === undefined) return "none";
+  if (v.windows.length === 0 && frozenUntil(v, tMs) === undefined)
+    return "none";
   if (openAt(v, tMs)) return "open";
-  return nextChange(v, tMs, tMs + OPENS_SOON_MS) === undefined ? "closed" : "opensSoon";
+  return nextChange(v, tMs, tMs + OPENS_SOON_MS) === undefined
+    ? "closed"
+    : "opensSoon";
 }
 
 /** Whether the scope has any window or any freeze (at any time), so unconstrained clusters can take a fast path. */
-export function hasConstraints(m: Maintenance | undefined, scope: WindowScope): boolean {
+export function hasConstraints(
+  m: Maintenance | undefined,
+  scope: WindowScope,
+): boolean {
   if (m === undefined) return false;
-  return m.windows[scope].length > 0 || m.freezes.some((f) => f.scopes.includes(scope));
+  return (
+    m.windows[scope].length > 0 ||
+    m.freezes.some((f) => f.scopes.includes(scope))
+  );
 }

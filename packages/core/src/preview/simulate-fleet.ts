@@ -79,6 +79,11 @@ export function simulateFleetRollout(input: FleetSimulationInput): SimulationOut
   };
   const deployments = (): ReadonlyMap<string, DeploymentObservation> => observations;
   let lastPartitions: ReturnType<typeof rolloutPass>["partitions"] = [];
+  const partitionOf = new Map<string, string>();
+  const where = (cluster: string): { wave?: string; group?: string } => {
+    const p = partitionOf.get(cluster);
+    return p === undefined ? {} : { wave: p, group: p };
+  };
   let unassigned: readonly string[] = [];
   let finished = false;
 
@@ -117,6 +122,7 @@ export function simulateFleetRollout(input: FleetSimulationInput): SimulationOut
       }
     }
     lastPartitions = result.partitions;
+    for (const p of result.partitions) for (const c of p.clusters) partitionOf.set(c, p.name);
     const partitioned = result.partitions.flatMap((p) => p.clusters);
     finished = partitioned.every((n) => {
       const s = bundleClusterState(observe(n), revision);
@@ -145,7 +151,7 @@ export function simulateFleetRollout(input: FleetSimulationInput): SimulationOut
         o.unreachable = ev.kind === "offline";
         if (o.unreachable) offline.add(ev.cluster);
         else offline.delete(ev.cluster);
-        timeline.push({ at: isoTime(now), type: ev.kind, cluster: ev.cluster, message: ev.kind === "offline" ? "Agent unreachable" : "Agent reconnected" });
+        timeline.push({ at: isoTime(now), type: ev.kind, cluster: ev.cluster, ...where(ev.cluster), message: ev.kind === "offline" ? "Agent unreachable" : "Agent reconnected" });
         const due = waiting.get(ev.cluster);
         if (ev.kind === "online" && due !== undefined) {
           waiting.delete(ev.cluster);
@@ -170,7 +176,7 @@ export function simulateFleetRollout(input: FleetSimulationInput): SimulationOut
       }
       const after = bundleClusterState(o, revision);
       const message = b.fail ? `Apply failed after ${String(b.failAfterSeconds)}s (simulated)` : o.ready ? `Ready at revision ${revision}` : `Applied revision ${revision}; resources not ready`;
-      timeline.push({ at: isoTime(now), type: after === "ErrApplied" ? "errApplied" : after === "NotReady" ? "notReady" : "ready", cluster: ev.cluster, from: before, to: after, message });
+      timeline.push({ at: isoTime(now), type: after === "ErrApplied" ? "errApplied" : after === "NotReady" ? "notReady" : "ready", cluster: ev.cluster, ...where(ev.cluster), from: before, to: after, message });
     }
     if (passDue) {
       runPass();

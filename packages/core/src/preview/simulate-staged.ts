@@ -6,6 +6,7 @@
 import type { Cluster } from "../cluster.js";
 import { isoTime } from "../staged/context.js";
 import type { RunAction, RunEvent } from "../staged/events.js";
+import { locateMember } from "../staged/member-index.js";
 import { resolveRun } from "../staged/resolve.js";
 import { isRunFinished, type Run, type RunPayload } from "../staged/run.js";
 import { step } from "../staged/step.js";
@@ -144,8 +145,7 @@ export function simulateStagedRun(input: StagedSimulationInput): Result<{ run: R
           waitingOutcomes.set(ev.member, ev);
           break;
         }
-        const found = run.index[ev.member];
-        const member = found === undefined ? undefined : run.stages[found[0]]?.groups[found[1]]?.members[found[2]];
+        const member = locateMember(run, ev.member)?.member;
         if (member?.state !== "Running" || member.startedAtMs !== ev.startedAtMs) break;
         const b = behaviourOf(scenario, ev.member);
         apply(ev.ok ? { type: "MemberSucceeded", member: ev.member } : { type: "MemberFailed", member: ev.member, error: `Upgrade failed after ${String(b.failAfterSeconds)}s (simulated)` });
@@ -214,6 +214,7 @@ function outputOf(run: Run, scenario: Scenario, endMs: number, timeline: Timelin
         name: m.name,
         state: m.state,
         ...(m.reason === undefined ? {} : { reason: m.reason }),
+        ...(m.message === "" ? {} : { message: m.message }),
         ...(m.startedAtMs === undefined ? {} : { releasedAt: isoTime(m.startedAtMs) }),
         ...(m.finishedAtMs === undefined || m.state === "NotStarted" || m.state === "Pending" || m.state === "Running" ? {} : { finishedAt: isoTime(m.finishedAtMs) }),
       })),

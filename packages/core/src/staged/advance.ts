@@ -13,6 +13,7 @@ import {
   type StepContext,
 } from "./context.js";
 import { passGates, skipGates } from "./gates.js";
+import { locateMember } from "./member-index.js";
 import { pickNext, takePicked } from "./pick.js";
 import type { Group, Member, MemberTarget, Stage } from "./run.js";
 
@@ -201,6 +202,14 @@ function startMember(ctx: StepContext, stage: Stage, group: Group, member: Membe
 }
 
 function finishSkippedGroup(ctx: StepContext, stage: Stage, group: Group): void {
+  // A member that was in flight when the skip came and was then deferred waits again: it goes with its group.
+  for (const member of group.members) {
+    if (member.state === "NotStarted" || member.state === "Pending") {
+      group.remaining -= 1;
+      member.finishedAtMs = ctx.nowMs;
+      setMemberState(ctx, stage, group, member, "Skipped", `Skipped with group "${group.name}"`, "SkippedByOperator");
+    }
+  }
   if (group.state === "Completed" || group.state === "Skipped" || group.state === "Failed") return;
   skipGates(ctx, [...group.beforeGates, ...group.afterGates], { stage: stage.name, group: group.name }, "Group skipped");
   setGroupState(ctx, stage, group, "Skipped", "Skipped");
@@ -227,7 +236,7 @@ function settleGroup(ctx: StepContext, stage: Stage, group: Group): boolean {
     }
     return false;
   }
-  if (group.members.length > 0 && group.members.every((m) => m.state === "Skipped")) {
+  if (group.members.length > 0 && group.succeeded === 0 && group.failureCount === 0) {
     finishSkippedGroup(ctx, stage, group);
     return true;
   }
@@ -246,10 +255,17 @@ function settleGroup(ctx: StepContext, stage: Stage, group: Group): boolean {
 }
 
 function pendingMessage(group: Group): string {
-  const waiting = group.members.filter((m) => m.state === "Pending");
-  const first = waiting[0];
+  // Pending members are always among the constrained or deferred ones: no scan of the whole group.
+  let first: Member | undefined;
+  let count = 0;
+  for (const i of [...group.constrained, ...group.deferred]) {
+    const m = group.members[i];
+    if (m?.state !== "Pending") continue;
+    count += 1;
+    if (first === undefined || m.name < first.name) first = m;
+  }
   if (first === undefined) return "Waiting";
-  return waiting.length === 1 ? `${first.name}: ${first.message}` : `${String(waiting.length)} members pending; ${first.name}: ${first.message}`;
+  return count === 1 ? `${first.name}: ${first.message}` : `${String(count)} members pending; ${first.name}: ${first.message}`;
 }
 
 /** Fails in-flight members whose progress deadline has passed (TimedOut, or Unreachable). */
@@ -279,13 +295,7 @@ function expireDeadlines(ctx: StepContext): void {
 
 /** Looks a member up by name. */
 export function memberByName(ctx: StepContext, name: string): { stage: Stage; group: Group; member: Member } | undefined {
-  const loc = ctx.run.index[name];
-  if (loc === undefined) return undefined;
-  const stage = ctx.run.stages[loc[0]];
-  const group = stage?.groups[loc[1]];
-  const member = group?.members[loc[2]];
-  if (stage === undefined || group === undefined || member === undefined) return undefined;
-  return { stage, group, member };
+  return locateMember(ctx.run, name);
 }
 
 /** Ends an in-flight member as Failed and applies the failure budgets (SPEC 5.3). */

@@ -76,7 +76,8 @@ export function pickNext(ctx: StepContext, stage: Stage, group: Group, dryRun = 
   // Unconstrained members: those passed over earlier, then the cursor, lowest name first.
   for (const i of group.deferred) {
     const m = members[i];
-    if (m === undefined || !isWaiting(m)) continue;
+    // A member that reported windows after it was deferred is ordered by them above, not here.
+    if (m === undefined || m.constrained || !isWaiting(m)) continue;
     const held = holdReason(ctx, m);
     if (held !== undefined) {
       if (!dryRun) hold(ctx, stage, group, m, held);
@@ -121,7 +122,7 @@ function compactDeferred(group: Group): void {
   if (group.deferred.length === 0) return;
   group.deferred = group.deferred.filter((i) => {
     const m = group.members[i];
-    return m !== undefined && isWaiting(m);
+    return m !== undefined && !m.constrained && isWaiting(m);
   });
 }
 

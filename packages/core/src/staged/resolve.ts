@@ -19,7 +19,7 @@ import {
   upgradeWindowScope,
   type AvailableVersions,
 } from "../upgrade.js";
-import type { Gate, Group, Member, MemberLocation, Run, RunPayload, Stage } from "./run.js";
+import type { Gate, Group, Member, Run, RunPayload, Stage } from "./run.js";
 
 /** Default progress deadline per member (SPEC 5.3). */
 export const DEFAULT_PROGRESS_DEADLINE_SECONDS = 3600;
@@ -75,10 +75,10 @@ export function resolveRun(input: ResolveRunInput): Result<Run> {
   const scope: WindowScope = input.payload.kind === "upgrade" ? upgradeWindowScope(input.payload.upgrade) : "workloads";
   const consistent =
     input.payload.kind === "upgrade" && input.payload.upgrade.nodeImageSelection === "Consistent"
-      ? selectConsistentNodeImages(clusters, input.available ?? { kubernetes: [], nodeImages: [] }).selected
+      ? // "Available to all members" (SPEC 6): unassigned clusters are not members and must not hold the choice back.
+        selectConsistentNodeImages(drafts.flat().flatMap((g) => g.members), input.available ?? { kubernetes: [], nodeImages: [] }).selected
       : undefined;
   const assigned = new Set<string>();
-  const index: Record<string, MemberLocation> = {};
   const stages: Stage[] = strategy.stages.map((spec, si) => {
     const groupDrafts = drafts[si] ?? [];
     const memberCount = groupDrafts.reduce((n, g) => n + g.members.length, 0);
@@ -89,9 +89,8 @@ export function resolveRun(input: ResolveRunInput): Result<Run> {
     );
     const failFast = spec.maxAllowedFailures === undefined && groupDrafts.every((g) => g.maxAllowedFailures === undefined);
     const groups = groupDrafts.map((draft, gi): Group => {
-      const members = draft.members.map((cluster, mi): Member => {
+      const members = draft.members.map((cluster): Member => {
         assigned.add(cluster.name);
-        index[cluster.name] = [si, gi, mi];
         return createMember(cluster, input, scope, consistent);
       });
       const configured = draft.implicit ? spec.maxConcurrency : draft.maxConcurrency;
@@ -110,6 +109,7 @@ export function resolveRun(input: ResolveRunInput): Result<Run> {
         ...(configured === undefined ? {} : { configuredMaxConcurrency: intOrPercentToString(configured) }),
         maxAllowedFailures: draft.maxAllowedFailures === undefined ? null : failureBudget(members.length, draft.maxAllowedFailures),
         failureCount: 0,
+        succeeded: 0,
         inFlight: 0,
         remaining,
         skipRequested: false,
@@ -158,7 +158,6 @@ export function resolveRun(input: ResolveRunInput): Result<Run> {
     unassigned: clusters.filter((c) => !assigned.has(c.name)).map((c) => c.name),
     ...(consistent === undefined ? {} : { consistentNodeImages: consistent }),
     ...(input.available === undefined ? {} : { available: input.available }),
-    index,
     deadlines: [],
   });
 }
@@ -225,7 +224,7 @@ function createMember(
     ...(cluster.maintenance === undefined ? {} : { maintenance: cluster.maintenance }),
     ...(cluster.kubernetesVersion === undefined ? {} : { kubernetesVersion: cluster.kubernetesVersion }),
     ...(cluster.region === undefined ? {} : { region: cluster.region }),
-    ...(cluster.nodePools.length === 0 ? {} : { nodePools: cluster.nodePools.map((p) => ({ name: p.name, imageFamily: p.imageFamily, imageVersion: p.imageVersion })) }),
+    ...(cluster.nodePools.length === 0 ? {} : { nodePools: cluster.nodePools.map((p) => ({ ...p })) }),
     constrained: hasConstraints(cluster.maintenance, scope),
   };
   if (input.payload.kind === "upgrade") {

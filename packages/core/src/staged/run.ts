@@ -6,6 +6,7 @@
  * place and returns it: each event costs time proportional to the work it causes, never to the
  * size of the fleet. Callers that need the previous value keep a copy ({@link cloneRun}).
  */
+import type { NodePool } from "../cluster.js";
 import type { Maintenance, WindowScope } from "../maintenance/windows.js";
 import type { AvailableVersions, UpgradePayload } from "../upgrade.js";
 import type { DayOfWeek } from "../update-strategy.js";
@@ -82,7 +83,7 @@ export interface Member {
   /** Facts the upgrade decision needs, frozen at creation. */
   readonly kubernetesVersion?: string;
   readonly region?: string;
-  readonly nodePools?: readonly { readonly name: string; readonly imageFamily: string; readonly imageVersion: string }[];
+  readonly nodePools?: readonly NodePool[];
   target?: MemberTarget;
   /** Members with windows or freezes for the run's scope are ordered dynamically (SPEC 5.2). */
   constrained: boolean;
@@ -103,6 +104,8 @@ export interface Group {
   /** Resolved budget; null = no limit of its own (SPEC 5.3 Decision). */
   readonly maxAllowedFailures: number | null;
   failureCount: number;
+  /** Members that Succeeded (with failureCount and remaining, tells "all skipped" without a scan). */
+  succeeded: number;
   inFlight: number;
   /** Members not yet Succeeded / Failed / Skipped. */
   remaining: number;
@@ -176,7 +179,6 @@ export interface Run {
   readonly consistentNodeImages?: Readonly<Record<string, string>>;
   /** Versions the platform offered at creation; `Latest` node images are chosen from it at each start. */
   readonly available?: AvailableVersions;
-  readonly index: Readonly<Record<string, MemberLocation>>;
   /** In-flight deadlines in start order: `[deadlineAtMs, member]`; stale entries are skipped lazily. */
   deadlines: [number, string][];
   /** Earliest time a `Tick` can change anything; undefined when only an event can. */

@@ -104,7 +104,8 @@ function startRun(ctx: StepContext, actor: Actor): Rejection | undefined {
     return reject("failed_precondition", `Cannot start run "${run.name}": it is already ${run.state}`);
   }
   if (run.state === "NotStarted") {
-    const empty = run.stages.find((s) => s.memberCount === 0);
+    // A member list is frozen, so skipping is the only way past an empty stage.
+    const empty = run.stages.find((s) => s.memberCount === 0 && !s.skipRequested);
     if (empty !== undefined) {
       return reject("failed_precondition", `Cannot start run "${run.name}": stage "${empty.name}" has 0 members`);
     }
@@ -146,6 +147,10 @@ function skipStage(ctx: StepContext, name: string, actor: Actor): Rejection | un
     group.skipRequested = true;
     skipWaiting(ctx, stage, group, message);
     skipGates(ctx, [...group.beforeGates, ...group.afterGates], { stage: stage.name, group: group.name }, message);
+    // A Skipped stage is never processed again, so its idle groups must be settled here.
+    if (group.inFlight === 0 && group.state !== "Completed" && group.state !== "Failed" && group.state !== "Skipped") {
+      setGroupState(ctx, stage, group, "Skipped", message);
+    }
   }
   skipGates(ctx, [...stage.beforeGates, ...stage.afterGates], { stage: stage.name }, message);
   if (stage.inFlight === 0) setStageState(ctx, stage, "Skipped", message);
@@ -190,10 +195,16 @@ function skipMember(ctx: StepContext, name: string, actor: Actor): Rejection | u
   if (currentStageIndex(run, stage) < run.currentStage) {
     return reject("failed_precondition", `Cannot skip member "${name}": its stage "${stage.name}" has finished`);
   }
-  if (member.state === "Failed") uncountFailure(group, stage, run);
+  const wasFailed = member.state === "Failed";
+  if (wasFailed) uncountFailure(group, stage, run);
   else group.remaining -= 1;
   member.finishedAtMs = ctx.nowMs;
   setMemberState(ctx, stage, group, member, "Skipped", `Skipped${by(actor)}`, "SkippedByOperator");
+  // As with a retry: a group back within its budget is no longer Failed, or it would never finish (gates, roll-up).
+  if (wasFailed && group.state === "Failed" && (group.maxAllowedFailures === null || group.failureCount <= group.maxAllowedFailures)) {
+    if (!group.skipRequested) setGroupState(ctx, stage, group, "Running", "Failed member skipped");
+    else if (group.inFlight === 0) setGroupState(ctx, stage, group, "Skipped", `Skipped${by(actor)}`);
+  }
   return undefined;
 }
 
@@ -212,15 +223,19 @@ function retryMembers(ctx: StepContext, names: readonly string[] | undefined, ac
   const targets: { stage: Stage; group: Group; member: Member }[] = [];
   if (names === undefined) {
     for (const group of current?.groups ?? []) {
+      if (group.skipRequested) continue;
       for (const member of group.members) if (member.state === "Failed" && current !== undefined) targets.push({ stage: current, group, member });
     }
     if (targets.length === 0) return reject("failed_precondition", `Cannot retry: run "${run.name}" has no failed members in its current stage`);
   } else {
-    for (const name of names) {
+    // A name listed twice would be uncounted and requeued twice.
+    for (const name of new Set(names)) {
       const found = memberByName(ctx, name);
       if (found === undefined) return notAMember(run, name);
       if (found.member.state !== "Failed") return reject("failed_precondition", `Cannot retry member "${name}": it is ${found.member.state}, not Failed`);
       if (found.stage !== current) return reject("failed_precondition", `Cannot retry member "${name}": its stage "${found.stage.name}" is not the current stage`);
+      // A skipped scope is never processed again: a member put back there would never run.
+      if (found.group.skipRequested) return reject("failed_precondition", `Cannot retry member "${name}": its group "${found.group.name}" was skipped`);
       targets.push(found);
     }
   }
@@ -231,9 +246,12 @@ function retryMembers(ctx: StepContext, names: readonly string[] | undefined, ac
     delete member.deadlineAtMs;
     if (!member.constrained) group.deferred.push(group.members.indexOf(member));
     setMemberState(ctx, stage, group, member, "NotStarted", `Retry requested${by(actor)}`);
-    if (group.state === "Failed" && (group.maxAllowedFailures === null || group.failureCount <= group.maxAllowedFailures)) {
+    // A group that already completed within its budget must be reopened, or the retried member never runs.
+    if (group.state === "Completed" || (group.state === "Failed" && (group.maxAllowedFailures === null || group.failureCount <= group.maxAllowedFailures))) {
       setGroupState(ctx, stage, group, "Running", "Retrying failed members");
     }
+    // The after-stage wait counts from the stage's last member, which is now still to come.
+    delete stage.waitUntilMs;
   }
   return undefined;
 }
@@ -283,6 +301,7 @@ function memberFinished(
   delete member.deadlineAtMs;
   if (event.type === "MemberSucceeded") {
     group.remaining -= 1;
+    group.succeeded += 1;
     member.finishedAtMs = ctx.nowMs;
     setMemberState(ctx, stage, group, member, "Succeeded", event.message ?? "Succeeded");
     return undefined;

@@ -207,7 +207,10 @@ export function resolveChannel(
       };
     return full(latest, false);
   }
-  const oldestSupported = `${minorOf({ major: newest.major, minor: newest.minor - STANDARD_SUPPORT_MINORS + 1 })}`;
+  const oldestSupported = minorOf({
+    major: newest.major,
+    minor: newest.minor - STANDARD_SUPPORT_MINORS + 1,
+  });
   if (profile.longTermSupport !== true) {
     return {
       ok: false,

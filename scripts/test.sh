@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: setup (which builds, i.e. type-checks the sources), the
+# tests' own type-check, lint and formatting, import cycles, then every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+echo "test: type-check" >&2
+pnpm --silent typecheck
+echo "test: lint" >&2
+pnpm --silent lint
+echo "test: vitest" >&2
+pnpm --silent test:unit
