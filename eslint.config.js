@@ -9,8 +9,14 @@ const purity = {
     "error",
     {
       patterns: [
-        { regex: "^node:", message: "core is pure: no Node.js modules (ARCHITECTURE.md)." },
-        { regex: "^(?!zod$|\\.{1,2}/)", message: "core imports nothing but zod and its own files." },
+        {
+          regex: "^node:",
+          message: "core is pure: no Node.js modules (ARCHITECTURE.md).",
+        },
+        {
+          regex: "^(?!zod$|\\.{1,2}/)",
+          message: "core imports nothing but zod and its own files.",
+        },
       ],
     },
   ],
@@ -22,9 +28,20 @@ const purity = {
   ],
   "no-restricted-syntax": [
     "error",
-    { selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']", message: "core is pure: pass nowMs in." },
-    { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: "core is pure: pass nowMs in." },
-    { selector: "CallExpression[callee.object.name='Math'][callee.property.name='random']", message: "core is deterministic: no randomness." },
+    {
+      selector:
+        "CallExpression[callee.object.name='Date'][callee.property.name='now']",
+      message: "core is pure: pass nowMs in.",
+    },
+    {
+      selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+      message: "core is pure: pass nowMs in.",
+    },
+    {
+      selector:
+        "CallExpression[callee.object.name='Math'][callee.property.name='random']",
+      message: "core is deterministic: no randomness.",
+    },
   ],
 };
 
@@ -42,7 +59,15 @@ const boundary = (self, others) => ({
 
 export default tseslint.config(
   {
-    ignores: ["**/dist/**", "**/node_modules/**", "bench/results/**", "coverage/**", "**/*.js", "**/*.mjs", "!eslint.config.js"],
+    ignores: [
+      "**/dist/**",
+      "**/node_modules/**",
+      "bench/results/**",
+      "coverage/**",
+      "**/*.js",
+      "**/*.mjs",
+      "!eslint.config.js",
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
@@ -58,15 +83,27 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-floating-promises": "error",
       "@typescript-eslint/switch-exhaustiveness-check": "error",
-      "@typescript-eslint/restrict-template-expressions": ["error", { allowNumber: false }],
+      "@typescript-eslint/restrict-template-expressions": [
+        "error",
+        { allowNumber: false },
+      ],
       "@typescript-eslint/no-unnecessary-condition": "off",
       "@typescript-eslint/consistent-type-imports": "error",
     },
   },
   { files: ["packages/core/src/**/*.ts"], rules: purity },
-  { files: ["packages/cli/src/**/*.ts"], rules: boundary("cli", ["hub", "agent"]) },
-  { files: ["packages/hub/src/**/*.ts"], rules: boundary("hub", ["cli", "agent"]) },
-  { files: ["packages/agent/src/**/*.ts"], rules: boundary("agent", ["cli", "hub"]) },
+  {
+    files: ["packages/cli/src/**/*.ts"],
+    rules: boundary("cli", ["hub", "agent"]),
+  },
+  {
+    files: ["packages/hub/src/**/*.ts"],
+    rules: boundary("hub", ["cli", "agent"]),
+  },
+  {
+    files: ["packages/agent/src/**/*.ts"],
+    rules: boundary("agent", ["cli", "hub"]),
+  },
   {
     files: ["**/test/**/*.ts", "test/**/*.ts", "bench/**/*.ts"],
     rules: {
@@ -76,7 +113,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["eslint.config.js"],
+    files: ["eslint.config.js", "vitest.config.ts"],
     ...tseslint.configs.disableTypeChecked,
   },
 );

@@ -3,7 +3,13 @@
 // at 100,000 clusters relative to 1,000, measured in the same run: the engine's per-event work must
 // not grow with fleet size.
 import { performance } from "node:perf_hooks";
-import { parseUpdateStrategy, planFleet, planStaged, parseRolloutStrategy, simulateStagedRun } from "@flotilla/core";
+import {
+  parseUpdateStrategy,
+  planFleet,
+  planStaged,
+  parseRolloutStrategy,
+  simulateStagedRun,
+} from "@flotilla/core";
 
 const START_MS = Date.parse("2026-03-02T09:00:00Z");
 
@@ -12,7 +18,8 @@ export function makeClusters(count) {
   const clusters = [];
   for (let i = 0; i < count; i++) {
     const fraction = i / count;
-    const env = fraction < 0.05 ? "canary" : fraction < 0.25 ? "staging" : "prod";
+    const env =
+      fraction < 0.05 ? "canary" : fraction < 0.25 ? "staging" : "prod";
     clusters.push({
       name: `c-${String(i).padStart(6, "0")}`,
       labels: { env, ring: String(i % 10) },
@@ -33,9 +40,28 @@ function strategy() {
   const parsed = parseUpdateStrategy(
     {
       stages: [
-        { name: "canary", maxConcurrency: 500, groups: [ring("canary", 0, 500), ...[1, 2, 3, 4, 5, 6, 7, 8, 9].map((r) => ring("canary", r, 50))] },
-        { name: "staging", maxConcurrency: 500, groups: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((r) => ring("staging", r, 50)) },
-        { name: "prod", maxConcurrency: 500, groups: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((r) => ring("prod", r, 50)) },
+        {
+          name: "canary",
+          maxConcurrency: 500,
+          groups: [
+            ring("canary", 0, 500),
+            ...[1, 2, 3, 4, 5, 6, 7, 8, 9].map((r) => ring("canary", r, 50)),
+          ],
+        },
+        {
+          name: "staging",
+          maxConcurrency: 500,
+          groups: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((r) =>
+            ring("staging", r, 50),
+          ),
+        },
+        {
+          name: "prod",
+          maxConcurrency: 500,
+          groups: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((r) =>
+            ring("prod", r, 50),
+          ),
+        },
       ],
     },
     { maxStageConcurrency: 500 },
@@ -48,13 +74,33 @@ function scenario(clusters) {
   // Every 7th cluster is slower, every 97th fails: the run has real variety but stays in budget.
   const overrides = {};
   for (const [i, c] of clusters.entries()) {
-    if (i % 97 === 5) overrides[c.name] = { readyAfterSeconds: 60, fail: true, failAfterSeconds: 45, neverReady: false, offline: [] };
-    else if (i % 7 === 3) overrides[c.name] = { readyAfterSeconds: 150, fail: false, failAfterSeconds: 60, neverReady: false, offline: [] };
+    if (i % 97 === 5)
+      overrides[c.name] = {
+        readyAfterSeconds: 60,
+        fail: true,
+        failAfterSeconds: 45,
+        neverReady: false,
+        offline: [],
+      };
+    else if (i % 7 === 3)
+      overrides[c.name] = {
+        readyAfterSeconds: 150,
+        fail: false,
+        failAfterSeconds: 60,
+        neverReady: false,
+        offline: [],
+      };
   }
   return {
     startMs: START_MS,
     kind: "update",
-    defaults: { readyAfterSeconds: 60, fail: false, failAfterSeconds: 60, neverReady: false, offline: [] },
+    defaults: {
+      readyAfterSeconds: 60,
+      fail: false,
+      failAfterSeconds: 60,
+      neverReady: false,
+      offline: [],
+    },
     clusters: overrides,
     approvals: [],
     autoApprove: true,
@@ -78,15 +124,31 @@ function median(xs) {
 export function measure(count, repeats) {
   const clusters = makeClusters(count);
   const staged = strategy();
-  const fleet = parseRolloutStrategy({ maxUnavailable: "10%", autoPartitionSize: "10%" }, "");
+  const fleet = parseRolloutStrategy(
+    { maxUnavailable: "10%", autoPartitionSize: "10%" },
+    "",
+  );
   if (!fleet.ok) throw new Error("fleet strategy");
   const planMs = [];
   const simMs = [];
   let transitions = 0;
   let finalState = "";
   for (let r = 0; r < repeats; r++) {
-    planMs.push(time(() => { planStaged(staged, clusters); planFleet(fleet.value, clusters, []); }).ms);
-    const sim = time(() => simulateStagedRun({ clusters, strategy: staged, scenario: scenario(clusters), maxStageConcurrency: 500, timeline: false }));
+    planMs.push(
+      time(() => {
+        planStaged(staged, clusters);
+        planFleet(fleet.value, clusters, []);
+      }).ms,
+    );
+    const sim = time(() =>
+      simulateStagedRun({
+        clusters,
+        strategy: staged,
+        scenario: scenario(clusters),
+        maxStageConcurrency: 500,
+        timeline: false,
+      }),
+    );
     if (!sim.value.ok) throw new Error(JSON.stringify(sim.value.problems));
     const run = sim.value.value.run;
     finalState = run.state;
@@ -95,5 +157,12 @@ export function measure(count, repeats) {
     simMs.push(sim.ms);
   }
   const sim = median(simMs);
-  return { count, planMs: median(planMs), simMs: sim, transitions, perTransitionUs: (sim * 1000) / transitions, finalState };
+  return {
+    count,
+    planMs: median(planMs),
+    simMs: sim,
+    transitions,
+    perTransitionUs: (sim * 1000) / transitions,
+    finalState,
+  };
 }

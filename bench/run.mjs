@@ -16,10 +16,14 @@ measure(1_000, 2);
 const results = new Map();
 for (const size of sizes) {
   const repeats = size >= 100_000 ? 1 : quick ? 3 : 5;
-  process.stderr.write(`bench: core engine at ${size.toLocaleString("en")} clusters ...`);
+  process.stderr.write(
+    `bench: core engine at ${size.toLocaleString("en")} clusters ...`,
+  );
   const r = measure(size, repeats);
   results.set(size, r);
-  process.stderr.write(` plan ${r.planMs.toFixed(1)} ms, simulated run ${r.simMs.toFixed(0)} ms (${r.finalState})\n`);
+  process.stderr.write(
+    ` plan ${r.planMs.toFixed(1)} ms, simulated run ${r.simMs.toFixed(0)} ms (${r.finalState})\n`,
+  );
   rows.push(r);
 }
 const small = results.get(1_000);
@@ -41,13 +45,27 @@ metrics["core.simulated_run_10k"] = {
   met: mid.simMs < 2000,
 };
 for (const r of rows) {
-  metrics[`core.plan_${r.count}`] = { value: Number(r.planMs.toFixed(2)), unit: "ms", target: "report", met: true };
+  metrics[`core.plan_${r.count}`] = {
+    value: Number(r.planMs.toFixed(2)),
+    unit: "ms",
+    target: "report",
+    met: true,
+  };
 }
 
-const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? "unknown", memoryBytes: os.totalmem(), node: process.version, platform: `${os.platform()} ${os.release()}` };
+const machine = {
+  cpus: os.cpus().length,
+  cpuModel: os.cpus()[0]?.model ?? "unknown",
+  memoryBytes: os.totalmem(),
+  node: process.version,
+  platform: `${os.platform()} ${os.release()}`,
+};
 const out = { machine, startedAt, quick, metrics };
 mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
-writeFileSync(new URL("./results/latest.json", import.meta.url), JSON.stringify(out, null, 2) + "\n");
+writeFileSync(
+  new URL("./results/latest.json", import.meta.url),
+  JSON.stringify(out, null, 2) + "\n",
+);
 const md = [
   `# Benchmark results (${startedAt}${quick ? ", quick" : ""})`,
   "",
@@ -55,17 +73,25 @@ const md = [
   "",
   "| clusters | plan (ms) | simulated staged run (ms) | transitions | µs / transition | final state |",
   "|---:|---:|---:|---:|---:|---|",
-  ...rows.map((r) => `| ${r.count.toLocaleString("en")} | ${r.planMs.toFixed(1)} | ${r.simMs.toFixed(0)} | ${r.transitions.toLocaleString("en")} | ${r.perTransitionUs.toFixed(2)} | ${r.finalState} |`),
+  ...rows.map(
+    (r) =>
+      `| ${r.count.toLocaleString("en")} | ${r.planMs.toFixed(1)} | ${r.simMs.toFixed(0)} | ${r.transitions.toLocaleString("en")} | ${r.perTransitionUs.toFixed(2)} | ${r.finalState} |`,
+  ),
   "",
   "| metric | value | baseline | ratio | target | met |",
   "|---|---:|---:|---:|---|---|",
-  ...Object.entries(metrics).map(([k, m]) => `| ${k} | ${m.value} ${m.unit} | ${m.baseline ?? ""} | ${m.ratio ?? ""} | ${m.target} | ${m.met ? "yes" : "**no**"} |`),
+  ...Object.entries(metrics).map(
+    ([k, m]) =>
+      `| ${k} | ${m.value} ${m.unit} | ${m.baseline ?? ""} | ${m.ratio ?? ""} | ${m.target} | ${m.met ? "yes" : "**no**"} |`,
+  ),
   "",
 ].join("\n");
 writeFileSync(new URL("./results/latest.md", import.meta.url), md);
 process.stdout.write(md);
 const failed = Object.entries(metrics).filter(([, m]) => !m.met);
 if (failed.length > 0) {
-  process.stderr.write(`bench: targets not met: ${failed.map(([k]) => k).join(", ")}\n`);
+  process.stderr.write(
+    `bench: targets not met: ${failed.map(([k]) => k).join(", ")}\n`,
+  );
   process.exitCode = 1;
 }

@@ -3,10 +3,20 @@
  * and cluster-groups files of `flotilla plan` / `simulate` (SPEC section 9).
  */
 import { z } from "zod";
-import { matchesSelector, parseLabels, type LabelSelector, type Labels } from "./label-selector.js";
+import {
+  matchesSelector,
+  parseLabels,
+  type LabelSelector,
+  type Labels,
+} from "./label-selector.js";
 import { maintenanceField, type Maintenance } from "./maintenance/windows.js";
 import { fail, ok, type Problem, type Result } from "./result.js";
-import { DNS_LABEL, parseWith, selectorStructField, strictObject } from "./schema.js";
+import {
+  DNS_LABEL,
+  parseWith,
+  selectorStructField,
+  strictObject,
+} from "./schema.js";
 
 /** A node pool as the agent reports it. */
 export interface NodePool {
@@ -43,7 +53,12 @@ const labelsField = z.unknown().transform((raw, ctx): Labels => {
   const parsed = parseLabels(raw, "");
   if (parsed.ok) return parsed.value;
   for (const p of parsed.problems) {
-    ctx.addIssue({ code: "custom", message: p.message, path: p.path === "" ? [] : [p.path], input: p.value });
+    ctx.addIssue({
+      code: "custom",
+      message: p.message,
+      path: p.path === "" ? [] : [p.path],
+      input: p.value,
+    });
   }
   return z.NEVER;
 });
@@ -52,7 +67,10 @@ const nameField = z
   .string()
   .min(1, "must not be empty")
   .max(63, "must be at most 63 characters")
-  .regex(DNS_LABEL, "must be a DNS label: lower-case letters, digits and '-', starting and ending alphanumeric");
+  .regex(
+    DNS_LABEL,
+    "must be a DNS label: lower-case letters, digits and '-', starting and ending alphanumeric",
+  );
 
 const nodePoolSchema = strictObject({
   name: z.string().min(1),
@@ -67,7 +85,10 @@ const clusterSchema = strictObject({
   updateGroup: z.string().min(1).optional(),
   groups: z.array(z.string().min(1)).optional(),
   maintenance: maintenanceField.optional(),
-  kubernetesVersion: z.string().regex(/^v?[0-9]+\.[0-9]+(\.[0-9]+)?$/, 'must look like "1.30" or "1.30.5"').optional(),
+  kubernetesVersion: z
+    .string()
+    .regex(/^v?[0-9]+\.[0-9]+(\.[0-9]+)?$/, 'must look like "1.30" or "1.30.5"')
+    .optional(),
   nodePools: z.array(nodePoolSchema).optional(),
   region: z.string().min(1).optional(),
 });
@@ -80,19 +101,32 @@ const clusterGroupSchema = strictObject({
 
 function listOf(raw: unknown, key: string): unknown {
   // Accept a bare list or an object wrapping it ({clusters: [...]}, {clusterGroups: [...]}).
-  if (raw !== null && typeof raw === "object" && !Array.isArray(raw) && key in raw) {
+  if (
+    raw !== null &&
+    typeof raw === "object" &&
+    !Array.isArray(raw) &&
+    key in raw
+  ) {
     return (raw as Record<string, unknown>)[key];
   }
   return raw;
 }
 
-function duplicates(names: readonly string[], path: (index: number) => string): Problem[] {
+function duplicates(
+  names: readonly string[],
+  path: (index: number) => string,
+): Problem[] {
   const seen = new Map<string, number>();
   const problems: Problem[] = [];
   names.forEach((name, index) => {
     const first = seen.get(name);
     if (first === undefined) seen.set(name, index);
-    else problems.push({ path: path(index), message: `duplicate name; first defined at ${path(first)}`, value: name });
+    else
+      problems.push({
+        path: path(index),
+        message: `duplicate name; first defined at ${path(first)}`,
+        value: name,
+      });
   });
   return problems;
 }
@@ -107,29 +141,43 @@ export function parseClusters(raw: unknown): Result<Cluster[]> {
     ...(c.updateGroup === undefined ? {} : { updateGroup: c.updateGroup }),
     groups: c.groups ?? [],
     ...(c.maintenance === undefined ? {} : { maintenance: c.maintenance }),
-    ...(c.kubernetesVersion === undefined ? {} : { kubernetesVersion: c.kubernetesVersion.replace(/^v/, "") }),
+    ...(c.kubernetesVersion === undefined
+      ? {}
+      : { kubernetesVersion: c.kubernetesVersion.replace(/^v/, "") }),
     nodePools: c.nodePools ?? [],
     ...(c.region === undefined ? {} : { region: c.region }),
   }));
-  const dup = duplicates(clusters.map((c) => c.name), (i) => `[${String(i)}].name`);
+  const dup = duplicates(
+    clusters.map((c) => c.name),
+    (i) => `[${String(i)}].name`,
+  );
   return dup.length > 0 ? fail(dup) : ok(clusters);
 }
 
 /** Parses a cluster-groups file's content (a list, or `{clusterGroups: [...]}`). */
 export function parseClusterGroups(raw: unknown): Result<ClusterGroup[]> {
-  const parsed = parseWith(z.array(clusterGroupSchema), listOf(raw, "clusterGroups"));
+  const parsed = parseWith(
+    z.array(clusterGroupSchema),
+    listOf(raw, "clusterGroups"),
+  );
   if (!parsed.ok) return parsed;
   const groups: ClusterGroup[] = parsed.value.map((g) => ({
     name: g.name,
     labels: g.labels ?? {},
     ...(g.selector === undefined ? {} : { selector: g.selector }),
   }));
-  const dup = duplicates(groups.map((g) => g.name), (i) => `[${String(i)}].name`);
+  const dup = duplicates(
+    groups.map((g) => g.name),
+    (i) => `[${String(i)}].name`,
+  );
   return dup.length > 0 ? fail(dup) : ok(groups);
 }
 
 /** The cluster groups `cluster` belongs to: listed explicitly, or selected by the group's selector. */
-export function groupsOfCluster(cluster: Cluster, groups: readonly ClusterGroup[]): ClusterGroup[] {
+export function groupsOfCluster(
+  cluster: Cluster,
+  groups: readonly ClusterGroup[],
+): ClusterGroup[] {
   return groups.filter(
     (g) =>
       cluster.groups.includes(g.name) ||

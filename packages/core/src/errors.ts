@@ -25,7 +25,10 @@ export class FlotillaError extends Error {
     message: string,
     options: { cause?: unknown; problems?: readonly Problem[] } = {},
   ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      message,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.code = code;
     this.problems = options.problems ?? [];
   }
@@ -33,7 +36,9 @@ export class FlotillaError extends Error {
   /** Builds an `invalid_argument` error from a list of problems. */
   static invalid(what: string, problems: readonly Problem[]): FlotillaError {
     const detail = problems.map(formatProblem).join("; ");
-    return new FlotillaError("invalid_argument", `Invalid ${what}: ${detail}`, { problems });
+    return new FlotillaError("invalid_argument", `Invalid ${what}: ${detail}`, {
+      problems,
+    });
   }
 
   /** Normalizes anything caught into a FlotillaError (unknown errors become `internal`). */

@@ -15,8 +15,18 @@ export { FlotillaError } from "./errors.js";
 export type { FlotillaErrorCode } from "./errors.js";
 
 // Numbers and selectors
-export { parseIntOrPercent, intOrPercentToString, fleetLimit, concurrency, failureBudget } from "./int-or-percent.js";
-export type { IntOrPercent, IntOrPercentInput, IntOrPercentRule } from "./int-or-percent.js";
+export {
+  parseIntOrPercent,
+  intOrPercentToString,
+  fleetLimit,
+  concurrency,
+  failureBudget,
+} from "./int-or-percent.js";
+export type {
+  IntOrPercent,
+  IntOrPercentInput,
+  IntOrPercentRule,
+} from "./int-or-percent.js";
 export {
   matchesSelector,
   EVERYTHING,
@@ -27,10 +37,21 @@ export {
   parseSelectorStruct,
   selectorToString,
 } from "./label-selector.js";
-export type { SelectorOperator, Requirement, LabelSelector, Labels, LabelSelectorStruct } from "./label-selector.js";
+export type {
+  SelectorOperator,
+  Requirement,
+  LabelSelector,
+  Labels,
+  LabelSelectorStruct,
+} from "./label-selector.js";
 
 // Clusters
-export { parseClusters, parseClusterGroups, groupsOfCluster, compareNames } from "./cluster.js";
+export {
+  parseClusters,
+  parseClusterGroups,
+  groupsOfCluster,
+  compareNames,
+} from "./cluster.js";
 export type { NodePool, Cluster, ClusterGroup } from "./cluster.js";
 
 // Maintenance windows and freezes
@@ -47,7 +68,13 @@ export {
   maintenanceField,
   parseMaintenance,
 } from "./maintenance/windows.js";
-export type { WindowCategory, Maintenance, MaintenanceWindow, Freeze, WindowScope } from "./maintenance/windows.js";
+export type {
+  WindowCategory,
+  Maintenance,
+  MaintenanceWindow,
+  Freeze,
+  WindowScope,
+} from "./maintenance/windows.js";
 
 // Versions, channels, upgrades
 export {
@@ -58,9 +85,23 @@ export {
   minorDistance,
   availableVersionsField,
 } from "./versions/version.js";
-export type { KubernetesVersion, AvailableVersions, AvailableKubernetesVersion, AvailableNodeImage } from "./versions/version.js";
-export { resolveChannel, upgradeProfileField, longTermSupportFailure } from "./versions/channels.js";
-export type { UpgradeChannel, UpgradeProfile, ChannelResolution, ResolveChannelOptions } from "./versions/channels.js";
+export type {
+  KubernetesVersion,
+  AvailableVersions,
+  AvailableKubernetesVersion,
+  AvailableNodeImage,
+} from "./versions/version.js";
+export {
+  resolveChannel,
+  upgradeProfileField,
+  longTermSupportFailure,
+} from "./versions/channels.js";
+export type {
+  UpgradeChannel,
+  UpgradeProfile,
+  ChannelResolution,
+  ResolveChannelOptions,
+} from "./versions/channels.js";
 export {
   upgradeField,
   upgradeWindowScope,
@@ -79,11 +120,27 @@ export type {
 } from "./upgrade.js";
 
 // Partitioned rollouts (Fleet rolloutStrategy)
-export { parseRolloutStrategy, detectFleetStrategy, FLEET_STRATEGY_DEFAULTS } from "./fleet/strategy.js";
-export type { FleetRolloutStrategy, FleetPartitionSpec, UnassignedPolicy } from "./fleet/strategy.js";
+export {
+  parseRolloutStrategy,
+  detectFleetStrategy,
+  FLEET_STRATEGY_DEFAULTS,
+} from "./fleet/strategy.js";
+export type {
+  FleetRolloutStrategy,
+  FleetPartitionSpec,
+  UnassignedPolicy,
+} from "./fleet/strategy.js";
 export { formPartitions, resolveFleetLimits } from "./fleet/partitions.js";
-export type { Partition, FleetLimits, PartitionPlan } from "./fleet/partitions.js";
-export { rolloutPass, bundleClusterState, isUnavailable } from "./fleet/rollout-pass.js";
+export type {
+  Partition,
+  FleetLimits,
+  PartitionPlan,
+} from "./fleet/partitions.js";
+export {
+  rolloutPass,
+  bundleClusterState,
+  isUnavailable,
+} from "./fleet/rollout-pass.js";
 export type {
   BundleClusterState,
   DeploymentObservation,
@@ -97,9 +154,24 @@ export type {
 export { fleetWarnings } from "./fleet/warnings.js";
 
 // Staged update runs (AKS update strategy)
-export { parseUpdateStrategy, isUpdateStrategyDocument, MAX_GROUPS_PER_STAGE, MAX_STAGE_CONCURRENCY } from "./update-strategy.js";
-export type { UpdateStrategy, StageSpec, GroupSpec, GateSpec, ApprovalGateSpec, ScheduledStartGateSpec } from "./update-strategy.js";
-export { resolveRun, DEFAULT_PROGRESS_DEADLINE_SECONDS } from "./staged/resolve.js";
+export {
+  parseUpdateStrategy,
+  isUpdateStrategyDocument,
+  MAX_GROUPS_PER_STAGE,
+  MAX_STAGE_CONCURRENCY,
+} from "./update-strategy.js";
+export type {
+  UpdateStrategy,
+  StageSpec,
+  GroupSpec,
+  GateSpec,
+  ApprovalGateSpec,
+  ScheduledStartGateSpec,
+} from "./update-strategy.js";
+export {
+  resolveRun,
+  DEFAULT_PROGRESS_DEADLINE_SECONDS,
+} from "./staged/resolve.js";
 export type { ResolveRunInput } from "./staged/resolve.js";
 export { step, DEFAULT_DEFER_MS } from "./staged/step.js";
 export { cloneRun, isRunFinished, isMemberDone } from "./staged/run.js";
@@ -117,7 +189,14 @@ export type {
   MemberTarget,
   MemberLocation,
 } from "./staged/run.js";
-export type { RunEvent, RunAction, Rejection, StepResult, Actor, TransitionScope } from "./staged/events.js";
+export type {
+  RunEvent,
+  RunAction,
+  Rejection,
+  StepResult,
+  Actor,
+  TransitionScope,
+} from "./staged/events.js";
 export { nextWeeklyOccurrence } from "./staged/gates.js";
 export { locateMember } from "./staged/member-index.js";
 export { runWarnings } from "./staged/warnings.js";

@@ -37,21 +37,37 @@ export function parseIntOrPercent(
 function parseShape(raw: unknown, path: string): Result<IntOrPercent> {
   if (typeof raw === "number") {
     if (!Number.isInteger(raw)) {
-      return fail([{ path, message: 'must be an integer or a percentage like "25%"', value: raw }]);
+      return fail([
+        {
+          path,
+          message: 'must be an integer or a percentage like "25%"',
+          value: raw,
+        },
+      ]);
     }
-    if (raw < 0) return fail([{ path, message: "must not be negative", value: raw }]);
+    if (raw < 0)
+      return fail([{ path, message: "must not be negative", value: raw }]);
     return ok({ kind: "int", value: raw });
   }
   if (typeof raw !== "string") {
-    return fail([{ path, message: 'must be an integer or a percentage like "25%"', value: raw }]);
+    return fail([
+      {
+        path,
+        message: 'must be an integer or a percentage like "25%"',
+        value: raw,
+      },
+    ]);
   }
   const text = raw.trim();
   if (INTEGER.test(text)) return ok({ kind: "int", value: Number(text) });
-  if (PERCENT.test(text)) return ok({ kind: "percent", value: Number(text.slice(0, -1)) });
+  if (PERCENT.test(text))
+    return ok({ kind: "percent", value: Number(text.slice(0, -1)) });
   let message = 'must be an integer or a percentage like "25%"';
   if (/^-/.test(text)) message = "must not be negative";
-  else if (/^0[0-9]/.test(text)) message = 'must not have a leading zero (write "5", not "05")';
-  else if (/^[0-9]+\.[0-9]+$/.test(text)) message = 'a fraction needs a "%" sign (e.g. "10.5%")';
+  else if (/^0[0-9]/.test(text))
+    message = 'must not have a leading zero (write "5", not "05")';
+  else if (/^[0-9]+\.[0-9]+$/.test(text))
+    message = 'a fraction needs a "%" sign (e.g. "10.5%")';
   return fail([{ path, message, value: raw }]);
 }
 
@@ -66,16 +82,30 @@ function checkRange(
       return undefined;
     case "concurrency":
       if (value.kind === "int") {
-        return value.value >= 1 ? undefined : { path, message: "must be at least 1", value: raw };
+        return value.value >= 1
+          ? undefined
+          : { path, message: "must be at least 1", value: raw };
       }
-      if (!Number.isInteger(value.value) || value.value < 1 || value.value > 100) {
-        return { path, message: "must be a whole percentage from 1% to 100%", value: raw };
+      if (
+        !Number.isInteger(value.value) ||
+        value.value < 1 ||
+        value.value > 100
+      ) {
+        return {
+          path,
+          message: "must be a whole percentage from 1% to 100%",
+          value: raw,
+        };
       }
       return undefined;
     case "failureBudget":
       if (value.kind === "int") return undefined;
       if (!Number.isInteger(value.value) || value.value > 100) {
-        return { path, message: "must be a whole percentage from 0% to 100%", value: raw };
+        return {
+          path,
+          message: "must be a whole percentage from 0% to 100%",
+          value: raw,
+        };
       }
       return undefined;
     default: {

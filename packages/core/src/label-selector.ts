@@ -38,7 +38,10 @@ export interface LabelSelectorStruct {
 }
 
 /** True when every requirement of `selector` holds for `labels`. */
-export function matchesSelector(selector: LabelSelector, labels: Labels): boolean {
+export function matchesSelector(
+  selector: LabelSelector,
+  labels: Labels,
+): boolean {
   for (const req of selector.requirements) {
     const has = Object.prototype.hasOwnProperty.call(labels, req.key);
     const value = has ? labels[req.key] : undefined;
@@ -68,7 +71,8 @@ export function matchesSelector(selector: LabelSelector, labels: Labels): boolea
 export const EVERYTHING: LabelSelector = { requirements: [], source: "" };
 
 const NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS_SUBDOMAIN =
+  /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** Checks a label key (`[prefix/]name`); returns a message or undefined when valid. */
 export function labelKeyProblem(key: string): string | undefined {
@@ -100,20 +104,32 @@ export function labelValueProblem(value: string): string | undefined {
 export function parseLabels(raw: unknown, path: string): Result<Labels> {
   if (raw === undefined || raw === null) return ok({});
   if (typeof raw !== "object" || Array.isArray(raw)) {
-    return fail([{ path, message: "must be a map of label keys to string values", value: raw }]);
+    return fail([
+      {
+        path,
+        message: "must be a map of label keys to string values",
+        value: raw,
+      },
+    ]);
   }
   const problems: Problem[] = [];
   const labels: Record<string, string> = {};
   for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
     const at = joinPath(path, key);
     const keyProblem = labelKeyProblem(key);
-    if (keyProblem !== undefined) problems.push({ path: at, message: keyProblem });
+    if (keyProblem !== undefined)
+      problems.push({ path: at, message: keyProblem });
     if (typeof value !== "string") {
-      problems.push({ path: at, message: "label value must be a string", value });
+      problems.push({
+        path: at,
+        message: "label value must be a string",
+        value,
+      });
       continue;
     }
     const valueProblem = labelValueProblem(value);
-    if (valueProblem !== undefined) problems.push({ path: at, message: valueProblem, value });
+    if (valueProblem !== undefined)
+      problems.push({ path: at, message: valueProblem, value });
     labels[key] = value;
   }
   return problems.length > 0 ? fail(problems) : ok(labels);
@@ -123,7 +139,10 @@ export function parseLabels(raw: unknown, path: string): Result<Labels> {
  * Parses the string form (`k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`,
  * comma-separated). Errors carry the 1-based character position.
  */
-export function parseSelectorString(text: string, path: string): Result<LabelSelector> {
+export function parseSelectorString(
+  text: string,
+  path: string,
+): Result<LabelSelector> {
   const parser = new SelectorStringParser(text, path);
   const requirements = parser.parse();
   if (parser.problem !== undefined) return fail([parser.problem]);
@@ -170,7 +189,8 @@ class SelectorStringParser {
     if (key === undefined) return undefined;
     this.skipSpaces();
     const rest = this.text.slice(this.pos);
-    if (rest === "" || rest.startsWith(",")) return { key, operator: "Exists", values: [] };
+    if (rest === "" || rest.startsWith(","))
+      return { key, operator: "Exists", values: [] };
     if (rest.startsWith("==")) return this.single(key, "In", 2);
     if (rest.startsWith("!=")) return this.single(key, "NotIn", 2);
     if (rest.startsWith("=")) return this.single(key, "In", 1);
@@ -179,11 +199,17 @@ class SelectorStringParser {
       this.pos += word.length;
       return this.set(key, word === "in" ? "In" : "NotIn");
     }
-    this.error(`expected one of "=", "==", "!=", "in", "notin", "," after key ${JSON.stringify(key)}`);
+    this.error(
+      `expected one of "=", "==", "!=", "in", "notin", "," after key ${JSON.stringify(key)}`,
+    );
     return undefined;
   }
 
-  private single(key: string, operator: SelectorOperator, width: number): Requirement | undefined {
+  private single(
+    key: string,
+    operator: SelectorOperator,
+    width: number,
+  ): Requirement | undefined {
     this.pos += width;
     this.skipSpaces();
     const value = this.value();
@@ -191,7 +217,10 @@ class SelectorStringParser {
     return { key, operator, values: [value] };
   }
 
-  private set(key: string, operator: SelectorOperator): Requirement | undefined {
+  private set(
+    key: string,
+    operator: SelectorOperator,
+  ): Requirement | undefined {
     this.skipSpaces();
     if (this.text[this.pos] !== "(") {
       this.error(`expected "(" after "${operator === "In" ? "in" : "notin"}"`);
@@ -203,7 +232,11 @@ class SelectorStringParser {
       this.skipSpaces();
       const value = this.value();
       if (value === undefined) return undefined;
-      if (value === "" && this.text[this.pos] !== "," && this.text[this.pos] !== ")") {
+      if (
+        value === "" &&
+        this.text[this.pos] !== "," &&
+        this.text[this.pos] !== ")"
+      ) {
         this.error("expected a value");
         return undefined;
       }
@@ -222,7 +255,9 @@ class SelectorStringParser {
         this.pos += 1;
         break;
       }
-      this.error(c === undefined ? `missing ")"` : `expected "," or ")" in value list`);
+      this.error(
+        c === undefined ? `missing ")"` : `expected "," or ")" in value list`,
+      );
       return undefined;
     }
     return { key, operator, values };
@@ -258,7 +293,8 @@ class SelectorStringParser {
   }
 
   private skipSpaces(): void {
-    while (this.text[this.pos] === " " || this.text[this.pos] === "\t") this.pos += 1;
+    while (this.text[this.pos] === " " || this.text[this.pos] === "\t")
+      this.pos += 1;
   }
 
   private error(message: string, at = this.pos): void {
@@ -270,13 +306,25 @@ class SelectorStringParser {
   }
 }
 
-const OPERATORS: readonly SelectorOperator[] = ["In", "NotIn", "Exists", "DoesNotExist"];
+const OPERATORS: readonly SelectorOperator[] = [
+  "In",
+  "NotIn",
+  "Exists",
+  "DoesNotExist",
+];
 
 /** Parses the struct form from untrusted input. */
-export function parseSelectorStruct(raw: unknown, path: string): Result<LabelSelector> {
+export function parseSelectorStruct(
+  raw: unknown,
+  path: string,
+): Result<LabelSelector> {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     return fail([
-      { path, message: "must be a label selector {matchLabels, matchExpressions}", value: raw },
+      {
+        path,
+        message: "must be a label selector {matchLabels, matchExpressions}",
+        value: raw,
+      },
     ]);
   }
   const problems: Problem[] = [];
@@ -286,7 +334,8 @@ export function parseSelectorStruct(raw: unknown, path: string): Result<LabelSel
     if (key !== "matchLabels" && key !== "matchExpressions") {
       problems.push({
         path: joinPath(path, key),
-        message: 'unknown field; a selector has "matchLabels" and "matchExpressions"',
+        message:
+          'unknown field; a selector has "matchLabels" and "matchExpressions"',
       });
     }
   }
@@ -294,14 +343,22 @@ export function parseSelectorStruct(raw: unknown, path: string): Result<LabelSel
   if (!labels.ok) problems.push(...labels.problems);
   else {
     for (const key of Object.keys(labels.value).sort()) {
-      requirements.push({ key, operator: "In", values: [labels.value[key] ?? ""] });
+      requirements.push({
+        key,
+        operator: "In",
+        values: [labels.value[key] ?? ""],
+      });
     }
   }
   const expressions = obj["matchExpressions"];
   if (expressions !== undefined && expressions !== null) {
     const exprPath = joinPath(path, "matchExpressions");
     if (!Array.isArray(expressions)) {
-      problems.push({ path: exprPath, message: "must be a list", value: expressions });
+      problems.push({
+        path: exprPath,
+        message: "must be a list",
+        value: expressions,
+      });
     } else {
       expressions.forEach((item: unknown, index) => {
         const at = joinPath(exprPath, index);
@@ -312,24 +369,37 @@ export function parseSelectorStruct(raw: unknown, path: string): Result<LabelSel
     }
   }
   if (problems.length > 0) return fail(problems);
-  return ok({ requirements, source: selectorToString({ requirements, source: "" }) });
+  return ok({
+    requirements,
+    source: selectorToString({ requirements, source: "" }),
+  });
 }
 
 function parseExpression(item: unknown, at: string): Result<Requirement> {
   if (item === null || typeof item !== "object" || Array.isArray(item)) {
-    return fail([{ path: at, message: "must be {key, operator, values}", value: item }]);
+    return fail([
+      { path: at, message: "must be {key, operator, values}", value: item },
+    ]);
   }
   const expr = item as Record<string, unknown>;
   const problems: Problem[] = [];
   const key = expr["key"];
   if (typeof key !== "string") {
-    problems.push({ path: joinPath(at, "key"), message: "must be a string", value: key });
+    problems.push({
+      path: joinPath(at, "key"),
+      message: "must be a string",
+      value: key,
+    });
   } else {
     const keyProblem = labelKeyProblem(key);
-    if (keyProblem !== undefined) problems.push({ path: joinPath(at, "key"), message: keyProblem });
+    if (keyProblem !== undefined)
+      problems.push({ path: joinPath(at, "key"), message: keyProblem });
   }
   const operator = expr["operator"];
-  if (typeof operator !== "string" || !OPERATORS.includes(operator as SelectorOperator)) {
+  if (
+    typeof operator !== "string" ||
+    !OPERATORS.includes(operator as SelectorOperator)
+  ) {
     problems.push({
       path: joinPath(at, "operator"),
       message: `must be one of ${OPERATORS.join(", ")}`,
@@ -338,7 +408,10 @@ function parseExpression(item: unknown, at: string): Result<Requirement> {
   }
   const rawValues = expr["values"] ?? [];
   const values: string[] = [];
-  if (!Array.isArray(rawValues) || rawValues.some((v) => typeof v !== "string")) {
+  if (
+    !Array.isArray(rawValues) ||
+    rawValues.some((v) => typeof v !== "string")
+  ) {
     problems.push({
       path: joinPath(at, "values"),
       message: "must be a list of strings",
@@ -350,11 +423,20 @@ function parseExpression(item: unknown, at: string): Result<Requirement> {
   if (problems.length > 0) return fail(problems);
   const op = operator as SelectorOperator;
   if ((op === "In" || op === "NotIn") && values.length === 0) {
-    return fail([{ path: joinPath(at, "values"), message: `must not be empty for operator ${op}` }]);
+    return fail([
+      {
+        path: joinPath(at, "values"),
+        message: `must not be empty for operator ${op}`,
+      },
+    ]);
   }
   if ((op === "Exists" || op === "DoesNotExist") && values.length > 0) {
     return fail([
-      { path: joinPath(at, "values"), message: `must be empty for operator ${op}`, value: values },
+      {
+        path: joinPath(at, "values"),
+        message: `must be empty for operator ${op}`,
+        value: values,
+      },
     ]);
   }
   return ok({ key: key as string, operator: op, values });
@@ -366,9 +448,13 @@ export function selectorToString(selector: LabelSelector): string {
     .map((r) => {
       switch (r.operator) {
         case "In":
-          return r.values.length === 1 ? `${r.key}=${r.values[0] ?? ""}` : `${r.key} in (${r.values.join(",")})`;
+          return r.values.length === 1
+            ? `${r.key}=${r.values[0] ?? ""}`
+            : `${r.key} in (${r.values.join(",")})`;
         case "NotIn":
-          return r.values.length === 1 ? `${r.key}!=${r.values[0] ?? ""}` : `${r.key} notin (${r.values.join(",")})`;
+          return r.values.length === 1
+            ? `${r.key}!=${r.values[0] ?? ""}`
+            : `${r.key} notin (${r.values.join(",")})`;
         case "Exists":
           return r.key;
         case "DoesNotExist":

@@ -14,7 +14,11 @@ import { runWarnings } from "./staged/warnings.js";
 import type { UpdateStrategy } from "./update-strategy.js";
 
 /** Plans a Fleet rollout: partitions as waves with one group each. */
-export function planFleet(strategy: FleetRolloutStrategy, clusters: readonly Cluster[], clusterGroups: readonly ClusterGroup[]): PlanOutput {
+export function planFleet(
+  strategy: FleetRolloutStrategy,
+  clusters: readonly Cluster[],
+  clusterGroups: readonly ClusterGroup[],
+): PlanOutput {
   const formed = formPartitions(strategy, clusters, clusterGroups);
   return {
     apiVersion: "flotilla.dev/v1",
@@ -27,12 +31,20 @@ export function planFleet(strategy: FleetRolloutStrategy, clusters: readonly Clu
     })),
     limits: { ...formed.limits },
     unassigned: formed.unassigned,
-    warnings: fleetWarnings(strategy, formed.partitions, formed.limits, formed.unassigned),
+    warnings: fleetWarnings(
+      strategy,
+      formed.partitions,
+      formed.limits,
+      formed.unassigned,
+    ),
   };
 }
 
 /** Plans a staged run: stages as waves, with effective concurrency and resolved budgets. */
-export function planStaged(strategy: UpdateStrategy, clusters: readonly Cluster[]): Result<PlanOutput> {
+export function planStaged(
+  strategy: UpdateStrategy,
+  clusters: readonly Cluster[],
+): Result<PlanOutput> {
   const resolved = resolveRun({
     name: "plan",
     strategy,
@@ -67,11 +79,21 @@ export function planStaged(strategy: UpdateStrategy, clusters: readonly Cluster[
 }
 
 /** `flotilla plan`: parses the inputs and plans in the strategy's dialect. */
-export function plan(inputs: PreviewInputs): { ok: true; value: PlanOutput } | { ok: false; problems: readonly InputProblem[] } {
+export function plan(
+  inputs: PreviewInputs,
+):
+  | { ok: true; value: PlanOutput }
+  | { ok: false; problems: readonly InputProblem[] } {
   const parsed = parseInputs(inputs);
   if (!parsed.ok) return parsed;
   const { clusters, clusterGroups, strategy } = parsed.value;
-  if (strategy.dialect === "fleet") return { ok: true, value: planFleet(strategy.strategy, clusters, clusterGroups) };
+  if (strategy.dialect === "fleet")
+    return {
+      ok: true,
+      value: planFleet(strategy.strategy, clusters, clusterGroups),
+    };
   const staged = planStaged(strategy.strategy, clusters);
-  return staged.ok ? staged : { ok: false, problems: tag("strategy", staged.problems) };
+  return staged.ok
+    ? staged
+    : { ok: false, problems: tag("strategy", staged.problems) };
 }

@@ -4,7 +4,8 @@
  */
 
 /** Which input file a problem belongs to. */
-export type InputSource = "clusters" | "clusterGroups" | "strategy" | "scenario";
+export type InputSource =
+  "clusters" | "clusterGroups" | "strategy" | "scenario";
 
 /** A problem in one of the offline-preview inputs. */
 export interface InputProblem {

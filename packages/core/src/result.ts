@@ -36,12 +36,15 @@ export function joinPath(parent: string, child: string | number): string {
 export function showValue(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value);
   if (value === undefined) return "undefined";
+  let text: string | undefined;
   try {
-    const text = JSON.stringify(value);
-    return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+    text = JSON.stringify(value);
   } catch {
-    return String(value);
+    text = undefined;
   }
+  // JSON has no form for functions, symbols, bigints or cycles: say what the value is instead.
+  if (text === undefined) return `<${typeof value}>`;
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
 /** Formats a problem as one line: `path: message (got VALUE)`. */

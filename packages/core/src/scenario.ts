@@ -7,7 +7,10 @@ import { parseInstant } from "./maintenance/calendar.js";
 import { fail, ok, type Problem, type Result } from "./result.js";
 import { parseWith, strictObject } from "./schema.js";
 import { upgradeField, type UpgradePayload } from "./upgrade.js";
-import { availableVersionsField, type AvailableVersions } from "./versions/version.js";
+import {
+  availableVersionsField,
+  type AvailableVersions,
+} from "./versions/version.js";
 
 /** How one cluster behaves in a simulation. */
 export interface ClusterBehaviour {
@@ -18,7 +21,10 @@ export interface ClusterBehaviour {
   /** Applied but never Ready (a partitioned rollout stays NotReady; a staged member times out). */
   readonly neverReady: boolean;
   /** Absolute intervals during which the agent is unreachable. */
-  readonly offline: readonly { readonly fromMs: number; readonly toMs: number }[];
+  readonly offline: readonly {
+    readonly fromMs: number;
+    readonly toMs: number;
+  }[];
 }
 
 /** A parsed scenario; all times are absolute epoch milliseconds. */
@@ -28,7 +34,10 @@ export interface Scenario {
   readonly upgrade?: UpgradePayload;
   readonly defaults: ClusterBehaviour;
   readonly clusters: Readonly<Record<string, ClusterBehaviour>>;
-  readonly approvals: readonly { readonly gate: string; readonly atMs: number }[];
+  readonly approvals: readonly {
+    readonly gate: string;
+    readonly atMs: number;
+  }[];
   readonly autoApprove: boolean;
   readonly progressDeadlineSeconds?: number;
   readonly untilMs: number;
@@ -38,10 +47,18 @@ export interface Scenario {
 }
 
 const RELATIVE = /^\+((?:\d+[dhms])+)$/;
-const UNIT_MS: Readonly<Record<string, number>> = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000 };
+const UNIT_MS: Readonly<Record<string, number>> = {
+  d: 86_400_000,
+  h: 3_600_000,
+  m: 60_000,
+  s: 1000,
+};
 
 /** Parses "+1h30m" (relative to `startMs`) or an ISO timestamp with a zone; undefined if invalid. */
-export function parseScenarioTime(text: string, startMs: number): number | undefined {
+export function parseScenarioTime(
+  text: string,
+  startMs: number,
+): number | undefined {
   const rel = RELATIVE.exec(text);
   if (rel !== null) {
     let total = 0;
@@ -70,9 +87,25 @@ const scenarioSchema = strictObject({
   upgrade: upgradeField.optional(),
   defaults: behaviourSchema.optional(),
   clusters: z.record(z.string(), behaviourSchema).optional(),
-  approvals: z.array(strictObject({ gate: z.string().regex(/^(stage|group):[a-z0-9-]+:(before|after)(#\d+)?$/, 'must look like "stage:NAME:before" or "group:NAME:after"'), at: timeText })).optional(),
+  approvals: z
+    .array(
+      strictObject({
+        gate: z
+          .string()
+          .regex(
+            /^(stage|group):[a-z0-9-]+:(before|after)(#\d+)?$/,
+            'must look like "stage:NAME:before" or "group:NAME:after"',
+          ),
+        at: timeText,
+      }),
+    )
+    .optional(),
   autoApprove: z.boolean().optional(),
-  progressDeadlineSeconds: z.number().int().min(1, "must be at least 1").optional(),
+  progressDeadlineSeconds: z
+    .number()
+    .int()
+    .min(1, "must be at least 1")
+    .optional(),
   until: timeText.optional(),
   available: availableVersionsField.optional(),
   passIntervalSeconds: z.number().min(1, "must be at least 1").optional(),
@@ -81,24 +114,43 @@ const scenarioSchema = strictObject({
 type RawBehaviour = z.infer<typeof behaviourSchema>;
 
 /** Parses a scenario; `clusterNames` are the known clusters (unknown overrides are an error). */
-export function parseScenario(raw: unknown, clusterNames: ReadonlySet<string>): Result<Scenario> {
+export function parseScenario(
+  raw: unknown,
+  clusterNames: ReadonlySet<string>,
+): Result<Scenario> {
   const parsed = parseWith(scenarioSchema, raw);
   if (!parsed.ok) return parsed;
   const s = parsed.value;
   const problems: Problem[] = [];
   const startMs = parseInstant(s.start);
   if (startMs === undefined) {
-    return fail([{ path: "start", message: 'must be an ISO timestamp with a zone, e.g. "2026-03-02T10:00:00Z"', value: s.start }]);
+    return fail([
+      {
+        path: "start",
+        message:
+          'must be an ISO timestamp with a zone, e.g. "2026-03-02T10:00:00Z"',
+        value: s.start,
+      },
+    ]);
   }
   const time = (text: string, path: string): number => {
     const ms = parseScenarioTime(text, startMs);
     if (ms === undefined) {
-      problems.push({ path, message: 'must be a relative time like "+5m", "+1h30m", "+7d" or an ISO timestamp', value: text });
+      problems.push({
+        path,
+        message:
+          'must be a relative time like "+5m", "+1h30m", "+7d" or an ISO timestamp',
+        value: text,
+      });
       return startMs;
     }
     return ms;
   };
-  const behaviour = (b: RawBehaviour | undefined, base: ClusterBehaviour, path: string): ClusterBehaviour => ({
+  const behaviour = (
+    b: RawBehaviour | undefined,
+    base: ClusterBehaviour,
+    path: string,
+  ): ClusterBehaviour => ({
     readyAfterSeconds: b?.readyAfterSeconds ?? base.readyAfterSeconds,
     fail: b?.fail ?? base.fail,
     failAfterSeconds: b?.failAfterSeconds ?? base.failAfterSeconds,
@@ -106,21 +158,57 @@ export function parseScenario(raw: unknown, clusterNames: ReadonlySet<string>): 
     offline: (b?.offline ?? []).map((o, i) => {
       const fromMs = time(o.from, `${path}.offline[${String(i)}].from`);
       const toMs = time(o.to, `${path}.offline[${String(i)}].to`);
-      if (toMs <= fromMs) problems.push({ path: `${path}.offline[${String(i)}].to`, message: "must be after from", value: o.to });
+      if (toMs <= fromMs)
+        problems.push({
+          path: `${path}.offline[${String(i)}].to`,
+          message: "must be after from",
+          value: o.to,
+        });
       return { fromMs, toMs };
     }),
   });
-  const defaults = behaviour(s.defaults, { readyAfterSeconds: 60, fail: false, failAfterSeconds: 60, neverReady: false, offline: [] }, "defaults");
+  const defaults = behaviour(
+    s.defaults,
+    {
+      readyAfterSeconds: 60,
+      fail: false,
+      failAfterSeconds: 60,
+      neverReady: false,
+      offline: [],
+    },
+    "defaults",
+  );
   const clusters: Record<string, ClusterBehaviour> = {};
   for (const [name, b] of Object.entries(s.clusters ?? {})) {
-    if (!clusterNames.has(name)) problems.push({ path: `clusters.${name}`, message: "no cluster with this name in the clusters file", value: name });
+    if (!clusterNames.has(name))
+      problems.push({
+        path: `clusters.${name}`,
+        message: "no cluster with this name in the clusters file",
+        value: name,
+      });
     clusters[name] = behaviour(b, defaults, `clusters.${name}`);
   }
-  if (s.kind === "upgrade" && s.upgrade === undefined) problems.push({ path: "upgrade", message: "is required when kind is upgrade" });
-  if (s.kind !== "upgrade" && s.upgrade !== undefined) problems.push({ path: "upgrade", message: `is only allowed when kind is upgrade (kind is ${s.kind})` });
-  const approvals = (s.approvals ?? []).map((a, i) => ({ gate: a.gate, atMs: time(a.at, `approvals[${String(i)}].at`) }));
+  if (s.kind === "upgrade" && s.upgrade === undefined)
+    problems.push({
+      path: "upgrade",
+      message: "is required when kind is upgrade",
+    });
+  if (s.kind !== "upgrade" && s.upgrade !== undefined)
+    problems.push({
+      path: "upgrade",
+      message: `is only allowed when kind is upgrade (kind is ${s.kind})`,
+    });
+  const approvals = (s.approvals ?? []).map((a, i) => ({
+    gate: a.gate,
+    atMs: time(a.at, `approvals[${String(i)}].at`),
+  }));
   const untilMs = time(s.until ?? "+7d", "until");
-  if (untilMs <= startMs) problems.push({ path: "until", message: "must be after start", value: s.until });
+  if (untilMs <= startMs)
+    problems.push({
+      path: "until",
+      message: "must be after start",
+      value: s.until,
+    });
   if (problems.length > 0) return fail(problems);
   return ok({
     startMs,
@@ -130,7 +218,9 @@ export function parseScenario(raw: unknown, clusterNames: ReadonlySet<string>): 
     clusters,
     approvals,
     autoApprove: s.autoApprove ?? false,
-    ...(s.progressDeadlineSeconds === undefined ? {} : { progressDeadlineSeconds: s.progressDeadlineSeconds }),
+    ...(s.progressDeadlineSeconds === undefined
+      ? {}
+      : { progressDeadlineSeconds: s.progressDeadlineSeconds }),
     untilMs,
     ...(s.available === undefined ? {} : { available: s.available }),
     passIntervalSeconds: s.passIntervalSeconds ?? 5,
@@ -138,6 +228,9 @@ export function parseScenario(raw: unknown, clusterNames: ReadonlySet<string>): 
 }
 
 /** The behaviour of one cluster (its override, else the defaults). */
-export function behaviourOf(scenario: Scenario, cluster: string): ClusterBehaviour {
+export function behaviourOf(
+  scenario: Scenario,
+  cluster: string,
+): ClusterBehaviour {
   return scenario.clusters[cluster] ?? scenario.defaults;
 }

@@ -33,12 +33,18 @@ function distance(a: string, b: string): number {
 }
 
 /** The known name closest to `name`, when it is close enough to be a likely typo. */
-export function closestName(name: string, known: readonly string[]): string | undefined {
+export function closestName(
+  name: string,
+  known: readonly string[],
+): string | undefined {
   let best: string | undefined;
   let bestScore = Infinity;
   const lower = name.toLowerCase();
   for (const candidate of known) {
-    const score = candidate.toLowerCase() === lower ? 0 : distance(lower, candidate.toLowerCase());
+    const score =
+      candidate.toLowerCase() === lower
+        ? 0
+        : distance(lower, candidate.toLowerCase());
     if (score < bestScore) {
       best = candidate;
       bestScore = score;
@@ -49,7 +55,10 @@ export function closestName(name: string, known: readonly string[]): string | un
 }
 
 /** Message for an unknown field, with a suggestion when one is close. */
-export function unknownFieldMessage(name: string, known: readonly string[]): string {
+export function unknownFieldMessage(
+  name: string,
+  known: readonly string[],
+): string {
   const guess = closestName(name, known);
   return guess === undefined
     ? `unknown field (known fields: ${known.join(", ")})`
@@ -67,7 +76,11 @@ export function strictObject<Shape extends z.ZodRawShape>(shape: Shape) {
         if (typeof value !== "object" || value === null) return;
         for (const key of Object.keys(value)) {
           if (!known.includes(key)) {
-            ctx.addIssue({ code: "custom", path: [key], message: unknownFieldMessage(key, known) });
+            ctx.addIssue({
+              code: "custom",
+              path: [key],
+              message: unknownFieldMessage(key, known),
+            });
           }
         }
       },
@@ -76,7 +89,8 @@ export function strictObject<Shape extends z.ZodRawShape>(shape: Shape) {
     .transform((value) => {
       // Drop unknown keys from the parsed value (they were reported above).
       const out: Record<string, unknown> = {};
-      for (const key of known) if (key in value) out[key] = (value as Record<string, unknown>)[key];
+      for (const key of known)
+        if (key in value) out[key] = (value as Record<string, unknown>)[key];
       return out as z.infer<z.ZodObject<Shape>>;
     });
 }
@@ -103,15 +117,20 @@ export function zodProblems(error: z.ZodError, prefix = ""): Problem[] {
     const path = prefixPath(prefix, pathString(issue.path));
     let message = issue.message;
     if (issue.code === "invalid_type") {
-      message = issue.input === undefined ? "is required" : `must be ${issue.expected}`;
+      message =
+        issue.input === undefined ? "is required" : `must be ${issue.expected}`;
     }
     if (issue.code === "invalid_value" && "values" in issue) {
       message = `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
     }
     if (issue.input === undefined || issue.code === "custom") {
-      problems.push(issue.code === "custom" && issue.input !== undefined && !message.startsWith("unknown field")
-        ? { path, message, value: issue.input }
-        : { path, message });
+      problems.push(
+        issue.code === "custom" &&
+          issue.input !== undefined &&
+          !message.startsWith("unknown field")
+          ? { path, message, value: issue.input }
+          : { path, message },
+      );
     } else {
       problems.push({ path, message, value: issue.input });
     }
@@ -120,7 +139,11 @@ export function zodProblems(error: z.ZodError, prefix = ""): Problem[] {
 }
 
 /** Runs a schema on untrusted input and returns a Result with path-prefixed problems. */
-export function parseWith<T>(schema: z.ZodType<T>, raw: unknown, prefix = ""): Result<T> {
+export function parseWith<T>(
+  schema: z.ZodType<T>,
+  raw: unknown,
+  prefix = "",
+): Result<T> {
   const parsed = schema.safeParse(raw, { reportInput: true });
   if (parsed.success) return ok(parsed.data);
   return fail(zodProblems(parsed.error, prefix));
@@ -128,40 +151,49 @@ export function parseWith<T>(schema: z.ZodType<T>, raw: unknown, prefix = ""): R
 
 /** A field holding an int-or-percent that follows `rule`. */
 export function intOrPercentField(rule: IntOrPercentRule) {
-  return z.union([z.number(), z.string()]).transform((raw, ctx): IntOrPercent => {
-    const parsed = parseIntOrPercent(raw, "", rule);
+  return z
+    .union([z.number(), z.string()])
+    .transform((raw, ctx): IntOrPercent => {
+      const parsed = parseIntOrPercent(raw, "", rule);
+      if (parsed.ok) return parsed.value;
+      for (const problem of parsed.problems) {
+        ctx.addIssue({ code: "custom", message: problem.message, input: raw });
+      }
+      return z.NEVER;
+    });
+}
+
+/** A field holding a selector in the string form (`env=prod,tier in (a,b)`). */
+export const selectorStringField = z
+  .string()
+  .transform((raw, ctx): LabelSelector => {
+    const parsed = parseSelectorString(raw, "");
     if (parsed.ok) return parsed.value;
     for (const problem of parsed.problems) {
       ctx.addIssue({ code: "custom", message: problem.message, input: raw });
     }
     return z.NEVER;
   });
-}
-
-/** A field holding a selector in the string form (`env=prod,tier in (a,b)`). */
-export const selectorStringField = z.string().transform((raw, ctx): LabelSelector => {
-  const parsed = parseSelectorString(raw, "");
-  if (parsed.ok) return parsed.value;
-  for (const problem of parsed.problems) {
-    ctx.addIssue({ code: "custom", message: problem.message, input: raw });
-  }
-  return z.NEVER;
-});
 
 /** A field holding a selector in the struct form (`{matchLabels, matchExpressions}`). */
-export const selectorStructField = z.unknown().transform((raw, ctx): LabelSelector => {
-  const parsed = parseSelectorStruct(raw, "");
-  if (parsed.ok) return parsed.value;
-  for (const problem of parsed.problems) {
-    ctx.addIssue({
-      code: "custom",
-      message: problem.message,
-      path: problem.path === "" ? [] : problem.path.split(/[.[\]]+/).filter((p) => p !== ""),
-      input: problem.value,
-    });
-  }
-  return z.NEVER;
-});
+export const selectorStructField = z
+  .unknown()
+  .transform((raw, ctx): LabelSelector => {
+    const parsed = parseSelectorStruct(raw, "");
+    if (parsed.ok) return parsed.value;
+    for (const problem of parsed.problems) {
+      ctx.addIssue({
+        code: "custom",
+        message: problem.message,
+        path:
+          problem.path === ""
+            ? []
+            : problem.path.split(/[.[\]]+/).filter((p) => p !== ""),
+        input: problem.value,
+      });
+    }
+    return z.NEVER;
+  });
 
 /** Names of stages, groups, partitions and clusters: a DNS label, 1–50 characters for AKS names. */
 export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

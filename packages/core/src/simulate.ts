@@ -12,26 +12,67 @@ import { parseScenario } from "./scenario.js";
 /** `flotilla simulate`: parses the inputs and the scenario, then simulates. */
 export function simulate(
   inputs: PreviewInputs & { readonly scenario: unknown },
-): { ok: true; value: SimulationOutput } | { ok: false; problems: readonly InputProblem[] } {
+):
+  | { ok: true; value: SimulationOutput }
+  | { ok: false; problems: readonly InputProblem[] } {
   const parsed = parseInputs(inputs);
-  const names = new Set(parsed.ok ? parsed.value.clusters.map((c) => c.name) : []);
+  const names = new Set(
+    parsed.ok ? parsed.value.clusters.map((c) => c.name) : [],
+  );
   const scenario = parseScenario(inputs.scenario, names);
   if (!parsed.ok || !scenario.ok) {
-    return { ok: false, problems: [...(parsed.ok ? [] : parsed.problems), ...(scenario.ok ? [] : tag("scenario", scenario.problems))] };
+    return {
+      ok: false,
+      problems: [
+        ...(parsed.ok ? [] : parsed.problems),
+        ...(scenario.ok ? [] : tag("scenario", scenario.problems)),
+      ],
+    };
   }
   const { clusters, clusterGroups, strategy } = parsed.value;
   if (strategy.dialect === "fleet") {
     if (scenario.value.kind === "upgrade") {
       return {
         ok: false,
-        problems: [{ source: "scenario", path: "kind", message: "a Fleet rolloutStrategy rolls out bundle revisions (firstDeployment or update); platform upgrades need an update strategy with stages", value: "upgrade" }],
+        problems: [
+          {
+            source: "scenario",
+            path: "kind",
+            message:
+              "a Fleet rolloutStrategy rolls out bundle revisions (firstDeployment or update); platform upgrades need an update strategy with stages",
+            value: "upgrade",
+          },
+        ],
       };
     }
-    const output = simulateFleetRollout({ clusters, clusterGroups, strategy: strategy.strategy, scenario: scenario.value });
-    return { ok: true, value: { ...output, warnings: planFleet(strategy.strategy, clusters, clusterGroups).warnings } };
+    const output = simulateFleetRollout({
+      clusters,
+      clusterGroups,
+      strategy: strategy.strategy,
+      scenario: scenario.value,
+    });
+    return {
+      ok: true,
+      value: {
+        ...output,
+        warnings: planFleet(strategy.strategy, clusters, clusterGroups)
+          .warnings,
+      },
+    };
   }
-  const result = simulateStagedRun({ clusters, strategy: strategy.strategy, scenario: scenario.value });
-  if (!result.ok) return { ok: false, problems: tag("strategy", result.problems) };
+  const result = simulateStagedRun({
+    clusters,
+    strategy: strategy.strategy,
+    scenario: scenario.value,
+  });
+  if (!result.ok)
+    return { ok: false, problems: tag("strategy", result.problems) };
   const planned = planStaged(strategy.strategy, clusters);
-  return { ok: true, value: { ...result.value.output, warnings: planned.ok ? planned.value.warnings : [] } };
+  return {
+    ok: true,
+    value: {
+      ...result.value.output,
+      warnings: planned.ok ? planned.value.warnings : [],
+    },
+  };
 }

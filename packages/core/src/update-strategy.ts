@@ -4,6 +4,12 @@
  */
 import { z } from "zod";
 import type { IntOrPercent } from "./int-or-percent.js";
+import {
+  DAYS_OF_WEEK,
+  parseTimeOfDay,
+  parseUtcOffset,
+  type DayOfWeek,
+} from "./maintenance/calendar.js";
 import type { LabelSelector } from "./label-selector.js";
 import { fail, ok, type Problem, type Result } from "./result.js";
 import {
@@ -18,20 +24,6 @@ import {
 export const MAX_GROUPS_PER_STAGE = 50;
 /** Highest stage maxConcurrency (AKS system limit) and the stage default. */
 export const MAX_STAGE_CONCURRENCY = 50;
-
-/** Days accepted by ScheduledStart gates, Sunday first (index = `Date#getUTCDay()`). */
-export const DAYS_OF_WEEK = [
-  "Sunday",
-  "Monday",
-  "Tuesday",
-  "Wednesday",
-  "Thursday",
-  "Friday",
-  "Saturday",
-] as const;
-
-/** A day of the week as AKS spells it. */
-export type DayOfWeek = (typeof DAYS_OF_WEEK)[number];
 
 /** An approval gate (before or after a stage or group). */
 export interface ApprovalGateSpec {
@@ -87,44 +79,41 @@ const nameField = z
   .string()
   .min(1, "must not be empty")
   .max(50, "must be at most 50 characters")
-  .regex(DNS_LABEL, "must match ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ (lower-case letters, digits, '-')");
-
-const TIME = /^([01][0-9]|2[0-3]):([0-5][0-9])$/;
-const OFFSET = /^([+-])(0[0-9]|1[0-4]):([0-5][0-9])$/;
-
-/** Parses "HH:MM" into minutes after midnight, or undefined. */
-export function parseClockTime(text: string): number | undefined {
-  const m = TIME.exec(text);
-  return m === null ? undefined : Number(m[1]) * 60 + Number(m[2]);
-}
-
-/** Parses "+HH:MM" / "-HH:MM" (−14:00..+14:00) into minutes, or undefined. */
-export function parseUtcOffset(text: string): number | undefined {
-  const m = OFFSET.exec(text);
-  if (m === null) return undefined;
-  const minutes = Number(m[2]) * 60 + Number(m[3]);
-  if (minutes > 14 * 60) return undefined;
-  return m[1] === "-" ? -minutes : minutes;
-}
+  .regex(
+    DNS_LABEL,
+    "must match ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ (lower-case letters, digits, '-')",
+  );
 
 const dayField = z.string().transform((raw, ctx): DayOfWeek => {
   const day = DAYS_OF_WEEK.find((d) => d.toLowerCase() === raw.toLowerCase());
   if (day !== undefined) return day;
-  ctx.addIssue({ code: "custom", message: `must be one of ${DAYS_OF_WEEK.join(", ")}`, input: raw });
+  ctx.addIssue({
+    code: "custom",
+    message: `must be one of ${DAYS_OF_WEEK.join(", ")}`,
+    input: raw,
+  });
   return z.NEVER;
 });
 
 const timeField = z.string().transform((raw, ctx) => {
-  const minutes = parseClockTime(raw);
+  const minutes = parseTimeOfDay(raw);
   if (minutes !== undefined) return minutes;
-  ctx.addIssue({ code: "custom", message: 'must be a 24-hour time "HH:MM"', input: raw });
+  ctx.addIssue({
+    code: "custom",
+    message: 'must be a 24-hour time "HH:MM"',
+    input: raw,
+  });
   return z.NEVER;
 });
 
 const offsetField = z.string().transform((raw, ctx) => {
   const minutes = parseUtcOffset(raw);
   if (minutes !== undefined) return minutes;
-  ctx.addIssue({ code: "custom", message: 'must be an offset "+HH:MM" between -14:00 and +14:00', input: raw });
+  ctx.addIssue({
+    code: "custom",
+    message: 'must be an offset "+HH:MM" between -14:00 and +14:00',
+    input: raw,
+  });
   return z.NEVER;
 });
 
@@ -144,23 +133,45 @@ const scheduledGate = strictObject({
 });
 
 const gateField = z.unknown().transform((raw, ctx): GateSpec => {
-  const type = raw !== null && typeof raw === "object" ? (raw as Record<string, unknown>)["type"] : undefined;
-  const schema = type === "ScheduledStart" ? scheduledGate : type === "Approval" ? approvalGate : undefined;
+  const type =
+    raw !== null && typeof raw === "object"
+      ? (raw as Record<string, unknown>)["type"]
+      : undefined;
+  const schema =
+    type === "ScheduledStart"
+      ? scheduledGate
+      : type === "Approval"
+        ? approvalGate
+        : undefined;
   if (schema === undefined) {
-    ctx.addIssue({ code: "custom", path: ["type"], message: 'must be "Approval" or "ScheduledStart"', input: type });
+    ctx.addIssue({
+      code: "custom",
+      path: ["type"],
+      message: 'must be "Approval" or "ScheduledStart"',
+      input: type,
+    });
     return z.NEVER;
   }
   const parsed = schema.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: "custom", input: issue.input });
+    for (const issue of parsed.error.issues)
+      ctx.addIssue({ ...issue, code: "custom", input: issue.input });
     return z.NEVER;
   }
-  const gate = parsed.data as z.infer<typeof approvalGate> | z.infer<typeof scheduledGate>;
-  if (gate.type === "Approval") return { type: "Approval", ...(gate.displayName === undefined ? {} : { displayName: gate.displayName }) };
+  const gate = parsed.data;
+  if (gate.type === "Approval")
+    return {
+      type: "Approval",
+      ...(gate.displayName === undefined
+        ? {}
+        : { displayName: gate.displayName }),
+    };
   const config = gate.scheduledStartConfiguration;
   return {
     type: "ScheduledStart",
-    ...(gate.displayName === undefined ? {} : { displayName: gate.displayName }),
+    ...(gate.displayName === undefined
+      ? {}
+      : { displayName: gate.displayName }),
     scheduledStartConfiguration: {
       startDay: config.startDay,
       startMinutes: config.startTime,
@@ -169,7 +180,12 @@ const gateField = z.unknown().transform((raw, ctx): GateSpec => {
   };
 });
 
-const memberSelectorField = strictObject({ byLabel: selectorStringField.refine((s) => s.source.length <= 512, "must be at most 512 characters") });
+const memberSelectorField = strictObject({
+  byLabel: selectorStringField.refine(
+    (s) => s.source.length <= 512,
+    "must be at most 512 characters",
+  ),
+});
 
 const groupSchema = strictObject({
   name: nameField,
@@ -185,7 +201,11 @@ const stageSchema = strictObject({
   memberSelector: memberSelectorField.optional(),
   maxConcurrency: intOrPercentField("concurrency").optional(),
   maxAllowedFailures: intOrPercentField("failureBudget").optional(),
-  afterStageWaitInSeconds: z.number().int("must be a whole number of seconds").min(0, "must not be negative").optional(),
+  afterStageWaitInSeconds: z
+    .number()
+    .int("must be a whole number of seconds")
+    .min(0, "must not be negative")
+    .optional(),
   beforeGates: z.array(gateField).optional(),
   afterGates: z.array(gateField).optional(),
   groups: z.array(groupSchema).optional(),
@@ -200,72 +220,144 @@ export function isUpdateStrategyDocument(raw: unknown): boolean {
   return unwrapStrategy(raw) !== undefined;
 }
 
-function unwrapStrategy(raw: unknown): { doc: unknown; prefix: string } | undefined {
-  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return undefined;
+function unwrapStrategy(
+  raw: unknown,
+): { doc: unknown; prefix: string } | undefined {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw))
+    return undefined;
   const obj = raw as Record<string, unknown>;
   if ("stages" in obj) return { doc: obj, prefix: "" };
   const strategy = obj["strategy"];
-  if (strategy !== null && typeof strategy === "object" && "stages" in strategy) {
+  if (
+    strategy !== null &&
+    typeof strategy === "object" &&
+    "stages" in strategy
+  ) {
     return { doc: strategy, prefix: "strategy" };
   }
   return undefined;
 }
 
 /** Parses an update strategy and checks the rules the schema alone cannot express. */
-export function parseUpdateStrategy(raw: unknown, limits = { maxStageConcurrency: MAX_STAGE_CONCURRENCY }): Result<UpdateStrategy> {
+export function parseUpdateStrategy(
+  raw: unknown,
+  limits = { maxStageConcurrency: MAX_STAGE_CONCURRENCY },
+): Result<UpdateStrategy> {
   const unwrapped = unwrapStrategy(raw) ?? { doc: raw, prefix: "" };
   const parsed = parseWith(strategySchema, unwrapped.doc, unwrapped.prefix);
   if (!parsed.ok) return parsed;
-  const at = (path: string): string => (unwrapped.prefix === "" ? path : `${unwrapped.prefix}.${path}`);
+  const at = (path: string): string =>
+    unwrapped.prefix === "" ? path : `${unwrapped.prefix}.${path}`;
   const problems: Problem[] = [];
   const stages: StageSpec[] = [];
   const stageNames = new Map<string, string>();
   const groupNames = new Map<string, string>();
+  // A stage without groups forms an implicit group named after it; group names must stay unique.
+  const implicit: { name: string; path: string }[] = [];
   parsed.value.stages.forEach((s, si) => {
     const sp = at(`stages[${String(si)}]`);
     const seenStage = stageNames.get(s.name);
-    if (seenStage !== undefined) problems.push({ path: `${sp}.name`, message: `duplicate stage name; first used at ${seenStage}`, value: s.name });
+    if (seenStage !== undefined)
+      problems.push({
+        path: `${sp}.name`,
+        message: `duplicate stage name; first used at ${seenStage}`,
+        value: s.name,
+      });
     else stageNames.set(s.name, `${sp}.name`);
-    if (s.maxConcurrency?.kind === "int" && s.maxConcurrency.value > limits.maxStageConcurrency) {
-      problems.push({ path: `${sp}.maxConcurrency`, message: `must be at most ${String(limits.maxStageConcurrency)} (the stage limit)`, value: s.maxConcurrency.value });
+    if (
+      s.maxConcurrency?.kind === "int" &&
+      s.maxConcurrency.value > limits.maxStageConcurrency
+    ) {
+      problems.push({
+        path: `${sp}.maxConcurrency`,
+        message: `must be at most ${String(limits.maxStageConcurrency)} (the stage limit)`,
+        value: s.maxConcurrency.value,
+      });
     }
     for (const [i, gate] of (s.afterGates ?? []).entries()) {
-      if (gate.type === "ScheduledStart") problems.push({ path: `${sp}.afterGates[${String(i)}].type`, message: "ScheduledStart gates are allowed in beforeGates only", value: gate.type });
+      if (gate.type === "ScheduledStart")
+        problems.push({
+          path: `${sp}.afterGates[${String(i)}].type`,
+          message: "ScheduledStart gates are allowed in beforeGates only",
+          value: gate.type,
+        });
     }
     if (s.groups !== undefined && s.groups.length > MAX_GROUPS_PER_STAGE) {
-      problems.push({ path: `${sp}.groups`, message: `a stage may have at most ${String(MAX_GROUPS_PER_STAGE)} groups`, value: `${String(s.groups.length)} groups` });
+      problems.push({
+        path: `${sp}.groups`,
+        message: `a stage may have at most ${String(MAX_GROUPS_PER_STAGE)} groups`,
+        value: `${String(s.groups.length)} groups`,
+      });
     }
     if (s.groups === undefined || s.groups.length === 0) {
-      if (s.memberSelector === undefined) problems.push({ path: `${sp}`, message: "a stage needs groups or a memberSelector (which forms one implicit group)" });
+      if (s.memberSelector === undefined)
+        problems.push({
+          path: sp,
+          message:
+            "a stage needs groups or a memberSelector (which forms one implicit group)",
+        });
+      else implicit.push({ name: s.name, path: `${sp}.name` });
     }
     const groups: GroupSpec[] = [];
     (s.groups ?? []).forEach((g, gi) => {
       const gp = `${sp}.groups[${String(gi)}]`;
       const seen = groupNames.get(g.name);
-      if (seen !== undefined) problems.push({ path: `${gp}.name`, message: `duplicate group name (group names are unique across the strategy); first used at ${seen}`, value: g.name });
+      if (seen !== undefined)
+        problems.push({
+          path: `${gp}.name`,
+          message: `duplicate group name (group names are unique across the strategy); first used at ${seen}`,
+          value: g.name,
+        });
       else groupNames.set(g.name, `${gp}.name`);
       for (const [i, gate] of (g.afterGates ?? []).entries()) {
-        if (gate.type === "ScheduledStart") problems.push({ path: `${gp}.afterGates[${String(i)}].type`, message: "ScheduledStart gates are allowed in beforeGates only", value: gate.type });
+        if (gate.type === "ScheduledStart")
+          problems.push({
+            path: `${gp}.afterGates[${String(i)}].type`,
+            message: "ScheduledStart gates are allowed in beforeGates only",
+            value: gate.type,
+          });
       }
       groups.push({
         name: g.name,
-        ...(g.memberSelector === undefined ? {} : { memberSelector: g.memberSelector.byLabel }),
-        ...(g.maxConcurrency === undefined ? {} : { maxConcurrency: g.maxConcurrency }),
-        ...(g.maxAllowedFailures === undefined ? {} : { maxAllowedFailures: g.maxAllowedFailures }),
+        ...(g.memberSelector === undefined
+          ? {}
+          : { memberSelector: g.memberSelector.byLabel }),
+        ...(g.maxConcurrency === undefined
+          ? {}
+          : { maxConcurrency: g.maxConcurrency }),
+        ...(g.maxAllowedFailures === undefined
+          ? {}
+          : { maxAllowedFailures: g.maxAllowedFailures }),
         beforeGates: g.beforeGates ?? [],
         afterGates: g.afterGates ?? [],
       });
     });
     stages.push({
       name: s.name,
-      ...(s.memberSelector === undefined ? {} : { memberSelector: s.memberSelector.byLabel }),
-      ...(s.maxConcurrency === undefined ? {} : { maxConcurrency: s.maxConcurrency }),
-      ...(s.maxAllowedFailures === undefined ? {} : { maxAllowedFailures: s.maxAllowedFailures }),
+      ...(s.memberSelector === undefined
+        ? {}
+        : { memberSelector: s.memberSelector.byLabel }),
+      ...(s.maxConcurrency === undefined
+        ? {}
+        : { maxConcurrency: s.maxConcurrency }),
+      ...(s.maxAllowedFailures === undefined
+        ? {}
+        : { maxAllowedFailures: s.maxAllowedFailures }),
       afterStageWaitInSeconds: s.afterStageWaitInSeconds ?? 0,
       beforeGates: s.beforeGates ?? [],
       afterGates: s.afterGates ?? [],
       ...(s.groups === undefined || s.groups.length === 0 ? {} : { groups }),
     });
   });
+  for (const stage of implicit) {
+    const clash = groupNames.get(stage.name);
+    if (clash !== undefined) {
+      problems.push({
+        path: clash,
+        message: `group name clashes with the implicit group of stage "${stage.name}" (${stage.path}), which has no groups`,
+        value: stage.name,
+      });
+    }
+  }
   return problems.length > 0 ? fail(problems) : ok({ stages });
 }

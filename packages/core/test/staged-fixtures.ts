@@ -6,13 +6,26 @@
 import { expect } from "vitest";
 import type { Cluster, NodePool } from "../src/cluster.js";
 import type { Labels } from "../src/label-selector.js";
-import { parseMaintenance, type Maintenance } from "../src/maintenance/windows.js";
+import {
+  parseMaintenance,
+  type Maintenance,
+} from "../src/maintenance/windows.js";
 import { formatProblem } from "../src/result.js";
 import type { RunAction, RunEvent, StepResult } from "../src/staged/events.js";
 import { resolveRun, type ResolveRunInput } from "../src/staged/resolve.js";
-import type { Gate, Group, Member, Run, RunPayload, Stage } from "../src/staged/run.js";
+import type {
+  Gate,
+  Group,
+  Member,
+  Run,
+  RunPayload,
+  Stage,
+} from "../src/staged/run.js";
 import { step } from "../src/staged/step.js";
-import { parseUpdateStrategy, type UpdateStrategy } from "../src/update-strategy.js";
+import {
+  parseUpdateStrategy,
+  type UpdateStrategy,
+} from "../src/update-strategy.js";
 
 /** Monday 2026-03-02 10:00 UTC: the clock every staged test starts from. */
 export const T0 = Date.UTC(2026, 2, 2, 10);
@@ -29,11 +42,21 @@ export function at(iso: string): number {
 }
 
 /** A bundle payload (no upgrade decisions, `workloads` windows). */
-export const BUNDLE: RunPayload = { kind: "bundle", bundle: "web", revision: "rev-2" };
+export const BUNDLE: RunPayload = {
+  kind: "bundle",
+  bundle: "web",
+  revision: "rev-2",
+};
 
 /** A Full Kubernetes upgrade payload (`kubernetes` windows). */
-export function fullUpgrade(kubernetesVersion = "1.31.2", nodeImageSelection: "Latest" | "Consistent" = "Latest"): RunPayload {
-  return { kind: "upgrade", upgrade: { type: "Full", kubernetesVersion, nodeImageSelection } };
+export function fullUpgrade(
+  kubernetesVersion = "1.31.2",
+  nodeImageSelection: "Latest" | "Consistent" = "Latest",
+): RunPayload {
+  return {
+    kind: "upgrade",
+    upgrade: { type: "Full", kubernetesVersion, nodeImageSelection },
+  };
 }
 
 /** Options of a test cluster. */
@@ -53,39 +76,61 @@ export function cluster(name: string, options: ClusterOptions = {}): Cluster {
     labels: options.labels ?? {},
     groups: [],
     nodePools: options.nodePools ?? [],
-    ...(options.updateGroup === undefined ? {} : { updateGroup: options.updateGroup }),
-    ...(options.maintenance === undefined ? {} : { maintenance: options.maintenance }),
-    ...(options.kubernetesVersion === undefined ? {} : { kubernetesVersion: options.kubernetesVersion }),
+    ...(options.updateGroup === undefined
+      ? {}
+      : { updateGroup: options.updateGroup }),
+    ...(options.maintenance === undefined
+      ? {}
+      : { maintenance: options.maintenance }),
+    ...(options.kubernetesVersion === undefined
+      ? {}
+      : { kubernetesVersion: options.kubernetesVersion }),
     ...(options.region === undefined ? {} : { region: options.region }),
   };
 }
 
 /** `n` clusters `PREFIX-00`, `PREFIX-01`, … in update group `group` (zero-padded: byte order = numeric order). */
 export function groupOf(group: string, n: number, prefix = group): Cluster[] {
-  return Array.from({ length: n }, (_, i) => cluster(`${prefix}-${String(i).padStart(2, "0")}`, { updateGroup: group }));
+  return Array.from({ length: n }, (_, i) =>
+    cluster(`${prefix}-${String(i).padStart(2, "0")}`, { updateGroup: group }),
+  );
 }
 
 /** Parses a maintenance block that the test expects to be valid. */
 export function windows(raw: unknown): Maintenance {
   const parsed = parseMaintenance(raw);
-  if (!parsed.ok) throw new Error(parsed.problems.map(formatProblem).join("\n"));
+  if (!parsed.ok)
+    throw new Error(parsed.problems.map(formatProblem).join("\n"));
   return parsed.value;
 }
 
 /** A one-off window for `scope` open on [fromMs, toMs). */
-export function oneOff(fromMs: number, toMs: number, scope: "kubernetes" | "nodeImage" | "workloads" = "workloads"): Maintenance {
-  return windows({ [scope]: { start: new Date(fromMs).toISOString(), end: new Date(toMs).toISOString() } });
+export function oneOff(
+  fromMs: number,
+  toMs: number,
+  scope: "kubernetes" | "nodeImage" | "workloads" = "workloads",
+): Maintenance {
+  return windows({
+    [scope]: {
+      start: new Date(fromMs).toISOString(),
+      end: new Date(toMs).toISOString(),
+    },
+  });
 }
 
 /** Parses an AKS strategy document the test expects to be valid. */
 export function strategy(raw: unknown): UpdateStrategy {
   const parsed = parseUpdateStrategy(raw);
-  if (!parsed.ok) throw new Error(parsed.problems.map(formatProblem).join("\n"));
+  if (!parsed.ok)
+    throw new Error(parsed.problems.map(formatProblem).join("\n"));
   return parsed.value;
 }
 
 /** One stage holding the given groups (raw AKS JSON), plus stage-level fields. */
-export function oneStage(groups: readonly Record<string, unknown>[], stage: Record<string, unknown> = {}): UpdateStrategy {
+export function oneStage(
+  groups: readonly Record<string, unknown>[],
+  stage: Record<string, unknown> = {},
+): UpdateStrategy {
   return strategy({ stages: [{ name: "stage-1", groups, ...stage }] });
 }
 
@@ -101,17 +146,30 @@ export function resolve(
     clusters,
     payload: options.payload ?? BUNDLE,
     createdAtMs: options.createdAtMs ?? T0,
-    ...(options.progressDeadlineSeconds === undefined ? {} : { progressDeadlineSeconds: options.progressDeadlineSeconds }),
-    ...(options.available === undefined ? {} : { available: options.available }),
-    ...(options.maxStageConcurrency === undefined ? {} : { maxStageConcurrency: options.maxStageConcurrency }),
+    ...(options.progressDeadlineSeconds === undefined
+      ? {}
+      : { progressDeadlineSeconds: options.progressDeadlineSeconds }),
+    ...(options.available === undefined
+      ? {}
+      : { available: options.available }),
+    ...(options.maxStageConcurrency === undefined
+      ? {}
+      : { maxStageConcurrency: options.maxStageConcurrency }),
   });
-  if (!resolved.ok) throw new Error(resolved.problems.map(formatProblem).join("\n"));
+  if (!resolved.ok)
+    throw new Error(resolved.problems.map(formatProblem).join("\n"));
   return resolved.value;
 }
 
 /** Every member of a run with its stage and group. */
-export function allMembers(run: Run): { stage: Stage; group: Group; member: Member }[] {
-  return run.stages.flatMap((stage) => stage.groups.flatMap((group) => group.members.map((member) => ({ stage, group, member }))));
+export function allMembers(
+  run: Run,
+): { stage: Stage; group: Group; member: Member }[] {
+  return run.stages.flatMap((stage) =>
+    stage.groups.flatMap((group) =>
+      group.members.map((member) => ({ stage, group, member })),
+    ),
+  );
 }
 
 /** A member by name (throws when absent). */
@@ -123,7 +181,9 @@ export function member(run: Run, name: string): Member {
 
 /** A group by name (throws when absent). */
 export function group(run: Run, name: string): Group {
-  const found = run.stages.flatMap((s) => s.groups).find((g) => g.name === name);
+  const found = run.stages
+    .flatMap((s) => s.groups)
+    .find((g) => g.name === name);
   if (found === undefined) throw new Error(`no group ${name}`);
   return found;
 }
@@ -137,7 +197,11 @@ export function stage(run: Run, name: string): Stage {
 
 /** A gate by id (throws when absent). */
 export function gate(run: Run, id: string): Gate {
-  const gates = run.stages.flatMap((s) => [...s.beforeGates, ...s.afterGates, ...s.groups.flatMap((g) => [...g.beforeGates, ...g.afterGates])]);
+  const gates = run.stages.flatMap((s) => [
+    ...s.beforeGates,
+    ...s.afterGates,
+    ...s.groups.flatMap((g) => [...g.beforeGates, ...g.afterGates]),
+  ]);
   const found = gates.find((g) => g.id === id);
   if (found === undefined) throw new Error(`no gate ${id}`);
   return found;
@@ -161,7 +225,9 @@ export function startedBy(actions: readonly RunAction[]): string[] {
 }
 
 /** The Transitioned actions among `actions`. */
-export function transitions(actions: readonly RunAction[]): Extract<RunAction, { type: "Transitioned" }>[] {
+export function transitions(
+  actions: readonly RunAction[],
+): Extract<RunAction, { type: "Transitioned" }>[] {
   return actions.flatMap((a) => (a.type === "Transitioned" ? [a] : []));
 }
 
@@ -170,28 +236,48 @@ export function transitions(actions: readonly RunAction[]): Extract<RunAction, {
  * within the effective group and stage concurrency; failure counts add up; every transition has a
  * time and a message.
  */
-export function checkInvariants(run: Run, actions: readonly RunAction[], nowMs: number): void {
+export function checkInvariants(
+  run: Run,
+  actions: readonly RunAction[],
+  nowMs: number,
+): void {
   let runFailures = 0;
   for (const s of run.stages) {
     let stageRunning = 0;
     let stageFailures = 0;
     for (const g of s.groups) {
-      const groupRunning = g.members.filter((m) => m.state === "Running").length;
+      const groupRunning = g.members.filter(
+        (m) => m.state === "Running",
+      ).length;
       expect(g.inFlight, `group ${g.name} inFlight`).toBe(groupRunning);
-      expect(groupRunning, `group ${g.name} concurrency`).toBeLessThanOrEqual(g.maxConcurrency);
-      expect(g.remaining, `group ${g.name} remaining`).toBe(g.members.filter((m) => m.state === "NotStarted" || m.state === "Pending" || m.state === "Running").length);
+      expect(groupRunning, `group ${g.name} concurrency`).toBeLessThanOrEqual(
+        g.maxConcurrency,
+      );
+      expect(g.remaining, `group ${g.name} remaining`).toBe(
+        g.members.filter(
+          (m) =>
+            m.state === "NotStarted" ||
+            m.state === "Pending" ||
+            m.state === "Running",
+        ).length,
+      );
       stageRunning += groupRunning;
       stageFailures += g.failureCount;
     }
     expect(s.inFlight, `stage ${s.name} inFlight`).toBe(stageRunning);
-    expect(stageRunning, `stage ${s.name} concurrency`).toBeLessThanOrEqual(s.maxConcurrency);
+    expect(stageRunning, `stage ${s.name} concurrency`).toBeLessThanOrEqual(
+      s.maxConcurrency,
+    );
     expect(s.failureCount, `stage ${s.name} failureCount`).toBe(stageFailures);
     runFailures += stageFailures;
   }
   expect(run.failureCount).toBe(runFailures);
   for (const t of transitions(actions)) {
     expect(t.atMs).toBe(nowMs);
-    expect(t.message, `message of ${t.scope} ${t.name} ${t.from}→${t.to}`).not.toBe("");
+    expect(
+      t.message,
+      `message of ${t.scope} ${t.name} ${t.from}→${t.to}`,
+    ).not.toBe("");
   }
 }
 
@@ -225,7 +311,10 @@ export class Driver {
   /** Sends an event that must be accepted; returns the members it started. */
   ok(event: RunEvent, atMs: number = this.now): string[] {
     const result = this.send(event, atMs);
-    expect(result.rejected, `${event.type} rejected: ${result.rejected?.message ?? ""}`).toBeUndefined();
+    expect(
+      result.rejected,
+      `${event.type} rejected: ${result.rejected?.message ?? ""}`,
+    ).toBeUndefined();
     return startedBy(result.actions);
   }
 
@@ -234,11 +323,15 @@ export class Driver {
   }
 
   succeed(...names: string[]): string[] {
-    return names.flatMap((name) => this.ok({ type: "MemberSucceeded", member: name }));
+    return names.flatMap((name) =>
+      this.ok({ type: "MemberSucceeded", member: name }),
+    );
   }
 
   fail(...names: string[]): string[] {
-    return names.flatMap((name) => this.ok({ type: "MemberFailed", member: name, error: "upgrade failed" }));
+    return names.flatMap((name) =>
+      this.ok({ type: "MemberFailed", member: name, error: "upgrade failed" }),
+    );
   }
 
   /** Ticks at `atMs` (default: the run's wake time). */
@@ -267,7 +360,10 @@ export class Driver {
 }
 
 /** A started driver: resolves, starts, and returns it with the members started first. */
-export function started(run: Run, startMs = run.createdAtMs): { d: Driver; first: string[] } {
+export function started(
+  run: Run,
+  startMs = run.createdAtMs,
+): { d: Driver; first: string[] } {
   const d = new Driver(run, startMs);
   const first = d.start();
   return { d, first };

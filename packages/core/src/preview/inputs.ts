@@ -2,11 +2,24 @@
  * Parsing the offline-preview inputs (clusters, cluster groups, strategy) and telling the two
  * strategy dialects apart; every problem is tagged with the input it came from.
  */
-import { parseClusterGroups, parseClusters, type Cluster, type ClusterGroup } from "../cluster.js";
-import { detectFleetStrategy, parseRolloutStrategy, type FleetRolloutStrategy } from "../fleet/strategy.js";
+import {
+  parseClusterGroups,
+  parseClusters,
+  type Cluster,
+  type ClusterGroup,
+} from "../cluster.js";
+import {
+  detectFleetStrategy,
+  parseRolloutStrategy,
+  type FleetRolloutStrategy,
+} from "../fleet/strategy.js";
 import type { InputProblem, InputSource } from "../preview-types.js";
 import type { Problem } from "../result.js";
-import { isUpdateStrategyDocument, parseUpdateStrategy, type UpdateStrategy } from "../update-strategy.js";
+import {
+  isUpdateStrategyDocument,
+  parseUpdateStrategy,
+  type UpdateStrategy,
+} from "../update-strategy.js";
 
 /** The raw documents given to `plan` / `simulate` (already parsed from YAML or JSON). */
 export interface PreviewInputs {
@@ -28,27 +41,37 @@ export interface ParsedInputs {
 }
 
 /** Tags problems with their input. */
-export function tag(source: InputSource, problems: readonly Problem[]): InputProblem[] {
+export function tag(
+  source: InputSource,
+  problems: readonly Problem[],
+): InputProblem[] {
   return problems.map((p) => ({ source, ...p }));
 }
 
 /** Parses the strategy document, detecting its dialect from its keys (SPEC 9). */
-export function parseStrategyDocument(raw: unknown): { ok: true; value: ParsedStrategy } | { ok: false; problems: Problem[] } {
+export function parseStrategyDocument(
+  raw: unknown,
+): { ok: true; value: ParsedStrategy } | { ok: false; problems: Problem[] } {
   if (isUpdateStrategyDocument(raw)) {
     const parsed = parseUpdateStrategy(raw);
-    return parsed.ok ? { ok: true, value: { dialect: "staged", strategy: parsed.value } } : { ok: false, problems: [...parsed.problems] };
+    return parsed.ok
+      ? { ok: true, value: { dialect: "staged", strategy: parsed.value } }
+      : { ok: false, problems: [...parsed.problems] };
   }
   const fleet = detectFleetStrategy(raw);
   if (fleet !== undefined) {
     const parsed = parseRolloutStrategy(fleet.raw ?? {}, fleet.path);
-    return parsed.ok ? { ok: true, value: { dialect: "fleet", strategy: parsed.value } } : { ok: false, problems: [...parsed.problems] };
+    return parsed.ok
+      ? { ok: true, value: { dialect: "fleet", strategy: parsed.value } }
+      : { ok: false, problems: [...parsed.problems] };
   }
   return {
     ok: false,
     problems: [
       {
         path: "",
-        message: "cannot tell the strategy dialect: expected a fleet.yaml with rolloutStrategy, a bare rolloutStrategy, or an update strategy with stages",
+        message:
+          "cannot tell the strategy dialect: expected a fleet.yaml with rolloutStrategy, a bare rolloutStrategy, or an update strategy with stages",
         value: raw,
       },
     ],
@@ -56,17 +79,28 @@ export function parseStrategyDocument(raw: unknown): { ok: true; value: ParsedSt
 }
 
 /** Parses all inputs; returns every problem of every input at once. */
-export function parseInputs(inputs: PreviewInputs): { ok: true; value: ParsedInputs } | { ok: false; problems: InputProblem[] } {
+export function parseInputs(
+  inputs: PreviewInputs,
+): { ok: true; value: ParsedInputs } | { ok: false; problems: InputProblem[] } {
   const problems: InputProblem[] = [];
   const clusters = parseClusters(inputs.clusters);
   if (!clusters.ok) problems.push(...tag("clusters", clusters.problems));
-  const groups = inputs.clusterGroups === undefined ? undefined : parseClusterGroups(inputs.clusterGroups);
-  if (groups !== undefined && !groups.ok) problems.push(...tag("clusterGroups", groups.problems));
+  const groups =
+    inputs.clusterGroups === undefined
+      ? undefined
+      : parseClusterGroups(inputs.clusterGroups);
+  if (groups !== undefined && !groups.ok)
+    problems.push(...tag("clusterGroups", groups.problems));
   const strategy = parseStrategyDocument(inputs.strategy);
   if (!strategy.ok) problems.push(...tag("strategy", strategy.problems));
-  if (!clusters.ok || (groups !== undefined && !groups.ok) || !strategy.ok) return { ok: false, problems };
+  if (!clusters.ok || (groups !== undefined && !groups.ok) || !strategy.ok)
+    return { ok: false, problems };
   return {
     ok: true,
-    value: { clusters: clusters.value, clusterGroups: groups?.ok === true ? groups.value : [], strategy: strategy.value },
+    value: {
+      clusters: clusters.value,
+      clusterGroups: groups?.ok === true ? groups.value : [],
+      strategy: strategy.value,
+    },
   };
 }

@@ -20,7 +20,11 @@ import { EventQueue } from "./event-queue.js";
 type FleetEvent =
   | { readonly kind: "pass" }
   | { readonly kind: "offline" | "online"; readonly cluster: string }
-  | { readonly kind: "outcome"; readonly cluster: string; readonly revision: string };
+  | {
+      readonly kind: "outcome";
+      readonly cluster: string;
+      readonly revision: string;
+    };
 
 interface Observation {
   releasedRevision?: string;
@@ -42,12 +46,22 @@ export interface FleetSimulationInput {
 }
 
 /** Runs the simulation to the end (every partitioned target Ready), to a standstill, or to `until`. */
-export function simulateFleetRollout(input: FleetSimulationInput): SimulationOutput {
+export function simulateFleetRollout(
+  input: FleetSimulationInput,
+): SimulationOutput {
   const { scenario, clusters } = input;
   const revision = scenario.kind === "firstDeployment" ? "1" : "2";
   const observations = new Map<string, Observation>();
   if (scenario.kind !== "firstDeployment") {
-    for (const c of clusters) observations.set(c.name, { releasedRevision: "1", appliedRevision: "1", ready: true, errored: false, modified: false, unreachable: false });
+    for (const c of clusters)
+      observations.set(c.name, {
+        releasedRevision: "1",
+        appliedRevision: "1",
+        ready: true,
+        errored: false,
+        modified: false,
+        unreachable: false,
+      });
   }
   const timeline: TimelineEntry[] = [];
   const queue = new EventQueue<FleetEvent>();
@@ -65,7 +79,12 @@ export function simulateFleetRollout(input: FleetSimulationInput): SimulationOut
   let endMs = now;
   let passScheduledAt: number | undefined;
   const schedulePass = (at: number): void => {
-    if (passScheduledAt !== undefined && passScheduledAt <= at && passScheduledAt >= now) return;
+    if (
+      passScheduledAt !== undefined &&
+      passScheduledAt <= at &&
+      passScheduledAt >= now
+    )
+      return;
     passScheduledAt = at;
     queue.push(at, { kind: "pass" });
   };
@@ -77,7 +96,8 @@ export function simulateFleetRollout(input: FleetSimulationInput): SimulationOut
     }
     return o;
   };
-  const deployments = (): ReadonlyMap<string, DeploymentObservation> => observations;
+  const deployments = (): ReadonlyMap<string, DeploymentObservation> =>
+    observations;
   let lastPartitions: ReturnType<typeof rolloutPass>["partitions"] = [];
   const partitionOf = new Map<string, string>();
   const where = (cluster: string): { wave?: string; group?: string } => {
@@ -88,7 +108,14 @@ export function simulateFleetRollout(input: FleetSimulationInput): SimulationOut
   let finished = false;
 
   const runPass = (): void => {
-    const result = rolloutPass({ strategy: input.strategy, targets: clusters, clusterGroups: input.clusterGroups, revision, deployments: deployments(), nowMs: now });
+    const result = rolloutPass({
+      strategy: input.strategy,
+      targets: clusters,
+      clusterGroups: input.clusterGroups,
+      revision,
+      deployments: deployments(),
+      nowMs: now,
+    });
     unassigned = result.unassigned;
     for (const r of result.release) {
       const o = observe(r.cluster);
@@ -97,20 +124,43 @@ export function simulateFleetRollout(input: FleetSimulationInput): SimulationOut
       o.releasedAtMs = now;
       delete o.readyAtMs;
       held.delete(r.cluster);
-      timeline.push({ at: isoTime(now), type: "released", cluster: r.cluster, wave: r.partition, group: r.partition, message: `Released revision ${revision} (${r.kind === "first" ? "first deployment" : "update"})` });
+      timeline.push({
+        at: isoTime(now),
+        type: "released",
+        cluster: r.cluster,
+        wave: r.partition,
+        group: r.partition,
+        message: `Released revision ${revision} (${r.kind === "first" ? "first deployment" : "update"})`,
+      });
       const b = behaviourOf(scenario, r.cluster);
       const after = b.fail ? b.failAfterSeconds : b.readyAfterSeconds;
-      queue.push(now + after * 1000, { kind: "outcome", cluster: r.cluster, revision });
+      queue.push(now + after * 1000, {
+        kind: "outcome",
+        cluster: r.cluster,
+        revision,
+      });
     }
     let again: number | undefined;
     for (const h of result.held) {
-      if (h.reason === "MaxNew") again = now + scenario.passIntervalSeconds * 1000;
+      if (h.reason === "MaxNew")
+        again = now + scenario.passIntervalSeconds * 1000;
       if (h.reason === "WindowClosed") {
         if (!held.has(h.cluster)) {
           held.add(h.cluster);
-          timeline.push({ at: isoTime(now), type: "held", cluster: h.cluster, wave: h.partition, group: h.partition, message: h.message });
+          timeline.push({
+            at: isoTime(now),
+            type: "held",
+            cluster: h.cluster,
+            wave: h.partition,
+            group: h.partition,
+            message: h.message,
+          });
         }
-        if (h.nextOpeningMs !== undefined && (again === undefined || h.nextOpeningMs < again)) again = h.nextOpeningMs;
+        if (
+          h.nextOpeningMs !== undefined &&
+          (again === undefined || h.nextOpeningMs < again)
+        )
+          again = h.nextOpeningMs;
       }
     }
     for (const p of result.partitions) {
@@ -118,11 +168,21 @@ export function simulateFleetRollout(input: FleetSimulationInput): SimulationOut
       const before = partitionNotReady.get(p.name);
       if (before !== p.notReady) {
         partitionNotReady.set(p.name, p.notReady);
-        timeline.push({ at: isoTime(now), type: "partition", wave: p.name, ...(before === undefined ? {} : { from: before ? "NotReady" : "Ready" }), to: p.notReady ? "NotReady" : "Ready", message: `${String(p.notReadyCount)} of ${String(p.clusters.length)} not ready, maxUnavailable ${String(p.maxUnavailable)}` });
+        timeline.push({
+          at: isoTime(now),
+          type: "partition",
+          wave: p.name,
+          ...(before === undefined
+            ? {}
+            : { from: before ? "NotReady" : "Ready" }),
+          to: p.notReady ? "NotReady" : "Ready",
+          message: `${String(p.notReadyCount)} of ${String(p.clusters.length)} not ready, maxUnavailable ${String(p.maxUnavailable)}`,
+        });
       }
     }
     lastPartitions = result.partitions;
-    for (const p of result.partitions) for (const c of p.clusters) partitionOf.set(c, p.name);
+    for (const p of result.partitions)
+      for (const c of p.clusters) partitionOf.set(c, p.name);
     const partitioned = result.partitions.flatMap((p) => p.clusters);
     finished = partitioned.every((n) => {
       const s = bundleClusterState(observe(n), revision);
@@ -151,7 +211,14 @@ export function simulateFleetRollout(input: FleetSimulationInput): SimulationOut
         o.unreachable = ev.kind === "offline";
         if (o.unreachable) offline.add(ev.cluster);
         else offline.delete(ev.cluster);
-        timeline.push({ at: isoTime(now), type: ev.kind, cluster: ev.cluster, ...where(ev.cluster), message: ev.kind === "offline" ? "Agent unreachable" : "Agent reconnected" });
+        timeline.push({
+          at: isoTime(now),
+          type: ev.kind,
+          cluster: ev.cluster,
+          ...where(ev.cluster),
+          message:
+            ev.kind === "offline" ? "Agent unreachable" : "Agent reconnected",
+        });
         const due = waiting.get(ev.cluster);
         if (ev.kind === "online" && due !== undefined) {
           waiting.delete(ev.cluster);
@@ -175,15 +242,41 @@ export function simulateFleetRollout(input: FleetSimulationInput): SimulationOut
         if (o.ready) o.readyAtMs = now;
       }
       const after = bundleClusterState(o, revision);
-      const message = b.fail ? `Apply failed after ${String(b.failAfterSeconds)}s (simulated)` : o.ready ? `Ready at revision ${revision}` : `Applied revision ${revision}; resources not ready`;
-      timeline.push({ at: isoTime(now), type: after === "ErrApplied" ? "errApplied" : after === "NotReady" ? "notReady" : "ready", cluster: ev.cluster, ...where(ev.cluster), from: before, to: after, message });
+      const message = b.fail
+        ? `Apply failed after ${String(b.failAfterSeconds)}s (simulated)`
+        : o.ready
+          ? `Ready at revision ${revision}`
+          : `Applied revision ${revision}; resources not ready`;
+      timeline.push({
+        at: isoTime(now),
+        type:
+          after === "ErrApplied"
+            ? "errApplied"
+            : after === "NotReady"
+              ? "notReady"
+              : "ready",
+        cluster: ev.cluster,
+        ...where(ev.cluster),
+        from: before,
+        to: after,
+        message,
+      });
     }
     if (passDue) {
       runPass();
       endMs = now;
     }
   }
-  return outputOf(lastPartitions, unassigned, observations, revision, scenario, finished ? endMs : Math.min(now, scenario.untilMs), timeline, finished);
+  return outputOf(
+    lastPartitions,
+    unassigned,
+    observations,
+    revision,
+    scenario,
+    finished ? endMs : Math.min(now, scenario.untilMs),
+    timeline,
+    finished,
+  );
 }
 
 function outputOf(
@@ -209,13 +302,28 @@ function outputOf(
       return {
         name,
         state,
-        ...(o?.releasedAtMs === undefined ? {} : { releasedAt: isoTime(o.releasedAtMs) }),
-        ...(o?.readyAtMs === undefined || o.releasedRevision !== revision ? {} : { finishedAt: isoTime(o.readyAtMs) }),
+        ...(o?.releasedAtMs === undefined
+          ? {}
+          : { releasedAt: isoTime(o.releasedAtMs) }),
+        ...(o?.readyAtMs === undefined || o.releasedRevision !== revision
+          ? {}
+          : { finishedAt: isoTime(o.readyAtMs) }),
       };
     });
-    const groupFailures = members.filter((m) => m.state === "ErrApplied").length;
-    const state = members.every((m) => m.state === "Ready" || m.state === "Modified") ? "Ready" : "NotReady";
-    return { name: p.name, state, failureCount: groupFailures, groups: [{ name: p.name, state, failureCount: groupFailures, members }] };
+    const groupFailures = members.filter(
+      (m) => m.state === "ErrApplied",
+    ).length;
+    const state = members.every(
+      (m) => m.state === "Ready" || m.state === "Modified",
+    )
+      ? "Ready"
+      : "NotReady";
+    return {
+      name: p.name,
+      state,
+      failureCount: groupFailures,
+      groups: [{ name: p.name, state, failureCount: groupFailures, members }],
+    };
   });
   return {
     apiVersion: "flotilla.dev/v1",

@@ -11,16 +11,29 @@ import { resolveRun } from "../staged/resolve.js";
 import { isRunFinished, type Run, type RunPayload } from "../staged/run.js";
 import { step } from "../staged/step.js";
 import type { UpdateStrategy } from "../update-strategy.js";
-import type { SimulatedWave, SimulationOutput, TimelineEntry } from "../preview-types.js";
+import type {
+  SimulatedWave,
+  SimulationOutput,
+  TimelineEntry,
+} from "../preview-types.js";
 import { behaviourOf, type Scenario } from "../scenario.js";
 import { fail, ok, type Result } from "../result.js";
 import { EventQueue } from "./event-queue.js";
 
 type SimEvent =
-  | { readonly kind: "run"; readonly event: RunEvent; readonly note?: TimelineEntry }
+  | {
+      readonly kind: "run";
+      readonly event: RunEvent;
+      readonly note?: TimelineEntry;
+    }
   | { readonly kind: "approve"; readonly gate: string }
   | { readonly kind: "offline" | "online"; readonly member: string }
-  | { readonly kind: "outcome"; readonly member: string; readonly startedAtMs: number; readonly ok: boolean };
+  | {
+      readonly kind: "outcome";
+      readonly member: string;
+      readonly startedAtMs: number;
+      readonly ok: boolean;
+    };
 
 /** Inputs of a staged simulation. */
 export interface StagedSimulationInput {
@@ -35,21 +48,33 @@ export interface StagedSimulationInput {
 }
 
 /** Runs the simulation; the result is the run plus what happened, in order. */
-export function simulateStagedRun(input: StagedSimulationInput): Result<{ run: Run; output: SimulationOutput }> {
+export function simulateStagedRun(
+  input: StagedSimulationInput,
+): Result<{ run: Run; output: SimulationOutput }> {
   const { scenario } = input;
   const payload: RunPayload =
     scenario.kind === "upgrade" && scenario.upgrade !== undefined
       ? { kind: "upgrade", upgrade: scenario.upgrade }
-      : { kind: "bundle", bundle: "simulated", revision: scenario.kind === "firstDeployment" ? "1" : "2" };
+      : {
+          kind: "bundle",
+          bundle: "simulated",
+          revision: scenario.kind === "firstDeployment" ? "1" : "2",
+        };
   const resolved = resolveRun({
     name: input.runName ?? "simulation",
     strategy: input.strategy,
     clusters: input.clusters,
     payload,
     createdAtMs: scenario.startMs,
-    ...(scenario.progressDeadlineSeconds === undefined ? {} : { progressDeadlineSeconds: scenario.progressDeadlineSeconds }),
-    ...(scenario.available === undefined ? {} : { available: scenario.available }),
-    ...(input.maxStageConcurrency === undefined ? {} : { maxStageConcurrency: input.maxStageConcurrency }),
+    ...(scenario.progressDeadlineSeconds === undefined
+      ? {}
+      : { progressDeadlineSeconds: scenario.progressDeadlineSeconds }),
+    ...(scenario.available === undefined
+      ? {}
+      : { available: scenario.available }),
+    ...(input.maxStageConcurrency === undefined
+      ? {}
+      : { maxStageConcurrency: input.maxStageConcurrency }),
   });
   if (!resolved.ok) return fail(resolved.problems);
   const run = resolved.value;
@@ -66,14 +91,26 @@ export function simulateStagedRun(input: StagedSimulationInput): Result<{ run: R
       queue.push(window.toMs, { kind: "online", member: cluster.name });
     }
   }
-  for (const approval of scenario.approvals) queue.push(approval.atMs, { kind: "approve", gate: approval.gate });
-  queue.push(scenario.startMs, { kind: "run", event: { type: "StartRun", actor: "simulation" } });
+  for (const approval of scenario.approvals)
+    queue.push(approval.atMs, { kind: "approve", gate: approval.gate });
+  queue.push(scenario.startMs, {
+    kind: "run",
+    event: { type: "StartRun", actor: "simulation" },
+  });
 
   let now = scenario.startMs;
   const apply = (event: RunEvent): void => {
     const result = step(run, event, now);
-    if (result.rejected !== undefined && keepTimeline && event.type === "StartRun") {
-      timeline.push({ at: isoTime(now), type: "rejected", message: result.rejected.message });
+    if (
+      result.rejected !== undefined &&
+      keepTimeline &&
+      event.type === "StartRun"
+    ) {
+      timeline.push({
+        at: isoTime(now),
+        type: "rejected",
+        message: result.rejected.message,
+      });
     }
     for (const action of result.actions) handle(action);
   };
@@ -82,12 +119,20 @@ export function simulateStagedRun(input: StagedSimulationInput): Result<{ run: R
       const b = behaviourOf(scenario, action.member);
       if (b.neverReady) return;
       const after = b.fail ? b.failAfterSeconds : b.readyAfterSeconds;
-      queue.push(now + after * 1000, { kind: "outcome", member: action.member, startedAtMs: now, ok: !b.fail });
+      queue.push(now + after * 1000, {
+        kind: "outcome",
+        member: action.member,
+        startedAtMs: now,
+        ok: !b.fail,
+      });
       return;
     }
     if (keepTimeline) timeline.push(timelineEntry(action));
     if (action.scope === "gate" && action.to === "Pending") {
-      if (scenario.autoApprove || pendingApprovals.has(action.name.split("#")[0] ?? action.name)) {
+      if (
+        scenario.autoApprove ||
+        pendingApprovals.has(action.name.split("#")[0] ?? action.name)
+      ) {
         queue.push(now, { kind: "approve", gate: action.name });
       }
     }
@@ -98,7 +143,11 @@ export function simulateStagedRun(input: StagedSimulationInput): Result<{ run: R
     if (next === undefined || next > scenario.untilMs) break;
     if (isRunFinished(run.state) && !hasInFlight(run)) break;
     now = Math.max(now, next);
-    if (run.wakeAtMs !== undefined && run.wakeAtMs <= now && queue.peekTime() !== now) {
+    if (
+      run.wakeAtMs !== undefined &&
+      run.wakeAtMs <= now &&
+      queue.peekTime() !== now
+    ) {
       apply({ type: "Tick" });
       continue;
     }
@@ -111,7 +160,16 @@ export function simulateStagedRun(input: StagedSimulationInput): Result<{ run: R
         break;
       case "approve": {
         const before = timeline.length;
-        const result = step(run, { type: "ApproveGate", gate: ev.gate, actor: "simulation", reason: "scenario approval" }, now);
+        const result = step(
+          run,
+          {
+            type: "ApproveGate",
+            gate: ev.gate,
+            actor: "simulation",
+            reason: "scenario approval",
+          },
+          now,
+        );
         if (result.rejected === undefined) {
           for (const action of result.actions) handle(action);
           pendingApprovals.delete(ev.gate.split("#")[0] ?? ev.gate);
@@ -119,18 +177,35 @@ export function simulateStagedRun(input: StagedSimulationInput): Result<{ run: R
           // Approved before the gate was reached: it applies as soon as the gate is reached.
           pendingApprovals.add(ev.gate.split("#")[0] ?? ev.gate);
         } else if (keepTimeline) {
-          timeline.splice(before, 0, { at: isoTime(now), type: "warning", gate: ev.gate, message: result.rejected.message });
+          timeline.splice(before, 0, {
+            at: isoTime(now),
+            type: "warning",
+            gate: ev.gate,
+            message: result.rejected.message,
+          });
         }
         break;
       }
       case "offline":
         offline.add(ev.member);
-        if (keepTimeline) timeline.push({ at: isoTime(now), type: "offline", cluster: ev.member, message: "Agent unreachable" });
+        if (keepTimeline)
+          timeline.push({
+            at: isoTime(now),
+            type: "offline",
+            cluster: ev.member,
+            message: "Agent unreachable",
+          });
         apply({ type: "MemberUnreachable", member: ev.member });
         break;
       case "online": {
         offline.delete(ev.member);
-        if (keepTimeline) timeline.push({ at: isoTime(now), type: "online", cluster: ev.member, message: "Agent reconnected" });
+        if (keepTimeline)
+          timeline.push({
+            at: isoTime(now),
+            type: "online",
+            cluster: ev.member,
+            message: "Agent reconnected",
+          });
         apply({ type: "MemberReachable", member: ev.member });
         const held = waitingOutcomes.get(ev.member);
         if (held !== undefined) {
@@ -146,9 +221,21 @@ export function simulateStagedRun(input: StagedSimulationInput): Result<{ run: R
           break;
         }
         const member = locateMember(run, ev.member)?.member;
-        if (member?.state !== "Running" || member.startedAtMs !== ev.startedAtMs) break;
+        if (
+          member?.state !== "Running" ||
+          member.startedAtMs !== ev.startedAtMs
+        )
+          break;
         const b = behaviourOf(scenario, ev.member);
-        apply(ev.ok ? { type: "MemberSucceeded", member: ev.member } : { type: "MemberFailed", member: ev.member, error: `Upgrade failed after ${String(b.failAfterSeconds)}s (simulated)` });
+        apply(
+          ev.ok
+            ? { type: "MemberSucceeded", member: ev.member }
+            : {
+                type: "MemberFailed",
+                member: ev.member,
+                error: `Upgrade failed after ${String(b.failAfterSeconds)}s (simulated)`,
+              },
+        );
         break;
       }
       default: {
@@ -165,7 +252,10 @@ function hasInFlight(run: Run): boolean {
   return run.stages.some((s) => s.inFlight > 0);
 }
 
-function minTime(a: number | undefined, b: number | undefined): number | undefined {
+function minTime(
+  a: number | undefined,
+  b: number | undefined,
+): number | undefined {
   if (a === undefined) return b;
   if (b === undefined) return a;
   return Math.min(a, b);
@@ -180,15 +270,39 @@ const MEMBER_TYPES: Readonly<Record<string, string>> = {
   NotStarted: "queued",
 };
 
-function timelineEntry(action: Extract<RunAction, { type: "Transitioned" }>): TimelineEntry {
-  const base = { at: isoTime(action.atMs), from: action.from, to: action.to, message: action.message };
+function timelineEntry(
+  action: Extract<RunAction, { type: "Transitioned" }>,
+): TimelineEntry {
+  const base = {
+    at: isoTime(action.atMs),
+    from: action.from,
+    to: action.to,
+    message: action.message,
+  };
   switch (action.scope) {
     case "member":
-      return { ...base, type: MEMBER_TYPES[action.to] ?? "member", cluster: action.name, ...(action.stage === undefined ? {} : { wave: action.stage }), ...(action.group === undefined ? {} : { group: action.group }) };
+      return {
+        ...base,
+        type: MEMBER_TYPES[action.to] ?? "member",
+        cluster: action.name,
+        ...(action.stage === undefined ? {} : { wave: action.stage }),
+        ...(action.group === undefined ? {} : { group: action.group }),
+      };
     case "gate":
-      return { ...base, type: "gate", gate: action.name, ...(action.stage === undefined ? {} : { wave: action.stage }), ...(action.group === undefined ? {} : { group: action.group }) };
+      return {
+        ...base,
+        type: "gate",
+        gate: action.name,
+        ...(action.stage === undefined ? {} : { wave: action.stage }),
+        ...(action.group === undefined ? {} : { group: action.group }),
+      };
     case "group":
-      return { ...base, type: "group", ...(action.stage === undefined ? {} : { wave: action.stage }), group: action.name };
+      return {
+        ...base,
+        type: "group",
+        ...(action.stage === undefined ? {} : { wave: action.stage }),
+        group: action.name,
+      };
     case "stage":
       return { ...base, type: "stage", wave: action.name };
     case "run":
@@ -200,7 +314,13 @@ function timelineEntry(action: Extract<RunAction, { type: "Transitioned" }>): Ti
   }
 }
 
-function outputOf(run: Run, scenario: Scenario, endMs: number, timeline: TimelineEntry[], truncated: boolean): SimulationOutput {
+function outputOf(
+  run: Run,
+  scenario: Scenario,
+  endMs: number,
+  timeline: TimelineEntry[],
+  truncated: boolean,
+): SimulationOutput {
   const end = run.finishedAtMs ?? endMs;
   const waves: SimulatedWave[] = run.stages.map((stage) => ({
     name: stage.name,
@@ -215,8 +335,15 @@ function outputOf(run: Run, scenario: Scenario, endMs: number, timeline: Timelin
         state: m.state,
         ...(m.reason === undefined ? {} : { reason: m.reason }),
         ...(m.message === "" ? {} : { message: m.message }),
-        ...(m.startedAtMs === undefined ? {} : { releasedAt: isoTime(m.startedAtMs) }),
-        ...(m.finishedAtMs === undefined || m.state === "NotStarted" || m.state === "Pending" || m.state === "Running" ? {} : { finishedAt: isoTime(m.finishedAtMs) }),
+        ...(m.startedAtMs === undefined
+          ? {}
+          : { releasedAt: isoTime(m.startedAtMs) }),
+        ...(m.finishedAtMs === undefined ||
+        m.state === "NotStarted" ||
+        m.state === "Pending" ||
+        m.state === "Running"
+          ? {}
+          : { finishedAt: isoTime(m.finishedAtMs) }),
       })),
     })),
   }));

@@ -15,13 +15,25 @@ import {
 import { passGates, skipGates } from "./gates.js";
 import { locateMember } from "./member-index.js";
 import { pickNext, takePicked } from "./pick.js";
-import type { Group, Member, MemberTarget, Stage } from "./run.js";
+import {
+  memberAsCluster,
+  type Group,
+  type Member,
+  type MemberTarget,
+  type Stage,
+} from "./run.js";
 
 /** Runs the scheduler until nothing more can happen at `ctx.nowMs`. */
 export function advance(ctx: StepContext): void {
   const run = ctx.run;
   expireDeadlines(ctx);
-  if (run.state === "NotStarted" || run.state === "Stopped" || run.state === "Completed" || run.state === "Skipped" || run.state === "Failed") {
+  if (
+    run.state === "NotStarted" ||
+    run.state === "Stopped" ||
+    run.state === "Completed" ||
+    run.state === "Skipped" ||
+    run.state === "Failed"
+  ) {
     computeWake(ctx);
     return;
   }
@@ -36,7 +48,8 @@ export function advance(ctx: StepContext): void {
       break;
     }
     if (!processStage(ctx, stage)) {
-      if (stage.state === "Pending") setRunState(ctx, "Pending", `Stage "${stage.name}": ${stage.message}`);
+      if (stage.state === "Pending")
+        setRunState(ctx, "Pending", `Stage "${stage.name}": ${stage.message}`);
       else setRunState(ctx, "Running", `Stage "${stage.name}" running`);
       break;
     }
@@ -50,21 +63,39 @@ function finishRun(ctx: StepContext): void {
   const allSkipped = run.stages.every((s) => s.state === "Skipped");
   run.finishedAtMs = ctx.nowMs;
   if (allSkipped) setRunState(ctx, "Skipped", "All stages were skipped");
-  else setRunState(ctx, "Completed", `Completed with ${String(run.failureCount)} failed member(s)`);
+  else
+    setRunState(
+      ctx,
+      "Completed",
+      `Completed with ${String(run.failureCount)} failed member(s)`,
+    );
 }
 
 function halt(ctx: StepContext, stage: Stage): void {
   const run = ctx.run;
-  const why = run.budgetExceeded ? (run.haltMessage ?? "failure budget exceeded") : "stop requested";
+  const why = run.budgetExceeded
+    ? (run.haltMessage ?? "failure budget exceeded")
+    : "stop requested";
   if (stage.inFlight > 0) {
-    setRunState(ctx, "Stopping", `Stopping (${why}): waiting for ${String(stage.inFlight)} in-flight member(s)`);
+    setRunState(
+      ctx,
+      "Stopping",
+      `Stopping (${why}): waiting for ${String(stage.inFlight)} in-flight member(s)`,
+    );
     return;
   }
   for (const group of stage.groups) {
-    if (group.state === "Running" || group.state === "Pending") setGroupState(ctx, stage, group, "Stopped", `Stopped (${why})`);
+    if (group.state === "Running" || group.state === "Pending")
+      setGroupState(ctx, stage, group, "Stopped", `Stopped (${why})`);
   }
-  if (stage.state === "Running" || stage.state === "Pending") setStageState(ctx, stage, "Stopped", `Stopped (${why})`);
-  if (run.budgetExceeded) setRunState(ctx, "Failed", run.haltMessage ?? `Failure budget exceeded in stage "${stage.name}"`);
+  if (stage.state === "Running" || stage.state === "Pending")
+    setStageState(ctx, stage, "Stopped", `Stopped (${why})`);
+  if (run.budgetExceeded)
+    setRunState(
+      ctx,
+      "Failed",
+      run.haltMessage ?? `Failure budget exceeded in stage "${stage.name}"`,
+    );
   else setRunState(ctx, "Stopped", "Stopped by operator");
   run.finishedAtMs = ctx.nowMs;
 }
@@ -74,15 +105,35 @@ function processStage(ctx: StepContext, stage: Stage): boolean {
   if (stage.state === "Completed" || stage.state === "Skipped") return true;
   if (stage.skipRequested) {
     if (stage.inFlight > 0) {
-      setStageState(ctx, stage, "Running", `Skipping: waiting for ${String(stage.inFlight)} in-flight member(s)`);
+      setStageState(
+        ctx,
+        stage,
+        "Running",
+        `Skipping: waiting for ${String(stage.inFlight)} in-flight member(s)`,
+      );
       return false;
     }
-    skipGates(ctx, [...stage.beforeGates, ...stage.afterGates], { stage: stage.name }, "Stage skipped");
+    skipGates(
+      ctx,
+      [...stage.beforeGates, ...stage.afterGates],
+      { stage: stage.name },
+      "Stage skipped",
+    );
     for (const group of stage.groups) finishSkippedGroup(ctx, stage, group);
-    setStageState(ctx, stage, "Skipped", stage.message.startsWith("Skipped") ? stage.message : "Skipped");
+    setStageState(
+      ctx,
+      stage,
+      "Skipped",
+      stage.message.startsWith("Skipped") ? stage.message : "Skipped",
+    );
     return true;
   }
-  if (stage.state === "NotStarted" || stage.state === "Stopped" || stage.state === "Failed") setStageState(ctx, stage, "Running", "Started");
+  if (
+    stage.state === "NotStarted" ||
+    stage.state === "Stopped" ||
+    stage.state === "Failed"
+  )
+    setStageState(ctx, stage, "Running", "Started");
   const gate = passGates(ctx, stage.beforeGates, { stage: stage.name });
   if (gate !== undefined) {
     setStageState(ctx, stage, "Pending", gate.message);
@@ -99,20 +150,36 @@ function processStage(ctx: StepContext, stage: Stage): boolean {
     }
   }
   if (!done) {
-    if (pending) setStageState(ctx, stage, "Pending", "All unfinished groups are pending");
-    else setStageState(ctx, stage, "Running", `${String(stage.inFlight)} member(s) in flight`);
+    if (pending)
+      setStageState(ctx, stage, "Pending", "All unfinished groups are pending");
+    else
+      setStageState(
+        ctx,
+        stage,
+        "Running",
+        `${String(stage.inFlight)} member(s) in flight`,
+      );
     return false;
   }
   return finishStage(ctx, stage);
 }
 
 function finishStage(ctx: StepContext, stage: Stage): boolean {
-  if (stage.groups.length > 0 && stage.groups.every((g) => g.state === "Skipped")) {
-    skipGates(ctx, [...stage.beforeGates, ...stage.afterGates], { stage: stage.name }, "All groups skipped");
+  if (
+    stage.groups.length > 0 &&
+    stage.groups.every((g) => g.state === "Skipped")
+  ) {
+    skipGates(
+      ctx,
+      [...stage.beforeGates, ...stage.afterGates],
+      { stage: stage.name },
+      "All groups skipped",
+    );
     setStageState(ctx, stage, "Skipped", "All groups were skipped");
     return true;
   }
-  if (stage.waitUntilMs === undefined) stage.waitUntilMs = ctx.nowMs + stage.afterStageWaitSeconds * 1000;
+  if (stage.waitUntilMs === undefined)
+    stage.waitUntilMs = ctx.nowMs + stage.afterStageWaitSeconds * 1000;
   // The wait and the after-stage approval run in parallel (SPEC 5.4).
   const gate = passGates(ctx, stage.afterGates, { stage: stage.name });
   if (gate !== undefined) {
@@ -120,10 +187,20 @@ function finishStage(ctx: StepContext, stage: Stage): boolean {
     return false;
   }
   if (stage.waitUntilMs > ctx.nowMs) {
-    setStageState(ctx, stage, "Running", `Waiting ${String(stage.afterStageWaitSeconds)}s after the stage, until ${isoTime(stage.waitUntilMs)}`);
+    setStageState(
+      ctx,
+      stage,
+      "Running",
+      `Waiting ${String(stage.afterStageWaitSeconds)}s after the stage, until ${isoTime(stage.waitUntilMs)}`,
+    );
     return false;
   }
-  setStageState(ctx, stage, "Completed", `Completed with ${String(stage.failureCount)} failed member(s)`);
+  setStageState(
+    ctx,
+    stage,
+    "Completed",
+    `Completed with ${String(stage.failureCount)} failed member(s)`,
+  );
   return true;
 }
 
@@ -131,11 +208,19 @@ function finishStage(ctx: StepContext, stage: Stage): boolean {
 function openGroup(ctx: StepContext, stage: Stage, group: Group): void {
   if (group.state === "Completed" || group.state === "Skipped") return;
   if (group.skipRequested || group.remaining === 0) return;
-  if (group.state === "NotStarted" || group.state === "Stopped" || (group.state === "Failed" && !ctx.run.budgetExceeded)) {
+  if (
+    group.state === "NotStarted" ||
+    group.state === "Stopped" ||
+    (group.state === "Failed" && !ctx.run.budgetExceeded)
+  ) {
     setGroupState(ctx, stage, group, "Running", "Started");
   }
-  const gate = passGates(ctx, group.beforeGates, { stage: stage.name, group: group.name });
-  if (gate !== undefined) setGroupState(ctx, stage, group, "Pending", gate.message);
+  const gate = passGates(ctx, group.beforeGates, {
+    stage: stage.name,
+    group: group.name,
+  });
+  if (gate !== undefined)
+    setGroupState(ctx, stage, group, "Pending", gate.message);
 }
 
 function canTake(group: Group): boolean {
@@ -143,13 +228,17 @@ function canTake(group: Group): boolean {
     !group.skipRequested &&
     group.remaining > group.inFlight &&
     group.inFlight < group.maxConcurrency &&
-    group.beforeGates.every((g) => g.state === "Completed" || g.state === "Skipped")
+    group.beforeGates.every(
+      (g) => g.state === "Completed" || g.state === "Skipped",
+    )
   );
 }
 
 /** Fills free slots round-robin over the stage's groups, so no group starves the others. */
 function fillSlots(ctx: StepContext, stage: Stage): void {
-  const open = stage.groups.filter((g) => g.state !== "Completed" && g.state !== "Skipped" && canTake(g));
+  const open = stage.groups.filter(
+    (g) => g.state !== "Completed" && g.state !== "Skipped" && canTake(g),
+  );
   let active = open;
   while (stage.inFlight < stage.maxConcurrency && active.length > 0) {
     const next: Group[] = [];
@@ -166,12 +255,17 @@ function fillSlots(ctx: StepContext, stage: Stage): void {
   }
 }
 
-function startMember(ctx: StepContext, stage: Stage, group: Group, member: Member): void {
+function startMember(
+  ctx: StepContext,
+  stage: Stage,
+  group: Group,
+  member: Member,
+): void {
   const run = ctx.run;
   let target: MemberTarget;
   if (run.payload.kind === "upgrade") {
     const decision = memberUpgradeDecision(
-      { name: member.name, labels: {}, groups: [], nodePools: member.nodePools ?? [], ...(member.kubernetesVersion === undefined ? {} : { kubernetesVersion: member.kubernetesVersion }), ...(member.region === undefined ? {} : { region: member.region }) },
+      memberAsCluster(member),
       run.payload.upgrade,
       run.available ?? { kubernetes: [], nodeImages: [] },
       run.consistentNodeImages,
@@ -179,11 +273,21 @@ function startMember(ctx: StepContext, stage: Stage, group: Group, member: Membe
     if (decision.action === "skip") {
       group.remaining -= 1;
       member.finishedAtMs = ctx.nowMs;
-      setMemberState(ctx, stage, group, member, "Skipped", decision.message, decision.reason);
+      setMemberState(
+        ctx,
+        stage,
+        group,
+        member,
+        "Skipped",
+        decision.message,
+        decision.reason,
+      );
       return;
     }
     target = {
-      ...(decision.kubernetesVersion === undefined ? {} : { kubernetesVersion: decision.kubernetesVersion }),
+      ...(decision.kubernetesVersion === undefined
+        ? {}
+        : { kubernetesVersion: decision.kubernetesVersion }),
       nodeImages: decision.nodeImages,
     };
   } else {
@@ -198,20 +302,48 @@ function startMember(ctx: StepContext, stage: Stage, group: Group, member: Membe
   group.inFlight += 1;
   stage.inFlight += 1;
   setMemberState(ctx, stage, group, member, "Running", "Started");
-  ctx.actions.push({ type: "StartMember", member: member.name, stage: stage.name, group: group.name, target });
+  ctx.actions.push({
+    type: "StartMember",
+    member: member.name,
+    stage: stage.name,
+    group: group.name,
+    target,
+  });
 }
 
-function finishSkippedGroup(ctx: StepContext, stage: Stage, group: Group): void {
+function finishSkippedGroup(
+  ctx: StepContext,
+  stage: Stage,
+  group: Group,
+): void {
   // A member that was in flight when the skip came and was then deferred waits again: it goes with its group.
   for (const member of group.members) {
     if (member.state === "NotStarted" || member.state === "Pending") {
       group.remaining -= 1;
       member.finishedAtMs = ctx.nowMs;
-      setMemberState(ctx, stage, group, member, "Skipped", `Skipped with group "${group.name}"`, "SkippedByOperator");
+      setMemberState(
+        ctx,
+        stage,
+        group,
+        member,
+        "Skipped",
+        `Skipped with group "${group.name}"`,
+        "SkippedByOperator",
+      );
     }
   }
-  if (group.state === "Completed" || group.state === "Skipped" || group.state === "Failed") return;
-  skipGates(ctx, [...group.beforeGates, ...group.afterGates], { stage: stage.name, group: group.name }, "Group skipped");
+  if (
+    group.state === "Completed" ||
+    group.state === "Skipped" ||
+    group.state === "Failed"
+  )
+    return;
+  skipGates(
+    ctx,
+    [...group.beforeGates, ...group.afterGates],
+    { stage: stage.name, group: group.name },
+    "Group skipped",
+  );
   setGroupState(ctx, stage, group, "Skipped", "Skipped");
 }
 
@@ -220,37 +352,81 @@ function settleGroup(ctx: StepContext, stage: Stage, group: Group): boolean {
   if (group.state === "Completed" || group.state === "Skipped") return true;
   if (group.skipRequested) {
     if (group.inFlight > 0) {
-      setGroupState(ctx, stage, group, "Running", `Skipping: waiting for ${String(group.inFlight)} in-flight member(s)`);
+      setGroupState(
+        ctx,
+        stage,
+        group,
+        "Running",
+        `Skipping: waiting for ${String(group.inFlight)} in-flight member(s)`,
+      );
       return false;
     }
     finishSkippedGroup(ctx, stage, group);
     return true;
   }
-  if (group.state === "Pending" && group.beforeGates.some((g) => g.state === "Pending")) return false;
+  if (
+    group.state === "Pending" &&
+    group.beforeGates.some((g) => g.state === "Pending")
+  )
+    return false;
   if (group.remaining > 0) {
-    if (group.inFlight > 0) setGroupState(ctx, stage, group, group.state === "Failed" ? "Failed" : "Running", group.state === "Failed" ? group.message : `${String(group.inFlight)} member(s) in flight`);
+    if (group.inFlight > 0)
+      setGroupState(
+        ctx,
+        stage,
+        group,
+        group.state === "Failed" ? "Failed" : "Running",
+        group.state === "Failed"
+          ? group.message
+          : `${String(group.inFlight)} member(s) in flight`,
+      );
     else if (pickNext(ctx, stage, group, true) === undefined) {
       setGroupState(ctx, stage, group, "Pending", pendingMessage(group));
     } else {
-      setGroupState(ctx, stage, group, "Running", "Waiting for a free slot in the stage");
+      setGroupState(
+        ctx,
+        stage,
+        group,
+        "Running",
+        "Waiting for a free slot in the stage",
+      );
     }
     return false;
   }
-  if (group.members.length > 0 && group.succeeded === 0 && group.failureCount === 0) {
+  if (
+    group.members.length > 0 &&
+    group.succeeded === 0 &&
+    group.failureCount === 0
+  ) {
     finishSkippedGroup(ctx, stage, group);
     return true;
   }
   if (group.members.length === 0) {
-    skipGates(ctx, [...group.beforeGates, ...group.afterGates], { stage: stage.name, group: group.name }, "Group has no members");
+    skipGates(
+      ctx,
+      [...group.beforeGates, ...group.afterGates],
+      { stage: stage.name, group: group.name },
+      "Group has no members",
+    );
     setGroupState(ctx, stage, group, "Skipped", "No members");
     return true;
   }
-  const gate = passGates(ctx, group.afterGates, { stage: stage.name, group: group.name });
+  const gate = passGates(ctx, group.afterGates, {
+    stage: stage.name,
+    group: group.name,
+  });
   if (gate !== undefined) {
     setGroupState(ctx, stage, group, "Pending", gate.message);
     return false;
   }
-  if (group.state !== "Failed") setGroupState(ctx, stage, group, "Completed", `Completed with ${String(group.failureCount)} failed member(s)`);
+  if (group.state !== "Failed")
+    setGroupState(
+      ctx,
+      stage,
+      group,
+      "Completed",
+      `Completed with ${String(group.failureCount)} failed member(s)`,
+    );
   return true;
 }
 
@@ -265,7 +441,9 @@ function pendingMessage(group: Group): string {
     if (first === undefined || m.name < first.name) first = m;
   }
   if (first === undefined) return "Waiting";
-  return count === 1 ? `${first.name}: ${first.message}` : `${String(count)} members pending; ${first.name}: ${first.message}`;
+  return count === 1
+    ? `${first.name}: ${first.message}`
+    : `${String(count)} members pending; ${first.name}: ${first.message}`;
 }
 
 /** Fails in-flight members whose progress deadline has passed (TimedOut, or Unreachable). */
@@ -277,7 +455,11 @@ function expireDeadlines(ctx: StepContext): void {
     if (entry === undefined) break;
     const [deadline, name] = entry;
     const member = memberByName(ctx, name);
-    if (member === undefined || member.member.state !== "Running" || member.member.deadlineAtMs !== deadline) {
+    if (
+      member === undefined ||
+      member.member.state !== "Running" ||
+      member.member.deadlineAtMs !== deadline
+    ) {
       head += 1;
       continue;
     }
@@ -294,12 +476,22 @@ function expireDeadlines(ctx: StepContext): void {
 }
 
 /** Looks a member up by name. */
-export function memberByName(ctx: StepContext, name: string): { stage: Stage; group: Group; member: Member } | undefined {
+export function memberByName(
+  ctx: StepContext,
+  name: string,
+): { stage: Stage; group: Group; member: Member } | undefined {
   return locateMember(ctx.run, name);
 }
 
 /** Ends an in-flight member as Failed and applies the failure budgets (SPEC 5.3). */
-export function recordFailure(ctx: StepContext, stage: Stage, group: Group, member: Member, message: string, reason: string): void {
+export function recordFailure(
+  ctx: StepContext,
+  stage: Stage,
+  group: Group,
+  member: Member,
+  message: string,
+  reason: string,
+): void {
   const run = ctx.run;
   group.inFlight -= 1;
   stage.inFlight -= 1;
@@ -311,10 +503,20 @@ export function recordFailure(ctx: StepContext, stage: Stage, group: Group, memb
   group.failureCount += 1;
   stage.failureCount += 1;
   run.failureCount += 1;
-  const groupOver = group.maxAllowedFailures !== null && group.failureCount > group.maxAllowedFailures;
-  const stageOver = stage.maxAllowedFailures !== null && stage.failureCount > stage.maxAllowedFailures;
+  const groupOver =
+    group.maxAllowedFailures !== null &&
+    group.failureCount > group.maxAllowedFailures;
+  const stageOver =
+    stage.maxAllowedFailures !== null &&
+    stage.failureCount > stage.maxAllowedFailures;
   if (groupOver) {
-    setGroupState(ctx, stage, group, "Failed", `failureCount ${String(group.failureCount)} exceeds maxAllowedFailures ${String(group.maxAllowedFailures)}`);
+    setGroupState(
+      ctx,
+      stage,
+      group,
+      "Failed",
+      `failureCount ${String(group.failureCount)} exceeds maxAllowedFailures ${String(group.maxAllowedFailures)}`,
+    );
   }
   if (stageOver) {
     const why = stage.failFast
@@ -334,11 +536,15 @@ function computeWake(ctx: StepContext): void {
   const run = ctx.run;
   let wake: number | undefined;
   const consider = (at: number | undefined): void => {
-    if (at !== undefined && at > ctx.nowMs && (wake === undefined || at < wake)) wake = at;
+    if (at !== undefined && at > ctx.nowMs && (wake === undefined || at < wake))
+      wake = at;
   };
   for (const [deadline, name] of run.deadlines) {
     const found = memberByName(ctx, name);
-    if (found?.member.state === "Running" && found.member.deadlineAtMs === deadline) {
+    if (
+      found?.member.state === "Running" &&
+      found.member.deadlineAtMs === deadline
+    ) {
       consider(deadline);
       break;
     }
@@ -347,10 +553,12 @@ function computeWake(ctx: StepContext): void {
   const stage = run.stages[run.currentStage];
   if (active && stage !== undefined) {
     if (stage.waitUntilMs !== undefined) consider(stage.waitUntilMs);
-    for (const gate of stage.beforeGates) if (gate.state === "Pending") consider(gate.scheduledAtMs);
+    for (const gate of stage.beforeGates)
+      if (gate.state === "Pending") consider(gate.scheduledAtMs);
     for (const group of stage.groups) {
       consider(group.wakeAtMs);
-      for (const gate of group.beforeGates) if (gate.state === "Pending") consider(gate.scheduledAtMs);
+      for (const gate of group.beforeGates)
+        if (gate.state === "Pending") consider(gate.scheduledAtMs);
     }
   }
   if (wake === undefined) delete run.wakeAtMs;

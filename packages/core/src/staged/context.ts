@@ -3,7 +3,17 @@
  * state setters that record every transition with a timestamp and message (SPEC 5.5).
  */
 import type { RunAction } from "./events.js";
-import type { Gate, GateState, Group, Member, MemberState, Run, RunState, ScopeState, Stage } from "./run.js";
+import type {
+  Gate,
+  GateState,
+  Group,
+  Member,
+  MemberState,
+  Run,
+  RunState,
+  ScopeState,
+  Stage,
+} from "./run.js";
 
 /** Mutable state of one step. */
 export interface StepContext {
@@ -13,7 +23,11 @@ export interface StepContext {
 }
 
 /** Sets the run's state, recording a transition when state or message changes. */
-export function setRunState(ctx: StepContext, state: RunState, message: string): void {
+export function setRunState(
+  ctx: StepContext,
+  state: RunState,
+  message: string,
+): void {
   const run = ctx.run;
   if (run.state === state && run.message === message) return;
   const from = run.state;
@@ -21,33 +35,75 @@ export function setRunState(ctx: StepContext, state: RunState, message: string):
   run.message = message;
   if (from === state) return;
   run.stateChangedAtMs = ctx.nowMs;
-  ctx.actions.push({ type: "Transitioned", scope: "run", name: run.name, from, to: state, atMs: ctx.nowMs, message });
+  ctx.actions.push({
+    type: "Transitioned",
+    scope: "run",
+    name: run.name,
+    from,
+    to: state,
+    atMs: ctx.nowMs,
+    message,
+  });
 }
 
 /** Sets a stage's state and message. */
-export function setStageState(ctx: StepContext, stage: Stage, state: ScopeState, message: string): void {
+export function setStageState(
+  ctx: StepContext,
+  stage: Stage,
+  state: ScopeState,
+  message: string,
+): void {
   if (stage.state === state && stage.message === message) return;
   const from = stage.state;
   stage.state = state;
   stage.message = message;
   if (from === state) return;
   stage.stateChangedAtMs = ctx.nowMs;
-  if (state === "Running" || state === "Pending") stage.startedAtMs ??= ctx.nowMs;
-  if (state === "Completed" || state === "Failed" || state === "Skipped") stage.finishedAtMs = ctx.nowMs;
-  ctx.actions.push({ type: "Transitioned", scope: "stage", name: stage.name, stage: stage.name, from, to: state, atMs: ctx.nowMs, message });
+  if (state === "Running" || state === "Pending")
+    stage.startedAtMs ??= ctx.nowMs;
+  if (state === "Completed" || state === "Failed" || state === "Skipped")
+    stage.finishedAtMs = ctx.nowMs;
+  ctx.actions.push({
+    type: "Transitioned",
+    scope: "stage",
+    name: stage.name,
+    stage: stage.name,
+    from,
+    to: state,
+    atMs: ctx.nowMs,
+    message,
+  });
 }
 
 /** Sets a group's state and message. */
-export function setGroupState(ctx: StepContext, stage: Stage, group: Group, state: ScopeState, message: string): void {
+export function setGroupState(
+  ctx: StepContext,
+  stage: Stage,
+  group: Group,
+  state: ScopeState,
+  message: string,
+): void {
   if (group.state === state && group.message === message) return;
   const from = group.state;
   group.state = state;
   group.message = message;
   if (from === state) return;
   group.stateChangedAtMs = ctx.nowMs;
-  if (state === "Running" || state === "Pending") group.startedAtMs ??= ctx.nowMs;
-  if (state === "Completed" || state === "Failed" || state === "Skipped") group.finishedAtMs = ctx.nowMs;
-  ctx.actions.push({ type: "Transitioned", scope: "group", name: group.name, stage: stage.name, group: group.name, from, to: state, atMs: ctx.nowMs, message });
+  if (state === "Running" || state === "Pending")
+    group.startedAtMs ??= ctx.nowMs;
+  if (state === "Completed" || state === "Failed" || state === "Skipped")
+    group.finishedAtMs = ctx.nowMs;
+  ctx.actions.push({
+    type: "Transitioned",
+    scope: "group",
+    name: group.name,
+    stage: stage.name,
+    group: group.name,
+    from,
+    to: state,
+    atMs: ctx.nowMs,
+    message,
+  });
 }
 
 /** Sets a member's state, reason and message. */
@@ -60,7 +116,12 @@ export function setMemberState(
   message: string,
   reason?: string,
 ): void {
-  if (member.state === state && member.message === message && member.reason === reason) return;
+  if (
+    member.state === state &&
+    member.message === message &&
+    member.reason === reason
+  )
+    return;
   const from = member.state;
   member.state = state;
   member.message = message;
@@ -68,11 +129,27 @@ export function setMemberState(
   else member.reason = reason;
   if (from === state) return;
   member.stateChangedAtMs = ctx.nowMs;
-  ctx.actions.push({ type: "Transitioned", scope: "member", name: member.name, stage: stage.name, group: group.name, from, to: state, atMs: ctx.nowMs, message });
+  ctx.actions.push({
+    type: "Transitioned",
+    scope: "member",
+    name: member.name,
+    stage: stage.name,
+    group: group.name,
+    from,
+    to: state,
+    atMs: ctx.nowMs,
+    message,
+  });
 }
 
 /** Sets a gate's state and message. */
-export function setGateState(ctx: StepContext, gate: Gate, state: GateState, message: string, scope: { stage: string; group?: string }): void {
+export function setGateState(
+  ctx: StepContext,
+  gate: Gate,
+  state: GateState,
+  message: string,
+  scope: { stage: string; group?: string },
+): void {
   if (gate.state === state && gate.message === message) return;
   const from = gate.state;
   gate.state = state;

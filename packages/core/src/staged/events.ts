@@ -3,6 +3,7 @@
  * (past tense), and what the engine asks its caller to do in return.
  */
 import type { Maintenance } from "../maintenance/windows.js";
+import type { AvailableVersions } from "../versions/version.js";
 import type { MemberTarget } from "./run.js";
 
 /** Who asked, and why: recorded on gates and in transition messages (the hub audits it). */
@@ -19,20 +20,45 @@ export type RunEvent =
   | ({ readonly type: "SkipGroup"; readonly group: string } & Actor)
   | ({ readonly type: "SkipMember"; readonly member: string } & Actor)
   /** Failed members back to the queue; all failed members of the current stage when `members` is absent. */
-  | ({ readonly type: "RetryMembers"; readonly members?: readonly string[] } & Actor)
+  | ({
+      readonly type: "RetryMembers";
+      readonly members?: readonly string[];
+    } & Actor)
   /** Approves the pending Approval gates at a gate id (`stage:canary:after`). */
   | ({ readonly type: "ApproveGate"; readonly gate: string } & Actor)
   /** Completes the pending gates (Approval or ScheduledStart) at a gate id. */
   | ({ readonly type: "CompleteGate"; readonly gate: string } & Actor)
-  | { readonly type: "MemberSucceeded"; readonly member: string; readonly message?: string }
-  | { readonly type: "MemberFailed"; readonly member: string; readonly error: string }
+  | {
+      readonly type: "MemberSucceeded";
+      readonly member: string;
+      readonly message?: string;
+    }
+  | {
+      readonly type: "MemberFailed";
+      readonly member: string;
+      readonly error: string;
+    }
   /** The agent refused to start (its window is closed): back to Pending until `untilMs`. */
-  | { readonly type: "MemberDeferred"; readonly member: string; readonly message: string; readonly untilMs?: number }
+  | {
+      readonly type: "MemberDeferred";
+      readonly member: string;
+      readonly message: string;
+      readonly untilMs?: number;
+    }
   | { readonly type: "MemberUnreachable"; readonly member: string }
   | { readonly type: "MemberReachable"; readonly member: string }
   /** Removed from the fleet: Skipped with reason Left (SPEC 5.1 Decision). */
   | { readonly type: "MemberLeft"; readonly member: string }
-  | { readonly type: "MemberWindowsChanged"; readonly member: string; readonly maintenance?: Maintenance }
+  | {
+      readonly type: "MemberWindowsChanged";
+      readonly member: string;
+      readonly maintenance?: Maintenance;
+    }
+  /** The platform now offers other versions: members held for an unavailable target are looked at again. */
+  | {
+      readonly type: "AvailableVersionsChanged";
+      readonly available: AvailableVersions;
+    }
   /** Time passed: deadlines, scheduled gates, waits and window openings are checked. */
   | { readonly type: "Tick" };
 

@@ -13,7 +13,8 @@ function indexOf(run: Run): Map<string, MemberLocation> {
     index = new Map();
     for (const [si, stage] of run.stages.entries()) {
       for (const [gi, group] of stage.groups.entries()) {
-        for (const [mi, member] of group.members.entries()) index.set(member.name, [si, gi, mi]);
+        for (const [mi, member] of group.members.entries())
+          index.set(member.name, [si, gi, mi]);
       }
     }
     cache.set(run, index);
@@ -22,12 +23,16 @@ function indexOf(run: Run): Map<string, MemberLocation> {
 }
 
 /** Where a member is, or undefined when the cluster is not a member of the run. */
-export function locateMember(run: Run, name: string): { stage: Stage; group: Group; member: Member } | undefined {
+export function locateMember(
+  run: Run,
+  name: string,
+): { stage: Stage; group: Group; member: Member } | undefined {
   const loc = indexOf(run).get(name);
   if (loc === undefined) return undefined;
   const stage = run.stages[loc[0]];
   const group = stage?.groups[loc[1]];
   const member = group?.members[loc[2]];
-  if (stage === undefined || group === undefined || member === undefined) return undefined;
+  if (stage === undefined || group === undefined || member === undefined)
+    return undefined;
   return { stage, group, member };
 }

@@ -7,18 +7,45 @@
  * pick.
  */
 import { nextOpening, windowCategory } from "../maintenance/windows.js";
+import { isTargetAvailable } from "../upgrade.js";
 import { isoTime, setMemberState, type StepContext } from "./context.js";
-import type { Group, Member, Stage } from "./run.js";
+import { memberAsCluster, type Group, type Member, type Stage } from "./run.js";
 
 function isWaiting(member: Member): boolean {
   return member.state === "NotStarted" || member.state === "Pending";
 }
 
 /** Why a member cannot start now regardless of windows, or undefined. */
-function holdReason(ctx: StepContext, member: Member): { reason: string; message: string; untilMs?: number } | undefined {
-  if (member.unreachable) return { reason: "Unreachable", message: "Agent unreachable: waiting for it to reconnect" };
+function holdReason(
+  ctx: StepContext,
+  member: Member,
+): { reason: string; message: string; untilMs?: number } | undefined {
+  if (member.unreachable)
+    return {
+      reason: "Unreachable",
+      message: "Agent unreachable: waiting for it to reconnect",
+    };
   if (member.notBeforeMs !== undefined && member.notBeforeMs > ctx.nowMs) {
-    return { reason: "Deferred", message: member.message === "" ? `Held until ${isoTime(member.notBeforeMs)}` : member.message, untilMs: member.notBeforeMs };
+    return {
+      reason: "Deferred",
+      message:
+        member.message === ""
+          ? `Held until ${isoTime(member.notBeforeMs)}`
+          : member.message,
+      untilMs: member.notBeforeMs,
+    };
+  }
+  const run = ctx.run;
+  // Without availability data the engine cannot know better and assumes the target is offered.
+  if (run.payload.kind === "upgrade" && run.available !== undefined) {
+    const missing = isTargetAvailable(
+      memberAsCluster(member),
+      run.payload.upgrade,
+      run.available,
+      run.consistentNodeImages,
+    );
+    if (missing !== undefined)
+      return { reason: "TargetNotAvailable", message: missing };
   }
   return undefined;
 }
@@ -28,18 +55,49 @@ function minWake(group: Group, at: number | undefined): void {
   if (group.wakeAtMs === undefined || at < group.wakeAtMs) group.wakeAtMs = at;
 }
 
-function hold(ctx: StepContext, stage: Stage, group: Group, member: Member, held: { reason: string; message: string; untilMs?: number }): void {
-  setMemberState(ctx, stage, group, member, "Pending", held.message, held.reason);
+function hold(
+  ctx: StepContext,
+  stage: Stage,
+  group: Group,
+  member: Member,
+  held: { reason: string; message: string; untilMs?: number },
+): void {
+  setMemberState(
+    ctx,
+    stage,
+    group,
+    member,
+    "Pending",
+    held.message,
+    held.reason,
+  );
   minWake(group, held.untilMs);
 }
 
-function holdForWindow(ctx: StepContext, stage: Stage, group: Group, member: Member): void {
-  const opening = nextOpening(member.maintenance, ctx.run.windowScope, ctx.nowMs);
+function holdForWindow(
+  ctx: StepContext,
+  stage: Stage,
+  group: Group,
+  member: Member,
+): void {
+  const opening = nextOpening(
+    member.maintenance,
+    ctx.run.windowScope,
+    ctx.nowMs,
+  );
   const message =
     opening === undefined
       ? `Maintenance window for ${ctx.run.windowScope} closed; no opening in sight`
       : `Maintenance window for ${ctx.run.windowScope} closed until ${isoTime(opening)}`;
-  setMemberState(ctx, stage, group, member, "Pending", message, "MaintenanceWindow");
+  setMemberState(
+    ctx,
+    stage,
+    group,
+    member,
+    "Pending",
+    message,
+    "MaintenanceWindow",
+  );
   minWake(group, opening);
 }
 
@@ -48,7 +106,12 @@ function holdForWindow(ctx: StepContext, stage: Stage, group: Group, member: Mem
  * that were reached but cannot start are marked Pending with the reason and next opening, and the
  * group's `wakeAtMs` is set to the earliest time one of them may become startable.
  */
-export function pickNext(ctx: StepContext, stage: Stage, group: Group, dryRun = false): number | undefined {
+export function pickNext(
+  ctx: StepContext,
+  stage: Stage,
+  group: Group,
+  dryRun = false,
+): number | undefined {
   if (!dryRun) delete group.wakeAtMs;
   const members = group.members;
   let open: number | undefined;
@@ -62,7 +125,11 @@ export function pickNext(ctx: StepContext, stage: Stage, group: Group, dryRun = 
       if (!dryRun) hold(ctx, stage, group, m, held);
       continue;
     }
-    const category = windowCategory(m.maintenance, ctx.run.windowScope, ctx.nowMs);
+    const category = windowCategory(
+      m.maintenance,
+      ctx.run.windowScope,
+      ctx.nowMs,
+    );
     if (category === "open") {
       open ??= i;
       if (dryRun) return i;
@@ -104,7 +171,11 @@ export function pickNext(ctx: StepContext, stage: Stage, group: Group, dryRun = 
     cursor += 1;
   }
   if (!dryRun) group.cursor = cursor;
-  if (cursor < members.length && (unconstrained === undefined || cursor < unconstrained)) unconstrained = cursor;
+  if (
+    cursor < members.length &&
+    (unconstrained === undefined || cursor < unconstrained)
+  )
+    unconstrained = cursor;
   if (unconstrained !== undefined) return unconstrained;
 
   // Nothing startable: the members with closed windows have now been reached.
@@ -122,7 +193,7 @@ function compactDeferred(group: Group): void {
   if (group.deferred.length === 0) return;
   group.deferred = group.deferred.filter((i) => {
     const m = group.members[i];
-    return m !== undefined && !m.constrained && isWaiting(m);
+    return m !== undefined && isWaiting(m);
   });
 }
 

@@ -3,7 +3,12 @@
  * that depends on the fleet is decided here once, so later fleet changes cannot reshuffle a run.
  */
 import { compareNames, type Cluster } from "../cluster.js";
-import { concurrency, failureBudget, intOrPercentToString, type IntOrPercent } from "../int-or-percent.js";
+import {
+  concurrency,
+  failureBudget,
+  intOrPercentToString,
+  type IntOrPercent,
+} from "../int-or-percent.js";
 import { matchesSelector } from "../label-selector.js";
 import { hasConstraints, type WindowScope } from "../maintenance/windows.js";
 import { fail, ok, type Problem, type Result } from "../result.js";
@@ -67,16 +72,27 @@ const ONE_BY_ONE: UpdateStrategy = {
 /** Resolves a run; a cluster selected by two groups is an error (SPEC 5.1 Decision). */
 export function resolveRun(input: ResolveRunInput): Result<Run> {
   const strategy = input.strategy ?? ONE_BY_ONE;
-  const clusters = [...input.clusters].sort((a, b) => compareNames(a.name, b.name));
-  const drafts = strategy.stages.map((stage, si) => draftGroups(stage, si, clusters));
+  const clusters = [...input.clusters].sort((a, b) =>
+    compareNames(a.name, b.name),
+  );
+  const drafts = strategy.stages.map((stage, si) =>
+    draftGroups(stage, si, clusters),
+  );
   const problems = findDoubleMembership(drafts.flat());
   if (problems.length > 0) return fail(problems);
 
-  const scope: WindowScope = input.payload.kind === "upgrade" ? upgradeWindowScope(input.payload.upgrade) : "workloads";
+  const scope: WindowScope =
+    input.payload.kind === "upgrade"
+      ? upgradeWindowScope(input.payload.upgrade)
+      : "workloads";
   const consistent =
-    input.payload.kind === "upgrade" && input.payload.upgrade.nodeImageSelection === "Consistent"
+    input.payload.kind === "upgrade" &&
+    input.payload.upgrade.nodeImageSelection === "Consistent"
       ? // "Available to all members" (SPEC 6): unassigned clusters are not members and must not hold the choice back.
-        selectConsistentNodeImages(drafts.flat().flatMap((g) => g.members), input.available ?? { kubernetes: [], nodeImages: [] }).selected
+        selectConsistentNodeImages(
+          drafts.flat().flatMap((g) => g.members),
+          input.available ?? { kubernetes: [], nodeImages: [] },
+        ).selected
       : undefined;
   const assigned = new Set<string>();
   const stages: Stage[] = strategy.stages.map((spec, si) => {
@@ -84,17 +100,27 @@ export function resolveRun(input: ResolveRunInput): Result<Run> {
     const memberCount = groupDrafts.reduce((n, g) => n + g.members.length, 0);
     const stageLimit = input.maxStageConcurrency ?? MAX_STAGE_CONCURRENCY;
     const stageConcurrency = Math.min(
-      spec.maxConcurrency === undefined ? MAX_STAGE_CONCURRENCY : concurrency(memberCount, spec.maxConcurrency),
+      spec.maxConcurrency === undefined
+        ? MAX_STAGE_CONCURRENCY
+        : concurrency(memberCount, spec.maxConcurrency),
       stageLimit,
     );
-    const failFast = spec.maxAllowedFailures === undefined && groupDrafts.every((g) => g.maxAllowedFailures === undefined);
-    const groups = groupDrafts.map((draft, gi): Group => {
+    const failFast =
+      spec.maxAllowedFailures === undefined &&
+      groupDrafts.every((g) => g.maxAllowedFailures === undefined);
+    const groups = groupDrafts.map((draft): Group => {
       const members = draft.members.map((cluster): Member => {
         assigned.add(cluster.name);
         return createMember(cluster, input, scope, consistent);
       });
-      const configured = draft.implicit ? spec.maxConcurrency : draft.maxConcurrency;
-      const wanted = draft.implicit ? stageConcurrency : draft.maxConcurrency === undefined ? 1 : concurrency(members.length, draft.maxConcurrency);
+      const configured = draft.implicit
+        ? spec.maxConcurrency
+        : draft.maxConcurrency;
+      const wanted = draft.implicit
+        ? stageConcurrency
+        : draft.maxConcurrency === undefined
+          ? 1
+          : concurrency(members.length, draft.maxConcurrency);
       const constrained: number[] = [];
       members.forEach((m, i) => {
         if (m.constrained) constrained.push(i);
@@ -105,16 +131,30 @@ export function resolveRun(input: ResolveRunInput): Result<Run> {
         state: "NotStarted",
         message: "",
         stateChangedAtMs: input.createdAtMs,
-        maxConcurrency: Math.max(1, Math.min(wanted, stageConcurrency, Math.max(members.length, 1))),
-        ...(configured === undefined ? {} : { configuredMaxConcurrency: intOrPercentToString(configured) }),
-        maxAllowedFailures: draft.maxAllowedFailures === undefined ? null : failureBudget(members.length, draft.maxAllowedFailures),
+        maxConcurrency: Math.max(
+          1,
+          Math.min(wanted, stageConcurrency, Math.max(members.length, 1)),
+        ),
+        ...(configured === undefined
+          ? {}
+          : { configuredMaxConcurrency: intOrPercentToString(configured) }),
+        maxAllowedFailures:
+          draft.maxAllowedFailures === undefined
+            ? null
+            : failureBudget(members.length, draft.maxAllowedFailures),
         failureCount: 0,
         succeeded: 0,
         inFlight: 0,
         remaining,
         skipRequested: false,
-        beforeGates: gates(draft.implicit ? [] : draft.beforeGates, `group:${draft.name}:before`),
-        afterGates: gates(draft.implicit ? [] : draft.afterGates, `group:${draft.name}:after`),
+        beforeGates: gates(
+          draft.implicit ? [] : draft.beforeGates,
+          `group:${draft.name}:before`,
+        ),
+        afterGates: gates(
+          draft.implicit ? [] : draft.afterGates,
+          `group:${draft.name}:after`,
+        ),
         members,
         cursor: 0,
         deferred: [],
@@ -127,8 +167,16 @@ export function resolveRun(input: ResolveRunInput): Result<Run> {
       message: "",
       stateChangedAtMs: input.createdAtMs,
       maxConcurrency: stageConcurrency,
-      ...(spec.maxConcurrency === undefined ? {} : { configuredMaxConcurrency: intOrPercentToString(spec.maxConcurrency) }),
-      maxAllowedFailures: failFast ? 0 : spec.maxAllowedFailures === undefined ? null : failureBudget(memberCount, spec.maxAllowedFailures),
+      ...(spec.maxConcurrency === undefined
+        ? {}
+        : {
+            configuredMaxConcurrency: intOrPercentToString(spec.maxConcurrency),
+          }),
+      maxAllowedFailures: failFast
+        ? 0
+        : spec.maxAllowedFailures === undefined
+          ? null
+          : failureBudget(memberCount, spec.maxAllowedFailures),
       failFast,
       failureCount: 0,
       inFlight: 0,
@@ -149,30 +197,61 @@ export function resolveRun(input: ResolveRunInput): Result<Run> {
     message: "Created",
     stateChangedAtMs: input.createdAtMs,
     createdAtMs: input.createdAtMs,
-    progressDeadlineSeconds: input.progressDeadlineSeconds ?? DEFAULT_PROGRESS_DEADLINE_SECONDS,
+    progressDeadlineSeconds:
+      input.progressDeadlineSeconds ?? DEFAULT_PROGRESS_DEADLINE_SECONDS,
     failureCount: 0,
     budgetExceeded: false,
     stopRequested: false,
     currentStage: 0,
     stages,
-    unassigned: clusters.filter((c) => !assigned.has(c.name)).map((c) => c.name),
+    unassigned: clusters
+      .filter((c) => !assigned.has(c.name))
+      .map((c) => c.name),
     ...(consistent === undefined ? {} : { consistentNodeImages: consistent }),
     ...(input.available === undefined ? {} : { available: input.available }),
     deadlines: [],
   });
 }
 
-function draftGroups(stage: StageSpec, si: number, clusters: readonly Cluster[]): GroupDraft[] {
-  const inStage = stage.memberSelector === undefined ? clusters : clusters.filter((c) => stage.memberSelector !== undefined && matchesSelector(stage.memberSelector, c.labels));
+function draftGroups(
+  stage: StageSpec,
+  si: number,
+  clusters: readonly Cluster[],
+): GroupDraft[] {
+  const inStage =
+    stage.memberSelector === undefined
+      ? clusters
+      : clusters.filter(
+          (c) =>
+            stage.memberSelector !== undefined &&
+            matchesSelector(stage.memberSelector, c.labels),
+        );
   if (stage.groups === undefined) {
-    return [{ name: stage.name, path: `stages[${String(si)}]`, members: [...inStage], beforeGates: [], afterGates: [], implicit: true }];
+    return [
+      {
+        name: stage.name,
+        path: `stages[${String(si)}]`,
+        members: [...inStage],
+        beforeGates: [],
+        afterGates: [],
+        implicit: true,
+      },
+    ];
   }
   return stage.groups.map((g, gi) => ({
     name: g.name,
     path: `stages[${String(si)}].groups[${String(gi)}]`,
-    members: inStage.filter((c) => (g.memberSelector === undefined ? c.updateGroup === g.name : matchesSelector(g.memberSelector, c.labels))),
-    ...(g.maxConcurrency === undefined ? {} : { maxConcurrency: g.maxConcurrency }),
-    ...(g.maxAllowedFailures === undefined ? {} : { maxAllowedFailures: g.maxAllowedFailures }),
+    members: inStage.filter((c) =>
+      g.memberSelector === undefined
+        ? c.updateGroup === g.name
+        : matchesSelector(g.memberSelector, c.labels),
+    ),
+    ...(g.maxConcurrency === undefined
+      ? {}
+      : { maxConcurrency: g.maxConcurrency }),
+    ...(g.maxAllowedFailures === undefined
+      ? {}
+      : { maxAllowedFailures: g.maxAllowedFailures }),
     beforeGates: g.beforeGates,
     afterGates: g.afterGates,
     implicit: false,
@@ -201,9 +280,13 @@ function gates(specs: readonly GateSpec[], position: string): Gate[] {
   return specs.map((spec, i) => ({
     id: i === 0 ? position : `${position}#${String(i + 1)}`,
     type: spec.type,
-    displayName: spec.displayName ?? (spec.type === "Approval" ? "Approval" : "Scheduled start"),
+    displayName:
+      spec.displayName ??
+      (spec.type === "Approval" ? "Approval" : "Scheduled start"),
     state: "NotStarted",
-    ...(spec.type === "ScheduledStart" ? { schedule: spec.scheduledStartConfiguration } : {}),
+    ...(spec.type === "ScheduledStart"
+      ? { schedule: spec.scheduledStartConfiguration }
+      : {}),
     message: "",
   }));
 }
@@ -221,14 +304,25 @@ function createMember(
     stateChangedAtMs: input.createdAtMs,
     failureCount: 0,
     unreachable: false,
-    ...(cluster.maintenance === undefined ? {} : { maintenance: cluster.maintenance }),
-    ...(cluster.kubernetesVersion === undefined ? {} : { kubernetesVersion: cluster.kubernetesVersion }),
+    ...(cluster.maintenance === undefined
+      ? {}
+      : { maintenance: cluster.maintenance }),
+    ...(cluster.kubernetesVersion === undefined
+      ? {}
+      : { kubernetesVersion: cluster.kubernetesVersion }),
     ...(cluster.region === undefined ? {} : { region: cluster.region }),
-    ...(cluster.nodePools.length === 0 ? {} : { nodePools: cluster.nodePools.map((p) => ({ ...p })) }),
+    ...(cluster.nodePools.length === 0
+      ? {}
+      : { nodePools: cluster.nodePools.map((p) => ({ ...p })) }),
     constrained: hasConstraints(cluster.maintenance, scope),
   };
   if (input.payload.kind === "upgrade") {
-    const decision = memberUpgradeDecision(cluster, input.payload.upgrade, input.available ?? { kubernetes: [], nodeImages: [] }, consistent);
+    const decision = memberUpgradeDecision(
+      cluster,
+      input.payload.upgrade,
+      input.available ?? { kubernetes: [], nodeImages: [] },
+      consistent,
+    );
     if (decision.action === "skip") {
       member.state = "Skipped";
       member.reason = decision.reason;

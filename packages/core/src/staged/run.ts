@@ -6,10 +6,10 @@
  * place and returns it: each event costs time proportional to the work it causes, never to the
  * size of the fleet. Callers that need the previous value keep a copy ({@link cloneRun}).
  */
-import type { NodePool } from "../cluster.js";
+import type { Cluster, NodePool } from "../cluster.js";
 import type { Maintenance, WindowScope } from "../maintenance/windows.js";
 import type { AvailableVersions, UpgradePayload } from "../upgrade.js";
-import type { DayOfWeek } from "../update-strategy.js";
+import type { DayOfWeek } from "../maintenance/calendar.js";
 
 /** Run states (SPEC 5.5). */
 export type RunState =
@@ -23,10 +23,18 @@ export type RunState =
   | "Skipped";
 
 /** Stage and group states (SPEC 5.5). */
-export type ScopeState = "NotStarted" | "Running" | "Pending" | "Skipped" | "Failed" | "Completed" | "Stopped";
+export type ScopeState =
+  | "NotStarted"
+  | "Running"
+  | "Pending"
+  | "Skipped"
+  | "Failed"
+  | "Completed"
+  | "Stopped";
 
 /** Member states (SPEC 5.5). */
-export type MemberState = "NotStarted" | "Pending" | "Running" | "Succeeded" | "Failed" | "Skipped";
+export type MemberState =
+  "NotStarted" | "Pending" | "Running" | "Succeeded" | "Failed" | "Skipped";
 
 /** Gate states. */
 export type GateState = "NotStarted" | "Pending" | "Completed" | "Skipped";
@@ -34,7 +42,11 @@ export type GateState = "NotStarted" | "Pending" | "Completed" | "Skipped";
 /** What a run rolls out: a platform upgrade, or a bundle revision. */
 export type RunPayload =
   | { readonly kind: "upgrade"; readonly upgrade: UpgradePayload }
-  | { readonly kind: "bundle"; readonly bundle: string; readonly revision: string };
+  | {
+      readonly kind: "bundle";
+      readonly bundle: string;
+      readonly revision: string;
+    };
 
 /** A gate instance of a run. Ids are `stage:NAME:before|after` / `group:NAME:before|after`. */
 export interface Gate {
@@ -43,7 +55,11 @@ export interface Gate {
   readonly displayName: string;
   state: GateState;
   /** ScheduledStart: the configured weekly moment. */
-  readonly schedule?: { readonly startDay: DayOfWeek; readonly startMinutes: number; readonly utcOffsetMinutes: number };
+  readonly schedule?: {
+    readonly startDay: DayOfWeek;
+    readonly startMinutes: number;
+    readonly utcOffsetMinutes: number;
+  };
   /** When the run reached the gate. */
   reachedAtMs?: number;
   /** ScheduledStart: the absolute start computed when reached. */
@@ -57,7 +73,11 @@ export interface Gate {
 /** What a member is asked to do when it starts (upgrade details are decided at its start). */
 export interface MemberTarget {
   readonly kubernetesVersion?: string;
-  readonly nodeImages?: readonly { readonly pool: string; readonly from: string; readonly to: string }[];
+  readonly nodeImages?: readonly {
+    readonly pool: string;
+    readonly from: string;
+    readonly to: string;
+  }[];
   readonly revision?: string;
 }
 
@@ -149,7 +169,11 @@ export interface Stage {
 }
 
 /** Where a member lives in the run. */
-export type MemberLocation = readonly [stage: number, group: number, member: number];
+export type MemberLocation = readonly [
+  stage: number,
+  group: number,
+  member: number,
+];
 
 /** A staged update run. */
 export interface Run {
@@ -178,11 +202,25 @@ export interface Run {
   /** Node images chosen at creation for `Consistent` selection, per image family. */
   readonly consistentNodeImages?: Readonly<Record<string, string>>;
   /** Versions the platform offered at creation; `Latest` node images are chosen from it at each start. */
-  readonly available?: AvailableVersions;
+  available?: AvailableVersions;
   /** In-flight deadlines in start order: `[deadlineAtMs, member]`; stale entries are skipped lazily. */
   deadlines: [number, string][];
   /** Earliest time a `Tick` can change anything; undefined when only an event can. */
   wakeAtMs?: number;
+}
+
+/** The facts of a member as a cluster, for the upgrade decisions made when it starts. */
+export function memberAsCluster(member: Member): Cluster {
+  return {
+    name: member.name,
+    labels: {},
+    groups: [],
+    nodePools: member.nodePools ?? [],
+    ...(member.kubernetesVersion === undefined
+      ? {}
+      : { kubernetesVersion: member.kubernetesVersion }),
+    ...(member.region === undefined ? {} : { region: member.region }),
+  };
 }
 
 /** A deep copy of a run (step updates runs in place). */
@@ -196,7 +234,12 @@ function structuredCloneJson<T>(value: T): T {
 
 /** True for states a run never leaves by itself. */
 export function isRunFinished(state: RunState): boolean {
-  return state === "Completed" || state === "Failed" || state === "Stopped" || state === "Skipped";
+  return (
+    state === "Completed" ||
+    state === "Failed" ||
+    state === "Stopped" ||
+    state === "Skipped"
+  );
 }
 
 /** True for member states that end a member's part in the run. */

@@ -25,7 +25,11 @@ export const DEFAULT_DEFER_MS = 5 * 60_000;
  * Applies one event at `nowMs`. The run is updated in place and returned (see {@link Run}); on a
  * rejection it is returned unchanged.
  */
-export function step(run: Run, event: RunEvent, nowMs: number): StepResult<Run> {
+export function step(
+  run: Run,
+  event: RunEvent,
+  nowMs: number,
+): StepResult<Run> {
   const ctx: StepContext = { run, nowMs, actions: [] };
   const rejected = apply(ctx, event);
   if (rejected !== undefined) return { run, actions: [], rejected };
@@ -39,7 +43,10 @@ function reject(code: Rejection["code"], message: string): Rejection {
 
 function by(actor: Actor): string {
   const who = actor.actor === undefined ? "" : ` by ${actor.actor}`;
-  const why = actor.reason === undefined || actor.reason === "" ? "" : `: ${actor.reason}`;
+  const why =
+    actor.reason === undefined || actor.reason === ""
+      ? ""
+      : `: ${actor.reason}`;
   return `${who}${why}`;
 }
 
@@ -49,8 +56,15 @@ function apply(ctx: StepContext, event: RunEvent): Rejection | undefined {
     case "StartRun":
       return startRun(ctx, event);
     case "StopRun":
-      if (run.state !== "Running" && run.state !== "Pending" && run.state !== "Stopping") {
-        return reject("failed_precondition", `Cannot stop run "${run.name}": it is ${run.state}`);
+      if (
+        run.state !== "Running" &&
+        run.state !== "Pending" &&
+        run.state !== "Stopping"
+      ) {
+        return reject(
+          "failed_precondition",
+          `Cannot stop run "${run.name}": it is ${run.state}`,
+        );
       }
       run.stopRequested = true;
       setRunState(ctx, "Stopping", `Stop requested${by(event)}`);
@@ -82,6 +96,9 @@ function apply(ctx: StepContext, event: RunEvent): Rejection | undefined {
       return memberLeft(ctx, event.member);
     case "MemberWindowsChanged":
       return windowsChanged(ctx, event.member, event);
+    case "AvailableVersionsChanged":
+      run.available = event.available;
+      return undefined;
     case "Tick":
       return undefined;
     default: {
@@ -92,22 +109,43 @@ function apply(ctx: StepContext, event: RunEvent): Rejection | undefined {
 }
 
 function notAMember(run: Run, name: string): Rejection {
-  return reject("not_found", `Cluster "${name}" is not a member of run "${run.name}"`);
+  return reject(
+    "not_found",
+    `Cluster "${name}" is not a member of run "${run.name}"`,
+  );
 }
 
 function startRun(ctx: StepContext, actor: Actor): Rejection | undefined {
   const run = ctx.run;
   if (run.state === "Completed" || run.state === "Skipped") {
-    return reject("failed_precondition", `Cannot start run "${run.name}": it is ${run.state}`);
+    return reject(
+      "failed_precondition",
+      `Cannot start run "${run.name}": it is ${run.state}`,
+    );
   }
   if (run.state === "Running" || run.state === "Pending") {
-    return reject("failed_precondition", `Cannot start run "${run.name}": it is already ${run.state}`);
+    return reject(
+      "failed_precondition",
+      `Cannot start run "${run.name}": it is already ${run.state}`,
+    );
+  }
+  if (run.state === "Stopping") {
+    // As in AKS, a stopping run takes no action: its in-flight members finish first.
+    return reject(
+      "failed_precondition",
+      `Cannot start run "${run.name}": it is Stopping; start it again once it is ${run.budgetExceeded ? "Failed" : "Stopped"}`,
+    );
   }
   if (run.state === "NotStarted") {
     // A member list is frozen, so skipping is the only way past an empty stage.
-    const empty = run.stages.find((s) => s.memberCount === 0 && !s.skipRequested);
+    const empty = run.stages.find(
+      (s) => s.memberCount === 0 && !s.skipRequested,
+    );
     if (empty !== undefined) {
-      return reject("failed_precondition", `Cannot start run "${run.name}": stage "${empty.name}" has 0 members`);
+      return reject(
+        "failed_precondition",
+        `Cannot start run "${run.name}": stage "${empty.name}" has 0 members`,
+      );
     }
   }
   const resumed = run.state !== "NotStarted";
@@ -124,40 +162,86 @@ function currentStageIndex(run: Run, stage: Stage): number {
   return run.stages.indexOf(stage);
 }
 
-function skipWaiting(ctx: StepContext, stage: Stage, group: Group, message: string): void {
+function skipWaiting(
+  ctx: StepContext,
+  stage: Stage,
+  group: Group,
+  message: string,
+): void {
   for (const member of group.members) {
     if (member.state === "NotStarted" || member.state === "Pending") {
       group.remaining -= 1;
       member.finishedAtMs = ctx.nowMs;
-      setMemberState(ctx, stage, group, member, "Skipped", message, "SkippedByOperator");
+      setMemberState(
+        ctx,
+        stage,
+        group,
+        member,
+        "Skipped",
+        message,
+        "SkippedByOperator",
+      );
     }
   }
 }
 
-function skipStage(ctx: StepContext, name: string, actor: Actor): Rejection | undefined {
+function skipStage(
+  ctx: StepContext,
+  name: string,
+  actor: Actor,
+): Rejection | undefined {
   const run = ctx.run;
   const stage = run.stages.find((s) => s.name === name);
-  if (stage === undefined) return reject("not_found", `Cannot skip stage "${name}": run "${run.name}" has no such stage`);
-  if (currentStageIndex(run, stage) < run.currentStage || stage.state === "Completed" || stage.state === "Skipped") {
-    return reject("failed_precondition", `Cannot skip stage "${name}": it has already finished (${stage.state})`);
+  if (stage === undefined)
+    return reject(
+      "not_found",
+      `Cannot skip stage "${name}": run "${run.name}" has no such stage`,
+    );
+  if (
+    currentStageIndex(run, stage) < run.currentStage ||
+    stage.state === "Completed" ||
+    stage.state === "Skipped"
+  ) {
+    return reject(
+      "failed_precondition",
+      `Cannot skip stage "${name}": it has already finished (${stage.state})`,
+    );
   }
   const message = `Skipped${by(actor)}`;
   stage.skipRequested = true;
   for (const group of stage.groups) {
     group.skipRequested = true;
     skipWaiting(ctx, stage, group, message);
-    skipGates(ctx, [...group.beforeGates, ...group.afterGates], { stage: stage.name, group: group.name }, message);
+    skipGates(
+      ctx,
+      [...group.beforeGates, ...group.afterGates],
+      { stage: stage.name, group: group.name },
+      message,
+    );
     // A Skipped stage is never processed again, so its idle groups must be settled here.
-    if (group.inFlight === 0 && group.state !== "Completed" && group.state !== "Failed" && group.state !== "Skipped") {
+    if (
+      group.inFlight === 0 &&
+      group.state !== "Completed" &&
+      group.state !== "Failed" &&
+      group.state !== "Skipped"
+    ) {
       setGroupState(ctx, stage, group, "Skipped", message);
     }
   }
-  skipGates(ctx, [...stage.beforeGates, ...stage.afterGates], { stage: stage.name }, message);
+  skipGates(
+    ctx,
+    [...stage.beforeGates, ...stage.afterGates],
+    { stage: stage.name },
+    message,
+  );
   if (stage.inFlight === 0) setStageState(ctx, stage, "Skipped", message);
   return undefined;
 }
 
-function findGroup(run: Run, name: string): { stage: Stage; group: Group; index: number } | undefined {
+function findGroup(
+  run: Run,
+  name: string,
+): { stage: Stage; group: Group; index: number } | undefined {
   for (const [index, stage] of run.stages.entries()) {
     const group = stage.groups.find((g) => g.name === name);
     if (group !== undefined) return { stage, group, index };
@@ -165,45 +249,94 @@ function findGroup(run: Run, name: string): { stage: Stage; group: Group; index:
   return undefined;
 }
 
-function skipGroup(ctx: StepContext, name: string, actor: Actor): Rejection | undefined {
+function skipGroup(
+  ctx: StepContext,
+  name: string,
+  actor: Actor,
+): Rejection | undefined {
   const run = ctx.run;
   const found = findGroup(run, name);
-  if (found === undefined) return reject("not_found", `Cannot skip group "${name}": run "${run.name}" has no such group`);
+  if (found === undefined)
+    return reject(
+      "not_found",
+      `Cannot skip group "${name}": run "${run.name}" has no such group`,
+    );
   const { stage, group, index } = found;
-  if (index < run.currentStage || group.state === "Completed" || group.state === "Skipped") {
-    return reject("failed_precondition", `Cannot skip group "${name}": it has already finished (${group.state})`);
+  if (
+    index < run.currentStage ||
+    group.state === "Completed" ||
+    group.state === "Skipped"
+  ) {
+    return reject(
+      "failed_precondition",
+      `Cannot skip group "${name}": it has already finished (${group.state})`,
+    );
   }
   const message = `Skipped${by(actor)}`;
   group.skipRequested = true;
   skipWaiting(ctx, stage, group, message);
-  skipGates(ctx, [...group.beforeGates, ...group.afterGates], { stage: stage.name, group: group.name }, message);
-  if (group.inFlight === 0) setGroupState(ctx, stage, group, "Skipped", message);
+  skipGates(
+    ctx,
+    [...group.beforeGates, ...group.afterGates],
+    { stage: stage.name, group: group.name },
+    message,
+  );
+  if (group.inFlight === 0)
+    setGroupState(ctx, stage, group, "Skipped", message);
   return undefined;
 }
 
-function skipMember(ctx: StepContext, name: string, actor: Actor): Rejection | undefined {
+function skipMember(
+  ctx: StepContext,
+  name: string,
+  actor: Actor,
+): Rejection | undefined {
   const run = ctx.run;
   const found = memberByName(ctx, name);
   if (found === undefined) return notAMember(run, name);
   const { stage, group, member } = found;
   if (member.state === "Running") {
-    return reject("failed_precondition", `Cannot skip member "${name}": it is Running; wait for it to finish or for its deadline`);
+    return reject(
+      "failed_precondition",
+      `Cannot skip member "${name}": it is Running; wait for it to finish or for its deadline`,
+    );
   }
   if (member.state === "Succeeded" || member.state === "Skipped") {
-    return reject("failed_precondition", `Cannot skip member "${name}": it is already ${member.state}`);
+    return reject(
+      "failed_precondition",
+      `Cannot skip member "${name}": it is already ${member.state}`,
+    );
   }
   if (currentStageIndex(run, stage) < run.currentStage) {
-    return reject("failed_precondition", `Cannot skip member "${name}": its stage "${stage.name}" has finished`);
+    return reject(
+      "failed_precondition",
+      `Cannot skip member "${name}": its stage "${stage.name}" has finished`,
+    );
   }
   const wasFailed = member.state === "Failed";
   if (wasFailed) uncountFailure(group, stage, run);
   else group.remaining -= 1;
   member.finishedAtMs = ctx.nowMs;
-  setMemberState(ctx, stage, group, member, "Skipped", `Skipped${by(actor)}`, "SkippedByOperator");
+  setMemberState(
+    ctx,
+    stage,
+    group,
+    member,
+    "Skipped",
+    `Skipped${by(actor)}`,
+    "SkippedByOperator",
+  );
   // As with a retry: a group back within its budget is no longer Failed, or it would never finish (gates, roll-up).
-  if (wasFailed && group.state === "Failed" && (group.maxAllowedFailures === null || group.failureCount <= group.maxAllowedFailures)) {
-    if (!group.skipRequested) setGroupState(ctx, stage, group, "Running", "Failed member skipped");
-    else if (group.inFlight === 0) setGroupState(ctx, stage, group, "Skipped", `Skipped${by(actor)}`);
+  if (
+    wasFailed &&
+    group.state === "Failed" &&
+    (group.maxAllowedFailures === null ||
+      group.failureCount <= group.maxAllowedFailures)
+  ) {
+    if (!group.skipRequested)
+      setGroupState(ctx, stage, group, "Running", "Failed member skipped");
+    else if (group.inFlight === 0)
+      setGroupState(ctx, stage, group, "Skipped", `Skipped${by(actor)}`);
   }
   return undefined;
 }
@@ -214,28 +347,53 @@ function uncountFailure(group: Group, stage: Stage, run: Run): void {
   run.failureCount -= 1;
 }
 
-function retryMembers(ctx: StepContext, names: readonly string[] | undefined, actor: Actor): Rejection | undefined {
+function retryMembers(
+  ctx: StepContext,
+  names: readonly string[] | undefined,
+  actor: Actor,
+): Rejection | undefined {
   const run = ctx.run;
   if (run.state === "Completed" || run.state === "Skipped") {
-    return reject("failed_precondition", `Cannot retry members of run "${run.name}": it is ${run.state}`);
+    return reject(
+      "failed_precondition",
+      `Cannot retry members of run "${run.name}": it is ${run.state}`,
+    );
   }
   const current = run.stages[run.currentStage];
   const targets: { stage: Stage; group: Group; member: Member }[] = [];
   if (names === undefined) {
     for (const group of current?.groups ?? []) {
       if (group.skipRequested) continue;
-      for (const member of group.members) if (member.state === "Failed" && current !== undefined) targets.push({ stage: current, group, member });
+      for (const member of group.members)
+        if (member.state === "Failed" && current !== undefined)
+          targets.push({ stage: current, group, member });
     }
-    if (targets.length === 0) return reject("failed_precondition", `Cannot retry: run "${run.name}" has no failed members in its current stage`);
+    if (targets.length === 0)
+      return reject(
+        "failed_precondition",
+        `Cannot retry: run "${run.name}" has no failed members in its current stage`,
+      );
   } else {
     // A name listed twice would be uncounted and requeued twice.
     for (const name of new Set(names)) {
       const found = memberByName(ctx, name);
       if (found === undefined) return notAMember(run, name);
-      if (found.member.state !== "Failed") return reject("failed_precondition", `Cannot retry member "${name}": it is ${found.member.state}, not Failed`);
-      if (found.stage !== current) return reject("failed_precondition", `Cannot retry member "${name}": its stage "${found.stage.name}" is not the current stage`);
+      if (found.member.state !== "Failed")
+        return reject(
+          "failed_precondition",
+          `Cannot retry member "${name}": it is ${found.member.state}, not Failed`,
+        );
+      if (found.stage !== current)
+        return reject(
+          "failed_precondition",
+          `Cannot retry member "${name}": its stage "${found.stage.name}" is not the current stage`,
+        );
       // A skipped scope is never processed again: a member put back there would never run.
-      if (found.group.skipRequested) return reject("failed_precondition", `Cannot retry member "${name}": its group "${found.group.name}" was skipped`);
+      if (found.group.skipRequested)
+        return reject(
+          "failed_precondition",
+          `Cannot retry member "${name}": its group "${found.group.name}" was skipped`,
+        );
       targets.push(found);
     }
   }
@@ -245,9 +403,21 @@ function retryMembers(ctx: StepContext, names: readonly string[] | undefined, ac
     delete member.finishedAtMs;
     delete member.deadlineAtMs;
     if (!member.constrained) group.deferred.push(group.members.indexOf(member));
-    setMemberState(ctx, stage, group, member, "NotStarted", `Retry requested${by(actor)}`);
+    setMemberState(
+      ctx,
+      stage,
+      group,
+      member,
+      "NotStarted",
+      `Retry requested${by(actor)}`,
+    );
     // A group that already completed within its budget must be reopened, or the retried member never runs.
-    if (group.state === "Completed" || (group.state === "Failed" && (group.maxAllowedFailures === null || group.failureCount <= group.maxAllowedFailures))) {
+    if (
+      group.state === "Completed" ||
+      (group.state === "Failed" &&
+        (group.maxAllowedFailures === null ||
+          group.failureCount <= group.maxAllowedFailures))
+    ) {
       setGroupState(ctx, stage, group, "Running", "Retrying failed members");
     }
     // The after-stage wait counts from the stage's last member, which is now still to come.
@@ -256,41 +426,86 @@ function retryMembers(ctx: StepContext, names: readonly string[] | undefined, ac
   return undefined;
 }
 
-function completeGate(ctx: StepContext, id: string, actor: Actor, onlyType: Gate["type"] | undefined): Rejection | undefined {
+function completeGate(
+  ctx: StepContext,
+  id: string,
+  actor: Actor,
+  onlyType: Gate["type"] | undefined,
+): Rejection | undefined {
   const run = ctx.run;
   const matches: { gate: Gate; stage: Stage; group?: Group }[] = [];
   for (const stage of run.stages) {
-    for (const gate of [...stage.beforeGates, ...stage.afterGates]) if (gateMatches(gate, id)) matches.push({ gate, stage });
+    for (const gate of [...stage.beforeGates, ...stage.afterGates])
+      if (gateMatches(gate, id)) matches.push({ gate, stage });
     for (const group of stage.groups) {
-      for (const gate of [...group.beforeGates, ...group.afterGates]) if (gateMatches(gate, id)) matches.push({ gate, stage, group });
+      for (const gate of [...group.beforeGates, ...group.afterGates])
+        if (gateMatches(gate, id)) matches.push({ gate, stage, group });
     }
   }
-  if (matches.length === 0) return reject("not_found", `Cannot complete gate "${id}": run "${run.name}" has no such gate`);
-  const pending = matches.filter((m) => m.gate.state === "Pending" && (onlyType === undefined || m.gate.type === onlyType));
+  if (matches.length === 0)
+    return reject(
+      "not_found",
+      `Cannot complete gate "${id}": run "${run.name}" has no such gate`,
+    );
+  const pending = matches.filter(
+    (m) =>
+      m.gate.state === "Pending" &&
+      (onlyType === undefined || m.gate.type === onlyType),
+  );
   if (pending.length === 0) {
-    const states = matches.map((m) => `${m.gate.id} is ${m.gate.state}`).join(", ");
-    return reject("failed_precondition", `Cannot ${onlyType === "Approval" ? "approve" : "complete"} gate "${id}": ${states}; only a Pending ${onlyType === "Approval" ? "approval " : ""}gate can be completed`);
+    const states = matches
+      .map((m) => `${m.gate.id} is ${m.gate.state}`)
+      .join(", ");
+    return reject(
+      "failed_precondition",
+      `Cannot ${onlyType === "Approval" ? "approve" : "complete"} gate "${id}": ${states}; only a Pending ${onlyType === "Approval" ? "approval " : ""}gate can be completed`,
+    );
   }
   for (const { gate, stage, group } of pending) {
     gate.completedBy = actor.actor ?? "unknown";
     const verb = gate.type === "Approval" ? "Approved" : "Completed";
-    setGateState(ctx, gate, "Completed", `${verb}${by(actor)} at ${isoTime(ctx.nowMs)}`, {
-      stage: stage.name,
-      ...(group === undefined ? {} : { group: group.name }),
-    });
+    setGateState(
+      ctx,
+      gate,
+      "Completed",
+      `${verb}${by(actor)} at ${isoTime(ctx.nowMs)}`,
+      {
+        stage: stage.name,
+        ...(group === undefined ? {} : { group: group.name }),
+      },
+    );
   }
   return undefined;
 }
 
 function memberFinished(
   ctx: StepContext,
-  event: Extract<RunEvent, { type: "MemberSucceeded" | "MemberFailed" | "MemberDeferred" }>,
+  event: Extract<
+    RunEvent,
+    { type: "MemberSucceeded" | "MemberFailed" | "MemberDeferred" }
+  >,
 ): Rejection | undefined {
   const found = memberByName(ctx, event.member);
   if (found === undefined) return notAMember(ctx.run, event.member);
   const { stage, group, member } = found;
   if (member.state !== "Running") {
-    return reject("failed_precondition", `Ignoring ${event.type} for member "${member.name}": it is ${member.state}, not Running`);
+    return reject(
+      "failed_precondition",
+      `Ignoring ${event.type} for member "${member.name}": it is ${member.state}, not Running`,
+    );
+  }
+  if (member.deadlineAtMs !== undefined && member.deadlineAtMs < ctx.nowMs) {
+    // The report came after the deadline, before a Tick noticed: the deadline wins, whatever the
+    // report says, so the outcome does not depend on how often the caller ticks.
+    recordFailure(
+      ctx,
+      stage,
+      group,
+      member,
+      `${event.type === "MemberSucceeded" ? "Succeeded" : "Reported"} after the progress deadline of ${String(ctx.run.progressDeadlineSeconds)}s`,
+      member.unreachable ? "Unreachable" : "TimedOut",
+    );
+    return undefined;
   }
   if (event.type === "MemberFailed") {
     recordFailure(ctx, stage, group, member, event.error, "Failed");
@@ -303,12 +518,27 @@ function memberFinished(
     group.remaining -= 1;
     group.succeeded += 1;
     member.finishedAtMs = ctx.nowMs;
-    setMemberState(ctx, stage, group, member, "Succeeded", event.message ?? "Succeeded");
+    setMemberState(
+      ctx,
+      stage,
+      group,
+      member,
+      "Succeeded",
+      event.message ?? "Succeeded",
+    );
     return undefined;
   }
   member.notBeforeMs = event.untilMs ?? ctx.nowMs + DEFAULT_DEFER_MS;
   if (!member.constrained) group.deferred.push(group.members.indexOf(member));
-  setMemberState(ctx, stage, group, member, "Pending", event.message, "Deferred");
+  setMemberState(
+    ctx,
+    stage,
+    group,
+    member,
+    "Pending",
+    event.message,
+    "Deferred",
+  );
   return undefined;
 }
 
@@ -316,7 +546,12 @@ function memberLeft(ctx: StepContext, name: string): Rejection | undefined {
   const found = memberByName(ctx, name);
   if (found === undefined) return notAMember(ctx.run, name);
   const { stage, group, member } = found;
-  if (member.state === "Succeeded" || member.state === "Failed" || member.state === "Skipped") return undefined;
+  if (
+    member.state === "Succeeded" ||
+    member.state === "Failed" ||
+    member.state === "Skipped"
+  )
+    return undefined;
   if (member.state === "Running") {
     group.inFlight -= 1;
     stage.inFlight -= 1;
@@ -324,7 +559,15 @@ function memberLeft(ctx: StepContext, name: string): Rejection | undefined {
   }
   group.remaining -= 1;
   member.finishedAtMs = ctx.nowMs;
-  setMemberState(ctx, stage, group, member, "Skipped", "Cluster left the fleet", "Left");
+  setMemberState(
+    ctx,
+    stage,
+    group,
+    member,
+    "Skipped",
+    "Cluster left the fleet",
+    "Left",
+  );
   return undefined;
 }
 
@@ -342,13 +585,14 @@ function windowsChanged(
   if (constrained === member.constrained) return undefined;
   const index = group.members.indexOf(member);
   member.constrained = constrained;
-  const list = group.constrained as number[];
+  const list = group.constrained;
   if (constrained) {
     list.push(index);
     list.sort((a, b) => a - b);
   } else {
     list.splice(list.indexOf(index), 1);
-    if (member.state === "NotStarted" || member.state === "Pending") group.deferred.push(index);
+    if (member.state === "NotStarted" || member.state === "Pending")
+      group.deferred.push(index);
   }
   return undefined;
 }

@@ -9,7 +9,9 @@ const LISTED = 5;
 
 function list(names: readonly string[]): string {
   const shown = names.slice(0, LISTED).join(", ");
-  return names.length > LISTED ? `${shown} and ${String(names.length - LISTED)} more` : shown;
+  return names.length > LISTED
+    ? `${shown} and ${String(names.length - LISTED)} more`
+    : shown;
 }
 
 /** Warnings for a run as resolved (before it starts). */
@@ -17,27 +19,56 @@ export function runWarnings(run: Run): PlanWarning[] {
   const warnings: PlanWarning[] = [];
   for (const stage of run.stages) {
     if (stage.memberCount === 0) {
-      warnings.push({ code: "EmptyStage", message: `stage "${stage.name}" has no members: the run cannot start until it has some or is removed` });
+      warnings.push({
+        code: "EmptyStage",
+        message: `stage "${stage.name}" has no members: the run cannot start until it has some or is removed`,
+      });
     }
-    if (stage.maxAllowedFailures !== null && stage.memberCount > 0 && stage.maxAllowedFailures >= stage.memberCount) {
-      warnings.push({ code: "BudgetNeverExceeded", message: `stage "${stage.name}": maxAllowedFailures ${String(stage.maxAllowedFailures)} ≥ its ${String(stage.memberCount)} members, so failures never fail it ("Completed" may mean 0% success)` });
+    if (
+      stage.maxAllowedFailures !== null &&
+      stage.memberCount > 0 &&
+      stage.maxAllowedFailures >= stage.memberCount
+    ) {
+      warnings.push({
+        code: "BudgetNeverExceeded",
+        message: `stage "${stage.name}": maxAllowedFailures ${String(stage.maxAllowedFailures)} ≥ its ${String(stage.memberCount)} members, so failures never fail it ("Completed" may mean 0% success)`,
+      });
     }
     for (const group of stage.groups) {
       if (group.members.length === 0) {
-        warnings.push({ code: "EmptyGroup", message: `group "${group.name}" in stage "${stage.name}" has no members; it will be skipped with its gates` });
+        warnings.push({
+          code: "EmptyGroup",
+          message: `group "${group.name}" in stage "${stage.name}" has no members; it will be skipped with its gates`,
+        });
         continue;
       }
-      if (group.maxAllowedFailures !== null && group.maxAllowedFailures >= group.members.length) {
-        warnings.push({ code: "BudgetNeverExceeded", message: `group "${group.name}": maxAllowedFailures ${String(group.maxAllowedFailures)} ≥ its ${String(group.members.length)} members, so failures never fail it ("Completed" may mean 0% success)` });
+      if (
+        group.maxAllowedFailures !== null &&
+        group.maxAllowedFailures >= group.members.length
+      ) {
+        warnings.push({
+          code: "BudgetNeverExceeded",
+          message: `group "${group.name}": maxAllowedFailures ${String(group.maxAllowedFailures)} ≥ its ${String(group.members.length)} members, so failures never fail it ("Completed" may mean 0% success)`,
+        });
       }
       const configured = group.configuredMaxConcurrency;
-      if (configured !== undefined && !configured.endsWith("%") && Number(configured) > group.maxConcurrency) {
-        warnings.push({ code: "ConcurrencyClamped", message: `group "${group.name}": maxConcurrency ${configured} is clamped to ${String(group.maxConcurrency)} by the stage limit (${String(stage.maxConcurrency)}) or the group size (${String(group.members.length)})` });
+      if (
+        configured !== undefined &&
+        !configured.endsWith("%") &&
+        Number(configured) > group.maxConcurrency
+      ) {
+        warnings.push({
+          code: "ConcurrencyClamped",
+          message: `group "${group.name}": maxConcurrency ${configured} is clamped to ${String(group.maxConcurrency)} by the stage limit (${String(stage.maxConcurrency)}) or the group size (${String(group.members.length)})`,
+        });
       }
     }
   }
   if (run.unassigned.length > 0) {
-    warnings.push({ code: "UnassignedClusters", message: `${String(run.unassigned.length)} cluster(s) match no group and will not be updated: ${list(run.unassigned)}` });
+    warnings.push({
+      code: "UnassignedClusters",
+      message: `${String(run.unassigned.length)} cluster(s) match no group and will not be updated: ${list(run.unassigned)}`,
+    });
   }
   return warnings;
 }
