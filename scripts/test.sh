@@ -9,4 +9,10 @@ pnpm --silent typecheck
 echo "test: lint" >&2
 pnpm --silent lint
 echo "test: vitest" >&2
-pnpm --silent test:unit
+report="$(mktemp)"
+trap 'rm -f "$report"' EXIT
+status=0
+pnpm --silent test:unit --reporter=default --reporter=json --outputFile="$report" || status=$?
+# One plain closing line that any CI log reader understands.
+node -e 'const r = require(process.argv[1]); console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);' "$report" || true
+exit "$status"
