@@ -14,5 +14,5 @@ trap 'rm -f "$report"' EXIT
 status=0
 pnpm --silent test:unit --reporter=default --reporter=json --outputFile="$report" || status=$?
 # One plain closing line that any CI log reader understands.
-node -e 'const r = require(process.argv[1]); console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);' "$report" || true
+node -e 'const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);' "$report" || true
 exit "$status"
