@@ -112,19 +112,26 @@ function listOf(raw: unknown, key: string): unknown {
   return raw;
 }
 
-function duplicates(
-  names: readonly string[],
-  path: (index: number) => string,
-): Problem[] {
+/**
+ * Names used twice in a raw list. Read from the raw items so duplicates are reported together with
+ * any schema problems, in one round.
+ */
+function duplicateNames(items: unknown): Problem[] {
   const seen = new Map<string, number>();
   const problems: Problem[] = [];
-  names.forEach((name, index) => {
+  const at = (i: number): string => `[${String(i)}].name`;
+  (Array.isArray(items) ? items : []).forEach((item: unknown, index) => {
+    const name =
+      item !== null && typeof item === "object"
+        ? (item as Record<string, unknown>)["name"]
+        : undefined;
+    if (typeof name !== "string") return;
     const first = seen.get(name);
     if (first === undefined) seen.set(name, index);
     else
       problems.push({
-        path: path(index),
-        message: `duplicate name; first defined at ${path(first)}`,
+        path: at(index),
+        message: `duplicate name; first defined at ${at(first)}`,
         value: name,
       });
   });
@@ -133,44 +140,41 @@ function duplicates(
 
 /** Parses a clusters file's content (a list, or `{clusters: [...]}`). */
 export function parseClusters(raw: unknown): Result<Cluster[]> {
-  const parsed = parseWith(z.array(clusterSchema), listOf(raw, "clusters"));
-  if (!parsed.ok) return parsed;
-  const clusters: Cluster[] = parsed.value.map((c) => ({
-    name: c.name,
-    labels: c.labels ?? {},
-    ...(c.updateGroup === undefined ? {} : { updateGroup: c.updateGroup }),
-    groups: c.groups ?? [],
-    ...(c.maintenance === undefined ? {} : { maintenance: c.maintenance }),
-    ...(c.kubernetesVersion === undefined
-      ? {}
-      : { kubernetesVersion: c.kubernetesVersion.replace(/^v/, "") }),
-    nodePools: c.nodePools ?? [],
-    ...(c.region === undefined ? {} : { region: c.region }),
-  }));
-  const dup = duplicates(
-    clusters.map((c) => c.name),
-    (i) => `[${String(i)}].name`,
+  const items = listOf(raw, "clusters");
+  const parsed = parseWith(z.array(clusterSchema), items);
+  const dup = duplicateNames(items);
+  if (!parsed.ok) return fail([...parsed.problems, ...dup]);
+  if (dup.length > 0) return fail(dup);
+  return ok(
+    parsed.value.map((c) => ({
+      name: c.name,
+      labels: c.labels ?? {},
+      ...(c.updateGroup === undefined ? {} : { updateGroup: c.updateGroup }),
+      groups: c.groups ?? [],
+      ...(c.maintenance === undefined ? {} : { maintenance: c.maintenance }),
+      ...(c.kubernetesVersion === undefined
+        ? {}
+        : { kubernetesVersion: c.kubernetesVersion.replace(/^v/, "") }),
+      nodePools: c.nodePools ?? [],
+      ...(c.region === undefined ? {} : { region: c.region }),
+    })),
   );
-  return dup.length > 0 ? fail(dup) : ok(clusters);
 }
 
 /** Parses a cluster-groups file's content (a list, or `{clusterGroups: [...]}`). */
 export function parseClusterGroups(raw: unknown): Result<ClusterGroup[]> {
-  const parsed = parseWith(
-    z.array(clusterGroupSchema),
-    listOf(raw, "clusterGroups"),
+  const items = listOf(raw, "clusterGroups");
+  const parsed = parseWith(z.array(clusterGroupSchema), items);
+  const dup = duplicateNames(items);
+  if (!parsed.ok) return fail([...parsed.problems, ...dup]);
+  if (dup.length > 0) return fail(dup);
+  return ok(
+    parsed.value.map((g) => ({
+      name: g.name,
+      labels: g.labels ?? {},
+      ...(g.selector === undefined ? {} : { selector: g.selector }),
+    })),
   );
-  if (!parsed.ok) return parsed;
-  const groups: ClusterGroup[] = parsed.value.map((g) => ({
-    name: g.name,
-    labels: g.labels ?? {},
-    ...(g.selector === undefined ? {} : { selector: g.selector }),
-  }));
-  const dup = duplicates(
-    groups.map((g) => g.name),
-    (i) => `[${String(i)}].name`,
-  );
-  return dup.length > 0 ? fail(dup) : ok(groups);
 }
 
 /** The cluster groups `cluster` belongs to: listed explicitly, or selected by the group's selector. */

@@ -157,7 +157,6 @@ export { fleetWarnings } from "./fleet/warnings.js";
 export {
   parseUpdateStrategy,
   isUpdateStrategyDocument,
-  MAX_GROUPS_PER_STAGE,
   MAX_STAGE_CONCURRENCY,
 } from "./update-strategy.js";
 export type {

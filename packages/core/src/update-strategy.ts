@@ -11,7 +11,9 @@ import {
   type DayOfWeek,
 } from "./maintenance/calendar.js";
 import type { LabelSelector } from "./label-selector.js";
-import { fail, ok, type Problem, type Result } from "./result.js";
+import { fail, ok, type Result } from "./result.js";
+import { strategyRuleProblems } from "./update-strategy-rules.js";
+
 import {
   DNS_LABEL,
   intOrPercentField,
@@ -20,8 +22,6 @@ import {
   strictObject,
 } from "./schema.js";
 
-/** Most groups a stage may have (AKS system limit). */
-export const MAX_GROUPS_PER_STAGE = 50;
 /** Highest stage maxConcurrency (AKS system limit) and the stage default. */
 export const MAX_STAGE_CONCURRENCY = 50;
 
@@ -245,94 +245,38 @@ export function parseUpdateStrategy(
 ): Result<UpdateStrategy> {
   const unwrapped = unwrapStrategy(raw) ?? { doc: raw, prefix: "" };
   const parsed = parseWith(strategySchema, unwrapped.doc, unwrapped.prefix);
-  if (!parsed.ok) return parsed;
-  const at = (path: string): string =>
-    unwrapped.prefix === "" ? path : `${unwrapped.prefix}.${path}`;
-  const problems: Problem[] = [];
-  const stages: StageSpec[] = [];
-  const stageNames = new Map<string, string>();
-  const groupNames = new Map<string, string>();
-  // A stage without groups forms an implicit group named after it; group names must stay unique.
-  const implicit: { name: string; path: string }[] = [];
-  parsed.value.stages.forEach((s, si) => {
-    const sp = at(`stages[${String(si)}]`);
-    const seenStage = stageNames.get(s.name);
-    if (seenStage !== undefined)
-      problems.push({
-        path: `${sp}.name`,
-        message: `duplicate stage name; first used at ${seenStage}`,
-        value: s.name,
-      });
-    else stageNames.set(s.name, `${sp}.name`);
-    if (
-      s.maxConcurrency?.kind === "int" &&
-      s.maxConcurrency.value > limits.maxStageConcurrency
-    ) {
-      problems.push({
-        path: `${sp}.maxConcurrency`,
-        message: `must be at most ${String(limits.maxStageConcurrency)} (the stage limit)`,
-        value: s.maxConcurrency.value,
-      });
-    }
-    for (const [i, gate] of (s.afterGates ?? []).entries()) {
-      if (gate.type === "ScheduledStart")
-        problems.push({
-          path: `${sp}.afterGates[${String(i)}].type`,
-          message: "ScheduledStart gates are allowed in beforeGates only",
-          value: gate.type,
-        });
-    }
-    if (s.groups !== undefined && s.groups.length > MAX_GROUPS_PER_STAGE) {
-      problems.push({
-        path: `${sp}.groups`,
-        message: `a stage may have at most ${String(MAX_GROUPS_PER_STAGE)} groups`,
-        value: `${String(s.groups.length)} groups`,
-      });
-    }
-    if (s.groups === undefined || s.groups.length === 0) {
-      if (s.memberSelector === undefined)
-        problems.push({
-          path: sp,
-          message:
-            "a stage needs groups or a memberSelector (which forms one implicit group)",
-        });
-      else implicit.push({ name: s.name, path: `${sp}.name` });
-    }
-    const groups: GroupSpec[] = [];
-    (s.groups ?? []).forEach((g, gi) => {
-      const gp = `${sp}.groups[${String(gi)}]`;
-      const seen = groupNames.get(g.name);
-      if (seen !== undefined)
-        problems.push({
-          path: `${gp}.name`,
-          message: `duplicate group name (group names are unique across the strategy); first used at ${seen}`,
-          value: g.name,
-        });
-      else groupNames.set(g.name, `${gp}.name`);
-      for (const [i, gate] of (g.afterGates ?? []).entries()) {
-        if (gate.type === "ScheduledStart")
-          problems.push({
-            path: `${gp}.afterGates[${String(i)}].type`,
-            message: "ScheduledStart gates are allowed in beforeGates only",
-            value: gate.type,
-          });
-      }
-      groups.push({
-        name: g.name,
-        ...(g.memberSelector === undefined
-          ? {}
-          : { memberSelector: g.memberSelector.byLabel }),
-        ...(g.maxConcurrency === undefined
-          ? {}
-          : { maxConcurrency: g.maxConcurrency }),
-        ...(g.maxAllowedFailures === undefined
-          ? {}
-          : { maxAllowedFailures: g.maxAllowedFailures }),
-        beforeGates: g.beforeGates ?? [],
-        afterGates: g.afterGates ?? [],
-      });
-    });
-    stages.push({
+  const rules = strategyRuleProblems(
+    unwrapped.doc,
+    unwrapped.prefix,
+    limits.maxStageConcurrency,
+  );
+  if (!parsed.ok) {
+    // Both passes may see the same thing (a ScheduledStart in afterGates): report it once.
+    const seen = new Set(
+      parsed.problems.map((p) => `${p.path}\u0000${p.message}`),
+    );
+    return fail([
+      ...parsed.problems,
+      ...rules.filter((p) => !seen.has(`${p.path}\u0000${p.message}`)),
+    ]);
+  }
+  if (rules.length > 0) return fail(rules);
+  const stages: StageSpec[] = parsed.value.stages.map((s) => {
+    const groups = (s.groups ?? []).map((g): GroupSpec => ({
+      name: g.name,
+      ...(g.memberSelector === undefined
+        ? {}
+        : { memberSelector: g.memberSelector.byLabel }),
+      ...(g.maxConcurrency === undefined
+        ? {}
+        : { maxConcurrency: g.maxConcurrency }),
+      ...(g.maxAllowedFailures === undefined
+        ? {}
+        : { maxAllowedFailures: g.maxAllowedFailures }),
+      beforeGates: g.beforeGates ?? [],
+      afterGates: g.afterGates ?? [],
+    }));
+    return {
       name: s.name,
       ...(s.memberSelector === undefined
         ? {}
@@ -347,17 +291,7 @@ export function parseUpdateStrategy(
       beforeGates: s.beforeGates ?? [],
       afterGates: s.afterGates ?? [],
       ...(s.groups === undefined || s.groups.length === 0 ? {} : { groups }),
-    });
+    };
   });
-  for (const stage of implicit) {
-    const clash = groupNames.get(stage.name);
-    if (clash !== undefined) {
-      problems.push({
-        path: clash,
-        message: `group name clashes with the implicit group of stage "${stage.name}" (${stage.path}), which has no groups`,
-        value: stage.name,
-      });
-    }
-  }
-  return problems.length > 0 ? fail(problems) : ok({ stages });
+  return ok({ stages });
 }

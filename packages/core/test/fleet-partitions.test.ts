@@ -380,7 +380,7 @@ describe("manual partitions (SPEC 4.1, Fleet's matcher)", () => {
     expect(plan.partitions[1]?.clusters).toHaveLength(3);
   });
 
-  it("reports clusters that match no partition as unassigned and does not deploy them", () => {
+  it("reports clusters that match no partition as unassigned and does not deploy them (SPEC 4.1 Decision: never dropped silently)", () => {
     const plan = formPartitions(
       strategy({
         partitions: [

@@ -219,6 +219,38 @@ describe("names", () => {
     ]);
   });
 
+  it("reports the cross-field rules together with schema problems, so a file is fixed in one round", () => {
+    expect(
+      problems({
+        stages: [
+          {
+            name: "s1",
+            maxConcurrency: "05",
+            groups: [{ name: "g" }, { name: "g" }],
+          },
+          { name: "s2", maxConcurrency: 51, groups: [{ name: "x" }] },
+        ],
+      }),
+    ).toEqual([
+      {
+        path: "stages[0].maxConcurrency",
+        message: 'must not have a leading zero (write "5", not "05")',
+        value: "05",
+      },
+      {
+        path: "stages[0].groups[1].name",
+        message:
+          "duplicate group name (group names are unique across the strategy); first used at stages[0].groups[0].name",
+        value: "g",
+      },
+      {
+        path: "stages[1].maxConcurrency",
+        message: "must be at most 50 (the stage limit)",
+        value: 51,
+      },
+    ]);
+  });
+
   it("rejects a stage name used twice", () => {
     expect(
       paths({
