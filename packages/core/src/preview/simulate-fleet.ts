@@ -333,7 +333,7 @@ function outputOf(
     durationSeconds: Math.round((endMs - scenario.startMs) / 1000),
     finalState: finished ? "Ready" : "NotReady",
     failureCount,
-    truncated: !finished && endMs >= scenario.untilMs,
+    truncated: !finished,
     timeline,
     waves,
     unassigned,

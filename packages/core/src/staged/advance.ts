@@ -271,17 +271,7 @@ function startMember(
       run.consistentNodeImages,
     );
     if (decision.action === "skip") {
-      group.remaining -= 1;
-      member.finishedAtMs = ctx.nowMs;
-      setMemberState(
-        ctx,
-        stage,
-        group,
-        member,
-        "Skipped",
-        decision.message,
-        decision.reason,
-      );
+      endSkipped(ctx, stage, group, member, decision.message, decision.reason);
       return;
     }
     target = {
@@ -311,27 +301,41 @@ function startMember(
   });
 }
 
+/** Ends a member that will not run (any more) as Skipped; it no longer counts as remaining. */
+export function endSkipped(
+  ctx: StepContext,
+  stage: Stage,
+  group: Group,
+  member: Member,
+  message: string,
+  reason: string,
+): void {
+  group.remaining -= 1;
+  member.finishedAtMs = ctx.nowMs;
+  setMemberState(ctx, stage, group, member, "Skipped", message, reason);
+}
+
+/** Skips every member of `group` that is still waiting to start (operator skip of a scope). */
+export function skipWaitingMembers(
+  ctx: StepContext,
+  stage: Stage,
+  group: Group,
+  message: string,
+): void {
+  for (const member of group.members) {
+    if (member.state === "NotStarted" || member.state === "Pending") {
+      endSkipped(ctx, stage, group, member, message, "SkippedByOperator");
+    }
+  }
+}
+
 function finishSkippedGroup(
   ctx: StepContext,
   stage: Stage,
   group: Group,
 ): void {
   // A member that was in flight when the skip came and was then deferred waits again: it goes with its group.
-  for (const member of group.members) {
-    if (member.state === "NotStarted" || member.state === "Pending") {
-      group.remaining -= 1;
-      member.finishedAtMs = ctx.nowMs;
-      setMemberState(
-        ctx,
-        stage,
-        group,
-        member,
-        "Skipped",
-        `Skipped with group "${group.name}"`,
-        "SkippedByOperator",
-      );
-    }
-  }
+  skipWaitingMembers(ctx, stage, group, `Skipped with group "${group.name}"`);
   if (
     group.state === "Completed" ||
     group.state === "Skipped" ||

@@ -46,6 +46,37 @@ export function setRunState(
   });
 }
 
+/** Sets a stage's or group's state and message; timestamps follow the state. */
+function setScopeState(
+  ctx: StepContext,
+  scope: "stage" | "group",
+  target: Stage | Group,
+  where: { readonly stage: string; readonly group?: string },
+  state: ScopeState,
+  message: string,
+): void {
+  if (target.state === state && target.message === message) return;
+  const from = target.state;
+  target.state = state;
+  target.message = message;
+  if (from === state) return;
+  target.stateChangedAtMs = ctx.nowMs;
+  if (state === "Running" || state === "Pending")
+    target.startedAtMs ??= ctx.nowMs;
+  if (state === "Completed" || state === "Failed" || state === "Skipped")
+    target.finishedAtMs = ctx.nowMs;
+  ctx.actions.push({
+    type: "Transitioned",
+    scope,
+    name: target.name,
+    ...where,
+    from,
+    to: state,
+    atMs: ctx.nowMs,
+    message,
+  });
+}
+
 /** Sets a stage's state and message. */
 export function setStageState(
   ctx: StepContext,
@@ -53,26 +84,7 @@ export function setStageState(
   state: ScopeState,
   message: string,
 ): void {
-  if (stage.state === state && stage.message === message) return;
-  const from = stage.state;
-  stage.state = state;
-  stage.message = message;
-  if (from === state) return;
-  stage.stateChangedAtMs = ctx.nowMs;
-  if (state === "Running" || state === "Pending")
-    stage.startedAtMs ??= ctx.nowMs;
-  if (state === "Completed" || state === "Failed" || state === "Skipped")
-    stage.finishedAtMs = ctx.nowMs;
-  ctx.actions.push({
-    type: "Transitioned",
-    scope: "stage",
-    name: stage.name,
-    stage: stage.name,
-    from,
-    to: state,
-    atMs: ctx.nowMs,
-    message,
-  });
+  setScopeState(ctx, "stage", stage, { stage: stage.name }, state, message);
 }
 
 /** Sets a group's state and message. */
@@ -83,27 +95,8 @@ export function setGroupState(
   state: ScopeState,
   message: string,
 ): void {
-  if (group.state === state && group.message === message) return;
-  const from = group.state;
-  group.state = state;
-  group.message = message;
-  if (from === state) return;
-  group.stateChangedAtMs = ctx.nowMs;
-  if (state === "Running" || state === "Pending")
-    group.startedAtMs ??= ctx.nowMs;
-  if (state === "Completed" || state === "Failed" || state === "Skipped")
-    group.finishedAtMs = ctx.nowMs;
-  ctx.actions.push({
-    type: "Transitioned",
-    scope: "group",
-    name: group.name,
-    stage: stage.name,
-    group: group.name,
-    from,
-    to: state,
-    atMs: ctx.nowMs,
-    message,
-  });
+  const where = { stage: stage.name, group: group.name };
+  setScopeState(ctx, "group", group, where, state, message);
 }
 
 /** Sets a member's state, reason and message. */

@@ -4,7 +4,13 @@
  * about members update them; then the scheduler ({@link advance}) runs.
  */
 import { hasConstraints } from "../maintenance/windows.js";
-import { advance, memberByName, recordFailure } from "./advance.js";
+import {
+  advance,
+  endSkipped,
+  memberByName,
+  recordFailure,
+  skipWaitingMembers,
+} from "./advance.js";
 import {
   isoTime,
   setGateState,
@@ -162,29 +168,6 @@ function currentStageIndex(run: Run, stage: Stage): number {
   return run.stages.indexOf(stage);
 }
 
-function skipWaiting(
-  ctx: StepContext,
-  stage: Stage,
-  group: Group,
-  message: string,
-): void {
-  for (const member of group.members) {
-    if (member.state === "NotStarted" || member.state === "Pending") {
-      group.remaining -= 1;
-      member.finishedAtMs = ctx.nowMs;
-      setMemberState(
-        ctx,
-        stage,
-        group,
-        member,
-        "Skipped",
-        message,
-        "SkippedByOperator",
-      );
-    }
-  }
-}
-
 function skipStage(
   ctx: StepContext,
   name: string,
@@ -211,7 +194,7 @@ function skipStage(
   stage.skipRequested = true;
   for (const group of stage.groups) {
     group.skipRequested = true;
-    skipWaiting(ctx, stage, group, message);
+    skipWaitingMembers(ctx, stage, group, message);
     skipGates(
       ctx,
       [...group.beforeGates, ...group.afterGates],
@@ -274,7 +257,7 @@ function skipGroup(
   }
   const message = `Skipped${by(actor)}`;
   group.skipRequested = true;
-  skipWaiting(ctx, stage, group, message);
+  skipWaitingMembers(ctx, stage, group, message);
   skipGates(
     ctx,
     [...group.beforeGates, ...group.afterGates],
@@ -557,17 +540,7 @@ function memberLeft(ctx: StepContext, name: string): Rejection | undefined {
     stage.inFlight -= 1;
     delete member.deadlineAtMs;
   }
-  group.remaining -= 1;
-  member.finishedAtMs = ctx.nowMs;
-  setMemberState(
-    ctx,
-    stage,
-    group,
-    member,
-    "Skipped",
-    "Cluster left the fleet",
-    "Left",
-  );
+  endSkipped(ctx, stage, group, member, "Cluster left the fleet", "Left");
   return undefined;
 }
 
