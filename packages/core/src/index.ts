@@ -200,6 +200,21 @@ export { nextWeeklyOccurrence } from "./staged/gates.js";
 export { locateMember } from "./staged/member-index.js";
 export { runWarnings } from "./staged/warnings.js";
 
+// Intents
+export {
+  emptyIntent,
+  changeIntent,
+  canonicalJson,
+  canonicalIntentJson,
+  parseIntent,
+} from "./intent.js";
+export type {
+  ClusterIntent,
+  BundleIntent,
+  UpgradeIntent,
+  IntentChange,
+} from "./intent.js";
+
 // Offline previews
 export { plan, planFleet, planStaged } from "./plan.js";
 export { simulate } from "./simulate.js";
