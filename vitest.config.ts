@@ -8,6 +8,9 @@ export default defineConfig({
   resolve: {
     alias: {
       "@flotilla/core": src("core"),
+      "@flotilla/protocol": src("protocol"),
+      "@flotilla/testkit": src("testkit"),
+      "@flotilla/hub": src("hub"),
     },
   },
   test: {

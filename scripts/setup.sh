@@ -10,6 +10,24 @@ if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version 2>/dev/null)" != "$P
   npm install --global --no-fund --no-audit "pnpm@${PNPM_VERSION}" >&2
 fi
 
+# The integration tests and the demo start real nats-server processes (2.9+, with JetStream).
+# Install Debian's package when we can; otherwise say what to install and carry on: only the
+# tests that need it fail, and they name it. Debian puts it in /usr/sbin, which the testkit also
+# searches.
+have_nats_server() { command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ]; }
+if ! have_nats_server; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing nats-server with apt-get" >&2
+    { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y nats-server; } >&2 ||
+      echo "setup: warning: could not install nats-server with apt-get" >&2
+  fi
+  if ! have_nats_server; then
+    echo "setup: warning: nats-server is not installed; the integration tests need it." >&2
+    echo "setup:   install it with: sudo apt-get install -y nats-server" >&2
+    echo "setup:   or put a nats-server 2.9+ binary on PATH" >&2
+  fi
+fi
+
 if [ ! -d node_modules/.pnpm ] || [ pnpm-lock.yaml -nt node_modules/.modules.yaml ]; then
   echo "setup: installing dependencies" >&2
   pnpm install --frozen-lockfile --reporter=append-only >&2

@@ -1,0 +1,14 @@
+/**
+ * @flotilla/testkit: helpers for flotilla's integration tests (dev only, never shipped).
+ *
+ * Tests run against real components: `startNatsServer` launches a real `nats-server` with JetStream
+ * on a free port in a temporary directory (restartable with its data, for outage tests);
+ * `waitFor` replaces sleeps in assertions; `freePort` finds a port for servers that cannot bind
+ * port 0 themselves.
+ */
+
+export { startNatsServer } from "./nats-server.js";
+export type { NatsServer, StartNatsServerOptions } from "./nats-server.js";
+export { waitFor } from "./wait-for.js";
+export type { WaitForOptions } from "./wait-for.js";
+export { freePort } from "./free-port.js";
