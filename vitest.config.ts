@@ -11,6 +11,7 @@ export default defineConfig({
       "@flotilla/protocol": src("protocol"),
       "@flotilla/testkit": src("testkit"),
       "@flotilla/hub": src("hub"),
+      "@flotilla/agent": src("agent"),
     },
   },
   test: {
