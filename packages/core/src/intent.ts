@@ -11,6 +11,7 @@ import { z } from "zod";
 import type { Result } from "./result.js";
 import { parseWith, strictObject } from "./schema.js";
 import type { MemberTarget } from "./staged/run.js";
+import type { UpgradeType } from "./upgrade.js";
 
 /** The bundle part of an intent: which revision, and where its manifests are. */
 export interface BundleIntent {
@@ -22,6 +23,8 @@ export interface BundleIntent {
 /** The upgrade part of an intent: one member of one staged run. */
 export interface UpgradeIntent {
   readonly run: string;
+  /** What kind of upgrade: the agent picks its driver's mode and maintenance-window scope from it. */
+  readonly type: UpgradeType;
   readonly target: MemberTarget;
 }
 
@@ -157,6 +160,7 @@ const intentSchema = strictObject({
   ),
   upgrade: strictObject({
     run: z.string().min(1).max(253),
+    type: z.enum(["Full", "ControlPlaneOnly", "NodeImageOnly"]),
     target: memberTargetSchema,
   }).optional(),
 });

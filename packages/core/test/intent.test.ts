@@ -39,13 +39,21 @@ describe("cluster intents", () => {
   it("an upgrade is cleared only by the run that set it", () => {
     const up = changeIntent(emptyIntent("c-1"), {
       type: "SetUpgrade",
-      upgrade: { run: "r1", target: { kubernetesVersion: "1.31.2" } },
+      upgrade: {
+        run: "r1",
+        type: "Full",
+        target: { kubernetesVersion: "1.31.2" },
+      },
     });
     expect(up.generation).toBe(1);
     expect(
       changeIntent(up, {
         type: "SetUpgrade",
-        upgrade: { run: "r1", target: { kubernetesVersion: "1.31.2" } },
+        upgrade: {
+          run: "r1",
+          type: "Full",
+          target: { kubernetesVersion: "1.31.2" },
+        },
       }),
     ).toBe(up);
     expect(changeIntent(up, { type: "ClearUpgrade", run: "r2" })).toBe(up);
@@ -76,6 +84,20 @@ describe("cluster intents", () => {
     expect(canonicalIntentJson(a)).toBe(
       '{"apiVersion":"flotilla.dev/v1","bundles":{"api":{"digest":"sha256:cc","revision":"1"},"web":{"digest":"sha256:aa","revision":"3"}},"cluster":"c","generation":2}',
     );
+  });
+
+  it("an upgrade intent must say its type, so the agent knows its driver mode and window scope", () => {
+    const intent = {
+      apiVersion: "flotilla.dev/v1",
+      cluster: "c",
+      generation: 1,
+      bundles: {},
+      upgrade: { run: "r", target: {} },
+    };
+    const parsed = parseIntent(intent);
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok)
+      expect(parsed.problems.map((p) => p.path)).toEqual(["upgrade.type"]);
   });
 
   it("parses a valid intent and rejects malformed ones with paths", () => {

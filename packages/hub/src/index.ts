@@ -1,7 +1,8 @@
 /**
  * @flotilla/hub: the hub server. So far: the StateStore port with its adapters (in-memory for unit
- * tests, NATS JetStream KV for real; both pass one contract suite) and the module that names every
- * bucket and key.
+ * tests, NATS JetStream KV for real; both pass one contract suite), the module that names every
+ * bucket and key, and the IntentPublisher port (intents to agents over NATS; in-memory and
+ * JetStream adapters, one contract suite).
  */
 
 // State store: the port
@@ -49,3 +50,26 @@ export {
   gateDecisionsPrefix,
 } from "./store/keys.js";
 export type { CollectionName } from "./store/keys.js";
+
+// Intents: the port, its adapters, and the rules they share
+export {
+  IntentRefusedError,
+  checkContentSize,
+  decidePublish,
+  prepareIntent,
+} from "./intents/intent-publisher.js";
+export type {
+  IntentOperationOptions,
+  IntentPublisher,
+  IntentRefusal,
+  PreparedIntent,
+  PublishedIntent,
+  PublishResult,
+} from "./intents/intent-publisher.js";
+export { createMemoryIntentPublisher } from "./intents/memory-intent-publisher.js";
+export type { MemoryIntentPublisher } from "./intents/memory-intent-publisher.js";
+export { createJetStreamIntentPublisher } from "./intents/jetstream-intent-publisher.js";
+export type {
+  JetStreamIntentPublisherDeps,
+  JetStreamIntentPublisherOptions,
+} from "./intents/jetstream-intent-publisher.js";

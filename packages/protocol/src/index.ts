@@ -66,6 +66,32 @@ export {
   SERVER_OPTIONS,
 } from "./limits.js";
 
+// Intents over NATS: buckets, keys, subjects, the stored document
+export {
+  DEFAULT_INTENTS_PREFIX,
+  MAX_INTENT_DOCUMENT_BYTES,
+  INTENT_MESSAGE_OVERHEAD_BYTES,
+  MAX_BUNDLE_CONTENT_BYTES,
+  INTENT_HASH_HEADER,
+  INTENT_GENERATION_HEADER,
+  intentsBucket,
+  intentsStream,
+  bundleContentBucket,
+  intentKeyProblem,
+  intentKey,
+  intentKvSubject,
+  intentSubject,
+  intentsRepublish,
+  intentsBucketSettings,
+  sha256Digest,
+  isSha256Digest,
+  bundleObjectName,
+  intentHash,
+  encodeIntentDocument,
+  parseIntentDocument,
+} from "./intents.js";
+export type { IntentDocument } from "./intents.js";
+
 // Errors
 export {
   PROBLEMS_METADATA_KEY,

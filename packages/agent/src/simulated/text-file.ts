@@ -1,0 +1,71 @@
+/**
+ * Reading a local JSON or YAML document (fleet files, maintenance files). JSON is parsed here;
+ * YAML needs a parser passed in (`parseText`, e.g. the `yaml` package's `parse`), which the
+ * agent's composition root supplies, so this module has no YAML dependency of its own.
+ */
+import { readFile } from "node:fs/promises";
+import { extname } from "node:path";
+import { FlotillaError } from "@flotilla/core";
+
+/** Parses a document's text; throws on syntax errors. `file` is for messages. */
+export type TextParser = (text: string, file: string) => unknown;
+
+/** Whether `file` is YAML by its extension. */
+export function isYamlFile(file: string): boolean {
+  const ext = extname(file).toLowerCase();
+  return ext === ".yaml" || ext === ".yml";
+}
+
+/**
+ * The parser for `file`: `parseText` when given, else JSON.parse. Throws `invalid_argument` for a
+ * YAML file without a parser, at set-up time rather than on every read.
+ */
+export function parserFor(file: string, parseText?: TextParser): TextParser {
+  if (parseText !== undefined) return parseText;
+  if (isYamlFile(file))
+    throw new FlotillaError(
+      "invalid_argument",
+      `Cannot read "${file}": YAML files need a parseText option (for example the yaml package's parse)`,
+    );
+  return (text) => JSON.parse(text) as unknown;
+}
+
+/** The outcome of reading a document: its content, or why it could not be read. */
+export type ReadDocumentResult =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly message: string };
+
+/** Reads and parses `file`; I/O and syntax errors are values. Rejects only when `signal` aborts. */
+export async function readDocument(
+  file: string,
+  parse: TextParser,
+  options: { readonly signal?: AbortSignal } = {},
+): Promise<ReadDocumentResult> {
+  const { signal } = options;
+  let text: string;
+  try {
+    text = await readFile(file, {
+      encoding: "utf8",
+      ...(signal ? { signal } : {}),
+    });
+  } catch (error) {
+    signal?.throwIfAborted();
+    const code = (error as { code?: unknown }).code;
+    const why =
+      code === "ENOENT"
+        ? "no such file"
+        : error instanceof Error
+          ? error.message
+          : String(error);
+    return { ok: false, message: why };
+  }
+  try {
+    return { ok: true, value: parse(text, file) };
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return {
+      ok: false,
+      message: `not valid ${isYamlFile(file) ? "YAML" : "JSON"}: ${why}`,
+    };
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * The IntentPublisher port: how the hub hands each cluster its desired state (ARCHITECTURE
+ * "Intents go hub → agent over NATS"). One stored intent per cluster; generations only go up.
+ * The rules every adapter follows are here, so the in-memory adapter refuses exactly what the
+ * JetStream adapter refuses.
+ */
+import {
+  FlotillaError,
+  parseIntent,
+  showValue,
+  type ClusterIntent,
+} from "@flotilla/core";
+import {
+  encodeIntentDocument,
+  intentKey,
+  MAX_BUNDLE_CONTENT_BYTES,
+  MAX_INTENT_DOCUMENT_BYTES,
+} from "@flotilla/protocol";
+
+/** Every operation can be abandoned; an aborted call rejects with the signal's reason. */
+export interface IntentOperationOptions {
+  readonly signal?: AbortSignal;
+}
+
+/** A cluster's stored intent. */
+export interface PublishedIntent {
+  readonly intent: ClusterIntent;
+  /** `sha256:` of the intent's canonical JSON. */
+  readonly hash: string;
+  /** The write's KV revision: it orders writes (not contiguous per cluster). */
+  readonly revision: number;
+}
+
+/** What {@link IntentPublisher.publish} did. */
+export interface PublishResult extends PublishedIntent {
+  /** False when this very intent (same generation, same hash) was already stored: a no-op. */
+  readonly written: boolean;
+}
+
+/**
+ * Publishes intents to agents, and stores bundle content they fetch by digest.
+ *
+ * `publish` stores the intent under its cluster's key if its generation is higher than the
+ * stored one. Publishing the stored generation again with the same content is a harmless no-op,
+ * since the hub republishes after a crash ("persist before publish"). It refuses with an
+ * {@link IntentRefusedError}: a lower generation (`failed_precondition`), and the stored generation
+ * with other content (`internal`: one generation must never mean two payloads). Two hubs cannot
+ * interleave: writes are compare-and-set on the stored revision.
+ *
+ * Errors are FlotillaErrors: `invalid_argument` for an invalid or oversized intent, `unavailable`
+ * while the backend is unreachable or the publisher is not started.
+ */
+export interface IntentPublisher extends AsyncDisposable {
+  /** Prepares the backend (creates the buckets if missing). Idempotent. */
+  start(options?: IntentOperationOptions): Promise<void>;
+  stop(): Promise<void>;
+  publish(
+    intent: ClusterIntent,
+    options?: IntentOperationOptions,
+  ): Promise<PublishResult>;
+  /** The stored intent of `cluster`, or undefined if none (never published, or removed). */
+  read(
+    cluster: string,
+    options?: IntentOperationOptions,
+  ): Promise<PublishedIntent | undefined>;
+  /**
+   * Removes the cluster's intent (the cluster left the fleet); agents see it deleted. A later
+   * publish for the cluster starts over at any generation. Removing a missing intent is no error.
+   */
+  remove(cluster: string, options?: IntentOperationOptions): Promise<void>;
+  /** Stores bundle content by its digest (`sha256:<hex>`) and returns the digest. Idempotent. */
+  putBundleContent(
+    content: Uint8Array,
+    options?: IntentOperationOptions,
+  ): Promise<string>;
+}
+
+/** Why an intent was refused: a lower generation, or the same generation with other content. */
+export type IntentRefusal = "stale_generation" | "hash_mismatch";
+
+/** A publish refused because the stored intent is newer or differs for the same generation. */
+export class IntentRefusedError extends FlotillaError {
+  constructor(
+    readonly reason: IntentRefusal,
+    readonly cluster: string,
+    readonly generation: number,
+    readonly hash: string,
+    readonly stored: { readonly generation: number; readonly hash: string },
+  ) {
+    const what = `Cannot publish intent generation ${String(generation)} for cluster ${showValue(cluster)}`;
+    super(
+      reason === "stale_generation" ? "failed_precondition" : "internal",
+      reason === "stale_generation"
+        ? `${what}: generation ${String(stored.generation)} is already published`
+        : `${what}: generation ${String(generation)} is already published with hash ${stored.hash}, not ${hash}`,
+    );
+  }
+}
+
+/** An intent ready to store: validated, encoded, hashed. */
+export interface PreparedIntent {
+  readonly intent: ClusterIntent;
+  readonly key: string;
+  readonly bytes: Uint8Array;
+  readonly hash: string;
+}
+
+/**
+ * Validates an intent as agents will (`parseIntent`), and encodes it. Throws `invalid_argument`
+ * for an invalid intent, a cluster name that cannot be a key, or a document over the limit.
+ */
+export function prepareIntent(intent: ClusterIntent): PreparedIntent {
+  const parsed = parseIntent(intent);
+  if (!parsed.ok) throw FlotillaError.invalid("intent", parsed.problems);
+  const key = intentKey(parsed.value.cluster);
+  const { bytes, hash } = encodeIntentDocument(parsed.value);
+  if (bytes.byteLength > MAX_INTENT_DOCUMENT_BYTES) {
+    throw new FlotillaError(
+      "invalid_argument",
+      `Cannot publish intent generation ${String(parsed.value.generation)} for cluster ${showValue(key)}: it is ${String(bytes.byteLength)} bytes, more than the ${String(MAX_INTENT_DOCUMENT_BYTES)} allowed`,
+    );
+  }
+  return { intent: parsed.value, key, bytes, hash };
+}
+
+/**
+ * Decides a publish against the stored intent: `"write"` or `"unchanged"` (the same generation
+ * and hash are stored), or throws an {@link IntentRefusedError}.
+ */
+export function decidePublish(
+  prepared: PreparedIntent,
+  stored: { readonly generation: number; readonly hash: string } | undefined,
+): "write" | "unchanged" {
+  if (stored === undefined) return "write";
+  const { intent, hash } = prepared;
+  if (intent.generation > stored.generation) return "write";
+  if (intent.generation === stored.generation && hash === stored.hash) {
+    return "unchanged";
+  }
+  throw new IntentRefusedError(
+    intent.generation < stored.generation
+      ? "stale_generation"
+      : "hash_mismatch",
+    intent.cluster,
+    intent.generation,
+    hash,
+    stored,
+  );
+}
+
+/** Throws `invalid_argument` for bundle content larger than agents accept. */
+export function checkContentSize(content: Uint8Array): void {
+  if (content.byteLength > MAX_BUNDLE_CONTENT_BYTES) {
+    throw new FlotillaError(
+      "invalid_argument",
+      `Cannot store bundle content: it is ${String(content.byteLength)} bytes, more than the ${String(MAX_BUNDLE_CONTENT_BYTES)} agents accept`,
+    );
+  }
+}

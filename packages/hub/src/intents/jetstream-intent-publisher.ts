@@ -1,0 +1,386 @@
+import {
+  FlotillaError,
+  formatProblem,
+  showValue,
+  type ClusterIntent,
+} from "@flotilla/core";
+import {
+  JetStreamApiCodes,
+  JetStreamApiError,
+  jetstream,
+  StorageType,
+  type JetStreamClient,
+} from "@nats-io/jetstream";
+import { Kvm, type KV } from "@nats-io/kv";
+import type { ObjectStore } from "@nats-io/obj";
+import {
+  headers,
+  type NatsConnection,
+  type QueuedIterator,
+  type Status,
+} from "@nats-io/transport-node";
+import {
+  DEFAULT_INTENTS_PREFIX,
+  INTENT_GENERATION_HEADER,
+  INTENT_HASH_HEADER,
+  intentKey,
+  intentKvSubject,
+  intentsBucketSettings,
+  parseIntentDocument,
+} from "@flotilla/protocol";
+import { abortable } from "../store/state-store.js";
+import {
+  decidePublish,
+  prepareIntent,
+  type IntentOperationOptions,
+  type IntentPublisher,
+  type PreparedIntent,
+  type PublishedIntent,
+  type PublishResult,
+} from "./intent-publisher.js";
+import {
+  openBundleContentStore,
+  putBundleContent,
+} from "./bundle-content-store.js";
+import { toIntentsError } from "./nats-errors.js";
+
+/** What {@link createJetStreamIntentPublisher} needs: a connection it uses but does not close. */
+export interface JetStreamIntentPublisherDeps {
+  /** Connect with `maxReconnectAttempts: -1` so that the publisher outlives NATS restarts. */
+  readonly nc: NatsConnection;
+}
+
+/** Options of {@link createJetStreamIntentPublisher}. */
+export interface JetStreamIntentPublisherOptions {
+  /** Buckets and subjects start with this; default `flotilla` (see `@flotilla/protocol`). */
+  prefix?: string;
+  /** How long one JetStream request may take; default 5000 ms. */
+  timeoutMs?: number;
+  /** Bucket replicas when created (1 on a single server, 3 on an R3 cluster); default 1. */
+  replicas?: number;
+  /** Compare-and-set attempts before a publish gives up on a key that keeps changing; default 5. */
+  maxAttempts?: number;
+}
+
+/**
+ * The IntentPublisher on JetStream: intents in the KV bucket `<prefix>-intents` (file storage, one
+ * value per key, republished on `<prefix>.intents.<cluster>` for agents), bundle content in the
+ * object store `<prefix>-bundle-content`. Both are created on `start()` if missing.
+ *
+ * Every write is a compare-and-set on the key's revision (`Nats-Expected-Last-Subject-Sequence`).
+ * The publisher remembers the revision and generation it last wrote or read per cluster, so the
+ * usual publish (a new generation) is a single write, like a plain KV put; a read comes first only
+ * for a cluster it has not seen, a same-or-lower generation, or after losing a compare-and-set.
+ * While the connection is down every call fails at once with `unavailable`.
+ */
+export function createJetStreamIntentPublisher(
+  deps: JetStreamIntentPublisherDeps,
+  options: JetStreamIntentPublisherOptions = {},
+): IntentPublisher {
+  const prefix = options.prefix ?? DEFAULT_INTENTS_PREFIX;
+  return new JetStreamIntentPublisher(deps.nc, {
+    prefix,
+    settings: intentsBucketSettings(prefix),
+    timeoutMs: options.timeoutMs ?? 5_000,
+    replicas: options.replicas ?? 1,
+    maxAttempts: options.maxAttempts ?? 5,
+  });
+}
+
+interface Config {
+  readonly prefix: string;
+  readonly settings: ReturnType<typeof intentsBucketSettings>;
+  readonly timeoutMs: number;
+  readonly replicas: number;
+  readonly maxAttempts: number;
+}
+
+/** What the publisher last saw stored under a key: an intent, or nothing at that revision. */
+type Known =
+  | {
+      readonly revision: number;
+      readonly generation: number;
+      readonly hash: string;
+    }
+  | { readonly revision: number; readonly generation: undefined };
+
+class JetStreamIntentPublisher implements IntentPublisher {
+  readonly #nc: NatsConnection;
+  readonly #js: JetStreamClient;
+  readonly #config: Config;
+  readonly #known = new Map<string, Known>();
+  #kv: KV | undefined;
+  #objects: ObjectStore | undefined;
+  #connected = true;
+  #statuses: QueuedIterator<Status> | undefined;
+
+  constructor(nc: NatsConnection, config: Config) {
+    this.#nc = nc;
+    this.#config = config;
+    this.#js = jetstream(nc, { timeout: config.timeoutMs });
+  }
+
+  async start(options: IntentOperationOptions = {}): Promise<void> {
+    if (this.#kv !== undefined) return;
+    const what = "Cannot start the intent publisher";
+    const { settings, replicas, prefix } = this.#config;
+    const maxPayload = this.#nc.info?.max_payload;
+    if (maxPayload !== undefined && maxPayload < settings.maxValueSize) {
+      throw new FlotillaError(
+        "failed_precondition",
+        `${what}: the server's max_payload (${String(maxPayload)} bytes) is less than the ${String(settings.maxValueSize)} bytes an intent may take`,
+      );
+    }
+    this.#watchConnection();
+    try {
+      const [kv, objects] = await abortable(
+        Promise.all([
+          new Kvm(this.#js).create(settings.bucket, {
+            history: settings.history,
+            maxValueSize: settings.maxValueSize,
+            republish: settings.republish,
+            storage: StorageType.File,
+            replicas,
+            description: "flotilla intents: one key per cluster",
+          }),
+          openBundleContentStore(this.#js, prefix, replicas),
+        ]),
+        options.signal,
+      );
+      // An existing bucket is used as it is: without the republish rule agents would hear nothing.
+      const { republish } = await kv.status();
+      if (
+        republish.src !== settings.republish.src ||
+        republish.dest !== settings.republish.dest
+      ) {
+        throw new FlotillaError(
+          "failed_precondition",
+          `${what}: bucket "${settings.bucket}" republishes ${showValue(republish)}, not ${showValue(settings.republish)}; update its stream or delete the bucket`,
+        );
+      }
+      this.#kv = kv;
+      this.#objects = objects;
+    } catch (error) {
+      this.#unwatchConnection();
+      throw toIntentsError(error, what, options.signal);
+    }
+  }
+
+  stop(): Promise<void> {
+    this.#kv = undefined;
+    this.#objects = undefined;
+    this.#known.clear();
+    this.#unwatchConnection();
+    return Promise.resolve();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
+  }
+
+  async publish(
+    intent: ClusterIntent,
+    options: IntentOperationOptions = {},
+  ): Promise<PublishResult> {
+    const prepared = prepareIntent(intent);
+    const { key } = prepared;
+    const what = `Cannot publish intent generation ${String(prepared.intent.generation)} for cluster ${showValue(key)}`;
+    const kv = this.#ready(what, options);
+    let expected = this.#expectedRevision(prepared);
+    for (let attempt = 1; attempt <= this.#config.maxAttempts; attempt++) {
+      try {
+        if (expected === undefined) {
+          const stored = await abortable(
+            this.#readKnown(kv, key),
+            options.signal,
+          );
+          if (stored.generation !== undefined) {
+            if (decidePublish(prepared, stored) === "unchanged") {
+              return {
+                intent: prepared.intent,
+                hash: prepared.hash,
+                revision: stored.revision,
+                written: false,
+              };
+            }
+          }
+          expected = stored.revision;
+        }
+        const revision = await abortable(
+          this.#write(prepared, expected),
+          options.signal,
+        );
+        const { generation } = prepared.intent;
+        this.#known.set(key, { revision, generation, hash: prepared.hash });
+        return { ...this.#published(prepared, revision), written: true };
+      } catch (error) {
+        if (!isWrongLastRevision(error)) {
+          throw toIntentsError(error, what, options.signal);
+        }
+        // Another writer got there first: read what it stored and decide again.
+        this.#known.delete(key);
+        expected = undefined;
+      }
+    }
+    throw new FlotillaError(
+      "unavailable",
+      `${what}: the stored intent changed during each of ${String(this.#config.maxAttempts)} attempts`,
+    );
+  }
+
+  async read(
+    cluster: string,
+    options: IntentOperationOptions = {},
+  ): Promise<PublishedIntent | undefined> {
+    const key = intentKey(cluster);
+    const what = `Cannot read the intent of cluster ${showValue(key)}`;
+    const kv = this.#ready(what, options);
+    let entry: Awaited<ReturnType<KV["get"]>>;
+    try {
+      entry = await abortable(kv.get(key), options.signal);
+    } catch (error) {
+      throw toIntentsError(error, what, options.signal);
+    }
+    if (entry === null || entry.operation !== "PUT") return undefined;
+    const parsed = parseIntentDocument(entry.value, key, Infinity);
+    if (!parsed.ok) {
+      // Only the hub's bug or a foreign writer can store a document that does not parse.
+      throw new FlotillaError(
+        "internal",
+        `${what}: the stored document is invalid: ${parsed.problems.map(formatProblem).join("; ")}`,
+        { problems: parsed.problems },
+      );
+    }
+    const { intent, hash } = parsed.value;
+    const { revision } = entry;
+    this.#known.set(key, { revision, generation: intent.generation, hash });
+    return { intent, hash, revision };
+  }
+
+  async remove(
+    cluster: string,
+    options: IntentOperationOptions = {},
+  ): Promise<void> {
+    const key = intentKey(cluster);
+    const what = `Cannot remove the intent of cluster ${showValue(key)}`;
+    const kv = this.#ready(what, options);
+    this.#known.delete(key);
+    try {
+      await abortable(kv.delete(key), options.signal);
+    } catch (error) {
+      throw toIntentsError(error, what, options.signal);
+    }
+  }
+
+  async putBundleContent(
+    content: Uint8Array,
+    options: IntentOperationOptions = {},
+  ): Promise<string> {
+    const what = "Cannot store bundle content";
+    this.#ready(what, options);
+    const objects = this.#objects;
+    if (objects === undefined) throw notStarted(what);
+    try {
+      return await putBundleContent(objects, content, options.signal);
+    } catch (error) {
+      throw toIntentsError(error, what, options.signal);
+    }
+  }
+
+  /** The revision to write against without reading first, or undefined when a read must decide. */
+  #expectedRevision(prepared: PreparedIntent): number | undefined {
+    const known = this.#known.get(prepared.key);
+    // Never seen: most likely a new cluster, so try to create; a conflict reads and retries.
+    if (known === undefined) return 0;
+    if (known.generation === undefined) return known.revision;
+    // A same-or-lower generation is refused or a no-op only on the word of a fresh read.
+    return prepared.intent.generation > known.generation
+      ? known.revision
+      : undefined;
+  }
+
+  /** Reads what is stored under `key` (remembering it); an unparsable value can be overwritten. */
+  async #readKnown(kv: KV, key: string): Promise<Known> {
+    const entry = await kv.get(key);
+    let known: Known = {
+      revision: entry?.revision ?? 0,
+      generation: undefined,
+    };
+    if (entry?.operation === "PUT") {
+      const parsed = parseIntentDocument(entry.value, key, Infinity);
+      if (parsed.ok) {
+        const { intent, hash } = parsed.value;
+        known = {
+          revision: entry.revision,
+          generation: intent.generation,
+          hash,
+        };
+      }
+    }
+    this.#known.set(key, known);
+    return known;
+  }
+
+  async #write(prepared: PreparedIntent, expected: number): Promise<number> {
+    const h = headers();
+    h.set(INTENT_HASH_HEADER, prepared.hash);
+    h.set(INTENT_GENERATION_HEADER, String(prepared.intent.generation));
+    const ack = await this.#js.publish(
+      intentKvSubject(prepared.key, this.#config.prefix),
+      prepared.bytes,
+      { headers: h, expect: { lastSubjectSequence: expected } },
+    );
+    return ack.seq;
+  }
+
+  #published(prepared: PreparedIntent, revision: number): PublishedIntent {
+    return { intent: prepared.intent, hash: prepared.hash, revision };
+  }
+
+  #ready(what: string, options: IntentOperationOptions): KV {
+    options.signal?.throwIfAborted();
+    const kv = this.#kv;
+    if (kv === undefined) throw notStarted(what);
+    if (!this.#connected || this.#nc.isClosed()) {
+      throw new FlotillaError(
+        "unavailable",
+        `${what}: the NATS connection is down`,
+      );
+    }
+    return kv;
+  }
+
+  #watchConnection(): void {
+    this.#unwatchConnection();
+    this.#connected = true;
+    // nats.js returns a QueuedIterator; keeping it lets stop() end the loop at once.
+    const statuses = this.#nc.status() as QueuedIterator<Status>;
+    this.#statuses = statuses;
+    void (async () => {
+      for await (const status of statuses) {
+        if (status.type === "disconnect") this.#connected = false;
+        else if (status.type === "reconnect") this.#connected = true;
+      }
+    })().catch(() => undefined);
+  }
+
+  #unwatchConnection(): void {
+    this.#statuses?.stop();
+    this.#statuses = undefined;
+  }
+}
+
+function notStarted(what: string): FlotillaError {
+  return new FlotillaError(
+    "unavailable",
+    `${what}: the intent publisher is not started`,
+  );
+}
+
+function isWrongLastRevision(error: unknown): boolean {
+  return (
+    error instanceof JetStreamApiError &&
+    (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
+      error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+  );
+}

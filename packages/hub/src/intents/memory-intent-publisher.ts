@@ -1,0 +1,125 @@
+import { FlotillaError, type ClusterIntent } from "@flotilla/core";
+import { intentKey, sha256Digest } from "@flotilla/protocol";
+import {
+  checkContentSize,
+  decidePublish,
+  prepareIntent,
+  type IntentOperationOptions,
+  type IntentPublisher,
+  type PublishedIntent,
+  type PublishResult,
+} from "./intent-publisher.js";
+
+/** The in-memory IntentPublisher, plus what tests of hub code want to look at. */
+export interface MemoryIntentPublisher extends IntentPublisher {
+  /** Every stored intent, by cluster. */
+  snapshot(): ReadonlyMap<string, PublishedIntent>;
+  /** Stored bundle content, or undefined. */
+  bundleContent(digest: string): Uint8Array | undefined;
+}
+
+/**
+ * An IntentPublisher in memory, for unit tests of hub code: the same rules and errors as the
+ * JetStream adapter (both pass one contract suite), without NATS. Revisions increase by one per
+ * write across all clusters, like a KV bucket's.
+ */
+export function createMemoryIntentPublisher(): MemoryIntentPublisher {
+  return new MemoryPublisher();
+}
+
+class MemoryPublisher implements MemoryIntentPublisher {
+  readonly #intents = new Map<string, PublishedIntent>();
+  readonly #contents = new Map<string, Uint8Array>();
+  #revision = 0;
+  #started = false;
+
+  start(options: IntentOperationOptions = {}): Promise<void> {
+    options.signal?.throwIfAborted();
+    this.#started = true;
+    return Promise.resolve();
+  }
+
+  stop(): Promise<void> {
+    this.#started = false;
+    return Promise.resolve();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
+  }
+
+  async publish(
+    intent: ClusterIntent,
+    options: IntentOperationOptions = {},
+  ): Promise<PublishResult> {
+    const prepared = prepareIntent(intent);
+    await this.#ready("publish", options);
+    const stored = this.#intents.get(prepared.key);
+    const stale = stored && {
+      generation: stored.intent.generation,
+      hash: stored.hash,
+    };
+    if (decidePublish(prepared, stale) === "unchanged" && stored) {
+      return { ...stored, written: false };
+    }
+    const published: PublishedIntent = {
+      intent: prepared.intent,
+      hash: prepared.hash,
+      revision: ++this.#revision,
+    };
+    this.#intents.set(prepared.key, published);
+    return { ...published, written: true };
+  }
+
+  async read(
+    cluster: string,
+    options: IntentOperationOptions = {},
+  ): Promise<PublishedIntent | undefined> {
+    const key = intentKey(cluster);
+    await this.#ready("read", options);
+    return this.#intents.get(key);
+  }
+
+  async remove(
+    cluster: string,
+    options: IntentOperationOptions = {},
+  ): Promise<void> {
+    const key = intentKey(cluster);
+    await this.#ready("remove", options);
+    if (this.#intents.delete(key)) this.#revision++;
+  }
+
+  async putBundleContent(
+    content: Uint8Array,
+    options: IntentOperationOptions = {},
+  ): Promise<string> {
+    checkContentSize(content);
+    await this.#ready("put bundle content", options);
+    const digest = sha256Digest(content);
+    if (!this.#contents.has(digest)) {
+      this.#contents.set(digest, content.slice());
+    }
+    return digest;
+  }
+
+  snapshot(): ReadonlyMap<string, PublishedIntent> {
+    return new Map(this.#intents);
+  }
+
+  bundleContent(digest: string): Uint8Array | undefined {
+    return this.#contents.get(digest)?.slice();
+  }
+
+  /** Answers on a later microtask, as a real backend would; fails when aborted or not started. */
+  async #ready(action: string, options: IntentOperationOptions): Promise<void> {
+    options.signal?.throwIfAborted();
+    await Promise.resolve();
+    options.signal?.throwIfAborted();
+    if (!this.#started) {
+      throw new FlotillaError(
+        "unavailable",
+        `Cannot ${action}: the intent publisher is not started`,
+      );
+    }
+  }
+}
