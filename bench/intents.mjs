@@ -1,8 +1,9 @@
 // Intents benchmark: a real nats-server, the hub's JetStream IntentPublisher and N agent intent
 // watchers spread over a few connections (as a process hosting many simulated agents would).
 // Figures, against baselines measured in the same run:
-//   * intents published per second ÷ raw JetStream KV puts per second (same value size, same
-//     number of writes in flight, same server, watchers running);
+//   * intents published per second ÷ raw JetStream KV puts per second: the same documents
+//     (encoded beforehand for the baseline) into the same bucket, the same number of writes in
+//     flight, the same watchers receiving them; rounds alternate and the median pair counts;
 //   * the time from the first publish until every watcher has seen its intent, and the
 //     publish → watcher latency percentiles;
 //   * what N watchers cost the server: subscriptions, JetStream consumers (should be none),
@@ -81,6 +82,7 @@ export async function measureIntents({
     const publisher = createJetStreamIntentPublisher({ nc: hubNc });
     await publisher.start();
     closers.unshift(() => publisher.stop());
+    // The publisher's bucket under the default prefix (`intentsBucket()` in @flotilla/protocol).
     const kv = await new Kvm(jetstream(hubNc)).open("flotilla-intents");
     const clusters = Array.from(
       { length: count },
@@ -113,6 +115,7 @@ export async function measureIntents({
     global.gc?.();
     const heapPerWatcherBytes =
       (process.memoryUsage().heapUsed - heapBefore) / count;
+    const afterWatchers = await monitor(server, "/varz");
     log(
       `bench: ${count} watchers started in ${startMs.toFixed(0)} ms over ${connections} connections`,
     );
@@ -195,7 +198,7 @@ export async function measureIntents({
     const jsz = await monitor(server, "/jsz");
     const serverStats = {
       memBytes: varz.mem,
-      memPerWatcherBytes: (varz.mem - before.mem) / count,
+      memPerWatcherBytes: (afterWatchers.mem - before.mem) / count,
       subscriptions: subsz.num_subscriptions,
       consumers: jsz.consumers,
       connections: varz.connections,
