@@ -42,7 +42,7 @@ import {
   openBundleContentStore,
   putBundleContent,
 } from "./bundle-content-store.js";
-import { toIntentsError } from "./nats-errors.js";
+import { toNatsFlotillaError } from "../nats-errors.js";
 
 /** What {@link createJetStreamIntentPublisher} needs: a connection it uses but does not close. */
 export interface JetStreamIntentPublisherDeps {
@@ -162,7 +162,7 @@ class JetStreamIntentPublisher implements IntentPublisher {
       this.#objects = objects;
     } catch (error) {
       this.#unwatchConnection();
-      throw toIntentsError(error, what, options.signal);
+      throw toNatsFlotillaError(error, what, options.signal);
     }
   }
 
@@ -215,7 +215,7 @@ class JetStreamIntentPublisher implements IntentPublisher {
         return { ...this.#published(prepared, revision), written: true };
       } catch (error) {
         if (!isWrongLastRevision(error)) {
-          throw toIntentsError(error, what, options.signal);
+          throw toNatsFlotillaError(error, what, options.signal);
         }
         // Another writer got there first: read what it stored and decide again.
         this.#known.delete(key);
@@ -239,7 +239,7 @@ class JetStreamIntentPublisher implements IntentPublisher {
     try {
       entry = await abortable(kv.get(key), options.signal);
     } catch (error) {
-      throw toIntentsError(error, what, options.signal);
+      throw toNatsFlotillaError(error, what, options.signal);
     }
     if (entry === null || entry.operation !== "PUT") return undefined;
     const parsed = parseIntentDocument(entry.value, key, Infinity);
@@ -268,7 +268,7 @@ class JetStreamIntentPublisher implements IntentPublisher {
     try {
       await abortable(kv.delete(key), options.signal);
     } catch (error) {
-      throw toIntentsError(error, what, options.signal);
+      throw toNatsFlotillaError(error, what, options.signal);
     }
   }
 
@@ -283,7 +283,7 @@ class JetStreamIntentPublisher implements IntentPublisher {
     try {
       return await putBundleContent(objects, content, options.signal);
     } catch (error) {
-      throw toIntentsError(error, what, options.signal);
+      throw toNatsFlotillaError(error, what, options.signal);
     }
   }
 

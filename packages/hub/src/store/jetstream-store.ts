@@ -10,11 +10,6 @@ import {
 } from "@nats-io/jetstream";
 import { Kvm, KvWatchInclude, type KV } from "@nats-io/kv";
 import {
-  ClosedConnectionError,
-  ConnectionError,
-  DrainingConnectionError,
-  NoRespondersError,
-  TimeoutError,
   type NatsConnection,
   type QueuedIterator,
   type Status,
@@ -29,6 +24,7 @@ import {
   kvSubject,
   type CollectionName,
 } from "./keys.js";
+import { toNatsFlotillaError } from "../nats-errors.js";
 import {
   abortable,
   checkKey,
@@ -153,7 +149,7 @@ class JetStreamStore implements StateStore {
       this.#buckets = new Map(opened);
     } catch (error) {
       this.#unwatchConnection();
-      throw toStoreError(error, what, options.signal);
+      throw toNatsFlotillaError(error, what, options.signal);
     }
   }
 
@@ -341,7 +337,7 @@ class JetStreamStore implements StateStore {
     try {
       return await abortable(operation(kv), signal);
     } catch (error) {
-      throw toStoreError(error, what, signal);
+      throw toNatsFlotillaError(error, what, signal);
     }
   }
 
@@ -385,7 +381,11 @@ class JetStreamStore implements StateStore {
         messages.stop();
       }
       signal?.throwIfAborted();
-      throw new ListingInterruptedError(received.length, info.num_pending);
+      // The consumer stopped delivering before the last entry: an outage, usually.
+      throw new FlotillaError(
+        "unavailable",
+        `the listing stopped after ${String(received.length)} of ${String(info.num_pending)} entries`,
+      );
     } finally {
       // Ordered consumers are ephemeral; delete at once rather than wait for the server to.
       await consumer.delete().catch(() => undefined);
@@ -412,56 +412,10 @@ class JetStreamStore implements StateStore {
   }
 }
 
-/** A listing whose consumer stopped delivering before the last entry (an outage, usually). */
-class ListingInterruptedError extends Error {
-  constructor(received: number, expected: number) {
-    super(
-      `the listing stopped after ${String(received)} of ${String(expected)} entries`,
-    );
-    this.name = "ListingInterruptedError";
-  }
-}
-
 function isWrongLastRevision(error: unknown): boolean {
   return (
     error instanceof JetStreamApiError &&
     (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
       error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
-  );
-}
-
-/** True when `error`, or an error it wraps, means the server could not be reached or answer. */
-function isOutage(error: unknown): boolean {
-  for (let e = error, depth = 0; e instanceof Error && depth < 8; depth++) {
-    if (
-      e instanceof TimeoutError ||
-      e instanceof NoRespondersError ||
-      e instanceof ClosedConnectionError ||
-      e instanceof DrainingConnectionError ||
-      e instanceof ConnectionError ||
-      e instanceof ListingInterruptedError ||
-      e.name === "JetStreamNotEnabled" ||
-      (e instanceof JetStreamApiError && e.status === 503)
-    ) {
-      return true;
-    }
-    e = e.cause;
-  }
-  return false;
-}
-
-/** Adds context to a nats.js error: `unavailable` for outages, `internal` for the unexpected. */
-function toStoreError(
-  error: unknown,
-  what: string,
-  signal: AbortSignal | undefined,
-): unknown {
-  if (signal?.aborted && error === signal.reason) return error;
-  if (error instanceof FlotillaError) return error;
-  const detail = error instanceof Error ? error.message : String(error);
-  return new FlotillaError(
-    isOutage(error) ? "unavailable" : "internal",
-    `${what}: ${detail}`,
-    { cause: error },
   );
 }

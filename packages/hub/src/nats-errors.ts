@@ -8,6 +8,11 @@ import {
   TimeoutError,
 } from "@nats-io/transport-node";
 
+/**
+ * nats.js errors → FlotillaError, shared by every hub adapter that talks to NATS (state store,
+ * intent publisher).
+ */
+
 /** True when `error`, or an error it wraps, means the server could not be reached or answer. */
 export function isNatsOutage(error: unknown): boolean {
   for (let e = error, depth = 0; e instanceof Error && depth < 8; depth++) {
@@ -31,7 +36,7 @@ export function isNatsOutage(error: unknown): boolean {
  * Adds context to a nats.js error: `unavailable` for outages, `internal` for the unexpected.
  * FlotillaErrors and the reason of an aborted signal pass through unchanged.
  */
-export function toIntentsError(
+export function toNatsFlotillaError(
   error: unknown,
   what: string,
   signal: AbortSignal | undefined,
