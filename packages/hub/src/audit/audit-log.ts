@@ -1,0 +1,83 @@
+/**
+ * The audit log port (ARCHITECTURE "Security model"): an append-only record of every
+ * state-changing admin call, with who called, why, and how it ended. The JetStream adapter keeps
+ * it in a stream (it survives hub restarts); the in-memory adapter serves unit tests. Both pass one
+ * contract suite.
+ */
+import type { FlotillaErrorCode } from "@flotilla/core";
+
+/** How a recorded call ended. */
+export type AuditOutcome = "Succeeded" | "Denied" | "Failed";
+
+/** What the hub records about one call. */
+export interface AuditRecord {
+  readonly atMs: number;
+  /** Caller identity (until issue 6's authentication: the `x-flotilla-actor` header or the peer). */
+  readonly actor: string;
+  readonly role: string;
+  /** The AdminService method, e.g. `StartUpdateRun`. */
+  readonly method: string;
+  /** `cluster`, `cluster-group`, `bundle`, `update-strategy`, `update-run`, `gate`. */
+  readonly targetKind: string;
+  readonly targetName: string;
+  /** The caller's reason (`--reason`), empty when none was given. */
+  readonly reason: string;
+  readonly outcome: AuditOutcome;
+  /** Failed / Denied: the error's code. */
+  readonly errorCode?: FlotillaErrorCode;
+  readonly message: string;
+}
+
+/** A stored record: `sequence` increases by one per record, from 1. */
+export interface AuditEvent extends AuditRecord {
+  readonly sequence: number;
+}
+
+/** Which records a list or watch returns; every field set must match. */
+export interface AuditFilter {
+  readonly sinceMs?: number;
+  readonly untilMs?: number;
+  readonly actor?: string;
+  readonly targetKind?: string;
+  readonly targetName?: string;
+  readonly method?: string;
+  /** Empty or absent: any outcome. */
+  readonly outcomes?: readonly AuditOutcome[];
+}
+
+/** One page of records, oldest first; `nextPageToken` is empty on the last page. */
+export interface AuditPage {
+  readonly events: readonly AuditEvent[];
+  readonly nextPageToken: string;
+}
+
+export interface AuditListOptions {
+  /** 1..1000, default 100. */
+  readonly pageSize?: number;
+  /** From a previous page's `nextPageToken`; a malformed token is `invalid_argument`. */
+  readonly pageToken?: string;
+  readonly signal?: AbortSignal;
+}
+
+export interface AuditWatchOptions {
+  readonly signal: AbortSignal;
+  /** Deliver records with a larger sequence (stored ones first); absent: only new records. */
+  readonly afterSequence?: number;
+}
+
+/**
+ * Errors are FlotillaErrors: `invalid_argument` for a bad filter or page token, `unavailable`
+ * while the backend is unreachable or the log is not started.
+ */
+export interface AuditLog extends AsyncDisposable {
+  start(options?: { readonly signal?: AbortSignal }): Promise<void>;
+  stop(): Promise<void>;
+  /** Stores a record; resolves with its sequence once it is durable. */
+  append(record: AuditRecord): Promise<AuditEvent>;
+  list(filter: AuditFilter, options?: AuditListOptions): Promise<AuditPage>;
+  /** Matching records in sequence order until `signal` aborts or the log stops. */
+  watch(
+    filter: AuditFilter,
+    options: AuditWatchOptions,
+  ): AsyncIterable<AuditEvent>;
+}

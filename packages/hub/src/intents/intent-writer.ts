@@ -1,0 +1,102 @@
+/**
+ * The one place the hub changes a cluster's intent. Staged runs (upgrades) and bundle rollouts
+ * both write into the same per-cluster intent, so changes to one cluster are applied one after
+ * another: read the stored intent, apply the change (core's `changeIntent`: an unchanged intent
+ * keeps its generation), publish. The stored intent in NATS is the source of truth, so a hub that
+ * restarts recomputes the same intents and its republishing is a no-op ("persist before publish").
+ */
+import {
+  changeIntent,
+  emptyIntent,
+  type ClusterIntent,
+  type IntentChange,
+} from "@flotilla/core";
+import type { IntentPublisher, PublishedIntent } from "./intent-publisher.js";
+
+/** A cluster's current intent as the hub last stored or read it. */
+export interface CurrentIntent {
+  readonly intent: ClusterIntent;
+  /** Empty when nothing is stored for the cluster. */
+  readonly hash: string;
+}
+
+export interface IntentWriter {
+  /** Applies `changes` in order to the cluster's intent and publishes the result (one generation). */
+  change(
+    cluster: string,
+    changes: readonly IntentChange[],
+  ): Promise<CurrentIntent>;
+  /** The cluster's current intent (read from NATS once, then cached). */
+  current(cluster: string): Promise<CurrentIntent>;
+  /** Removes the cluster's intent (the cluster left the fleet). */
+  remove(cluster: string): Promise<void>;
+  /** Forgets cached intents (after a NATS restart the hub reads them again). */
+  invalidate(): void;
+}
+
+/** An IntentWriter over `publisher`. */
+export function createIntentWriter(publisher: IntentPublisher): IntentWriter {
+  const cache = new Map<string, CurrentIntent>();
+  const queues = new Map<string, Promise<unknown>>();
+
+  // Runs `task` after every earlier task for the same cluster; failures do not block later ones.
+  const serial = <T>(cluster: string, task: () => Promise<T>): Promise<T> => {
+    const previous = queues.get(cluster) ?? Promise.resolve();
+    const run = previous.then(task, task);
+    const settled = run.catch(() => undefined);
+    queues.set(cluster, settled);
+    void settled.then(() => {
+      if (queues.get(cluster) === settled) queues.delete(cluster);
+    });
+    return run;
+  };
+
+  const load = async (cluster: string): Promise<CurrentIntent> => {
+    const cached = cache.get(cluster);
+    if (cached !== undefined) return cached;
+    const stored: PublishedIntent | undefined = await publisher.read(cluster);
+    const current: CurrentIntent =
+      stored === undefined
+        ? { intent: emptyIntent(cluster), hash: "" }
+        : { intent: stored.intent, hash: stored.hash };
+    cache.set(cluster, current);
+    return current;
+  };
+
+  return {
+    change(cluster, changes) {
+      return serial(cluster, async () => {
+        const before = await load(cluster);
+        let intent = before.intent;
+        for (const change of changes) intent = changeIntent(intent, change);
+        // changeIntent bumps the generation once per effective change; publish one generation.
+        if (intent === before.intent) return before;
+        const next: ClusterIntent = {
+          ...intent,
+          generation: before.intent.generation + 1,
+        };
+        try {
+          const published = await publisher.publish(next);
+          const current = { intent: published.intent, hash: published.hash };
+          cache.set(cluster, current);
+          return current;
+        } catch (error) {
+          cache.delete(cluster);
+          throw error;
+        }
+      });
+    },
+    current(cluster) {
+      return serial(cluster, () => load(cluster));
+    },
+    remove(cluster) {
+      return serial(cluster, async () => {
+        await publisher.remove(cluster);
+        cache.delete(cluster);
+      });
+    },
+    invalidate() {
+      cache.clear();
+    },
+  };
+}
