@@ -91,6 +91,12 @@ export {
   parseIntentDocument,
 } from "./intents.js";
 export type { IntentDocument } from "./intents.js";
+export {
+  MAX_BUNDLE_RESOURCES,
+  encodeBundleContent,
+  parseBundleContent,
+} from "./bundle-content.js";
+export type { BundleContent, KubernetesObject } from "./bundle-content.js";
 
 // Errors
 export {
