@@ -152,6 +152,18 @@ export type {
   PartitionStatus,
 } from "./fleet/rollout-pass.js";
 export { fleetWarnings } from "./fleet/warnings.js";
+export {
+  parseBundleSpec,
+  bundleSpecWarnings,
+  hasCriteria,
+} from "./fleet/bundle-spec.js";
+export type {
+  FleetBundleSpec,
+  BundleTargetMatcher,
+  BundleTargetCustomization,
+} from "./fleet/bundle-spec.js";
+export { bundleTargets, matchesTarget } from "./fleet/bundle-targets.js";
+export type { BundleTarget } from "./fleet/bundle-targets.js";
 
 // Staged update runs (AKS update strategy)
 export {

@@ -73,3 +73,60 @@ export type {
   JetStreamIntentPublisherDeps,
   JetStreamIntentPublisherOptions,
 } from "./intents/jetstream-intent-publisher.js";
+
+// The hub server: its parts and how they are wired
+export { createHub } from "./hub.js";
+export type {
+  BundleService,
+  BundleServiceDeps,
+  Hub,
+  HubObserver,
+  HubOptions,
+} from "./hub.js";
+export { createIntentWriter } from "./intents/intent-writer.js";
+export type { CurrentIntent, IntentWriter } from "./intents/intent-writer.js";
+export { createClusterRegistry } from "./clusters/cluster-registry.js";
+export type {
+  ClusterChange,
+  ClusterRegistry,
+  ClusterStatus,
+  ConnectionState,
+  SessionHandle,
+} from "./clusters/cluster-registry.js";
+export type { ClusterDirectory } from "./clusters/cluster-directory.js";
+export { createRunManager } from "./runs/run-manager.js";
+export type {
+  RunCommand,
+  RunManager,
+  RunUpdate,
+  StoredRun,
+} from "./runs/run-manager.js";
+export { createBundleService } from "./bundles/bundle-service.js";
+export { createBundleManager } from "./bundles/bundle-manager.js";
+export type { BundleManager } from "./bundles/bundle-manager.js";
+export {
+  createJetStreamObjectReader,
+  objectReaderOf,
+} from "./bundles/object-reader.js";
+export type { ObjectReader } from "./bundles/object-reader.js";
+
+// Audit log
+export { createMemoryAuditLog } from "./audit/memory-audit-log.js";
+export { createJetStreamAuditLog } from "./audit/jetstream-audit-log.js";
+export { auditHandlers } from "./audit/admin-audit.js";
+export type {
+  AuditEvent,
+  AuditFilter,
+  AuditLog,
+  AuditOutcome,
+  AuditRecord,
+} from "./audit/audit-log.js";
+
+// Process: config, logs, metrics, HTTP
+export { HUB_USAGE, parseHubConfig } from "./config.js";
+export type { HubConfig, HubSettings } from "./config.js";
+export { createLogger } from "./logger.js";
+export { createHubMetrics } from "./metrics.js";
+export type { HubMetrics } from "./metrics.js";
+export { startHttpServer } from "./http-server.js";
+export type { HttpServer } from "./http-server.js";

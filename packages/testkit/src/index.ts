@@ -12,3 +12,5 @@ export type { NatsServer, StartNatsServerOptions } from "./nats-server.js";
 export { waitFor } from "./wait-for.js";
 export type { WaitForOptions } from "./wait-for.js";
 export { freePort } from "./free-port.js";
+export { REPO_ROOT, startProcess, runProcess } from "./process.js";
+export type { Exit, ProcessOptions, TestProcess } from "./process.js";

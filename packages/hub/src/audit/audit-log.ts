@@ -35,7 +35,9 @@ export interface AuditEvent extends AuditRecord {
 
 /** Which records a list or watch returns; every field set must match. */
 export interface AuditFilter {
+  /** Records with `atMs >= sinceMs` (inclusive). */
   readonly sinceMs?: number;
+  /** Records with `atMs < untilMs` (exclusive), so that adjacent windows never overlap. */
   readonly untilMs?: number;
   readonly actor?: string;
   readonly targetKind?: string;
@@ -75,7 +77,11 @@ export interface AuditLog extends AsyncDisposable {
   /** Stores a record; resolves with its sequence once it is durable. */
   append(record: AuditRecord): Promise<AuditEvent>;
   list(filter: AuditFilter, options?: AuditListOptions): Promise<AuditPage>;
-  /** Matching records in sequence order until `signal` aborts or the log stops. */
+  /**
+   * Matching records in sequence order until `signal` aborts or the log stops (the iteration then
+   * ends without an error). The watch is set up, and a bad filter or a stopped log reported, when
+   * iteration begins.
+   */
   watch(
     filter: AuditFilter,
     options: AuditWatchOptions,

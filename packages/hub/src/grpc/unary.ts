@@ -19,10 +19,11 @@ export interface CallContext {
   readonly signal: AbortSignal;
 }
 
+/** A handler; it may answer synchronously, and refuses by throwing. */
 export type UnaryHandler<Req, Res> = (
   request: Req,
   context: CallContext,
-) => Promise<Res>;
+) => Res | Promise<Res>;
 
 function actorOf(metadata: Metadata, peer: string): string {
   const [value] = metadata.get(ACTOR_HEADER);
@@ -58,14 +59,17 @@ export function unary<Req, Res>(
   handler: UnaryHandler<Req, Res>,
 ): handleUnaryCall<Req, Res> {
   return (call, callback) => {
-    handler(call.request, callContext(call)).then(
-      (response) => {
-        callback(null, response);
-      },
-      (error: unknown) => {
-        callback(toGrpcStatus(error));
-      },
-    );
+    const context = callContext(call);
+    Promise.resolve()
+      .then(() => handler(call.request, context))
+      .then(
+        (response) => {
+          callback(null, response);
+        },
+        (error: unknown) => {
+          callback(toGrpcStatus(error));
+        },
+      );
   };
 }
 
@@ -101,7 +105,7 @@ export function audited<Req, Res>(
   target: AuditTarget<Req>,
   handler: UnaryHandler<Req, Res>,
 ): UnaryHandler<Req, Res> {
-  return async (request, context) => {
+  return async (request: Req, context: CallContext): Promise<Res> => {
     const base = {
       atMs: deps.now(),
       actor: context.actor,

@@ -1,0 +1,290 @@
+/**
+ * A bundle as Fleet's `fleet.yaml` describes it (SPEC 1 "Bundle", SPEC 4): the default namespace,
+ * `targets` (which clusters), `targetCustomizations` (per-cluster options), the `rolloutStrategy`
+ * and `paused`. Fleet's own field names and shapes are accepted as they are; fields flotilla does
+ * not implement are refused by name rather than silently ignored, so a fleet.yaml never means
+ * something other than what its author expects. Which clusters a spec targets: bundle-targets.ts.
+ */
+import { z } from "zod";
+import {
+  parseSelectorString,
+  parseSelectorStruct,
+  type LabelSelector,
+} from "../label-selector.js";
+import type { PlanWarning } from "../preview-types.js";
+import { fail, joinPath, ok, type Problem, type Result } from "../result.js";
+import { DNS_LABEL, parseWith, unknownFieldMessage } from "../schema.js";
+import { parseRolloutStrategy, type FleetRolloutStrategy } from "./strategy.js";
+
+/**
+ * One entry of `targets` (or the matcher part of a customization). Every criterion that is set must
+ * match; an entry that sets none matches no cluster (as Fleet's cluster matcher).
+ */
+export interface BundleTargetMatcher {
+  readonly name?: string;
+  /** The cluster's name, or its `management.cattle.io/cluster-display-name` label (Fleet). */
+  readonly clusterName?: string;
+  readonly clusterSelector?: LabelSelector;
+  /** Holds when any group the cluster belongs to has this name (and matches clusterGroupSelector). */
+  readonly clusterGroup?: string;
+  /** Matched against the labels of the groups the cluster belongs to. */
+  readonly clusterGroupSelector?: LabelSelector;
+  /** A cluster whose first matching entry sets this is not deployed. */
+  readonly doNotDeploy: boolean;
+}
+
+/** One entry of `targetCustomizations`: a matcher and what it changes for the clusters it matches. */
+export interface BundleTargetCustomization extends BundleTargetMatcher {
+  /** Default namespace for these clusters, instead of the bundle's. */
+  readonly namespace?: string;
+}
+
+/** A parsed fleet.yaml-shaped bundle document. */
+export interface FleetBundleSpec {
+  /** fleet.yaml `name`, when the document carries one. */
+  readonly name?: string;
+  /** Namespace of namespaced resources that set none; "" for none. */
+  readonly namespace: string;
+  readonly targets: readonly BundleTargetMatcher[];
+  readonly targetCustomizations: readonly BundleTargetCustomization[];
+  readonly rolloutStrategy: FleetRolloutStrategy;
+  readonly paused: boolean;
+}
+
+const HELM_MESSAGE =
+  "Helm-chart bundles are not supported yet: render the chart (e.g. `helm template`) and give its manifests instead";
+
+// Keys that only make sense for a Helm chart.
+const HELM_KEYS: readonly string[] = [
+  "helm",
+  "chart",
+  "ociChartSpec",
+  "valuesFiles",
+];
+
+// fleet.yaml and BundleDeploymentOptions fields flotilla does not implement (reference/fleet.md).
+const UNSUPPORTED_FLEET_KEYS: readonly string[] = [
+  "defaultNamespace",
+  "targetNamespace",
+  "labels",
+  "kustomize",
+  "yaml",
+  "dependsOn",
+  "diff",
+  "keepResources",
+  "deleteCRDResources",
+  "deleteNamespace",
+  "ignore",
+  "overrideTargets",
+  "imageScans",
+  "correctDrift",
+  "namespaceLabels",
+  "namespaceAnnotations",
+  "serviceAccount",
+  "forceSyncGeneration",
+  "targetRestrictions",
+];
+
+function unsupportedKeyMessage(key: string, known: readonly string[]): string {
+  if (HELM_KEYS.includes(key)) return HELM_MESSAGE;
+  if (key === "defaultNamespace" && known.includes("namespace")) {
+    return 'is not supported: flotilla\'s "namespace" is the default namespace of resources that set none';
+  }
+  if (UNSUPPORTED_FLEET_KEYS.includes(key)) {
+    return `fleet.yaml field "${key}" is not supported by flotilla`;
+  }
+  return unknownFieldMessage(key, known);
+}
+
+/** An object that refuses unknown keys, naming Helm and unsupported Fleet fields as such. */
+function fleetObject<Shape extends z.ZodRawShape>(shape: Shape) {
+  const known = Object.keys(shape);
+  return z
+    .object(shape)
+    .loose()
+    .superRefine(
+      (value, ctx) => {
+        if (typeof value !== "object" || value === null || Array.isArray(value))
+          return;
+        for (const [key, input] of Object.entries(value)) {
+          if (known.includes(key)) continue;
+          const message = unsupportedKeyMessage(key, known);
+          ctx.addIssue(
+            message.startsWith("unknown field")
+              ? { code: "custom", path: [key], message }
+              : { code: "custom", path: [key], message, input },
+          );
+        }
+      },
+      { when: () => true },
+    )
+    .transform((value) => {
+      const out: Record<string, unknown> = {};
+      for (const key of known)
+        if (key in value) out[key] = (value as Record<string, unknown>)[key];
+      return out as z.infer<z.ZodObject<Shape>>;
+    });
+}
+
+// "matchExpressions[0].key" -> ["matchExpressions", 0, "key"], so zod prints it the same way.
+function pathParts(path: string): (string | number)[] {
+  return path
+    .split(/[.[\]]+/)
+    .filter((p) => p !== "")
+    .map((p) => (/^[0-9]+$/.test(p) ? Number(p) : p));
+}
+
+/** A selector in either form: the struct (`{matchLabels, matchExpressions}`) or a string. */
+const selectorField = z.unknown().transform((raw, ctx): LabelSelector => {
+  const parsed =
+    typeof raw === "string"
+      ? parseSelectorString(raw, "")
+      : parseSelectorStruct(raw, "");
+  if (parsed.ok) return parsed.value;
+  for (const problem of parsed.problems) {
+    ctx.addIssue({
+      code: "custom",
+      message: problem.message,
+      path: pathParts(problem.path),
+      input: problem.value,
+    });
+  }
+  return z.NEVER;
+});
+
+const text = z.string().min(1, "must not be empty");
+const namespaceField = z
+  .string()
+  .max(63, "must be at most 63 characters")
+  .regex(
+    DNS_LABEL,
+    "must be a Kubernetes namespace name: lower-case letters, digits and '-', starting and ending alphanumeric",
+  );
+
+const matcherShape = {
+  name: text.nullish(),
+  clusterName: text.nullish(),
+  clusterSelector: selectorField.nullish(),
+  clusterGroup: text.nullish(),
+  clusterGroupSelector: selectorField.nullish(),
+  doNotDeploy: z.boolean().nullish(),
+};
+
+const targetSchema = fleetObject(matcherShape);
+const customizationSchema = fleetObject({
+  ...matcherShape,
+  namespace: namespaceField.nullish(),
+});
+
+// YAML writes an empty field as null: it means "unset", as in Fleet's Go structs.
+const documentSchema = fleetObject({
+  name: z
+    .string()
+    .max(63, "must be at most 63 characters")
+    .regex(DNS_LABEL, "must be a DNS label")
+    .nullish(),
+  namespace: z.union([z.literal(""), namespaceField]).nullish(),
+  targets: z.array(targetSchema).nullish(),
+  targetCustomizations: z.array(customizationSchema).nullish(),
+  // Parsed by parseRolloutStrategy, so its problems read exactly as `flotilla plan`'s.
+  rolloutStrategy: z.unknown().optional(),
+  paused: z.boolean().nullish(),
+});
+
+type RawMatcher = z.infer<typeof targetSchema>;
+
+function matcherOf(raw: RawMatcher): BundleTargetMatcher {
+  return {
+    ...(raw.name == null ? {} : { name: raw.name }),
+    ...(raw.clusterName == null ? {} : { clusterName: raw.clusterName }),
+    ...(raw.clusterSelector == null
+      ? {}
+      : { clusterSelector: raw.clusterSelector }),
+    ...(raw.clusterGroup == null ? {} : { clusterGroup: raw.clusterGroup }),
+    ...(raw.clusterGroupSelector == null
+      ? {}
+      : { clusterGroupSelector: raw.clusterGroupSelector }),
+    doNotDeploy: raw.doNotDeploy ?? false,
+  };
+}
+
+/**
+ * Parses a fleet.yaml-shaped bundle document (already read from YAML or JSON). Every problem is
+ * returned at once, paths starting at `path` (`bundle.targets[0].clusterSelector`). A `helm` key
+ * is refused: Helm-chart bundles are not supported yet.
+ */
+export function parseBundleSpec(
+  raw: unknown,
+  path = "",
+): Result<FleetBundleSpec> {
+  const problems: Problem[] = [];
+  const parsed = parseWith(documentSchema, raw ?? {}, path);
+  if (!parsed.ok) problems.push(...parsed.problems);
+  const rawStrategy =
+    raw !== null && typeof raw === "object" && !Array.isArray(raw)
+      ? (raw as Record<string, unknown>)["rolloutStrategy"]
+      : undefined;
+  const strategy = parseRolloutStrategy(
+    rawStrategy,
+    joinPath(path, "rolloutStrategy"),
+  );
+  if (!strategy.ok) problems.push(...strategy.problems);
+  if (!parsed.ok || !strategy.ok) return fail(problems);
+  const d = parsed.value;
+  return ok({
+    ...(d.name == null ? {} : { name: d.name }),
+    namespace: d.namespace ?? "",
+    targets: (d.targets ?? []).map(matcherOf),
+    targetCustomizations: (d.targetCustomizations ?? []).map((c) => ({
+      ...matcherOf(c),
+      ...(c.namespace == null ? {} : { namespace: c.namespace }),
+    })),
+    rolloutStrategy: strategy.value,
+    paused: d.paused ?? false,
+  });
+}
+
+/** True when `m` sets at least one criterion (an entry without any matches no cluster). */
+export function hasCriteria(m: BundleTargetMatcher): boolean {
+  return (
+    m.clusterName !== undefined ||
+    m.clusterSelector !== undefined ||
+    m.clusterGroup !== undefined ||
+    m.clusterGroupSelector !== undefined
+  );
+}
+
+/** Warnings about a spec that deploys less than it seems to: no targets, entries matching nothing. */
+export function bundleSpecWarnings(spec: FleetBundleSpec): PlanWarning[] {
+  const warnings: PlanWarning[] = [];
+  if (spec.targets.length === 0) {
+    warnings.push({
+      code: "NoTargets",
+      message:
+        "the bundle has no targets, so it is deployed to no cluster; add targets (clusterSelector: {} selects every cluster)",
+    });
+  }
+  const criteria =
+    "sets none of clusterName, clusterSelector, clusterGroup, clusterGroupSelector, so it matches no cluster";
+  spec.targets.forEach((t, i) => {
+    if (!hasCriteria(t)) {
+      warnings.push({
+        code: "TargetMatchesNothing",
+        message: `targets[${String(i)}]${label(t)} ${criteria}`,
+      });
+    }
+  });
+  spec.targetCustomizations.forEach((c, i) => {
+    if (!hasCriteria(c)) {
+      warnings.push({
+        code: "CustomizationMatchesNothing",
+        message: `targetCustomizations[${String(i)}]${label(c)} ${criteria}`,
+      });
+    }
+  });
+  return warnings;
+}
+
+function label(m: BundleTargetMatcher): string {
+  return m.name === undefined ? "" : ` ("${m.name}")`;
+}

@@ -1,0 +1,64 @@
+/**
+ * Which clusters a bundle targets and with which customization (Fleet's target builder,
+ * reference/fleet.md section 1). Fleet's rules, first match wins throughout:
+ * * a cluster is a target when it matches a `targets` entry; if the first entry it matches sets
+ *   `doNotDeploy`, it is not deployed;
+ * * the first `targetCustomizations` entry it matches applies to it; if that entry sets
+ *   `doNotDeploy`, it is not deployed either.
+ * No targets means no clusters (bundleSpecWarnings says so).
+ */
+import {
+  compareNames,
+  groupsOfCluster,
+  type Cluster,
+  type ClusterGroup,
+} from "../cluster.js";
+import type { BundleTargetMatcher, FleetBundleSpec } from "./bundle-spec.js";
+import { matchesPartition } from "./partitions.js";
+
+/** A targeted cluster and what applies to it. */
+export interface BundleTarget {
+  readonly cluster: Cluster;
+  /** Index in `targetCustomizations` of the customization it got; undefined for none. */
+  readonly customization?: number;
+  /** Its default namespace: the customization's, else the bundle's ("" for none). */
+  readonly namespace: string;
+}
+
+/** True when `cluster` (in `groups`) matches every criterion `matcher` sets; none set matches nothing. */
+export function matchesTarget(
+  matcher: BundleTargetMatcher,
+  cluster: Cluster,
+  groups: readonly ClusterGroup[],
+): boolean {
+  // Partitions and targets use one matcher in Fleet (clustermatcher.go): the same AND rules.
+  return matchesPartition({ ...matcher, name: "" }, cluster, groups);
+}
+
+/** The clusters `spec` deploys to, in byte order of their names, each with its customization. */
+export function bundleTargets(
+  spec: FleetBundleSpec,
+  clusters: readonly Cluster[],
+  clusterGroups: readonly ClusterGroup[],
+): BundleTarget[] {
+  const out: BundleTarget[] = [];
+  for (const cluster of [...clusters].sort((a, b) =>
+    compareNames(a.name, b.name),
+  )) {
+    const groups = groupsOfCluster(cluster, clusterGroups);
+    const target = spec.targets.find((t) => matchesTarget(t, cluster, groups));
+    if (target === undefined || target.doNotDeploy) continue;
+    const index = spec.targetCustomizations.findIndex((c) =>
+      matchesTarget(c, cluster, groups),
+    );
+    const customization =
+      index === -1 ? undefined : spec.targetCustomizations[index];
+    if (customization?.doNotDeploy === true) continue;
+    out.push({
+      cluster,
+      ...(customization === undefined ? {} : { customization: index }),
+      namespace: customization?.namespace ?? spec.namespace,
+    });
+  }
+  return out;
+}

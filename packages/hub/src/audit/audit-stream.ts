@@ -1,0 +1,90 @@
+/**
+ * The JetStream stream that holds the audit log: its name, its subject and its settings, and
+ * creating it when missing. One place names it, so that tools reading the stream directly
+ * (`nats stream view flotilla-audit`) and the hub agree.
+ */
+import { FlotillaError } from "@flotilla/core";
+import {
+  DiscardPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  RetentionPolicy,
+  StorageType,
+  type JetStreamManager,
+  type StreamConfig,
+} from "@nats-io/jetstream";
+import { nanos } from "@nats-io/transport-node";
+
+/** The audit stream of hub state prefix `prefix`: `<prefix>-audit`. */
+export function auditStreamName(prefix: string): string {
+  return `${prefix}-audit`;
+}
+
+/** The subject audit records are published on: `<prefix>.audit`. */
+export function auditSubject(prefix: string): string {
+  return `${prefix}.audit`;
+}
+
+/** Default retention: 90 days. */
+export const DEFAULT_AUDIT_MAX_AGE_MS = 90 * 24 * 60 * 60 * 1000;
+/** Default retention: 1 GiB. */
+export const DEFAULT_AUDIT_MAX_BYTES = 1024 * 1024 * 1024;
+/** Largest message the stream accepts; a valid record is far smaller (its strings are bounded). */
+export const AUDIT_MAX_MESSAGE_BYTES = 16 * 1024;
+
+/** How the stream is created. */
+export interface AuditStreamSettings {
+  readonly stream: string;
+  readonly subject: string;
+  readonly maxAgeMs: number;
+  readonly maxBytes: number;
+  readonly replicas: number;
+}
+
+/**
+ * Creates the stream when it is missing. An existing stream is used as it is (its limits may have
+ * been changed on purpose), unless it does not take the audit subject: then appends would fail.
+ */
+export async function ensureAuditStream(
+  jsm: JetStreamManager,
+  settings: AuditStreamSettings,
+  what: string,
+): Promise<void> {
+  const { stream, subject } = settings;
+  try {
+    const { config } = await jsm.streams.info(stream);
+    if (!config.subjects.includes(subject)) {
+      throw new FlotillaError(
+        "failed_precondition",
+        `${what}: stream "${stream}" takes subjects ${JSON.stringify(config.subjects)}, not "${subject}"`,
+      );
+    }
+    return;
+  } catch (error) {
+    if (!isStreamNotFound(error)) throw error;
+  }
+  const config: Partial<StreamConfig> & { name: string } = {
+    name: stream,
+    description:
+      "flotilla hub audit log: one record per state-changing admin call",
+    subjects: [subject],
+    storage: StorageType.File,
+    retention: RetentionPolicy.Limits,
+    discard: DiscardPolicy.Old,
+    max_age: nanos(settings.maxAgeMs),
+    max_bytes: settings.maxBytes,
+    max_msg_size: AUDIT_MAX_MESSAGE_BYTES,
+    num_replicas: settings.replicas,
+    // Append-only: records leave only by age or size.
+    deny_delete: true,
+    deny_purge: true,
+  };
+  await jsm.streams.add(config);
+}
+
+function isStreamNotFound(error: unknown): boolean {
+  return (
+    error instanceof JetStreamApiError &&
+    error.code === JetStreamApiCodes.StreamNotFound
+  );
+}

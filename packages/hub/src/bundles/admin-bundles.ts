@@ -1,0 +1,115 @@
+/**
+ * AdminService: bundles (PutObject, ApplyBundle, ListBundles, GetBundle, DeleteBundle). Requests
+ * are validated before anything is read or written: bad fields are INVALID_ARGUMENT with their
+ * path (`bundle.targets[0].clusterSelector`), unknown bundles NOT_FOUND. State-changing calls are
+ * audited (targetKind "bundle"; uploads "object").
+ */
+import { FlotillaError } from "@flotilla/core";
+import type { wire } from "@flotilla/protocol";
+import { paginate } from "../grpc/pages.js";
+import { audited, unary, type AuditDeps } from "../grpc/unary.js";
+import type { IntentPublisher } from "../intents/intent-publisher.js";
+import { nameProblem } from "../names.js";
+import type { BundleManager } from "./bundle-manager.js";
+import { bundleStatusToWire, bundleToWire } from "./bundle-wire.js";
+import { putObjectHandler } from "./put-object.js";
+
+/** What the bundle handlers need. */
+export interface BundleHandlerDeps extends AuditDeps {
+  readonly bundles: BundleManager;
+  /** Where PutObject stores uploads (the bundle-content object store). */
+  readonly publisher: Pick<IntentPublisher, "putBundleContent">;
+}
+
+type Handlers = wire.AdminServiceHandlers;
+
+function requireBundleName(name: unknown): string {
+  const problem = nameProblem(name, "name");
+  if (problem !== undefined)
+    throw FlotillaError.invalid("bundle request", [problem]);
+  return name as string;
+}
+
+/** The AdminService handlers for bundles. */
+export function bundleHandlers(
+  deps: BundleHandlerDeps,
+): Pick<
+  Handlers,
+  "PutObject" | "ApplyBundle" | "ListBundles" | "GetBundle" | "DeleteBundle"
+> {
+  return {
+    PutObject: putObjectHandler(deps),
+
+    ApplyBundle: unary(
+      audited<wire.ApplyBundleRequest__Output, wire.ApplyBundleResponse>(
+        deps,
+        {
+          method: "ApplyBundle",
+          targetKind: "bundle",
+          targetName: (r) => r.bundle?.name ?? "",
+          reason: (r) => r.reason,
+        },
+        async (request, context) => {
+          const result = await deps.bundles.apply(
+            request.bundle,
+            request.reason,
+            {
+              signal: context.signal,
+            },
+          );
+          return {
+            bundle: bundleToWire(result.bundle),
+            changed: result.changed,
+            warnings: result.warnings.map((w) => ({
+              code: w.code,
+              message: w.message,
+            })),
+          };
+        },
+      ),
+    ),
+
+    ListBundles: unary<
+      wire.ListBundlesRequest__Output,
+      wire.ListBundlesResponse
+    >(async (request) => {
+      const all = await deps.bundles.list();
+      const page = paginate(
+        all,
+        (b) => b.record.name,
+        request.pageSize,
+        request.pageToken,
+      );
+      return {
+        bundles: page.items.map(bundleToWire),
+        nextPageToken: page.nextPageToken,
+      };
+    }),
+
+    GetBundle: unary<wire.GetBundleRequest__Output, wire.GetBundleResponse>(
+      async (request) =>
+        bundleStatusToWire(
+          await deps.bundles.get(requireBundleName(request.name)),
+        ),
+    ),
+
+    DeleteBundle: unary(
+      audited<wire.DeleteBundleRequest__Output, wire.DeleteBundleResponse>(
+        deps,
+        {
+          method: "DeleteBundle",
+          targetKind: "bundle",
+          targetName: (r) => r.name,
+          reason: (r) => r.reason,
+        },
+        async (request) => {
+          await deps.bundles.delete(
+            requireBundleName(request.name),
+            request.reason,
+          );
+          return {};
+        },
+      ),
+    ),
+  };
+}

@@ -1,0 +1,283 @@
+/**
+ * Checking an ApplyBundle request before anything is stored: the name, the Fleet fields (parsed by
+ * core as the fleet.yaml they came from, so problem paths read `bundle.targets[0].clusterSelector`),
+ * and every manifest (inline bytes, or an object uploaded earlier with PutObject) down to its
+ * Kubernetes objects. Every problem is reported at once as INVALID_ARGUMENT.
+ */
+import {
+  bundleSpecWarnings,
+  FlotillaError,
+  parseBundleSpec,
+  type FleetBundleSpec,
+  type PlanWarning,
+  type Problem,
+} from "@flotilla/core";
+import {
+  isSha256Digest,
+  MAX_BUNDLE_CONTENT_BYTES,
+  MAX_INLINE_MANIFEST_BYTES,
+  type KubernetesObject,
+  type wire,
+} from "@flotilla/protocol";
+import { nameProblem } from "../names.js";
+import type { ManifestRef } from "./bundle-record.js";
+import { parseManifestObjects, type ManifestFile } from "./manifest-objects.js";
+import type { ObjectReader } from "./object-reader.js";
+
+/** A manifest with its bytes; `ref` is set when it was given as a stored object. */
+export interface PreparedManifest {
+  readonly path: string;
+  readonly bytes: Uint8Array;
+  readonly ref?: ManifestRef;
+}
+
+/** A valid ApplyBundle request, ready to render and store. */
+export interface PreparedBundle {
+  readonly name: string;
+  readonly spec: FleetBundleSpec;
+  /** The Fleet JSON texts as given ("" for none), stored as they are. */
+  readonly targetsJson: string;
+  readonly targetCustomizationsJson: string;
+  readonly rolloutStrategyJson: string;
+  /** `targetCustomizations` as parsed JSON: part of the revision (it decides what clusters get). */
+  readonly targetCustomizationsValue: unknown;
+  readonly manifests: readonly PreparedManifest[];
+  readonly objects: readonly KubernetesObject[];
+  readonly warnings: readonly PlanWarning[];
+}
+
+/** Parses a `*_json` field; "" is undefined. Problems go to `field`. */
+function jsonField(text: string, field: string, problems: Problem[]): unknown {
+  if (text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    problems.push({
+      path: field,
+      message: `is not valid JSON (${error instanceof Error ? error.message : String(error)})`,
+      value: text.length > 200 ? `${text.slice(0, 199)}…` : text,
+    });
+    return undefined;
+  }
+}
+
+/** The document core's parseBundleSpec reads, assembled from the request's fields. */
+export function bundleDocument(fields: {
+  readonly namespace: string;
+  readonly targets: unknown;
+  readonly targetCustomizations: unknown;
+  readonly rolloutStrategy: unknown;
+  readonly paused: boolean;
+}): Record<string, unknown> {
+  return {
+    namespace: fields.namespace,
+    paused: fields.paused,
+    ...(fields.targets === undefined ? {} : { targets: fields.targets }),
+    ...(fields.targetCustomizations === undefined
+      ? {}
+      : { targetCustomizations: fields.targetCustomizations }),
+    ...(fields.rolloutStrategy === undefined
+      ? {}
+      : { rolloutStrategy: fields.rolloutStrategy }),
+  };
+}
+
+/**
+ * Checks `request` (an ApplyBundle `bundle`); throws INVALID_ARGUMENT with every problem, paths
+ * starting at `bundle`. Manifests given as objects are read through `objects`.
+ */
+export async function prepareBundle(
+  request: wire.BundleSpec__Output | null | undefined,
+  objects: ObjectReader,
+  signal?: AbortSignal,
+): Promise<PreparedBundle> {
+  if (request == null) {
+    throw FlotillaError.invalid("bundle", [
+      { path: "bundle", message: "is required" },
+    ]);
+  }
+  const problems: Problem[] = [];
+  const name = request.name;
+  const badName = nameProblem(name, "bundle.name");
+  if (badName !== undefined) problems.push(badName);
+  if (
+    request.rollout === "updateStrategyName" ||
+    (request.updateStrategyName ?? "") !== ""
+  ) {
+    problems.push({
+      path: "bundle.updateStrategyName",
+      message:
+        "staged bundle rollouts are not supported yet; give rolloutStrategyJson (a Fleet rolloutStrategy) instead",
+      value: request.updateStrategyName,
+    });
+  }
+  const targets = jsonField(request.targetsJson, "bundle.targets", problems);
+  const customizations = jsonField(
+    request.targetCustomizationsJson,
+    "bundle.targetCustomizations",
+    problems,
+  );
+  const strategy = jsonField(
+    request.rolloutStrategyJson ?? "",
+    "bundle.rolloutStrategy",
+    problems,
+  );
+  const spec = parseBundleSpec(
+    bundleDocument({
+      namespace: request.namespace,
+      targets,
+      targetCustomizations: customizations,
+      rolloutStrategy: strategy,
+      paused: request.paused,
+    }),
+    "bundle",
+  );
+  if (!spec.ok) problems.push(...spec.problems);
+
+  const manifests = await readManifests(
+    request.manifests,
+    objects,
+    problems,
+    signal,
+  );
+  let parsedObjects: KubernetesObject[] = [];
+  if (manifests.length === request.manifests.length) {
+    const files: ManifestFile[] = manifests.map((m, i) => ({
+      path: m.path,
+      bytes: m.bytes,
+      field: `bundle.manifests[${String(i)}]`,
+    }));
+    const parsed = parseManifestObjects(files, "bundle.manifests");
+    if (parsed.ok) parsedObjects = parsed.objects;
+    else problems.push(...parsed.problems);
+  }
+  if (problems.length > 0 || !spec.ok)
+    throw FlotillaError.invalid("bundle", problems);
+  const warnings = bundleSpecWarnings(spec.value);
+  if (parsedObjects.length === 0) {
+    warnings.push({
+      code: "NoManifests",
+      message:
+        "the bundle holds no Kubernetes objects: its targets receive nothing",
+    });
+  }
+  return {
+    name,
+    spec: spec.value,
+    targetsJson: request.targetsJson,
+    targetCustomizationsJson: request.targetCustomizationsJson,
+    rolloutStrategyJson: request.rolloutStrategyJson ?? "",
+    targetCustomizationsValue: customizations,
+    manifests,
+    objects: parsedObjects,
+    warnings,
+  };
+}
+
+/** The manifests with their bytes; a manifest with a problem is left out (and the problem noted). */
+async function readManifests(
+  manifests: readonly wire.Manifest__Output[],
+  objects: ObjectReader,
+  problems: Problem[],
+  signal: AbortSignal | undefined,
+): Promise<PreparedManifest[]> {
+  const out: PreparedManifest[] = [];
+  const paths = new Map<string, number>();
+  let inlineBytes = 0;
+  for (const [i, m] of manifests.entries()) {
+    const at = `bundle.manifests[${String(i)}]`;
+    const before = problems.length;
+    if (m.path.trim() === "")
+      problems.push({ path: `${at}.path`, message: "is required" });
+    const first = paths.get(m.path);
+    if (first !== undefined) {
+      problems.push({
+        path: `${at}.path`,
+        message: `is the path of bundle.manifests[${String(first)}] already`,
+        value: m.path,
+      });
+    } else paths.set(m.path, i);
+    if (m.content === "object" || (m.yaml === undefined && m.object != null)) {
+      const bytes = await readObject(
+        m.object,
+        `${at}.object`,
+        objects,
+        problems,
+        signal,
+      );
+      if (bytes !== undefined && problems.length === before) {
+        out.push({
+          path: m.path,
+          bytes,
+          ref: {
+            path: m.path,
+            digest: m.object?.digest ?? "",
+            sizeBytes: bytes.byteLength,
+          },
+        });
+      }
+    } else if (m.yaml !== undefined) {
+      inlineBytes += m.yaml.byteLength;
+      if (problems.length === before)
+        out.push({ path: m.path, bytes: new Uint8Array(m.yaml) });
+    } else {
+      problems.push({
+        path: at,
+        message: "must carry its content: yaml or object",
+      });
+    }
+  }
+  if (inlineBytes > MAX_INLINE_MANIFEST_BYTES) {
+    problems.push({
+      path: "bundle.manifests",
+      message: `inline manifests total ${String(inlineBytes)} bytes, more than the ${String(MAX_INLINE_MANIFEST_BYTES)} allowed; upload large files with PutObject and reference them`,
+    });
+  }
+  return out;
+}
+
+async function readObject(
+  ref: wire.ObjectRef__Output | null | undefined,
+  at: string,
+  objects: ObjectReader,
+  problems: Problem[],
+  signal: AbortSignal | undefined,
+): Promise<Uint8Array | undefined> {
+  if (ref == null || !isSha256Digest(ref.digest)) {
+    problems.push({
+      path: `${at}.digest`,
+      message: 'must be "sha256:" and 64 lower-case hex digits',
+      value: ref?.digest,
+    });
+    return undefined;
+  }
+  if (ref.sizeBytes > MAX_BUNDLE_CONTENT_BYTES) {
+    problems.push({
+      path: `${at}.sizeBytes`,
+      message: `must be at most ${String(MAX_BUNDLE_CONTENT_BYTES)}`,
+      value: ref.sizeBytes,
+    });
+    return undefined;
+  }
+  const bytes = await objects.read(ref.digest, {
+    ...(signal ? { signal } : {}),
+  });
+  if (bytes === undefined) {
+    problems.push({
+      path: `${at}.digest`,
+      message:
+        "no object is stored under this digest; upload it with PutObject first",
+      value: ref.digest,
+    });
+    return undefined;
+  }
+  if (bytes.byteLength !== ref.sizeBytes) {
+    problems.push({
+      path: `${at}.sizeBytes`,
+      message: `does not match the stored object's ${String(bytes.byteLength)} bytes`,
+      value: ref.sizeBytes,
+    });
+    return undefined;
+  }
+  return bytes;
+}

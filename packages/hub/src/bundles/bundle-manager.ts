@@ -1,0 +1,370 @@
+/**
+ * Bundles with Fleet-style partitioned rollouts (SPEC 4): stores each bundle (spec + current
+ * revision, compare-and-set in the "bundles" collection), keeps the latest agent reports, and runs
+ * passes that release the current revision into cluster intents. Passes run on every counted
+ * status report and fleet change (coalesced, see pass-loop.ts) and on an interval.
+ *
+ * State: bundle records are in the StateStore; which revision each cluster was released is in
+ * its intent (read through the IntentWriter); agent reports are in memory only (see
+ * bundle-observations.ts for why that is safe after a restart). One hub writes bundles: records
+ * are read at start and kept in memory, and writes are compare-and-set.
+ */
+import {
+  bundleSpecWarnings,
+  bundleTargets,
+  FlotillaError,
+  matchesSelector,
+  parseBundleSpec,
+  planFleet,
+  showValue,
+  type FleetBundleSpec,
+  type LabelSelector,
+  type PassResult,
+  type PlanOutput,
+  type PlanWarning,
+} from "@flotilla/core";
+import type { StatusReport, wire } from "@flotilla/protocol";
+import type { ClusterDirectory } from "../clusters/cluster-directory.js";
+import type { IntentPublisher } from "../intents/intent-publisher.js";
+import type { IntentWriter } from "../intents/intent-writer.js";
+import type { Logger } from "../logger.js";
+import type { StateStore } from "../store/state-store.js";
+import { bundleDocument, prepareBundle } from "./bundle-input.js";
+import { BundleObservations } from "./bundle-observations.js";
+import {
+  evaluateBundle,
+  removeEverywhere,
+  runBundlePass,
+  type PassDeps,
+} from "./bundle-passes.js";
+import type { BundleRecord } from "./bundle-record.js";
+import {
+  bundleStatus,
+  countsOf,
+  type BundleStatus,
+  type BundleSummary,
+} from "./bundle-status.js";
+import {
+  deleteBundleRecord,
+  loadBundleRecords,
+  writeBundle,
+} from "./bundle-store.js";
+import type { ObjectReader } from "./object-reader.js";
+import { createPassLoop, type PassBatch } from "./pass-loop.js";
+
+/** What the bundle manager needs from the hub. */
+export interface BundleManagerDeps {
+  readonly store: StateStore;
+  readonly intents: IntentWriter;
+  /** Where rendered content and inline manifests go; agents fetch content by digest. */
+  readonly publisher: Pick<IntentPublisher, "putBundleContent">;
+  /** Reads manifests uploaded with PutObject (createJetStreamObjectReader, objectReaderOf). */
+  readonly objects: ObjectReader;
+  readonly directory: ClusterDirectory;
+  readonly now: () => number;
+  /** The component's logger (lines carry `bundleName`, `clusterName`, `revision`). */
+  readonly log: Logger;
+  /** Starts a repeating timer and returns its cancel; default `setInterval` (unref'd). */
+  readonly every?: (intervalMs: number, tick: () => void) => () => void;
+}
+
+export interface BundleManagerOptions {
+  /**
+   * When set, the manager itself gives every bundle a pass this often (SPEC 4.3 "every few
+   * seconds"), with `deps.every`. When absent, its owner calls `tick()` on its own interval (the
+   * hub does, on its pass interval).
+   */
+  readonly passIntervalMs?: number;
+}
+
+/** What ApplyBundle answers. */
+export interface ApplyResult {
+  readonly bundle: BundleSummary;
+  /** False when the content (hence the revision) is unchanged. */
+  readonly changed: boolean;
+  readonly warnings: readonly PlanWarning[];
+}
+
+export interface BundleManager {
+  /** Loads stored bundles and resumes their rollouts. */
+  start(): Promise<void>;
+  /** Stops the interval and waits for the running pass. */
+  stop(): Promise<void>;
+  /** Creates or updates a bundle; INVALID_ARGUMENT (nothing stored) for a bad spec. */
+  apply(
+    spec: wire.BundleSpec__Output | null | undefined,
+    reason: string,
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<ApplyResult>;
+  /** Every bundle, by name. */
+  list(): Promise<BundleSummary[]>;
+  /** A bundle's status; NOT_FOUND if it does not exist. */
+  get(name: string): Promise<BundleStatus>;
+  /** Removes the bundle from every cluster's intent, then deletes it; NOT_FOUND if absent. */
+  delete(name: string, reason: string): Promise<void>;
+  /** The plan of the bundle's rollout over its current targets (only those `selector` matches). */
+  preview(name: string, selector?: LabelSelector): PlanOutput;
+  /** A counted status report (of the cluster's current intent generation); other subjects are ignored. */
+  onStatus(cluster: string, report: StatusReport): void;
+  /** Clusters joined, left, were relabelled, became unreachable or reachable, or groups changed. */
+  onFleetChanged(): void;
+  /** Asks for a pass of every bundle (the interval calls it). */
+  tick(): void;
+  /** Resolves once no pass is running or waiting (tests, shutdown). */
+  idle(): Promise<void>;
+}
+
+interface Loaded {
+  readonly record: BundleRecord;
+  readonly entryRevision: number;
+  readonly spec: FleetBundleSpec;
+  /** The last published pass of `record`, for hold reasons and partitions in status. */
+  lastPass?: PassResult;
+  deleting: boolean;
+}
+
+const defaultEvery = (intervalMs: number, tick: () => void): (() => void) => {
+  const timer = setInterval(tick, intervalMs);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+  };
+};
+
+/** Parses a stored record's spec (it was valid when written). */
+function specOf(record: BundleRecord): FleetBundleSpec {
+  const json = (text: string): unknown =>
+    text.trim() === "" ? undefined : JSON.parse(text);
+  const parsed = parseBundleSpec(
+    bundleDocument({
+      namespace: record.namespace,
+      targets: json(record.targetsJson),
+      targetCustomizations: json(record.targetCustomizationsJson),
+      rolloutStrategy: json(record.rolloutStrategyJson),
+      paused: record.paused,
+    }),
+    "bundle",
+  );
+  if (!parsed.ok) {
+    throw FlotillaError.invalid(
+      `stored bundle ${showValue(record.name)}`,
+      parsed.problems,
+    );
+  }
+  return parsed.value;
+}
+
+/** A BundleManager over `deps`. */
+export function createBundleManager(
+  deps: BundleManagerDeps,
+  options: BundleManagerOptions = {},
+): BundleManager {
+  const { log } = deps;
+  const bundles = new Map<string, Loaded>();
+  const observations = new BundleObservations();
+  const passDeps: PassDeps = {
+    intents: deps.intents,
+    directory: deps.directory,
+    observations,
+    log,
+  };
+  const queues = new Map<string, Promise<unknown>>();
+  let cancelInterval: (() => void) | undefined;
+
+  // Applies and deletes of one bundle run one after another.
+  const serial = <T>(name: string, task: () => Promise<T>): Promise<T> => {
+    const run = (queues.get(name) ?? Promise.resolve()).then(task, task);
+    const settled = run.catch(() => undefined);
+    queues.set(name, settled);
+    void settled.then(() => {
+      if (queues.get(name) === settled) queues.delete(name);
+    });
+    return run;
+  };
+
+  const loaded = (name: string): Loaded => {
+    const found = bundles.get(name);
+    if (found === undefined || found.deleting) {
+      throw new FlotillaError(
+        "not_found",
+        `Bundle ${showValue(name)} does not exist`,
+      );
+    }
+    return found;
+  };
+
+  const runBatch = async (batch: PassBatch): Promise<void> => {
+    observations.retainClusters(
+      new Set(deps.directory.clusters().map((c) => c.name)),
+    );
+    const names = batch === "all" ? [...bundles.keys()] : [...batch];
+    for (const name of names.sort()) {
+      const b = bundles.get(name);
+      if (b === undefined || b.deleting) continue;
+      try {
+        const { pass } = await runBundlePass(passDeps, b, deps.now());
+        b.lastPass = pass;
+      } catch (err) {
+        log.warn({ err, bundleName: name }, "Bundle pass failed");
+      }
+    }
+  };
+  const loop = createPassLoop(runBatch, (err: unknown) => {
+    log.error({ err }, "Bundle pass batch failed");
+  });
+
+  const summaryOf = async (b: Loaded): Promise<BundleSummary> => {
+    const evaluation = await evaluateBundle(passDeps, b, deps.now());
+    return {
+      record: b.record,
+      counts: countsOf(evaluation, b.record.revision),
+    };
+  };
+
+  return {
+    async start() {
+      bundles.clear();
+      for (const entry of await loadBundleRecords(deps.store)) {
+        try {
+          bundles.set(entry.value.name, {
+            record: entry.value,
+            entryRevision: entry.revision,
+            spec: specOf(entry.value),
+            deleting: false,
+          });
+        } catch (err) {
+          log.error(
+            { err, bundleName: entry.value.name },
+            "Stored bundle is invalid; skipped",
+          );
+        }
+      }
+      cancelInterval?.();
+      cancelInterval =
+        options.passIntervalMs === undefined
+          ? undefined
+          : (deps.every ?? defaultEvery)(options.passIntervalMs, () => {
+              loop.request();
+            });
+      loop.request();
+    },
+
+    async stop() {
+      cancelInterval?.();
+      cancelInterval = undefined;
+      await loop.stop();
+    },
+
+    async apply(spec, reason, { signal } = {}) {
+      const prepared = await prepareBundle(spec, deps.objects, signal);
+      return serial(prepared.name, async () => {
+        const written = await writeBundle(deps, prepared, signal);
+        const { record, entryRevision, changed } = written;
+        const b: Loaded = {
+          record,
+          entryRevision,
+          spec: prepared.spec,
+          deleting: false,
+        };
+        bundles.set(record.name, b);
+        log.info(
+          {
+            bundleName: record.name,
+            revision: record.revision,
+            changed,
+            reason,
+          },
+          "Bundle applied",
+        );
+        loop.request(record.name);
+        const evaluation = await evaluateBundle(passDeps, b, deps.now());
+        const plan = planFleet(
+          b.spec.rolloutStrategy,
+          evaluation.targets.map((t) => t.cluster),
+          deps.directory.groups(),
+        );
+        return {
+          bundle: { record, counts: countsOf(evaluation, record.revision) },
+          changed,
+          warnings: [...prepared.warnings, ...plan.warnings],
+        };
+      });
+    },
+
+    async list() {
+      const out: BundleSummary[] = [];
+      for (const name of [...bundles.keys()].sort()) {
+        const b = bundles.get(name);
+        if (b !== undefined && !b.deleting) out.push(await summaryOf(b));
+      }
+      return out;
+    },
+
+    async get(name) {
+      const b = loaded(name);
+      const evaluation = await evaluateBundle(passDeps, b, deps.now());
+      return bundleStatus(b.record, evaluation, b.lastPass ?? evaluation.pass);
+    },
+
+    delete(name, reason) {
+      return serial(name, async () => {
+        const b = loaded(name);
+        b.deleting = true;
+        try {
+          // A pass of this bundle may be publishing right now: let it finish; later ones skip it.
+          await loop.settled();
+          const removed = await removeEverywhere(passDeps, name);
+          await deleteBundleRecord(deps.store, name, b.entryRevision);
+          log.info(
+            { bundleName: name, clusters: removed, reason },
+            "Bundle deleted",
+          );
+        } catch (error) {
+          b.deleting = false;
+          loop.request(name);
+          throw error;
+        }
+        if (bundles.get(name) === b) bundles.delete(name);
+        observations.forgetBundle(name);
+      });
+    },
+
+    preview(name, selector) {
+      const b = loaded(name);
+      const groups = deps.directory.groups();
+      const clusters = deps.directory
+        .clusters()
+        .filter(
+          (c) => selector === undefined || matchesSelector(selector, c.labels),
+        );
+      const targets = bundleTargets(b.spec, clusters, groups).map(
+        (t) => t.cluster,
+      );
+      const plan = planFleet(b.spec.rolloutStrategy, targets, groups);
+      return {
+        ...plan,
+        warnings: [...bundleSpecWarnings(b.spec), ...plan.warnings],
+      };
+    },
+
+    onStatus(cluster, report) {
+      if (report.subject.kind !== "bundle") return;
+      const name = report.subject.bundle;
+      if (bundles.get(name)?.deleting !== false) return;
+      observations.record(cluster, report);
+      loop.request(name);
+    },
+
+    onFleetChanged() {
+      loop.request();
+    },
+
+    tick() {
+      loop.request();
+    },
+
+    idle() {
+      return loop.idle();
+    },
+  };
+}

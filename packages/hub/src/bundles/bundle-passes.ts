@@ -1,0 +1,172 @@
+/**
+ * One bundle's pass (SPEC 4.3) against the live fleet: which clusters it targets now, what each
+ * holds (its intent) and reports (the latest counted report), core's `rolloutPass`, then a
+ * SetBundle in the intent of every cluster released, and a RemoveBundle for every cluster that is
+ * no longer targeted. Publishing is idempotent (an unchanged intent keeps its generation), so a
+ * pass repeated after a crash or a failed publish converges.
+ */
+import {
+  bundleTargets,
+  rolloutPass,
+  type DeploymentObservation,
+  type FleetBundleSpec,
+} from "@flotilla/core";
+import type { ClusterDirectory } from "../clusters/cluster-directory.js";
+import type { IntentWriter } from "../intents/intent-writer.js";
+import type { Logger } from "../logger.js";
+import {
+  deploymentObservation,
+  type BundleObservations,
+  type BundleReport,
+} from "./bundle-observations.js";
+import type { BundleRecord } from "./bundle-record.js";
+import type { Evaluation } from "./bundle-status.js";
+
+/** What a pass reads and writes. */
+export interface PassDeps {
+  readonly intents: IntentWriter;
+  readonly directory: ClusterDirectory;
+  readonly observations: BundleObservations;
+  readonly log: Logger;
+}
+
+/** A bundle as passes see it. */
+export interface PassSubject {
+  readonly record: BundleRecord;
+  readonly spec: FleetBundleSpec;
+}
+
+/** Where `subject` stands at `nowMs`, and the pass core would run on it (nothing is published). */
+export async function evaluateBundle(
+  deps: PassDeps,
+  subject: PassSubject,
+  nowMs: number,
+): Promise<Evaluation> {
+  const { record, spec } = subject;
+  const groups = deps.directory.groups();
+  const targets = bundleTargets(spec, deps.directory.clusters(), groups);
+  const deployments = new Map<string, DeploymentObservation>();
+  const reports = new Map<string, BundleReport>();
+  for (const { cluster } of targets) {
+    const { intent } = await deps.intents.current(cluster.name);
+    const report = deps.observations.get(record.name, cluster.name);
+    if (report !== undefined) reports.set(cluster.name, report);
+    deployments.set(
+      cluster.name,
+      deploymentObservation(
+        intent.bundles[record.name]?.revision,
+        report,
+        deps.directory.isUnreachable(cluster.name),
+      ),
+    );
+  }
+  const pass = rolloutPass({
+    strategy: spec.rolloutStrategy,
+    targets: targets.map((t) => t.cluster),
+    clusterGroups: groups,
+    revision: record.revision,
+    deployments,
+    nowMs,
+    paused: spec.paused,
+  });
+  return { targets, deployments, reports, pass };
+}
+
+/**
+ * Runs a pass of `subject` and publishes its decisions; returns the evaluation it acted on. A
+ * publish that fails is logged and left for the next pass (the cluster stays unreleased).
+ */
+export async function runBundlePass(
+  deps: PassDeps,
+  subject: PassSubject,
+  nowMs: number,
+): Promise<Evaluation> {
+  const { record } = subject;
+  const log = deps.log.child({ bundleName: record.name });
+  const evaluation = await evaluateBundle(deps, subject, nowMs);
+  const namespaceOf = new Map(
+    evaluation.targets.map((t) => [t.cluster.name, t.namespace]),
+  );
+  for (const release of evaluation.pass.release) {
+    const digest = record.contents[namespaceOf.get(release.cluster) ?? ""];
+    if (digest === undefined) {
+      // Contents are rendered for every namespace a customization can give; this is a bug.
+      log.error(
+        { clusterName: release.cluster },
+        "No bundle content for the cluster's namespace",
+      );
+      continue;
+    }
+    try {
+      const { intent } = await deps.intents.change(release.cluster, [
+        {
+          type: "SetBundle",
+          bundle: record.name,
+          revision: release.revision,
+          digest,
+        },
+      ]);
+      log.info(
+        {
+          clusterName: release.cluster,
+          generation: intent.generation,
+          revision: release.revision,
+          partition: release.partition,
+          kind: release.kind,
+        },
+        "Bundle released",
+      );
+    } catch (err) {
+      log.warn(
+        { err, clusterName: release.cluster },
+        "Bundle release not published",
+      );
+    }
+  }
+  await removeFromUntargeted(deps, record.name, namespaceOf, log);
+  return evaluation;
+}
+
+/** RemoveBundle for every registered cluster whose intent holds `bundle` but is not a target. */
+async function removeFromUntargeted(
+  deps: PassDeps,
+  bundle: string,
+  targets: ReadonlyMap<string, string>,
+  log: Logger,
+): Promise<void> {
+  for (const cluster of deps.directory.clusters()) {
+    if (targets.has(cluster.name)) continue;
+    try {
+      const { intent } = await deps.intents.current(cluster.name);
+      if (!(bundle in intent.bundles)) continue;
+      const after = await deps.intents.change(cluster.name, [
+        { type: "RemoveBundle", bundle },
+      ]);
+      deps.observations.forget(bundle, cluster.name);
+      log.info(
+        { clusterName: cluster.name, generation: after.intent.generation },
+        "Bundle removed from a cluster it no longer targets",
+      );
+    } catch (err) {
+      log.warn(
+        { err, clusterName: cluster.name },
+        "Bundle removal not published",
+      );
+    }
+  }
+}
+
+/** RemoveBundle from every registered cluster's intent (bundle deletion); throws on the first failure. */
+export async function removeEverywhere(
+  deps: PassDeps,
+  bundle: string,
+): Promise<number> {
+  let removed = 0;
+  for (const cluster of deps.directory.clusters()) {
+    const { intent } = await deps.intents.current(cluster.name);
+    if (!(bundle in intent.bundles)) continue;
+    await deps.intents.change(cluster.name, [{ type: "RemoveBundle", bundle }]);
+    removed++;
+  }
+  return removed;
+}

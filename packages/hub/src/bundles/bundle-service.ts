@@ -1,0 +1,68 @@
+/**
+ * The bundle rollouts as the hub wires them: a {@link BundleManager} plus its AdminService
+ * handlers, built from the hub's parts. The hub calls `tick()` on its pass interval, `onStatus`
+ * for counted bundle reports and `onFleetChanged` for cluster changes.
+ */
+import type { wire } from "@flotilla/protocol";
+import type { ClusterDirectory } from "../clusters/cluster-directory.js";
+import type { AuditDeps } from "../grpc/unary.js";
+import type { IntentPublisher } from "../intents/intent-publisher.js";
+import type { IntentWriter } from "../intents/intent-writer.js";
+import type { Logger } from "../logger.js";
+import type { StateStore } from "../store/state-store.js";
+import { bundleHandlers } from "./admin-bundles.js";
+import {
+  createBundleManager,
+  type BundleManager,
+  type BundleManagerOptions,
+} from "./bundle-manager.js";
+import type { ObjectReader } from "./object-reader.js";
+
+/** What the bundle service is built from (the hub's BundleServiceDeps plus the object reader). */
+export interface BundleServiceDeps extends AuditDeps {
+  readonly store: StateStore;
+  /** The hub's one IntentWriter: runs and bundles change the same intents through it. */
+  readonly intents: IntentWriter;
+  readonly publisher: Pick<IntentPublisher, "putBundleContent">;
+  readonly directory: ClusterDirectory;
+  readonly logger: Logger;
+  /** Reads PutObject uploads back: createJetStreamObjectReader({ nc }, { prefix }) in main.ts. */
+  readonly objects: ObjectReader;
+}
+
+/** The manager and its handlers. */
+export interface BundleService extends BundleManager {
+  readonly handlers: Pick<
+    wire.AdminServiceHandlers,
+    "PutObject" | "ApplyBundle" | "ListBundles" | "GetBundle" | "DeleteBundle"
+  >;
+}
+
+/** Builds the bundle service; without `options.passIntervalMs` the owner drives `tick()`. */
+export function createBundleService(
+  deps: BundleServiceDeps,
+  options: BundleManagerOptions = {},
+): BundleService {
+  const manager = createBundleManager(
+    {
+      store: deps.store,
+      intents: deps.intents,
+      publisher: deps.publisher,
+      objects: deps.objects,
+      directory: deps.directory,
+      now: deps.now,
+      log: deps.logger,
+    },
+    options,
+  );
+  return {
+    ...manager,
+    handlers: bundleHandlers({
+      bundles: manager,
+      publisher: deps.publisher,
+      audit: deps.audit,
+      now: deps.now,
+      onAuditError: deps.onAuditError,
+    }),
+  };
+}

@@ -1,0 +1,205 @@
+/**
+ * A bundle's status as the admin API shows it (SPEC 4.2): each target's state with its partition,
+ * released and applied revisions, hold reason and the agent's per-resource reasons; the partitions
+ * with their counts; the resolved limits; the targets in no partition.
+ */
+import {
+  bundleClusterState,
+  compareNames,
+  type BundleClusterState,
+  type BundleTarget,
+  type DeploymentObservation,
+  type FleetLimits,
+  type HoldReason,
+  type PartitionStatus,
+  type PassResult,
+} from "@flotilla/core";
+import type { ResourceReason } from "@flotilla/protocol";
+import type { BundleReport } from "./bundle-observations.js";
+import type { BundleRecord } from "./bundle-record.js";
+
+/** Targets of a bundle counted by state. */
+export interface BundleCounts {
+  readonly targets: number;
+  readonly pending: number;
+  readonly outOfSync: number;
+  readonly waitApplied: number;
+  readonly errApplied: number;
+  readonly notReady: number;
+  readonly modified: number;
+  readonly ready: number;
+  /** Targets in no partition: not deployed. */
+  readonly unassigned: number;
+}
+
+/** A bundle and its counts (ListBundles). */
+export interface BundleSummary {
+  readonly record: BundleRecord;
+  readonly counts: BundleCounts;
+}
+
+/** One target's copy of a bundle. */
+export interface BundleClusterView {
+  readonly cluster: string;
+  readonly state: BundleClusterState;
+  readonly partition?: string;
+  readonly releasedRevision?: string;
+  readonly appliedRevision?: string;
+  /** Set while the target waits for the current revision. */
+  readonly held?: HoldReason;
+  readonly nextOpeningMs?: number;
+  readonly message: string;
+  readonly reasons: readonly ResourceReason[];
+  readonly reasonsTruncated: number;
+  readonly unreachable: boolean;
+  /** When the agent observed what it last reported. */
+  readonly updatedAtMs?: number;
+}
+
+/** A bundle's full status (GetBundle). */
+export interface BundleStatus {
+  readonly summary: BundleSummary;
+  /** Every target, byte order. */
+  readonly clusters: readonly BundleClusterView[];
+  readonly partitions: readonly PartitionStatus[];
+  readonly limits: FleetLimits;
+  readonly unassigned: readonly string[];
+  readonly stoppedAfter?: string;
+}
+
+/** Where a bundle stands now: its targets and what the hub knows about each. */
+export interface Evaluation {
+  readonly targets: readonly BundleTarget[];
+  readonly deployments: ReadonlyMap<string, DeploymentObservation>;
+  readonly reports: ReadonlyMap<string, BundleReport>;
+  /** A pass over exactly this state (not necessarily published). */
+  readonly pass: PassResult;
+}
+
+const NO_DEPLOYMENT: DeploymentObservation = {
+  ready: false,
+  errored: false,
+  modified: false,
+  unreachable: false,
+};
+
+/** The SPEC 4.2 state of every target, byte order. */
+export function targetStates(
+  evaluation: Evaluation,
+  revision: string,
+): Map<string, BundleClusterState> {
+  const names = evaluation.targets
+    .map((t) => t.cluster.name)
+    .sort(compareNames);
+  return new Map(
+    names.map((n) => [
+      n,
+      bundleClusterState(
+        evaluation.deployments.get(n) ?? NO_DEPLOYMENT,
+        revision,
+      ),
+    ]),
+  );
+}
+
+/** Targets counted by state. */
+export function countsOf(
+  evaluation: Evaluation,
+  revision: string,
+): BundleCounts {
+  const counts = {
+    targets: evaluation.targets.length,
+    pending: 0,
+    outOfSync: 0,
+    waitApplied: 0,
+    errApplied: 0,
+    notReady: 0,
+    modified: 0,
+    ready: 0,
+    unassigned: evaluation.pass.unassigned.length,
+  };
+  for (const state of targetStates(evaluation, revision).values()) {
+    switch (state) {
+      case "Pending":
+        counts.pending++;
+        break;
+      case "OutOfSync":
+        counts.outOfSync++;
+        break;
+      case "WaitApplied":
+        counts.waitApplied++;
+        break;
+      case "ErrApplied":
+        counts.errApplied++;
+        break;
+      case "NotReady":
+        counts.notReady++;
+        break;
+      case "Modified":
+        counts.modified++;
+        break;
+      case "Ready":
+        counts.ready++;
+        break;
+      default: {
+        const never: never = state;
+        return never;
+      }
+    }
+  }
+  return counts;
+}
+
+/**
+ * The status of `record`: states from `evaluation` (now), partitions and hold reasons from
+ * `pass` (the last published pass of this revision, else the evaluation's own).
+ */
+export function bundleStatus(
+  record: BundleRecord,
+  evaluation: Evaluation,
+  pass: PassResult,
+): BundleStatus {
+  const partitionOf = new Map<string, string>();
+  for (const p of pass.partitions)
+    for (const c of p.clusters) partitionOf.set(c, p.name);
+  const heldOf = new Map(pass.held.map((h) => [h.cluster, h]));
+  const clusters = [...targetStates(evaluation, record.revision)].map(
+    ([cluster, state]): BundleClusterView => {
+      const d = evaluation.deployments.get(cluster) ?? NO_DEPLOYMENT;
+      const report = evaluation.reports.get(cluster);
+      const waiting = state === "Pending" || state === "OutOfSync";
+      const held = waiting ? heldOf.get(cluster) : undefined;
+      const partition = partitionOf.get(cluster);
+      return {
+        cluster,
+        state,
+        ...(partition === undefined ? {} : { partition }),
+        ...(d.releasedRevision === undefined
+          ? {}
+          : { releasedRevision: d.releasedRevision }),
+        ...(d.appliedRevision === undefined
+          ? {}
+          : { appliedRevision: d.appliedRevision }),
+        ...(held === undefined ? {} : { held: held.reason }),
+        ...(held?.nextOpeningMs === undefined
+          ? {}
+          : { nextOpeningMs: held.nextOpeningMs }),
+        message: held?.message ?? report?.error ?? report?.message ?? "",
+        reasons: report?.reasons ?? [],
+        reasonsTruncated: report?.reasonsTruncated ?? 0,
+        unreachable: d.unreachable,
+        ...(report === undefined ? {} : { updatedAtMs: report.observedAtMs }),
+      };
+    },
+  );
+  return {
+    summary: { record, counts: countsOf(evaluation, record.revision) },
+    clusters,
+    partitions: pass.partitions,
+    limits: pass.limits,
+    unassigned: pass.unassigned,
+    ...(pass.stoppedAfter === undefined
+      ? {}
+      : { stoppedAfter: pass.stoppedAfter }),
+  };
+}

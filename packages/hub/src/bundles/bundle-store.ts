@@ -1,0 +1,154 @@
+/**
+ * Writing a checked bundle: manifests and rendered content into the object store first (content-
+ * addressed, so a write that fails later leaves only unreferenced objects), then the record with
+ * compare-and-set. Applying identical content again changes nothing and keeps the revision.
+ */
+import { canonicalJson } from "@flotilla/core";
+import type { KubernetesObject } from "@flotilla/protocol";
+import type { IntentPublisher } from "../intents/intent-publisher.js";
+import {
+  isRevisionConflict,
+  type Entry,
+  type StateStore,
+} from "../store/state-store.js";
+import type { PreparedBundle } from "./bundle-input.js";
+import {
+  BUNDLES,
+  bundleKey,
+  type BundleRecord,
+  type ManifestRef,
+} from "./bundle-record.js";
+import {
+  bundleRevision,
+  contentNamespaces,
+  renderContent,
+} from "./bundle-render.js";
+
+/** What {@link writeBundle} needs. */
+export interface BundleWriteDeps {
+  readonly store: StateStore;
+  readonly publisher: Pick<IntentPublisher, "putBundleContent">;
+  readonly now: () => number;
+}
+
+/** A bundle as stored by {@link writeBundle}. */
+export interface WrittenBundle {
+  readonly record: BundleRecord;
+  /** The StateStore revision of the record (for compare-and-set). */
+  readonly entryRevision: number;
+  /** True when the revision is new (the content changed, or the bundle is new). */
+  readonly changed: boolean;
+}
+
+/** Compare-and-set attempts before an apply gives up on a record that keeps changing. */
+const MAX_ATTEMPTS = 5;
+
+/** Stores `bundle`; resolves with what is stored now. */
+export async function writeBundle(
+  deps: BundleWriteDeps,
+  bundle: PreparedBundle,
+  signal?: AbortSignal,
+): Promise<WrittenBundle> {
+  const options = signal === undefined ? {} : { signal };
+  const manifests: ManifestRef[] = [];
+  for (const m of bundle.manifests) {
+    manifests.push(
+      m.ref ?? {
+        path: m.path,
+        digest: await deps.publisher.putBundleContent(m.bytes, options),
+        sizeBytes: m.bytes.byteLength,
+      },
+    );
+  }
+  const revision = bundleRevision(
+    bundle.objects,
+    bundle.spec.namespace,
+    bundle.targetCustomizationsValue,
+  );
+  const contents = await storeContents(
+    deps,
+    bundle.name,
+    revision,
+    bundle,
+    options,
+  );
+  const key = bundleKey(bundle.name);
+  for (let attempt = 1; ; attempt++) {
+    const entry = await deps.store.get(BUNDLES, key, options);
+    const previous = entry?.value;
+    const now = deps.now();
+    const record: BundleRecord = {
+      name: bundle.name,
+      namespace: bundle.spec.namespace,
+      manifests,
+      targetsJson: bundle.targetsJson,
+      targetCustomizationsJson: bundle.targetCustomizationsJson,
+      rolloutStrategyJson: bundle.rolloutStrategyJson,
+      paused: bundle.spec.paused,
+      revision,
+      contents,
+      createdAtMs: previous?.createdAtMs ?? now,
+      updatedAtMs: now,
+    };
+    const changed = previous?.revision !== revision;
+    if (entry !== undefined && sameRecord(entry.value, record)) {
+      return {
+        record: entry.value,
+        entryRevision: entry.revision,
+        changed: false,
+      };
+    }
+    try {
+      const entryRevision = await deps.store.put(BUNDLES, key, record, {
+        ...options,
+        expectedRevision: entry?.revision ?? 0,
+      });
+      return { record, entryRevision, changed };
+    } catch (error) {
+      if (!isRevisionConflict(error) || attempt >= MAX_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** Renders and stores the content for every namespace a target can get; digests by namespace. */
+async function storeContents(
+  deps: BundleWriteDeps,
+  name: string,
+  revision: string,
+  bundle: PreparedBundle,
+  options: { signal?: AbortSignal },
+): Promise<Record<string, string>> {
+  const contents: Record<string, string> = {};
+  const objects: readonly KubernetesObject[] = bundle.objects;
+  for (const namespace of contentNamespaces(bundle.spec)) {
+    const bytes = renderContent(name, revision, namespace, objects);
+    contents[namespace] = await deps.publisher.putBundleContent(bytes, options);
+  }
+  return contents;
+}
+
+// Equal apart from the timestamps: nothing to write.
+function sameRecord(a: BundleRecord, b: BundleRecord): boolean {
+  const strip = (r: BundleRecord): unknown => ({
+    ...r,
+    createdAtMs: 0,
+    updatedAtMs: 0,
+  });
+  return canonicalJson(strip(a)) === canonicalJson(strip(b));
+}
+
+/** Every stored bundle record. */
+export function loadBundleRecords(
+  store: StateStore,
+): Promise<Entry<BundleRecord>[]> {
+  return store.list(BUNDLES);
+}
+
+/** Deletes bundle `name`'s record if it is still at `expectedRevision`. */
+export function deleteBundleRecord(
+  store: StateStore,
+  name: string,
+  expectedRevision: number,
+): Promise<void> {
+  return store.delete(BUNDLES, bundleKey(name), { expectedRevision });
+}

@@ -1,0 +1,89 @@
+/**
+ * Reading objects back from the bundle-content object store: manifest files uploaded with
+ * PutObject (stored there by `IntentPublisher.putBundleContent`) that an ApplyBundle references by
+ * digest. The IntentPublisher port only writes, so the bundle manager takes this port beside it.
+ */
+import { FlotillaError } from "@flotilla/core";
+import { jetstream } from "@nats-io/jetstream";
+import { Objm, type ObjectStore } from "@nats-io/obj";
+import type { NatsConnection } from "@nats-io/transport-node";
+import {
+  bundleContentBucket,
+  bundleObjectName,
+  DEFAULT_INTENTS_PREFIX,
+  sha256Digest,
+} from "@flotilla/protocol";
+import { toNatsFlotillaError } from "../nats-errors.js";
+import { abortable } from "../store/state-store.js";
+
+/** Reads stored objects by digest. */
+export interface ObjectReader {
+  /**
+   * The bytes stored under `digest` (`sha256:<hex>`), or undefined when nothing is. Bytes that do
+   * not hash to the digest are `internal` (never handed out); an outage is `unavailable`.
+   */
+  read(
+    digest: string,
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<Uint8Array | undefined>;
+}
+
+/** An ObjectReader over a lookup (the memory publisher's `bundleContent`), checking digests. */
+export function objectReaderOf(
+  lookup: (digest: string) => Uint8Array | undefined,
+): ObjectReader {
+  return {
+    read(digest) {
+      const bytes = lookup(digest);
+      return Promise.resolve().then(() =>
+        bytes === undefined ? undefined : checked(digest, bytes),
+      );
+    },
+  };
+}
+
+/** Options of {@link createJetStreamObjectReader}. */
+export interface JetStreamObjectReaderOptions {
+  /** The intents prefix the publisher uses; default `flotilla`. */
+  readonly prefix?: string;
+  /** How long one JetStream request may take; default 5000 ms. */
+  readonly timeoutMs?: number;
+}
+
+/** An ObjectReader on the JetStream object store `<prefix>-bundle-content`. */
+export function createJetStreamObjectReader(
+  deps: { readonly nc: NatsConnection },
+  options: JetStreamObjectReaderOptions = {},
+): ObjectReader {
+  const js = jetstream(deps.nc, { timeout: options.timeoutMs ?? 5_000 });
+  const bucket = bundleContentBucket(options.prefix ?? DEFAULT_INTENTS_PREFIX);
+  let store: Promise<ObjectStore> | undefined;
+  return {
+    async read(digest, { signal } = {}) {
+      const what = `Cannot read object ${digest}`;
+      const name = bundleObjectName(digest);
+      try {
+        store ??= new Objm(js).open(bucket, false);
+        const objects = await abortable(store, signal);
+        const info = await abortable(objects.info(name), signal);
+        if (info === null || info.deleted) return undefined;
+        const bytes = await abortable(objects.getBlob(name), signal);
+        return bytes === null ? undefined : checked(digest, bytes);
+      } catch (error) {
+        store = undefined;
+        throw toNatsFlotillaError(error, what, signal);
+      }
+    },
+  };
+}
+
+function checked(digest: string, bytes: Uint8Array): Uint8Array {
+  const actual = sha256Digest(bytes);
+  if (actual !== digest) {
+    throw new FlotillaError(
+      "internal",
+      `Cannot read object ${digest}: the stored bytes hash to ${actual}`,
+    );
+  }
+  return bytes;
+}

@@ -1,0 +1,84 @@
+/**
+ * A cluster as the hub stores it ("clusters" collection): what its agent reported (facts) and what
+ * operators set on top (labels, update group). The effective labels are the agent's with the
+ * operator's changes applied, so an agent re-registering does not undo `flotilla cluster label`.
+ */
+import type { Cluster, Labels, Maintenance } from "@flotilla/core";
+import type { ClusterFacts } from "@flotilla/protocol";
+import { z } from "zod";
+import { defineCollection } from "../store/state-store.js";
+
+export interface ClusterRecord {
+  readonly name: string;
+  readonly facts: ClusterFacts;
+  /** Labels operators set (win over the agent's). */
+  readonly operatorLabels: Labels;
+  /** Agent labels operators removed. */
+  readonly removedLabels: readonly string[];
+  readonly updateGroup?: string;
+  readonly agentVersion: string;
+  readonly registeredAtMs: number;
+  /** Persisted on connect and disconnect only (heartbeats are kept in memory). */
+  readonly lastSeenAtMs: number;
+}
+
+const labels = z.record(z.string(), z.string());
+
+const recordSchema = z.object({
+  name: z.string().min(1),
+  facts: z.object({
+    labels,
+    kubernetesVersion: z.string().optional(),
+    nodePools: z.array(
+      z.object({
+        name: z.string(),
+        imageFamily: z.string(),
+        imageVersion: z.string(),
+        kubernetesVersion: z.string().optional(),
+      }),
+    ),
+    region: z.string().optional(),
+    // Validated by the protocol codec when the agent sent it.
+    maintenance: z.custom<Maintenance>((v) => typeof v === "object").optional(),
+  }),
+  operatorLabels: labels,
+  removedLabels: z.array(z.string()),
+  updateGroup: z.string().optional(),
+  agentVersion: z.string(),
+  registeredAtMs: z.number(),
+  lastSeenAtMs: z.number(),
+});
+
+export const CLUSTERS = defineCollection<ClusterRecord>("clusters", (value) =>
+  recordSchema.parse(value),
+);
+
+/** The labels the cluster has: the agent's, with the operator's changes. */
+export function effectiveLabels(record: ClusterRecord): Labels {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(record.facts.labels)) {
+    if (!record.removedLabels.includes(key)) out[key] = value;
+  }
+  return { ...out, ...record.operatorLabels };
+}
+
+/** The cluster as the engine sees it. */
+export function recordToCluster(record: ClusterRecord): Cluster {
+  const { facts } = record;
+  return {
+    name: record.name,
+    labels: effectiveLabels(record),
+    groups: [],
+    nodePools: facts.nodePools,
+    ...(record.updateGroup === undefined
+      ? {}
+      : { updateGroup: record.updateGroup }),
+    ...(facts.maintenance === undefined
+      ? {}
+      : { maintenance: facts.maintenance }),
+    ...(facts.kubernetesVersion === undefined
+      ? {}
+      : { kubernetesVersion: facts.kubernetesVersion }),
+    ...(facts.region === undefined ? {} : { region: facts.region }),
+  };
+}

@@ -1,0 +1,430 @@
+/**
+ * The clusters the hub knows, their agents' sessions and their reachability (SPEC 8).
+ *
+ * Records live in the StateStore and are cached here; agents' heartbeats are kept in memory only
+ * (persisting 10,000 heartbeats every 10 s would be most of the hub's writes). A hub that restarts
+ * loads every record as Disconnected, seen at its start: a cluster whose agent does not come back
+ * becomes Unreachable one heartbeat timeout later, as if the hub had never gone away.
+ *
+ * Listeners hear every change that matters to the schedulers: a cluster joined, left, changed its
+ * facts or labels, its windows changed, it became unreachable or reachable again.
+ */
+import {
+  compareNames,
+  FlotillaError,
+  matchesSelector,
+  showValue,
+  type Cluster,
+  type ClusterGroup,
+  type LabelSelector,
+  type Labels,
+  type Maintenance,
+} from "@flotilla/core";
+import type { ClusterFacts } from "@flotilla/protocol";
+import { nameKey } from "../store/keys.js";
+import type { StateStore } from "../store/state-store.js";
+import type { ClusterDirectory } from "./cluster-directory.js";
+import {
+  CLUSTERS,
+  recordToCluster,
+  type ClusterRecord,
+} from "./cluster-record.js";
+
+export type ConnectionState =
+  "NeverConnected" | "Connected" | "Disconnected" | "Unreachable";
+
+/** A change the schedulers react to. */
+export type ClusterChange =
+  | { readonly type: "joined"; readonly cluster: string }
+  | { readonly type: "changed"; readonly cluster: string }
+  | {
+      readonly type: "windows";
+      readonly cluster: string;
+      readonly maintenance?: Maintenance;
+    }
+  | { readonly type: "left"; readonly cluster: string }
+  | { readonly type: "unreachable"; readonly cluster: string }
+  | { readonly type: "reachable"; readonly cluster: string };
+
+/** A cluster with its live connection state, for status and the admin API. */
+export interface ClusterStatus {
+  readonly record: ClusterRecord;
+  readonly cluster: Cluster;
+  readonly revision: number;
+  readonly connection: ConnectionState;
+  readonly lastSeenAtMs: number;
+}
+
+interface Entry {
+  record: ClusterRecord;
+  revision: number;
+  cluster: Cluster;
+  session?: number;
+  lastSeenAtMs: number;
+  unreachable: boolean;
+  everConnected: boolean;
+}
+
+export interface ClusterRegistryDeps {
+  readonly store: StateStore;
+  readonly now: () => number;
+  /** How long without a message before an agent is Unreachable (3 heartbeat intervals). */
+  readonly unreachableAfterMs: number;
+  /** The cluster groups, for {@link ClusterDirectory.groups}. */
+  readonly groups: () => readonly ClusterGroup[];
+}
+
+/** A session handle: pass it back so a stale session cannot touch a newer one's cluster. */
+export interface SessionHandle {
+  readonly cluster: string;
+  readonly id: number;
+}
+
+export interface LabelChange {
+  readonly set: Labels;
+  readonly remove: readonly string[];
+  /** Absent: unchanged; empty string: cleared. */
+  readonly updateGroup?: string;
+  readonly expectedRevision?: number;
+}
+
+export interface ClusterRegistry extends ClusterDirectory {
+  start(): Promise<void>;
+  onChange(listener: (change: ClusterChange) => void): () => void;
+  /** Opens a session for an agent; `already_exists` while another live session holds the name. */
+  connect(
+    cluster: string,
+    agentVersion: string,
+    facts: ClusterFacts | undefined,
+  ): Promise<SessionHandle>;
+  /** The agent's facts changed (or arrived after hello). */
+  updateFacts(session: SessionHandle, facts: ClusterFacts): Promise<void>;
+  /** The agent's windows changed. */
+  updateMaintenance(
+    session: SessionHandle,
+    maintenance: Maintenance | undefined,
+  ): Promise<void>;
+  /** Any message from the agent. */
+  seen(session: SessionHandle): void;
+  isCurrent(session: SessionHandle): boolean;
+  disconnect(session: SessionHandle): Promise<void>;
+  /** Marks agents silent for too long Unreachable; returns their names. */
+  checkHeartbeats(): string[];
+  status(name: string): ClusterStatus | undefined;
+  list(selector?: LabelSelector): ClusterStatus[];
+  label(name: string, change: LabelChange): Promise<ClusterStatus>;
+  remove(name: string): Promise<void>;
+  /** Ends live sessions when a cluster is removed: the agent service registers this. */
+  onSessionRevoked(listener: (session: SessionHandle) => void): void;
+  connectedCount(): number;
+}
+
+export function createClusterRegistry(
+  deps: ClusterRegistryDeps,
+): ClusterRegistry {
+  const entries = new Map<string, Entry>();
+  let sorted: Cluster[] | undefined;
+  const listeners = new Set<(change: ClusterChange) => void>();
+  const revokers = new Set<(session: SessionHandle) => void>();
+  let nextSession = 1;
+
+  const emit = (change: ClusterChange): void => {
+    sorted = undefined;
+    for (const listener of listeners) listener(change);
+  };
+
+  const notFound = (name: string): FlotillaError =>
+    new FlotillaError(
+      "not_found",
+      `Cluster ${showValue(name)} is not registered`,
+    );
+
+  const connection = (entry: Entry): ConnectionState => {
+    if (entry.unreachable) return "Unreachable";
+    if (entry.session !== undefined) return "Connected";
+    return entry.everConnected ? "Disconnected" : "NeverConnected";
+  };
+
+  const statusOf = (entry: Entry): ClusterStatus => ({
+    record: entry.record,
+    cluster: entry.cluster,
+    revision: entry.revision,
+    connection: connection(entry),
+    lastSeenAtMs: entry.lastSeenAtMs,
+  });
+
+  const write = async (
+    entry: Entry,
+    record: ClusterRecord,
+    expectedRevision?: number,
+  ): Promise<void> => {
+    const revision = await deps.store.put(
+      CLUSTERS,
+      nameKey(record.name),
+      record,
+      { expectedRevision: expectedRevision ?? entry.revision },
+    );
+    entry.record = record;
+    entry.revision = revision;
+    entry.cluster = recordToCluster(record);
+  };
+
+  const live = (session: SessionHandle): Entry | undefined => {
+    const entry = entries.get(session.cluster);
+    return entry?.session === session.id ? entry : undefined;
+  };
+
+  const markSeen = (entry: Entry): void => {
+    entry.lastSeenAtMs = deps.now();
+    if (entry.unreachable) {
+      entry.unreachable = false;
+      emit({ type: "reachable", cluster: entry.record.name });
+    }
+  };
+
+  return {
+    async start() {
+      const now = deps.now();
+      for (const { value, revision } of await deps.store.list(CLUSTERS)) {
+        entries.set(value.name, {
+          record: value,
+          revision,
+          cluster: recordToCluster(value),
+          // Seen at the hub's start: Unreachable only if it stays away a whole timeout.
+          lastSeenAtMs: Math.max(value.lastSeenAtMs, now),
+          unreachable: false,
+          everConnected: true,
+        });
+      }
+      sorted = undefined;
+    },
+
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+
+    async connect(cluster, agentVersion, facts) {
+      const now = deps.now();
+      const existing = entries.get(cluster);
+      if (existing?.session !== undefined) {
+        throw new FlotillaError(
+          "already_exists",
+          `Cluster ${showValue(cluster)} already has a connected agent; a second agent cannot register under the same name`,
+        );
+      }
+      const id = nextSession++;
+      if (existing === undefined) {
+        const record: ClusterRecord = {
+          name: cluster,
+          facts: facts ?? { labels: {}, nodePools: [] },
+          operatorLabels: {},
+          removedLabels: [],
+          agentVersion,
+          registeredAtMs: now,
+          lastSeenAtMs: now,
+        };
+        const entry: Entry = {
+          record,
+          revision: 0,
+          cluster: recordToCluster(record),
+          session: id,
+          lastSeenAtMs: now,
+          unreachable: false,
+          everConnected: true,
+        };
+        // Reserve the name before the write so a concurrent hello is refused.
+        entries.set(cluster, entry);
+        try {
+          await write(entry, record, 0);
+        } catch (error) {
+          entries.delete(cluster);
+          throw error;
+        }
+        emit({ type: "joined", cluster });
+        return { cluster, id };
+      }
+      existing.session = id;
+      existing.everConnected = true;
+      const record: ClusterRecord = {
+        ...existing.record,
+        agentVersion,
+        lastSeenAtMs: now,
+        ...(facts === undefined ? {} : { facts }),
+      };
+      try {
+        await write(existing, record);
+      } catch (error) {
+        existing.session = undefined;
+        throw error;
+      }
+      markSeen(existing);
+      emit({ type: "changed", cluster });
+      return { cluster, id };
+    },
+
+    async updateFacts(session, facts) {
+      const entry = live(session);
+      if (entry === undefined) return;
+      markSeen(entry);
+      const before = JSON.stringify(entry.record.facts);
+      if (before === JSON.stringify(facts)) return;
+      const windowsChanged =
+        JSON.stringify(entry.record.facts.maintenance) !==
+        JSON.stringify(facts.maintenance);
+      await write(entry, { ...entry.record, facts });
+      emit({ type: "changed", cluster: session.cluster });
+      if (windowsChanged) {
+        emit({
+          type: "windows",
+          cluster: session.cluster,
+          ...(facts.maintenance === undefined
+            ? {}
+            : { maintenance: facts.maintenance }),
+        });
+      }
+    },
+
+    async updateMaintenance(session, maintenance) {
+      const entry = live(session);
+      if (entry === undefined) return;
+      const facts: { -readonly [K in keyof ClusterFacts]: ClusterFacts[K] } = {
+        ...entry.record.facts,
+      };
+      if (maintenance === undefined) delete facts.maintenance;
+      else facts.maintenance = maintenance;
+      await this.updateFacts(session, facts);
+    },
+
+    seen(session) {
+      const entry = live(session);
+      if (entry !== undefined) markSeen(entry);
+    },
+
+    isCurrent(session) {
+      return live(session) !== undefined;
+    },
+
+    async disconnect(session) {
+      const entry = live(session);
+      if (entry === undefined) return;
+      entry.session = undefined;
+      entry.lastSeenAtMs = deps.now();
+      try {
+        await write(entry, {
+          ...entry.record,
+          lastSeenAtMs: entry.lastSeenAtMs,
+        });
+      } catch {
+        // The in-memory state is right; the persisted lastSeen is only a hint after a restart.
+      }
+    },
+
+    checkHeartbeats() {
+      const now = deps.now();
+      const gone: string[] = [];
+      for (const entry of entries.values()) {
+        if (entry.unreachable) continue;
+        if (now - entry.lastSeenAtMs < deps.unreachableAfterMs) continue;
+        entry.unreachable = true;
+        gone.push(entry.record.name);
+        emit({ type: "unreachable", cluster: entry.record.name });
+      }
+      return gone;
+    },
+
+    status(name) {
+      const entry = entries.get(name);
+      return entry === undefined ? undefined : statusOf(entry);
+    },
+
+    list(selector) {
+      return [...entries.values()]
+        .filter(
+          (e) =>
+            selector === undefined ||
+            matchesSelector(selector, e.cluster.labels),
+        )
+        .sort((a, b) => compareNames(a.record.name, b.record.name))
+        .map(statusOf);
+    },
+
+    async label(name, change) {
+      const entry = entries.get(name);
+      if (entry === undefined) throw notFound(name);
+      const operatorLabels: Record<string, string> = {
+        ...entry.record.operatorLabels,
+      };
+      const removed = new Set(entry.record.removedLabels);
+      for (const key of change.remove) {
+        Reflect.deleteProperty(operatorLabels, key);
+        removed.add(key);
+      }
+      for (const [key, value] of Object.entries(change.set)) {
+        operatorLabels[key] = value;
+        removed.delete(key);
+      }
+      const base: { -readonly [K in keyof ClusterRecord]: ClusterRecord[K] } = {
+        ...entry.record,
+      };
+      delete base.updateGroup;
+      const updateGroup =
+        change.updateGroup === undefined
+          ? entry.record.updateGroup
+          : change.updateGroup === ""
+            ? undefined
+            : change.updateGroup;
+      const record: ClusterRecord = {
+        ...base,
+        operatorLabels,
+        removedLabels: [...removed].sort(),
+        ...(updateGroup === undefined ? {} : { updateGroup }),
+      };
+      await write(entry, record, change.expectedRevision ?? entry.revision);
+      emit({ type: "changed", cluster: name });
+      return statusOf(entry);
+    },
+
+    async remove(name) {
+      const entry = entries.get(name);
+      if (entry === undefined) throw notFound(name);
+      await deps.store.delete(CLUSTERS, nameKey(name), {
+        expectedRevision: entry.revision,
+      });
+      entries.delete(name);
+      if (entry.session !== undefined) {
+        const session = { cluster: name, id: entry.session };
+        for (const revoke of revokers) revoke(session);
+      }
+      emit({ type: "left", cluster: name });
+    },
+
+    onSessionRevoked(listener) {
+      revokers.add(listener);
+    },
+
+    connectedCount() {
+      let n = 0;
+      for (const entry of entries.values())
+        if (entry.session !== undefined) n++;
+      return n;
+    },
+
+    // ClusterDirectory
+    clusters() {
+      sorted ??= [...entries.values()]
+        .map((e) => e.cluster)
+        .sort((a, b) => compareNames(a.name, b.name));
+      return sorted;
+    },
+    cluster(name) {
+      return entries.get(name)?.cluster;
+    },
+    groups() {
+      return deps.groups();
+    },
+    isUnreachable(name) {
+      return entries.get(name)?.unreachable ?? false;
+    },
+  };
+}

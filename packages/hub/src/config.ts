@@ -1,0 +1,504 @@
+/**
+ * The hub's configuration (STYLE.md, Config): command-line flags with environment fallbacks
+ * (a flag wins; an empty variable counts as unset), each value checked by a zod schema. Every
+ * problem is reported at once; its path is where the bad value came from (the flag or the
+ * variable), its message names both spellings, and its value is the bad value. main.ts exits
+ * with code 2 on problems. This is the only module of the hub that reads the environment, and it
+ * reads it through its `env` argument.
+ */
+import { accessSync, constants, statSync } from "node:fs";
+import { fail, ok, type Problem, type Result } from "@flotilla/core";
+import { z } from "zod";
+import { LOG_LEVELS, type LogLevel } from "./logger.js";
+import { bucketPrefixProblem } from "./store/keys.js";
+
+/** Certificate files for serving gRPC over TLS (paths, read by main.ts). */
+export interface HubTlsConfig {
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** CA bundle that client certificates must chain to (mTLS); absent: no client certificates. */
+  readonly caFile?: string;
+}
+
+/** The settings of a hub that is to run. */
+export interface HubSettings {
+  readonly help: false;
+  /** gRPC (AdminService + AgentService), `HOST:PORT`. */
+  readonly listen: string;
+  /** `/metrics` and `/healthz`, `HOST:PORT`; undefined when `--http-listen off`. */
+  readonly httpListen: string | undefined;
+  /** NATS server URLs, tried in turn. */
+  readonly nats: readonly string[];
+  /** Prefix of every bucket and stream of hub state. */
+  readonly statePrefix: string;
+  readonly heartbeatIntervalMs: number;
+  /** Heartbeats an agent may miss before it is Unreachable. */
+  readonly missedHeartbeats: number;
+  /** How often bundle passes and run ticks happen. */
+  readonly passIntervalMs: number;
+  readonly logLevel: LogLevel;
+}
+
+/** gRPC transport security: plaintext only when asked for explicitly. */
+export type HubTransport =
+  | { readonly insecurePlaintext: true; readonly tls: undefined }
+  | { readonly insecurePlaintext: false; readonly tls: HubTlsConfig };
+
+/** What {@link parseHubConfig} returns: a request for help, or the settings to run with. */
+export type HubConfig = { readonly help: true } | (HubSettings & HubTransport);
+
+interface OptionSpec {
+  readonly flag: string;
+  readonly env?: string;
+  readonly arg?: string;
+  readonly fallback?: string;
+  readonly help: string;
+}
+
+const OPTIONS = {
+  listen: {
+    flag: "--listen",
+    env: "FLOTILLA_HUB_LISTEN",
+    arg: "HOST:PORT",
+    fallback: "127.0.0.1:7070",
+    help: "gRPC address (AdminService and AgentService)",
+  },
+  httpListen: {
+    flag: "--http-listen",
+    env: "FLOTILLA_HUB_HTTP_LISTEN",
+    arg: "HOST:PORT|off",
+    fallback: "127.0.0.1:7071",
+    help: "HTTP address of /metrics and /healthz; off disables it",
+  },
+  nats: {
+    flag: "--nats",
+    env: "FLOTILLA_NATS",
+    arg: "URL[,URL...]",
+    fallback: "nats://127.0.0.1:4222",
+    help: "NATS servers (JetStream enabled)",
+  },
+  statePrefix: {
+    flag: "--state-prefix",
+    env: "FLOTILLA_STATE_PREFIX",
+    arg: "NAME",
+    fallback: "flotilla",
+    help: "prefix of the hub's buckets and streams",
+  },
+  insecurePlaintext: {
+    flag: "--insecure-plaintext",
+    env: "FLOTILLA_INSECURE_PLAINTEXT",
+    help: "serve gRPC without TLS (development only)",
+  },
+  tlsCert: {
+    flag: "--tls-cert",
+    env: "FLOTILLA_TLS_CERT",
+    arg: "FILE",
+    help: "server certificate (PEM)",
+  },
+  tlsKey: {
+    flag: "--tls-key",
+    env: "FLOTILLA_TLS_KEY",
+    arg: "FILE",
+    help: "server private key (PEM)",
+  },
+  tlsCa: {
+    flag: "--tls-ca",
+    env: "FLOTILLA_TLS_CA",
+    arg: "FILE",
+    help: "CA for client certificates (mTLS)",
+  },
+  heartbeatInterval: {
+    flag: "--heartbeat-interval",
+    env: "FLOTILLA_HEARTBEAT_INTERVAL",
+    arg: "DURATION",
+    fallback: "10s",
+    help: "how often agents send heartbeats",
+  },
+  missedHeartbeats: {
+    flag: "--missed-heartbeats",
+    env: "FLOTILLA_MISSED_HEARTBEATS",
+    arg: "N",
+    fallback: "3",
+    help: "missed heartbeats before an agent is Unreachable",
+  },
+  passInterval: {
+    flag: "--pass-interval",
+    env: "FLOTILLA_PASS_INTERVAL",
+    arg: "DURATION",
+    fallback: "5s",
+    help: "how often bundle passes and run ticks happen",
+  },
+  logLevel: {
+    flag: "--log-level",
+    env: "FLOTILLA_LOG_LEVEL",
+    arg: "LEVEL",
+    fallback: "info",
+    help: LOG_LEVELS.join("|"),
+  },
+  help: { flag: "--help", help: "print this help and exit (also -h)" },
+} as const satisfies Record<string, OptionSpec>;
+
+type OptionName = keyof typeof OPTIONS;
+const BOOLEAN_OPTIONS: ReadonlySet<OptionName> = new Set([
+  "insecurePlaintext",
+  "help",
+]);
+
+/** The hub's usage text, with every flag, its variable and its default. */
+export const HUB_USAGE: string = [
+  "Usage: flotilla-hub [flags]",
+  "",
+  "Flags (each also read from the environment variable shown; a flag wins):",
+  ...Object.values(OPTIONS).map((o: OptionSpec) => {
+    const left = `  ${o.flag}${o.arg === undefined ? "" : ` ${o.arg}`}`;
+    const env = o.env === undefined ? "" : ` [${o.env}]`;
+    const fallback = o.fallback === undefined ? "" : ` (default ${o.fallback})`;
+    return `${left.padEnd(34)} ${o.help}${fallback}${env}`;
+  }),
+  "",
+  "Durations: 500ms, 10s, 1m, 1h, or sums like 1m30s. gRPC needs --tls-cert and --tls-key, or",
+  "--insecure-plaintext to serve without TLS.",
+].join("\n");
+
+// ---- Value schemas: strings in, typed values out; messages say what a good value looks like.
+
+const HOST_PORT =
+  /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$/;
+
+const hostPort = z.string().refine((v) => {
+  const port = HOST_PORT.exec(v)?.[1];
+  return port !== undefined && Number(port) <= 65535;
+}, "must be HOST:PORT with a port from 0 to 65535, e.g. 127.0.0.1:7070 or [::1]:7070");
+
+const natsUrl = z.string().refine((v) => {
+  if (!v.includes("://")) return HOST_PORT.test(v);
+  try {
+    const url = new URL(v);
+    return (
+      (url.protocol === "nats:" || url.protocol === "tls:") &&
+      url.hostname !== ""
+    );
+  } catch {
+    return false;
+  }
+}, "must be nats://HOST:PORT, tls://HOST:PORT or HOST:PORT (several separated by commas)");
+
+const UNIT_MS: Readonly<Record<string, number>> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+};
+
+function duration(minMs: number, maxMs: number) {
+  return z.string().transform((v, ctx) => {
+    const parts = /^(?:\d+(?:ms|s|m|h))+$/.test(v)
+      ? v.match(/\d+(?:ms|s|m|h)/g)
+      : null;
+    const ms = (parts ?? []).reduce((sum, part) => {
+      const [, n = "", unit = ""] = /^(\d+)(ms|s|m|h)$/.exec(part) ?? [];
+      return sum + Number(n) * (UNIT_MS[unit] ?? NaN);
+    }, 0);
+    if (
+      parts === null ||
+      !Number.isSafeInteger(ms) ||
+      ms < minMs ||
+      ms > maxMs
+    ) {
+      ctx.addIssue({
+        code: "custom",
+        message: `must be a duration from ${String(minMs)}ms to ${String(maxMs / 3_600_000)}h, like 500ms, 10s or 1m`,
+      });
+      return z.NEVER;
+    }
+    return ms;
+  });
+}
+
+const schemas = {
+  listen: hostPort,
+  httpListen: z.union([z.literal("off").transform(() => undefined), hostPort]),
+  nats: z.string().transform((v, ctx) => {
+    const urls = v.split(",").map((u) => u.trim());
+    for (const url of urls) {
+      if (!natsUrl.safeParse(url).success) {
+        ctx.addIssue({
+          code: "custom",
+          message: `"${url}" ${natsUrl.safeParse(url).error?.issues[0]?.message ?? "is not a NATS URL"}`,
+        });
+      }
+    }
+    return urls;
+  }),
+  statePrefix: z.string().superRefine((v, ctx) => {
+    const problem = bucketPrefixProblem(v);
+    if (problem !== undefined)
+      ctx.addIssue({ code: "custom", message: problem });
+  }),
+  insecurePlaintext: z.stringbool({
+    truthy: ["1", "true", "yes", "on"],
+    falsy: ["0", "false", "no", "off"],
+  }),
+  help: z.stringbool(),
+  tlsCert: z.string(),
+  tlsKey: z.string(),
+  tlsCa: z.string(),
+  heartbeatInterval: duration(100, 3_600_000),
+  missedHeartbeats: z
+    .string()
+    .regex(/^\d{1,3}$/, "must be a whole number from 1 to 100")
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 100, "must be a whole number from 1 to 100"),
+  passInterval: duration(100, 3_600_000),
+  logLevel: z.enum(LOG_LEVELS, {
+    error: `must be one of ${LOG_LEVELS.join(", ")}`,
+  }),
+} satisfies Record<OptionName, z.ZodType<unknown, string>>;
+
+type Values = { -readonly [K in OptionName]: z.output<(typeof schemas)[K]> };
+
+/** Where an option's value came from: its flag, its variable, or its default. */
+type Raw = { readonly value: string; readonly source: string };
+
+function spelled(name: OptionName): string {
+  const o: OptionSpec = OPTIONS[name];
+  return o.env === undefined ? o.flag : `${o.flag} or ${o.env}`;
+}
+
+function closestFlag(flag: string): string | undefined {
+  const flags = Object.values(OPTIONS).map((o) => o.flag);
+  const distance = (a: string, b: string): number => {
+    const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+    for (let i = 1; i <= a.length; i++) {
+      let prev = row[0] ?? 0;
+      row[0] = i;
+      for (let j = 1; j <= b.length; j++) {
+        const cur = row[j] ?? 0;
+        row[j] = Math.min(
+          cur + 1,
+          (row[j - 1] ?? 0) + 1,
+          prev + (a[i - 1] === b[j - 1] ? 0 : 1),
+        );
+        prev = cur;
+      }
+    }
+    return row[b.length] ?? 0;
+  };
+  const best = flags
+    .map((f) => [f, distance(flag, f)] as const)
+    .sort((x, y) => x[1] - y[1])[0];
+  return best !== undefined && best[1] <= 3 ? best[0] : undefined;
+}
+
+/** Reads flags from argv: `--flag value`, `--flag=value`, booleans bare or `--flag=false`. */
+function readArgv(
+  argv: readonly string[],
+  problems: Problem[],
+): Map<OptionName, Raw> {
+  const byFlag = new Map<string, OptionName>(
+    (Object.keys(OPTIONS) as OptionName[]).map((name) => [
+      OPTIONS[name].flag,
+      name,
+    ]),
+  );
+  byFlag.set("-h", "help");
+  const given = new Map<OptionName, Raw>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    const eq = arg.indexOf("=");
+    const flag = arg.startsWith("--") && eq > 0 ? arg.slice(0, eq) : arg;
+    const name = byFlag.get(flag);
+    if (name === undefined) {
+      const guess = arg.startsWith("-") ? closestFlag(flag) : undefined;
+      problems.push({
+        path: arg.startsWith("-") ? flag : "argv",
+        message: arg.startsWith("-")
+          ? `unknown flag${guess === undefined ? "" : `; did you mean ${guess}?`} (see --help)`
+          : "unexpected argument: the hub takes flags only (see --help)",
+        value: arg,
+      });
+      continue;
+    }
+    let value: string | undefined;
+    if (flag !== arg) value = arg.slice(eq + 1);
+    else if (BOOLEAN_OPTIONS.has(name)) value = "true";
+    else if (i + 1 < argv.length && !(argv[i + 1] ?? "").startsWith("--"))
+      value = argv[++i];
+    if (value === undefined) {
+      problems.push({
+        path: flag,
+        message:
+          `needs a value: ${flag} ${(OPTIONS[name] as OptionSpec).arg ?? ""}`.trimEnd(),
+      });
+      continue;
+    }
+    if (given.has(name)) {
+      problems.push({
+        path: OPTIONS[name].flag,
+        message: "is given more than once",
+        value,
+      });
+      continue;
+    }
+    given.set(name, { value, source: OPTIONS[name].flag });
+  }
+  return given;
+}
+
+/**
+ * Parses the hub's flags (`argv` without the node and script paths) with `env` as the fallback.
+ * `--help` wins over every other problem, so that help is always reachable.
+ */
+export function parseHubConfig(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Result<HubConfig> {
+  const problems: Problem[] = [];
+  const given = readArgv(argv, problems);
+  const help = given.get("help");
+  if (help !== undefined && schemas.help.safeParse(help.value).data !== false) {
+    return ok({ help: true });
+  }
+
+  const values: Partial<Values> = {};
+  const sources = new Map<OptionName, Raw>();
+  for (const name of Object.keys(OPTIONS) as OptionName[]) {
+    const spec: OptionSpec = OPTIONS[name];
+    const fromEnv = spec.env === undefined ? undefined : env[spec.env];
+    const raw: Raw | undefined =
+      given.get(name) ??
+      (fromEnv !== undefined && fromEnv !== "" && spec.env !== undefined
+        ? { value: fromEnv, source: spec.env }
+        : spec.fallback === undefined
+          ? undefined
+          : { value: spec.fallback, source: `the default of ${spec.flag}` });
+    if (raw === undefined) continue;
+    sources.set(name, raw);
+    const parsed = (schemas[name] as z.ZodType<unknown, string>).safeParse(
+      raw.value,
+    );
+    if (parsed.success) {
+      (values as Record<string, unknown>)[name] = parsed.data;
+    } else {
+      for (const issue of parsed.error.issues) {
+        problems.push({
+          path: raw.source,
+          message: `${issue.message} (${spelled(name)})`,
+          value: raw.value,
+        });
+      }
+    }
+  }
+
+  const transport = checkTransport(values, sources, problems);
+  const { listen, httpListen } = values;
+  if (
+    listen !== undefined &&
+    httpListen !== undefined &&
+    listen === httpListen &&
+    !listen.endsWith(":0")
+  ) {
+    problems.push({
+      path: sources.get("httpListen")?.source ?? OPTIONS.httpListen.flag,
+      message: `must differ from the gRPC address (${spelled("listen")}) (${spelled("httpListen")})`,
+      value: httpListen,
+    });
+  }
+  if (problems.length > 0 || transport === undefined) return fail(problems);
+  return ok({
+    help: false,
+    listen: values.listen ?? "",
+    httpListen: values.httpListen,
+    nats: values.nats ?? [],
+    statePrefix: values.statePrefix ?? "",
+    heartbeatIntervalMs: values.heartbeatInterval ?? 0,
+    missedHeartbeats: values.missedHeartbeats ?? 0,
+    passIntervalMs: values.passInterval ?? 0,
+    logLevel: values.logLevel ?? "info",
+    ...transport,
+  });
+}
+
+/** Plaintext only when asked for; otherwise a readable certificate and key (and CA). */
+function checkTransport(
+  values: Partial<Values>,
+  sources: ReadonlyMap<OptionName, Raw>,
+  problems: Problem[],
+): HubTransport | undefined {
+  const tlsNames = ["tlsCert", "tlsKey", "tlsCa"] as const;
+  const tlsGiven = tlsNames.filter((n) => values[n] !== undefined);
+  if (values.insecurePlaintext === true) {
+    for (const name of tlsGiven) {
+      problems.push({
+        path: sources.get(name)?.source ?? OPTIONS[name].flag,
+        message: `cannot be combined with ${spelled("insecurePlaintext")}: choose TLS or plaintext`,
+        value: values[name],
+      });
+    }
+    return tlsGiven.length === 0
+      ? { insecurePlaintext: true, tls: undefined }
+      : undefined;
+  }
+  if (tlsGiven.length === 0) {
+    // A bad --insecure-plaintext value is already reported; asking for TLS too would mislead.
+    if (
+      sources.has("insecurePlaintext") &&
+      values.insecurePlaintext === undefined
+    ) {
+      return undefined;
+    }
+    problems.push({
+      path: OPTIONS.tlsCert.flag,
+      message:
+        `gRPC needs TLS: pass ${OPTIONS.tlsCert.flag} and ${OPTIONS.tlsKey.flag} (or ${OPTIONS.tlsCert.env} and ${OPTIONS.tlsKey.env}), ` +
+        `or pass ${OPTIONS.insecurePlaintext.flag} explicitly (or ${OPTIONS.insecurePlaintext.env}=1) to serve plaintext`,
+    });
+    return undefined;
+  }
+  let good = true;
+  for (const name of ["tlsCert", "tlsKey"] as const) {
+    if (values[name] === undefined) {
+      good = false;
+      problems.push({
+        path: OPTIONS[name].flag,
+        message: `is required with ${tlsGiven.map((n) => OPTIONS[n].flag).join(" and ")} (${spelled(name)})`,
+      });
+    }
+  }
+  for (const name of tlsGiven) {
+    const file = values[name] ?? "";
+    const problem = unreadableFile(file);
+    if (problem !== undefined) {
+      good = false;
+      problems.push({
+        path: sources.get(name)?.source ?? OPTIONS[name].flag,
+        message: `${problem} (${spelled(name)})`,
+        value: file,
+      });
+    }
+  }
+  if (!good || values.tlsCert === undefined || values.tlsKey === undefined)
+    return undefined;
+  return {
+    insecurePlaintext: false,
+    tls: {
+      certFile: values.tlsCert,
+      keyFile: values.tlsKey,
+      ...(values.tlsCa === undefined ? {} : { caFile: values.tlsCa }),
+    },
+  };
+}
+
+/** Why `file` cannot be read as a regular file, or undefined when it can. */
+function unreadableFile(file: string): string | undefined {
+  try {
+    if (!statSync(file).isFile()) return "must be a regular file";
+    accessSync(file, constants.R_OK);
+    return undefined;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === "ENOENT"
+      ? "names a file that does not exist"
+      : `cannot be read (${code ?? String(error)})`;
+  }
+}

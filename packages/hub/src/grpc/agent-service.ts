@@ -1,0 +1,346 @@
+/**
+ * AgentService: one bidirectional stream per agent (docs/agent-protocol.md). The stream's first
+ * message must be `hello`; the hub then opens a session in the cluster registry and answers
+ * `welcome`. Every later message is validated before it touches any state; an invalid one ends
+ * this stream (StreamError, then the same gRPC status) and nothing else: other agents' sessions
+ * are independent.
+ *
+ * Status reports count only for the cluster's current intent generation (revision-correct
+ * readiness); the `ack` says whether a report counted. Counted upgrade reports go to the run
+ * manager, counted bundle reports to the bundle manager.
+ */
+import { FlotillaError, showValue } from "@flotilla/core";
+import {
+  clusterFactsFromWire,
+  heartbeatFromWire,
+  helloFromWire,
+  maintenanceFromWire,
+  PROTOCOL_VERSION,
+  statusReportFromWire,
+  streamErrorToWire,
+  toGrpcStatus,
+  type StatusReport,
+  type wire,
+} from "@flotilla/protocol";
+import { status as grpcStatus, type ServerDuplexStream } from "@grpc/grpc-js";
+import type { Logger } from "pino";
+import type {
+  ClusterRegistry,
+  SessionHandle,
+} from "../clusters/cluster-registry.js";
+import type { IntentWriter } from "../intents/intent-writer.js";
+
+type AgentStream = ServerDuplexStream<
+  wire.AgentMessage__Output,
+  wire.HubMessage
+>;
+
+/** Where counted reports go. */
+export interface ReportSinks {
+  readonly upgrade: (
+    cluster: string,
+    run: string,
+    report: StatusReport,
+  ) => void;
+  readonly bundle: (cluster: string, report: StatusReport) => void;
+}
+
+export interface AgentServiceDeps {
+  readonly registry: ClusterRegistry;
+  readonly intents: IntentWriter;
+  readonly sinks: ReportSinks;
+  readonly now: () => number;
+  readonly heartbeatIntervalMs: number;
+  readonly logger: Logger;
+  /** How long a new stream may take to say hello (default 10 s). */
+  readonly helloTimeoutMs?: number;
+  readonly onSessionRefused?: (code: string) => void;
+  readonly onReport?: (phase: string, accepted: boolean) => void;
+}
+
+export interface AgentService {
+  readonly handlers: wire.AgentServiceHandlers;
+  /** Ends every open stream (hub shutdown): agents reconnect to the next hub. */
+  closeAll(): void;
+}
+
+export function createAgentService(deps: AgentServiceDeps): AgentService {
+  const open = new Set<AgentStream>();
+  const byCluster = new Map<
+    string,
+    { session: SessionHandle; refuse: (e: FlotillaError) => void }
+  >();
+
+  deps.registry.onSessionRevoked((session) => {
+    const live = byCluster.get(session.cluster);
+    if (live?.session.id === session.id) {
+      live.refuse(
+        new FlotillaError(
+          "permission_denied",
+          `Cluster ${showValue(session.cluster)} was removed from the fleet by an operator`,
+        ),
+      );
+    }
+  });
+
+  const connect = (call: AgentStream): void => {
+    open.add(call);
+    let session: SessionHandle | undefined;
+    let closed = false;
+    let chain: Promise<void> = Promise.resolve();
+    const log = deps.logger.child({ peer: safePeer(call) });
+
+    const finish = (): void => {
+      if (closed) return;
+      closed = true;
+      clearTimeout(helloTimer);
+      open.delete(call);
+      const ended = session;
+      if (ended !== undefined) {
+        if (byCluster.get(ended.cluster)?.session.id === ended.id) {
+          byCluster.delete(ended.cluster);
+        }
+        void deps.registry.disconnect(ended);
+      }
+    };
+
+    const refuse = (error: FlotillaError): void => {
+      if (closed) return;
+      deps.onSessionRefused?.(error.code);
+      log.info(
+        { cluster: session?.cluster, code: error.code, err: error.message },
+        "agent stream refused",
+      );
+      try {
+        call.write({ error: streamErrorToWire(error) });
+        call.emit("error", toGrpcStatus(error));
+      } catch {
+        // The stream is already gone.
+      }
+      finish();
+    };
+
+    const helloTimer = setTimeout(() => {
+      if (session === undefined) {
+        refuse(
+          new FlotillaError(
+            "invalid_argument",
+            `No hello within ${String(deps.helloTimeoutMs ?? 10_000)} ms: an agent's first message must be hello`,
+          ),
+        );
+      }
+    }, deps.helloTimeoutMs ?? 10_000);
+
+    const invalid = (
+      what: string,
+      problems: Parameters<typeof FlotillaError.invalid>[1],
+    ): never => {
+      throw FlotillaError.invalid(what, problems);
+    };
+
+    const handle = async (
+      message: wire.AgentMessage__Output,
+    ): Promise<void> => {
+      if (session === undefined) {
+        if (message.body !== "hello") {
+          throw new FlotillaError(
+            "invalid_argument",
+            `An agent's first message must be hello, not ${showValue(message.body ?? "empty")}`,
+          );
+        }
+        const hello = helloFromWire(message.hello, "hello");
+        if (!hello.ok) return invalid("hello", hello.problems);
+        if (hello.value.protocolVersion !== PROTOCOL_VERSION) {
+          throw new FlotillaError(
+            "failed_precondition",
+            `Protocol version ${String(hello.value.protocolVersion)} is not supported: this hub speaks version ${String(PROTOCOL_VERSION)}`,
+          );
+        }
+        const opened = await deps.registry.connect(
+          hello.value.clusterName,
+          hello.value.agentVersion,
+          undefined,
+        );
+        if (closed) {
+          void deps.registry.disconnect(opened);
+          return;
+        }
+        session = opened;
+        byCluster.set(opened.cluster, { session: opened, refuse });
+        clearTimeout(helloTimer);
+        call.write({
+          welcome: {
+            clusterName: opened.cluster,
+            protocolVersion: PROTOCOL_VERSION,
+            heartbeatIntervalMs: deps.heartbeatIntervalMs,
+            hubTimeMs: deps.now(),
+          },
+        });
+        log.debug({ cluster: opened.cluster }, "agent connected");
+        return;
+      }
+      const current = session;
+      if (!deps.registry.isCurrent(current)) {
+        throw new FlotillaError(
+          "failed_precondition",
+          "This session was replaced",
+        );
+      }
+      switch (message.body) {
+        case "hello":
+          throw new FlotillaError(
+            "invalid_argument",
+            "hello was already sent on this stream",
+          );
+        case "facts": {
+          const facts = clusterFactsFromWire(message.facts, "facts");
+          if (!facts.ok) return invalid("facts", facts.problems);
+          await deps.registry.updateFacts(current, facts.value);
+          return;
+        }
+        case "heartbeat": {
+          const beat = heartbeatFromWire(message.heartbeat, "heartbeat");
+          if (!beat.ok) return invalid("heartbeat", beat.problems);
+          deps.registry.seen(current);
+          return;
+        }
+        case "windowsChanged": {
+          const raw = message.windowsChanged?.maintenance;
+          if (raw === null || raw === undefined) {
+            await deps.registry.updateMaintenance(current, undefined);
+            return;
+          }
+          const maintenance = maintenanceFromWire(
+            raw,
+            "windowsChanged.maintenance",
+          );
+          if (!maintenance.ok) return invalid("windows", maintenance.problems);
+          await deps.registry.updateMaintenance(current, maintenance.value);
+          return;
+        }
+        case "status": {
+          const report = statusReportFromWire(message.status, "status");
+          if (!report.ok) return invalid("status report", report.problems);
+          deps.registry.seen(current);
+          await onReport(current.cluster, report.value);
+          return;
+        }
+        case undefined:
+          throw new FlotillaError("invalid_argument", "Empty agent message");
+      }
+    };
+
+    const onReport = async (
+      cluster: string,
+      report: StatusReport,
+    ): Promise<void> => {
+      const { intent } = await deps.intents.current(cluster);
+      let reason = "";
+      if (report.generation !== intent.generation) {
+        reason = `generation ${String(report.generation)} is not the current intent generation ${String(intent.generation)}`;
+      } else if (report.subject.kind === "upgrade") {
+        if (intent.upgrade?.run !== report.subject.upgradeId) {
+          reason = `upgrade ${showValue(report.subject.upgradeId)} is not in the current intent`;
+        }
+      } else {
+        const bundle = intent.bundles[report.subject.bundle];
+        if (bundle?.revision !== report.subject.revision) {
+          reason = `bundle ${showValue(report.subject.bundle)} revision ${showValue(report.subject.revision)} is not in the current intent`;
+        }
+      }
+      const accepted = reason === "";
+      deps.onReport?.(report.phase, accepted);
+      if (!closed) {
+        call.write({
+          ack: {
+            sequence: report.sequence,
+            generation: report.generation,
+            accepted,
+            reason,
+          },
+        });
+      }
+      if (!accepted) return;
+      if (report.subject.kind === "upgrade") {
+        deps.sinks.upgrade(cluster, report.subject.upgradeId, report);
+      } else deps.sinks.bundle(cluster, report);
+    };
+
+    call.on("data", (message: wire.AgentMessage__Output) => {
+      chain = chain.then(async () => {
+        if (closed) return;
+        try {
+          await handle(message);
+        } catch (error) {
+          const flotilla =
+            error instanceof FlotillaError
+              ? error
+              : new FlotillaError(
+                  "internal",
+                  "The hub could not process the message",
+                  { cause: error },
+                );
+          if (flotilla.code === "internal")
+            log.error({ err: error }, "agent message failed");
+          refuse(flotilla);
+        }
+      });
+    });
+    call.on("end", () => {
+      chain = chain.then(() => {
+        if (!closed) {
+          try {
+            call.end();
+          } catch {
+            // already ended
+          }
+        }
+        finish();
+      });
+    });
+    call.on("error", () => {
+      finish();
+    });
+    call.on("cancelled", () => {
+      finish();
+    });
+  };
+
+  const unimplemented = (what: string) => ({
+    code: grpcStatus.UNIMPLEMENTED,
+    details: `${what} is not available yet: agents join with --insecure-plaintext or TLS until bootstrap tokens and per-cluster identities land`,
+  });
+
+  return {
+    handlers: {
+      Connect: connect,
+      Register: (_call, callback) => {
+        callback(unimplemented("Register"));
+      },
+      RenewIdentity: (_call, callback) => {
+        callback(unimplemented("RenewIdentity"));
+      },
+    },
+    closeAll() {
+      for (const call of [...open]) {
+        try {
+          call.emit("error", {
+            code: grpcStatus.UNAVAILABLE,
+            details: "The hub is shutting down",
+          });
+        } catch {
+          // gone
+        }
+      }
+      open.clear();
+    },
+  };
+}
+
+function safePeer(call: AgentStream): string {
+  try {
+    return call.getPeer();
+  } catch {
+    return "unknown";
+  }
+}

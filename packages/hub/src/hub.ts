@@ -1,0 +1,292 @@
+/**
+ * The hub: every part wired together, independent of how the process was started (main.ts reads
+ * the config and builds the adapters; tests pass in-memory or real adapters directly).
+ *
+ * Start order: the state (cluster groups, clusters, strategies, runs, bundles) is loaded and
+ * every active run's intents are republished before the gRPC server accepts anyone, so the first
+ * agent to reconnect after a crash already finds what the stored runs say.
+ */
+import type { PlanOutput } from "@flotilla/core";
+import {
+  addAdminService,
+  addAgentService,
+  loadProtocol,
+  SERVER_OPTIONS,
+  type StatusReport,
+  type wire,
+} from "@flotilla/protocol";
+import { ReflectionService } from "@grpc/reflection";
+import {
+  Server,
+  status as grpcStatus,
+  type ServerCredentials,
+} from "@grpc/grpc-js";
+import type { Logger } from "pino";
+import type { AuditLog } from "./audit/audit-log.js";
+import type { ClusterDirectory } from "./clusters/cluster-directory.js";
+import {
+  createClusterGroups,
+  type ClusterGroups,
+} from "./clusters/cluster-groups.js";
+import {
+  createClusterRegistry,
+  type ClusterRegistry,
+} from "./clusters/cluster-registry.js";
+import { fleetHandlers } from "./grpc/admin-fleet.js";
+import { runHandlers } from "./grpc/admin-runs.js";
+import { createAgentService, type AgentService } from "./grpc/agent-service.js";
+import type { AuditDeps } from "./grpc/unary.js";
+import type { IntentPublisher } from "./intents/intent-publisher.js";
+import {
+  createIntentWriter,
+  type IntentWriter,
+} from "./intents/intent-writer.js";
+import { createRunManager, type RunManager } from "./runs/run-manager.js";
+import type { StateStore } from "./store/state-store.js";
+import {
+  createUpdateStrategies,
+  type UpdateStrategies,
+} from "./strategies/update-strategies.js";
+
+type Handlers = wire.AdminServiceHandlers;
+
+/** What the hub needs from the bundle rollouts (packages/hub/src/bundles). */
+export interface BundleService {
+  start(): Promise<void>;
+  stop(): Promise<void> | void;
+  onStatus(cluster: string, report: StatusReport): void;
+  onFleetChanged(): void;
+  /** A pass (releases, holds); called on the pass interval. */
+  tick(): void;
+  preview(name: string): PlanOutput;
+  readonly handlers: Pick<
+    Handlers,
+    "PutObject" | "ApplyBundle" | "ListBundles" | "GetBundle" | "DeleteBundle"
+  >;
+}
+
+/** What the bundle service is built from. */
+export interface BundleServiceDeps extends AuditDeps {
+  readonly store: StateStore;
+  readonly intents: IntentWriter;
+  readonly publisher: IntentPublisher;
+  readonly directory: ClusterDirectory;
+  readonly logger: Logger;
+}
+
+/** Hooks for metrics; every one optional. */
+export interface HubObserver {
+  readonly onTransition?: (scope: string, to: string) => void;
+  readonly onSessionRefused?: (code: string) => void;
+  readonly onReport?: (phase: string, accepted: boolean) => void;
+  readonly onUnreachable?: (count: number) => void;
+}
+
+export interface HubOptions {
+  readonly store: StateStore;
+  readonly publisher: IntentPublisher;
+  readonly audit: AuditLog;
+  readonly logger: Logger;
+  readonly now?: () => number;
+  readonly heartbeatIntervalMs: number;
+  readonly missedHeartbeats: number;
+  /** How often runs tick, bundles pass and heartbeats are checked. */
+  readonly passIntervalMs: number;
+  readonly bundles: (deps: BundleServiceDeps) => BundleService;
+  readonly auditHandlers: (
+    log: AuditLog,
+  ) => Pick<Handlers, "ListAuditEvents" | "WatchAuditEvents">;
+  readonly observer?: HubObserver;
+}
+
+export interface Hub {
+  readonly registry: ClusterRegistry;
+  readonly groups: ClusterGroups;
+  readonly strategies: UpdateStrategies;
+  readonly runs: RunManager;
+  readonly bundles: BundleService;
+  readonly intents: IntentWriter;
+  /** Loads state, republishes intents, then serves gRPC on `address`; resolves with the port. */
+  start(address: string, credentials: ServerCredentials): Promise<number>;
+  /** Stops accepting calls, ends agent streams, stops timers. Adapters are the caller's. */
+  stop(): Promise<void>;
+  /** One line per part for /healthz. */
+  health(): { ok: boolean; checks: Record<string, string> };
+}
+
+export function createHub(options: HubOptions): Hub {
+  const now = options.now ?? Date.now;
+  const log = options.logger;
+  const { store, publisher, audit } = options;
+  const auditDeps: AuditDeps = {
+    audit,
+    now,
+    onAuditError: (error) => {
+      log.error({ err: error }, "cannot write the audit log");
+    },
+  };
+  const intents = createIntentWriter(publisher);
+  const groups = createClusterGroups({ store, now });
+  const registry = createClusterRegistry({
+    store,
+    now,
+    unreachableAfterMs: options.heartbeatIntervalMs * options.missedHeartbeats,
+    groups: () => groups.all(),
+  });
+  const strategies = createUpdateStrategies({ store, now });
+  const runs = createRunManager({
+    store,
+    intents,
+    directory: registry,
+    now,
+    logger: log.child({ component: "runs" }),
+    onTransition: (t) => options.observer?.onTransition?.(t.scope, t.to),
+  });
+  const bundles = options.bundles({
+    ...auditDeps,
+    store,
+    intents,
+    publisher,
+    directory: registry,
+    logger: log.child({ component: "bundles" }),
+  });
+  const agents: AgentService = createAgentService({
+    registry,
+    intents,
+    sinks: {
+      upgrade: (cluster, run, report) => {
+        runs.memberReport(cluster, run, report);
+      },
+      bundle: (cluster, report) => {
+        bundles.onStatus(cluster, report);
+      },
+    },
+    now,
+    heartbeatIntervalMs: options.heartbeatIntervalMs,
+    logger: log.child({ component: "agents" }),
+    ...(options.observer?.onSessionRefused === undefined
+      ? {}
+      : { onSessionRefused: options.observer.onSessionRefused }),
+    ...(options.observer?.onReport === undefined
+      ? {}
+      : { onReport: options.observer.onReport }),
+  });
+
+  registry.onChange((change) => {
+    runs.clusterChanged(change);
+    if (change.type !== "windows") bundles.onFleetChanged();
+  });
+  groups.onChange(() => {
+    bundles.onFleetChanged();
+  });
+
+  let server: Server | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let started = false;
+
+  const unimplemented = (what: string) => ({
+    code: grpcStatus.UNIMPLEMENTED,
+    details: `${what} is not available yet (bootstrap tokens come with agent registration and mTLS)`,
+  });
+
+  const handlers: Handlers = {
+    ...fleetHandlers({ ...auditDeps, registry, groups, intents }),
+    ...runHandlers({
+      ...auditDeps,
+      runs,
+      strategies,
+      directory: registry,
+      previewBundle: (name) => bundles.preview(name),
+    }),
+    ...bundles.handlers,
+    ...options.auditHandlers(audit),
+    CreateBootstrapToken: (_call, callback) => {
+      callback(unimplemented("CreateBootstrapToken"));
+    },
+    ListBootstrapTokens: (_call, callback) => {
+      callback(unimplemented("ListBootstrapTokens"));
+    },
+    RevokeBootstrapToken: (_call, callback) => {
+      callback(unimplemented("RevokeBootstrapToken"));
+    },
+  };
+
+  const tick = (): void => {
+    const gone = registry.checkHeartbeats();
+    if (gone.length > 0) {
+      options.observer?.onUnreachable?.(gone.length);
+      log.info(
+        { clusters: gone.slice(0, 20), count: gone.length },
+        "agents unreachable",
+      );
+    }
+    runs.tick();
+    bundles.tick();
+  };
+
+  return {
+    registry,
+    groups,
+    strategies,
+    runs,
+    bundles,
+    intents,
+
+    async start(address, credentials) {
+      await groups.start();
+      await registry.start();
+      await strategies.start();
+      await runs.start();
+      await bundles.start();
+      const grpcServer = new Server({ ...SERVER_OPTIONS });
+      addAgentService(grpcServer, agents.handlers);
+      addAdminService(grpcServer, handlers);
+      new ReflectionService(loadProtocol().packageDefinition).addToServer(
+        grpcServer,
+      );
+      const port = await new Promise<number>((resolve, reject) => {
+        grpcServer.bindAsync(address, credentials, (error, bound) => {
+          if (error === null) resolve(bound);
+          else reject(error);
+        });
+      });
+      server = grpcServer;
+      timer = setInterval(tick, options.passIntervalMs);
+      started = true;
+      log.info({ address, port }, "hub serving");
+      return port;
+    },
+
+    async stop() {
+      started = false;
+      if (timer !== undefined) clearInterval(timer);
+      runs.stop();
+      await bundles.stop();
+      agents.closeAll();
+      const current = server;
+      server = undefined;
+      if (current !== undefined) {
+        await new Promise<void>((resolve) => {
+          const force = setTimeout(() => {
+            current.forceShutdown();
+            resolve();
+          }, 5_000);
+          current.tryShutdown(() => {
+            clearTimeout(force);
+            resolve();
+          });
+        });
+      }
+    },
+
+    health() {
+      return {
+        ok: started,
+        checks: {
+          grpc: started ? "serving" : "stopped",
+          agents: `${String(registry.connectedCount())} connected`,
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,184 @@
+#!/usr/bin/env node
+/**
+ * `flotilla-hub`: the hub process. Reads its config (flags, then FLOTILLA_* environment
+ * variables), connects to NATS (reconnecting forever: the hub outlives NATS restarts), builds the
+ * JetStream adapters (state store, intent publisher, audit log, object reader), starts the hub's
+ * gRPC server (AdminService + AgentService, reflection) and the HTTP server (/metrics, /healthz),
+ * and stops cleanly on SIGTERM or SIGINT.
+ *
+ * Exit codes: 0 after a clean stop, 2 for bad configuration, 1 when it cannot start.
+ */
+import { readFileSync } from "node:fs";
+import { formatProblem } from "@flotilla/core";
+import { ServerCredentials } from "@grpc/grpc-js";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { auditHandlers } from "./audit/admin-audit.js";
+import { createJetStreamAuditLog } from "./audit/jetstream-audit-log.js";
+import { createBundleService } from "./bundles/bundle-service.js";
+import { createJetStreamObjectReader } from "./bundles/object-reader.js";
+import { HUB_USAGE, parseHubConfig } from "./config.js";
+import { createHub } from "./hub.js";
+import { startHttpServer, type HttpServer } from "./http-server.js";
+import { createJetStreamIntentPublisher } from "./intents/jetstream-intent-publisher.js";
+import { createLogger } from "./logger.js";
+import { createHubMetrics } from "./metrics.js";
+import { createJetStreamStore } from "./store/jetstream-store.js";
+
+async function main(): Promise<number> {
+  const parsed = parseHubConfig(process.argv.slice(2), process.env);
+  if (!parsed.ok) {
+    for (const problem of parsed.problems) {
+      process.stderr.write(`flotilla-hub: ${formatProblem(problem)}\n`);
+    }
+    process.stderr.write("Run flotilla-hub --help for the options.\n");
+    return 2;
+  }
+  const config = parsed.value;
+  if (config.help) {
+    process.stdout.write(`${HUB_USAGE}\n`);
+    return 0;
+  }
+  const log = createLogger(config.logLevel);
+  const metrics = createHubMetrics();
+
+  let nc: NatsConnection;
+  try {
+    nc = await connect({
+      servers: [...config.nats],
+      name: "flotilla-hub",
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+    });
+  } catch (error) {
+    log.fatal({ err: error, nats: config.nats }, "cannot connect to NATS");
+    process.stderr.write(
+      `flotilla-hub: cannot connect to NATS at ${config.nats.join(", ")}: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    return 1;
+  }
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === "disconnect")
+        log.warn("NATS connection lost; reconnecting");
+      if (status.type === "reconnect") log.info("NATS connection back");
+    }
+  })();
+
+  const store = createJetStreamStore(
+    { nc },
+    { bucketPrefix: config.statePrefix },
+  );
+  const publisher = createJetStreamIntentPublisher({ nc });
+  const audit = createJetStreamAuditLog(
+    { nc, log },
+    { prefix: config.statePrefix },
+  );
+  const objects = createJetStreamObjectReader({ nc });
+  await store.start();
+  await publisher.start();
+  await audit.start();
+
+  const hub = createHub({
+    store,
+    publisher,
+    audit,
+    logger: log,
+    heartbeatIntervalMs: config.heartbeatIntervalMs,
+    missedHeartbeats: config.missedHeartbeats,
+    passIntervalMs: config.passIntervalMs,
+    bundles: (deps) => createBundleService({ ...deps, objects }),
+    auditHandlers,
+    observer: {
+      onTransition: (scope, to) => {
+        metrics.runTransition(
+          scope as Parameters<typeof metrics.runTransition>[0],
+          to,
+        );
+      },
+      onSessionRefused: (code) => {
+        metrics.agentSessionRefused(
+          code as Parameters<typeof metrics.agentSessionRefused>[0],
+        );
+      },
+      onReport: (phase, accepted) => {
+        metrics.statusReport(
+          phase as Parameters<typeof metrics.statusReport>[0],
+          accepted,
+        );
+      },
+      onUnreachable: (count) => {
+        for (let i = 0; i < count; i++) metrics.heartbeatTimedOut();
+      },
+    },
+  });
+
+  const credentials = config.insecurePlaintext
+    ? ServerCredentials.createInsecure()
+    : ServerCredentials.createSsl(
+        config.tls.caFile === undefined
+          ? null
+          : readFileSync(config.tls.caFile),
+        [
+          {
+            cert_chain: readFileSync(config.tls.certFile),
+            private_key: readFileSync(config.tls.keyFile),
+          },
+        ],
+        config.tls.caFile !== undefined,
+      );
+  const port = await hub.start(config.listen, credentials);
+  const gauges = setInterval(() => {
+    metrics.setAgentsConnected(hub.registry.connectedCount());
+    const counts: Record<string, number> = {};
+    for (const { run } of hub.runs.list())
+      counts[run.state] = (counts[run.state] ?? 0) + 1;
+    metrics.setRunsByState(counts);
+  }, 2_000);
+
+  let http: HttpServer | undefined;
+  if (config.httpListen !== undefined) {
+    http = await startHttpServer({
+      listen: config.httpListen,
+      metrics,
+      log,
+      health: () => {
+        const report = hub.health();
+        const natsOk = !nc.isClosed();
+        return {
+          ok: report.ok && natsOk,
+          checks: { ...report.checks, nats: natsOk ? "connected" : "closed" },
+        };
+      },
+    });
+  }
+  const host = config.listen.slice(0, config.listen.lastIndexOf(":"));
+  process.stdout.write(
+    `flotilla-hub: serving gRPC on ${host}:${String(port)}${http === undefined ? "" : `, HTTP on ${http.address}`}\n`,
+  );
+
+  await new Promise<void>((resolve) => {
+    process.once("SIGTERM", resolve);
+    process.once("SIGINT", resolve);
+  });
+  log.info("stopping");
+  clearInterval(gauges);
+  await hub.stop();
+  await http?.close();
+  await audit.stop();
+  await publisher.stop();
+  await store.stop();
+  await nc.drain().catch(() => undefined);
+  return 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(
+      `flotilla-hub: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exitCode = 1;
+  },
+);

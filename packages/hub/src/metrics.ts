@@ -1,0 +1,205 @@
+/**
+ * The hub's Prometheus metrics (STYLE.md: `flotilla_hub_*`, base units, `_total` on counters) in
+ * a registry of their own, so that two hubs in one process (tests) never share counters. Label
+ * values come from closed sets only (phases, states, error codes, AdminService method names);
+ * anything else is counted as `other`. Cluster and run names are never labels: a fleet of
+ * thousands of clusters would make thousands of series.
+ */
+import type {
+  FlotillaErrorCode,
+  RunState,
+  TransitionScope,
+} from "@flotilla/core";
+import {
+  GATE_STATE,
+  loadProtocol,
+  MEMBER_STATE,
+  RUN_STATE,
+  SCOPE_STATE,
+  STATUS_PHASE,
+  TRANSITION_SCOPE,
+  type StatusPhase,
+} from "@flotilla/protocol";
+import {
+  collectDefaultMetrics,
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+} from "prom-client";
+
+/** How an admin call ended: `ok`, or its error's code. */
+export type AdminCallCode = FlotillaErrorCode | "ok";
+
+/** What became of one intent publish. */
+export type IntentPublishResult =
+  "written" | "unchanged" | "refused" | "failed";
+
+/** The hub's metrics: typed recorders over one registry. */
+export interface HubMetrics {
+  /** Serve with `await registry.metrics()` and `registry.contentType`. */
+  readonly registry: Registry;
+  /** Agents with an open session now. */
+  setAgentsConnected(count: number): void;
+  /** An agent session refused (bad hello, wrong protocol version, duplicate cluster...). */
+  agentSessionRefused(code: FlotillaErrorCode): void;
+  /** A status report received; `accepted` false when its generation did not count. */
+  statusReport(phase: StatusPhase, accepted: boolean): void;
+  /** An agent missed its heartbeats and is now Unreachable. */
+  heartbeatTimedOut(): void;
+  /** One publish: counts written intents and observes the latency of every attempt. */
+  intentPublish(result: IntentPublishResult, durationMs: number): void;
+  /** A state change inside a run (core's `Transitioned` action). */
+  runTransition(scope: TransitionScope, to: string): void;
+  /** The number of runs in each state; states left out are set to 0. */
+  setRunsByState(counts: Readonly<Partial<Record<RunState, number>>>): void;
+  /** One AdminService call: `method` as `StartUpdateRun` or the full gRPC path. */
+  adminCall(method: string, code: AdminCallCode, durationMs: number): void;
+}
+
+/** Options of {@link createHubMetrics}. */
+export interface HubMetricsOptions {
+  /** Add prom-client's default process and Node.js metrics; default true. */
+  readonly defaultMetrics?: boolean;
+}
+
+const OTHER = "other";
+const LATENCY_BUCKETS_SECONDS = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+];
+
+/** Creates the hub's metrics in a new registry. */
+export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true)
+    collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const agentsConnected = new Gauge({
+    name: "flotilla_hub_agents_connected",
+    help: "Agents with an open session.",
+    registers,
+  });
+  const sessionsRefused = new Counter({
+    name: "flotilla_hub_agent_sessions_refused_total",
+    help: "Agent sessions refused, by error code.",
+    labelNames: ["code"] as const,
+    registers,
+  });
+  const statusReports = new Counter({
+    name: "flotilla_hub_status_reports_total",
+    help: "Status reports received, by phase and whether they counted toward a rollout.",
+    labelNames: ["phase", "accepted"] as const,
+    registers,
+  });
+  const heartbeatsTimedOut = new Counter({
+    name: "flotilla_hub_heartbeats_timed_out_total",
+    help: "Agents that missed their heartbeats and became Unreachable.",
+    registers,
+  });
+  const intentsPublished = new Counter({
+    name: "flotilla_hub_intents_published_total",
+    help: "Intents written to NATS (no-op republishes excluded).",
+    registers,
+  });
+  const publishDuration = new Histogram({
+    name: "flotilla_hub_intent_publish_duration_seconds",
+    help: "Time to publish one intent, by result.",
+    labelNames: ["result"] as const,
+    buckets: LATENCY_BUCKETS_SECONDS,
+    registers,
+  });
+  const runTransitions = new Counter({
+    name: "flotilla_hub_run_transitions_total",
+    help: "State changes inside runs, by scope and new state.",
+    labelNames: ["scope", "to"] as const,
+    registers,
+  });
+  const runsByState = new Gauge({
+    name: "flotilla_hub_runs",
+    help: "Update runs, by state.",
+    labelNames: ["state"] as const,
+    registers,
+  });
+  const adminCalls = new Counter({
+    name: "flotilla_hub_admin_calls_total",
+    help: "AdminService calls, by method and outcome code.",
+    labelNames: ["method", "code"] as const,
+    registers,
+  });
+  const adminDuration = new Histogram({
+    name: "flotilla_hub_admin_call_duration_seconds",
+    help: "AdminService call duration, by method.",
+    labelNames: ["method"] as const,
+    buckets: LATENCY_BUCKETS_SECONDS,
+    registers,
+  });
+
+  const phases = new Set<string>(STATUS_PHASE.values);
+  const scopes = new Set<string>(TRANSITION_SCOPE.values);
+  const states = new Set<string>([
+    ...RUN_STATE.values,
+    ...SCOPE_STATE.values,
+    ...MEMBER_STATE.values,
+    ...GATE_STATE.values,
+  ]);
+  const methods = new Set(Object.keys(loadProtocol().adminService));
+  const codes = new Set<string>([
+    "ok",
+    "invalid_argument",
+    "not_found",
+    "already_exists",
+    "failed_precondition",
+    "permission_denied",
+    "unauthenticated",
+    "unavailable",
+    "deadline_exceeded",
+    "internal",
+  ] satisfies AdminCallCode[]);
+  const known = (set: ReadonlySet<string>, value: string): string =>
+    set.has(value) ? value : OTHER;
+  const methodLabel = (method: string): string =>
+    known(methods, method.slice(method.lastIndexOf("/") + 1));
+
+  // Every run state has a series from the start, so that dashboards never see gaps.
+  for (const state of RUN_STATE.values) runsByState.set({ state }, 0);
+
+  return {
+    registry,
+    setAgentsConnected(count) {
+      agentsConnected.set(count);
+    },
+    agentSessionRefused(code) {
+      sessionsRefused.inc({ code: known(codes, code) });
+    },
+    statusReport(phase, accepted) {
+      statusReports.inc({
+        phase: known(phases, phase),
+        accepted: accepted ? "true" : "false",
+      });
+    },
+    heartbeatTimedOut() {
+      heartbeatsTimedOut.inc();
+    },
+    intentPublish(result, durationMs) {
+      if (result === "written") intentsPublished.inc();
+      publishDuration.observe({ result }, durationMs / 1000);
+    },
+    runTransition(scope, to) {
+      runTransitions.inc({
+        scope: known(scopes, scope),
+        to: known(states, to),
+      });
+    },
+    setRunsByState(counts) {
+      for (const state of RUN_STATE.values) {
+        runsByState.set({ state }, counts[state] ?? 0);
+      }
+    },
+    adminCall(method, code, durationMs) {
+      const label = methodLabel(method);
+      adminCalls.inc({ method: label, code: known(codes, code) });
+      adminDuration.observe({ method: label }, durationMs / 1000);
+    },
+  };
+}

@@ -1,0 +1,582 @@
+/**
+ * The scheduler of staged update runs: it turns operator commands, agent reports, cluster changes
+ * and time into core events, persists the run, then publishes the intents the engine asked for.
+ *
+ * Each run has a mailbox. Events are taken in batches: the batch is stepped on a copy of the run,
+ * the copy is stored with compare-and-set on the store revision, and only then does the hub
+ * publish intents and answer the commands in the batch. A hub killed at any point therefore either
+ * lost the whole batch (nothing was published for it; commands got no answer) or has it stored,
+ * in which case {@link RunManager.start} republishes what the stored run says (members Running
+ * hold the run's upgrade in their intent). Republishing is harmless: an unchanged intent keeps its
+ * generation, and agents treat the same generation as a no-op.
+ */
+import {
+  cloneRun,
+  FlotillaError,
+  isRunFinished,
+  locateMember,
+  resolveRun,
+  runWarnings,
+  showValue,
+  step,
+  type IntentChange,
+  type PlanWarning,
+  type Run,
+  type RunAction,
+  type RunEvent,
+  type RunPayload,
+  type RunState,
+  type UpdateStrategy,
+} from "@flotilla/core";
+import type { StatusReport, Transition } from "@flotilla/protocol";
+import type { Logger } from "pino";
+import type { ClusterChange } from "../clusters/cluster-registry.js";
+import type { ClusterDirectory } from "../clusters/cluster-directory.js";
+import type { IntentWriter } from "../intents/intent-writer.js";
+import { nameProblem } from "../names.js";
+import { nameKey } from "../store/keys.js";
+import type { StateStore } from "../store/state-store.js";
+import { RUNS } from "./run-record.js";
+
+/** What a watcher hears after every stored change of a run. */
+export interface RunUpdate {
+  readonly run: Run;
+  readonly revision: number;
+  readonly transitions: readonly Transition[];
+}
+
+export type RunListener = (update: RunUpdate) => void;
+
+export interface CreateRunInput {
+  readonly name: string;
+  readonly strategy?: UpdateStrategy;
+  readonly strategyName?: string;
+  readonly payload: RunPayload;
+  readonly progressDeadlineSeconds?: number;
+}
+
+export interface StoredRun {
+  readonly run: Run;
+  readonly revision: number;
+  readonly strategyName?: string;
+}
+
+export interface RunManagerDeps {
+  readonly store: StateStore;
+  readonly intents: IntentWriter;
+  readonly directory: ClusterDirectory;
+  readonly now: () => number;
+  readonly logger: Logger;
+  /** Called for every transition (metrics). */
+  readonly onTransition?: (transition: Transition) => void;
+  /** Delay before retrying a batch the store could not take (ms). */
+  readonly retryDelayMs?: number;
+}
+
+/** Commands an operator sends; `member` events come from agents and the registry. */
+export type RunCommand = Extract<
+  RunEvent,
+  {
+    type:
+      | "StartRun"
+      | "StopRun"
+      | "SkipStage"
+      | "SkipGroup"
+      | "SkipMember"
+      | "RetryMembers"
+      | "ApproveGate"
+      | "CompleteGate";
+  }
+>;
+
+interface Queued {
+  /** Applied together: if one is refused, none is. */
+  readonly events: readonly RunEvent[];
+  readonly resolve?: (run: StoredRun) => void;
+  readonly reject?: (error: unknown) => void;
+}
+
+interface Slot {
+  run: Run;
+  revision: number;
+  json: string;
+  strategyName?: string;
+  queue: Queued[];
+  busy: boolean;
+  reconcile: boolean;
+  retry?: NodeJS.Timeout;
+  readonly listeners: Set<RunListener>;
+}
+
+export interface RunManager {
+  start(): Promise<void>;
+  stop(): void;
+  create(
+    input: CreateRunInput,
+  ): Promise<StoredRun & { warnings: PlanWarning[] }>;
+  get(name: string): StoredRun;
+  list(states?: readonly RunState[]): StoredRun[];
+  /** Applies operator commands together (all or none); refusals are FlotillaErrors. */
+  command(name: string, ...commands: RunCommand[]): Promise<StoredRun>;
+  /** An agent's counted report on the upgrade of run `runName`. */
+  memberReport(cluster: string, runName: string, report: StatusReport): void;
+  clusterChanged(change: ClusterChange): void;
+  /** Time passed: ticks every active run, retries unpublished intents. */
+  tick(): void;
+  watch(name: string, listener: RunListener): () => void;
+  /** Resolves when every mailbox is empty (tests, shutdown). */
+  idle(): Promise<void>;
+}
+
+function isActive(run: Run): boolean {
+  return run.state !== "NotStarted" && !isRunFinished(run.state);
+}
+
+export function createRunManager(deps: RunManagerDeps): RunManager {
+  const slots = new Map<string, Slot>();
+  const idleWaiters: (() => void)[] = [];
+  const retryDelayMs = deps.retryDelayMs ?? 1000;
+  let stopped = false;
+  const log = deps.logger;
+
+  const notFound = (name: string): FlotillaError =>
+    new FlotillaError(
+      "not_found",
+      `Update run ${showValue(name)} does not exist`,
+    );
+
+  const snapshot = (slot: Slot): StoredRun => ({
+    run: slot.run,
+    revision: slot.revision,
+    ...(slot.strategyName === undefined
+      ? {}
+      : { strategyName: slot.strategyName }),
+  });
+
+  const checkIdle = (): void => {
+    for (const slot of slots.values()) {
+      if (slot.busy || slot.queue.length > 0) return;
+    }
+    for (const waiter of idleWaiters.splice(0)) waiter();
+  };
+
+  const enqueue = (slot: Slot, item: Queued): void => {
+    slot.queue.push(item);
+    if (!slot.busy) void drain(slot);
+  };
+
+  /** Intents the stored run implies, for members whose intent may lag (after a crash). */
+  const reconcile = async (slot: Slot): Promise<void> => {
+    const { run } = slot;
+    if (run.payload.kind !== "upgrade") return;
+    for (const stage of run.stages) {
+      for (const group of stage.groups) {
+        for (const member of group.members) {
+          if (member.state === "Running" && member.target !== undefined) {
+            await deps.intents.change(member.name, [
+              {
+                type: "SetUpgrade",
+                upgrade: {
+                  run: run.name,
+                  type: run.payload.upgrade.type,
+                  target: member.target,
+                },
+              },
+            ]);
+          } else if (member.state === "Failed") {
+            await deps.intents.change(member.name, [
+              { type: "ClearUpgrade", run: run.name },
+            ]);
+          }
+        }
+      }
+    }
+  };
+
+  /** The intent changes one batch of actions asks for, by cluster, in order. */
+  const intentChanges = (
+    run: Run,
+    transitions: readonly Transition[],
+    starts: readonly { member: string; change: IntentChange }[],
+  ): Map<string, IntentChange[]> => {
+    const out = new Map<string, IntentChange[]>();
+    const add = (member: string, change: IntentChange): void => {
+      const list = out.get(member) ?? [];
+      list.push(change);
+      out.set(member, list);
+    };
+    for (const t of transitions) {
+      // A failed member's upgrade is withdrawn, so that a retry is a new generation.
+      if (t.scope === "member" && t.to === "Failed") {
+        add(t.name, { type: "ClearUpgrade", run: run.name });
+      }
+    }
+    for (const s of starts) add(s.member, s.change);
+    return out;
+  };
+
+  const drain = async (slot: Slot): Promise<void> => {
+    slot.busy = true;
+    try {
+      while (slot.queue.length > 0 && !stopped) {
+        const batch = slot.queue.splice(0);
+        let draft = cloneRun(slot.run);
+        const transitions: Transition[] = [];
+        const starts: { member: string; change: IntentChange }[] = [];
+        const accepted: Queued[] = [];
+        const now = deps.now();
+        for (const item of batch) {
+          // Several events in one item are all-or-nothing: keep a copy to go back to.
+          const backup = item.events.length > 1 ? cloneRun(draft) : undefined;
+          const actions: RunAction[] = [];
+          let refused: FlotillaError | undefined;
+          for (const event of item.events) {
+            const result = step(draft, event, now);
+            if (result.rejected !== undefined) {
+              refused = new FlotillaError(
+                result.rejected.code,
+                result.rejected.message,
+              );
+              break;
+            }
+            actions.push(...result.actions);
+          }
+          if (refused !== undefined) {
+            if (backup !== undefined) draft = backup;
+            if (item.reject === undefined) {
+              log.debug(
+                {
+                  run: draft.name,
+                  events: item.events.map((e) => e.type),
+                  reason: refused.message,
+                },
+                "event not applied",
+              );
+            } else item.reject(refused);
+            continue;
+          }
+          accepted.push(item);
+          for (const action of actions) {
+            if (action.type === "Transitioned") transitions.push(action);
+            else if (draft.payload.kind === "upgrade") {
+              starts.push({
+                member: action.member,
+                change: {
+                  type: "SetUpgrade",
+                  upgrade: {
+                    run: draft.name,
+                    type: draft.payload.upgrade.type,
+                    target: action.target,
+                  },
+                },
+              });
+            }
+          }
+        }
+        const json = JSON.stringify(draft);
+        if (json !== slot.json) {
+          try {
+            slot.revision = await deps.store.put(
+              RUNS,
+              nameKey(draft.name),
+              draft,
+              {
+                expectedRevision: slot.revision,
+              },
+            );
+          } catch (error) {
+            // Nothing of the batch happened: commands get the error, observations wait.
+            log.warn(
+              { run: draft.name, err: error },
+              "cannot store run; retrying",
+            );
+            for (const item of accepted) item.reject?.(error);
+            const observations = accepted.filter((i) => i.reject === undefined);
+            slot.queue.unshift(...observations);
+            scheduleRetry(slot);
+            return;
+          }
+          slot.run = draft;
+          slot.json = json;
+        }
+        // Persisted: now publish, then answer.
+        const changes = intentChanges(slot.run, transitions, starts);
+        await Promise.all(
+          [...changes].map(async ([member, list]) => {
+            try {
+              await deps.intents.change(member, list);
+            } catch (error) {
+              slot.reconcile = true;
+              log.warn(
+                { run: slot.run.name, member, err: error },
+                "cannot publish intent; it is republished on the next tick",
+              );
+            }
+          }),
+        );
+        for (const t of transitions) deps.onTransition?.(t);
+        const stored = snapshot(slot);
+        for (const item of accepted) item.resolve?.(stored);
+        if (
+          transitions.length > 0 ||
+          json !== slot.json ||
+          accepted.length > 0
+        ) {
+          const update = {
+            run: slot.run,
+            revision: slot.revision,
+            transitions,
+          };
+          for (const listener of slot.listeners) {
+            try {
+              listener(update);
+            } catch (error) {
+              log.error({ err: error }, "run listener failed");
+            }
+          }
+        }
+      }
+    } finally {
+      slot.busy = false;
+      checkIdle();
+    }
+  };
+
+  const scheduleRetry = (slot: Slot): void => {
+    if (slot.retry !== undefined || stopped) return;
+    slot.retry = setTimeout(() => {
+      slot.retry = undefined;
+      if (!slot.busy && slot.queue.length > 0) void drain(slot);
+    }, retryDelayMs);
+  };
+
+  const slotOf = (name: string): Slot => {
+    const slot = slots.get(name);
+    if (slot === undefined) throw notFound(name);
+    return slot;
+  };
+
+  const observe = (name: string, event: RunEvent): void => {
+    const slot = slots.get(name);
+    if (slot === undefined || isRunFinished(slot.run.state)) return;
+    enqueue(slot, { events: [event] });
+  };
+
+  return {
+    async start() {
+      stopped = false;
+      for (const { value, revision } of await deps.store.list(RUNS)) {
+        const slot: Slot = {
+          run: value,
+          revision,
+          json: JSON.stringify(value),
+          queue: [],
+          busy: false,
+          reconcile: isActive(value),
+          listeners: new Set(),
+        };
+        slots.set(value.name, slot);
+      }
+      for (const slot of slots.values()) {
+        if (!slot.reconcile) continue;
+        try {
+          await reconcile(slot);
+          slot.reconcile = false;
+        } catch (error) {
+          log.warn(
+            { run: slot.run.name, err: error },
+            "cannot republish intents yet",
+          );
+        }
+      }
+    },
+
+    stop() {
+      stopped = true;
+      for (const slot of slots.values()) {
+        if (slot.retry !== undefined) clearTimeout(slot.retry);
+        slot.retry = undefined;
+      }
+    },
+
+    async create(input) {
+      const problem = nameProblem(input.name, "name");
+      if (problem !== undefined)
+        throw FlotillaError.invalid("update run", [problem]);
+      if (slots.has(input.name)) {
+        throw new FlotillaError(
+          "already_exists",
+          `Update run ${showValue(input.name)} already exists`,
+        );
+      }
+      if (input.payload.kind !== "upgrade") {
+        throw new FlotillaError(
+          "failed_precondition",
+          "Staged runs of bundle revisions are not supported yet: roll bundles out with their rolloutStrategy (flotilla bundle apply)",
+        );
+      }
+      const resolved = resolveRun({
+        name: input.name,
+        ...(input.strategy === undefined ? {} : { strategy: input.strategy }),
+        clusters: deps.directory.clusters(),
+        payload: input.payload,
+        createdAtMs: deps.now(),
+        ...(input.progressDeadlineSeconds === undefined
+          ? {}
+          : { progressDeadlineSeconds: input.progressDeadlineSeconds }),
+      });
+      if (!resolved.ok)
+        throw FlotillaError.invalid("update run", resolved.problems);
+      const run = resolved.value;
+      const json = JSON.stringify(run);
+      const bytes = Buffer.byteLength(json);
+      if (bytes > deps.store.maxValueBytes) {
+        throw new FlotillaError(
+          "failed_precondition",
+          `Update run ${showValue(input.name)} would be ${String(bytes)} bytes stored, more than the ${String(deps.store.maxValueBytes)} a run record may hold; split the fleet into several runs`,
+        );
+      }
+      const revision = await deps.store.put(RUNS, nameKey(run.name), run, {
+        expectedRevision: 0,
+      });
+      const slot: Slot = {
+        run,
+        revision,
+        json,
+        ...(input.strategyName === undefined
+          ? {}
+          : { strategyName: input.strategyName }),
+        queue: [],
+        busy: false,
+        reconcile: false,
+        listeners: new Set(),
+      };
+      slots.set(run.name, slot);
+      return { ...snapshot(slot), warnings: runWarnings(run) };
+    },
+
+    get(name) {
+      return snapshot(slotOf(name));
+    },
+
+    list(states) {
+      return [...slots.values()]
+        .filter(
+          (s) =>
+            states === undefined ||
+            states.length === 0 ||
+            states.includes(s.run.state),
+        )
+        .sort((a, b) => (a.run.name < b.run.name ? -1 : 1))
+        .map(snapshot);
+    },
+
+    command(name, ...commands) {
+      const slot = slotOf(name);
+      return new Promise<StoredRun>((resolve, reject) => {
+        enqueue(slot, { events: commands, resolve, reject });
+      });
+    },
+
+    memberReport(cluster, runName, report) {
+      switch (report.phase) {
+        case "Ready":
+          observe(runName, {
+            type: "MemberSucceeded",
+            member: cluster,
+            ...(report.message === undefined
+              ? {}
+              : { message: report.message }),
+          });
+          return;
+        case "Failed":
+          observe(runName, {
+            type: "MemberFailed",
+            member: cluster,
+            error:
+              report.error ?? report.message ?? "the agent reported a failure",
+          });
+          return;
+        case "Pending":
+          observe(runName, {
+            type: "MemberDeferred",
+            member: cluster,
+            message: report.message ?? "the agent cannot start now",
+            ...(report.pendingUntilMs === undefined
+              ? {}
+              : { untilMs: report.pendingUntilMs }),
+          });
+          return;
+        case "Applying":
+        case "Applied":
+        case "NotReady":
+        case "Modified":
+          // Progress only: a member finishes on Ready, Failed or its deadline.
+          return;
+      }
+    },
+
+    clusterChanged(change) {
+      const event = ((): RunEvent | undefined => {
+        switch (change.type) {
+          case "unreachable":
+            return { type: "MemberUnreachable", member: change.cluster };
+          case "reachable":
+            return { type: "MemberReachable", member: change.cluster };
+          case "left":
+            return { type: "MemberLeft", member: change.cluster };
+          case "windows":
+            return {
+              type: "MemberWindowsChanged",
+              member: change.cluster,
+              ...(change.maintenance === undefined
+                ? {}
+                : { maintenance: change.maintenance }),
+            };
+          case "joined":
+          case "changed":
+            // A run's membership is frozen at creation (SPEC 5.1).
+            return undefined;
+        }
+      })();
+      if (event === undefined) return;
+      for (const slot of slots.values()) {
+        if (isRunFinished(slot.run.state)) continue;
+        if (locateMember(slot.run, change.cluster) === undefined) continue;
+        enqueue(slot, { events: [event] });
+      }
+    },
+
+    tick() {
+      for (const slot of slots.values()) {
+        if (!isActive(slot.run)) continue;
+        if (slot.reconcile && !slot.busy) {
+          slot.reconcile = false;
+          reconcile(slot).catch((error: unknown) => {
+            slot.reconcile = true;
+            log.warn(
+              { run: slot.run.name, err: error },
+              "cannot republish intents yet",
+            );
+          });
+        }
+        if (!slot.queue.some((q) => q.events[0]?.type === "Tick")) {
+          enqueue(slot, { events: [{ type: "Tick" }] });
+        }
+      }
+    },
+
+    watch(name, listener) {
+      const slot = slotOf(name);
+      slot.listeners.add(listener);
+      return () => slot.listeners.delete(listener);
+    },
+
+    idle() {
+      return new Promise((resolve) => {
+        idleWaiters.push(resolve);
+        checkIdle();
+      });
+    },
+  };
+}

@@ -1,0 +1,280 @@
+// The bundle handlers over real gRPC (grpc-js on 127.0.0.1:0): refusals carry the problems
+// trailer, PutObject uploads are checked and referenced by ApplyBundle, calls are audited.
+import { describe, expect, test } from "vitest";
+import {
+  credentials,
+  Server,
+  ServerCredentials,
+  status,
+  type ServiceError,
+  type UntypedServiceImplementation,
+} from "@grpc/grpc-js";
+import {
+  addAdminService,
+  callUnary,
+  createAdminServiceClient,
+  fromGrpcError,
+  loadProtocol,
+  PROBLEMS_METADATA_KEY,
+  SERVER_OPTIONS,
+  sha256Digest,
+  type wire,
+} from "@flotilla/protocol";
+import { pino } from "pino";
+import {
+  createBundleService,
+  type BundleService,
+} from "../src/bundles/bundle-service.js";
+import { objectReaderOf } from "../src/bundles/object-reader.js";
+import { createMemoryAuditLog } from "../src/audit/memory-audit-log.js";
+import {
+  bundleSpec,
+  clusters,
+  configMap,
+  startHarness,
+  type Harness,
+} from "./bundles-fixtures.js";
+
+type AdminClient = ReturnType<typeof createAdminServiceClient>;
+
+/** Every AdminService method answers UNIMPLEMENTED except the bundle ones. */
+function adminHandlers(
+  bundles: BundleService["handlers"],
+): wire.AdminServiceHandlers {
+  const implementation: UntypedServiceImplementation = {};
+  for (const [name, method] of Object.entries(loadProtocol().adminService)) {
+    const unimplemented = {
+      code: status.UNIMPLEMENTED,
+      details: `${name} is not in this test`,
+    };
+    implementation[name] = (
+      method.responseStream
+        ? (call: { emit(event: "error", e: unknown): void }) => {
+            call.emit("error", unimplemented);
+          }
+        : (_call: unknown, callback: (e: unknown) => void) => {
+            callback(unimplemented);
+          }
+    ) as UntypedServiceImplementation[string];
+  }
+  return { ...implementation, ...bundles } as wire.AdminServiceHandlers;
+}
+
+async function startServer(h: Harness) {
+  const audit = createMemoryAuditLog();
+  await audit.start();
+  // The service as the hub builds it, on the harness's store, intents and fleet.
+  const service = createBundleService({
+    store: h.store,
+    intents: h.intents,
+    publisher: h.publisher,
+    directory: h.fleet,
+    logger: pino({ level: "silent" }),
+    objects: objectReaderOf((digest) => h.publisher.bundleContent(digest)),
+    audit,
+    now: () => h.nowMs,
+    onAuditError: (e: unknown) => {
+      throw e;
+    },
+  });
+  await service.start();
+  const server = new Server(SERVER_OPTIONS);
+  addAdminService(server, adminHandlers(service.handlers));
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(
+      "127.0.0.1:0",
+      ServerCredentials.createInsecure(),
+      (e, p) => {
+        if (e) reject(e);
+        else resolve(p);
+      },
+    );
+  });
+  const client = createAdminServiceClient(
+    `127.0.0.1:${String(port)}`,
+    credentials.createInsecure(),
+  );
+  return {
+    client,
+    audit,
+    service,
+    async [Symbol.asyncDispose]() {
+      client.close();
+      await service.stop();
+      await audit.stop();
+      server.forceShutdown();
+    },
+  };
+}
+
+/** The raw gRPC error of an ApplyBundle. */
+function applyError(
+  client: AdminClient,
+  request: wire.ApplyBundleRequest,
+): Promise<ServiceError> {
+  return new Promise((resolve, reject) => {
+    client.applyBundle(request, (error) => {
+      if (error === null) reject(new Error("accepted"));
+      else resolve(error);
+    });
+  });
+}
+
+/** Uploads `bytes` with PutObject, in chunks of `chunkBytes`, announcing `header`. */
+function putObject(
+  client: AdminClient,
+  bytes: Uint8Array,
+  header: wire.ObjectRef,
+  chunkBytes = 16,
+): Promise<wire.PutObjectResponse__Output> {
+  return new Promise((resolve, reject) => {
+    const call = client.putObject((error, response) => {
+      if (error !== null) reject(fromGrpcError(error));
+      else if (response === undefined) reject(new Error("no response"));
+      else resolve(response);
+    });
+    call.write({ header });
+    for (let offset = 0; offset < bytes.byteLength; offset += chunkBytes) {
+      call.write({ chunk: bytes.subarray(offset, offset + chunkBytes) });
+    }
+    call.end();
+  });
+}
+
+describe("bundle admin handlers over gRPC", () => {
+  test("a bad spec is INVALID_ARGUMENT with the field paths in the problems trailer", async () => {
+    await using h = await startHarness(clusters(2));
+    await using hub = await startServer(h);
+    const bad = bundleSpec({
+      targets: [{ clusterSelector: "env in (prod" }],
+      strategy: { maxNew: -1 },
+    });
+    const error = await applyError(hub.client, { bundle: bad, reason: "try" });
+    expect(error.code).toBe(status.INVALID_ARGUMENT);
+    expect(error.metadata.get(PROBLEMS_METADATA_KEY)).toHaveLength(1);
+    const flotilla = fromGrpcError(error);
+    expect(flotilla.problems.map((p) => p.path)).toEqual([
+      "bundle.targets[0].clusterSelector",
+      "bundle.rolloutStrategy.maxNew",
+    ]);
+    expect(flotilla.problems[0]?.value).toBe("env in (prod");
+    // Nothing stored, and the refusal is audited.
+    expect((await callUnary(hub.client, "listBundles", {})).bundles).toEqual(
+      [],
+    );
+    const { events } = await hub.audit.list({ targetKind: "bundle" });
+    expect(
+      events.map((e) => [e.method, e.targetName, e.outcome, e.errorCode]),
+    ).toEqual([["ApplyBundle", "web", "Failed", "invalid_argument"]]);
+  });
+
+  test("PutObject stores a checked upload that ApplyBundle references; Get and List show it", async () => {
+    await using h = await startHarness(clusters(2));
+    await using hub = await startServer(h);
+    const bytes = Buffer.from(configMap("7"));
+    const digest = sha256Digest(bytes);
+    const { object } = await putObject(hub.client, bytes, {
+      digest,
+      sizeBytes: bytes.byteLength,
+    });
+    expect(object).toEqual({ digest, sizeBytes: bytes.byteLength });
+
+    const applied = await callUnary(hub.client, "applyBundle", {
+      bundle: bundleSpec({
+        manifests: [
+          {
+            path: "deploy/app.json",
+            object: { digest, sizeBytes: bytes.byteLength },
+            content: "object",
+          },
+        ],
+      }),
+      reason: "ship",
+    });
+    expect(applied.changed).toBe(true);
+    expect(applied.bundle?.spec?.manifests).toEqual([
+      {
+        path: "deploy/app.json",
+        object: { digest, sizeBytes: bytes.byteLength },
+        content: "object",
+      },
+    ]);
+    await hub.service.idle();
+
+    const got = await callUnary(hub.client, "getBundle", { name: "web" });
+    expect(got.bundle?.revision).toBe(applied.bundle?.revision);
+    expect(
+      got.clusters.map((c) => [c.cluster, c.state, c.releasedRevision]),
+    ).toEqual([
+      ["c-00", "BUNDLE_CLUSTER_STATE_WAIT_APPLIED", applied.bundle?.revision],
+      ["c-01", "BUNDLE_CLUSTER_STATE_WAIT_APPLIED", applied.bundle?.revision],
+    ]);
+    expect(got.partitions).toEqual([
+      {
+        name: "All",
+        clusterCount: 2,
+        maxUnavailable: 2,
+        auto: true,
+        unavailable: 2,
+        notReadyCount: 2,
+        notReady: false,
+      },
+    ]);
+    expect(got.limits).toEqual({
+      maxUnavailable: 2,
+      maxUnavailablePartitions: 0,
+      maxNew: 50,
+    });
+
+    const listed = await callUnary(hub.client, "listBundles", { pageSize: 10 });
+    expect(
+      listed.bundles.map((b) => [
+        b.spec?.name,
+        b.counts?.targets,
+        b.counts?.waitApplied,
+      ]),
+    ).toEqual([["web", 2, 2]]);
+    await expect(
+      callUnary(hub.client, "getBundle", { name: "nope" }),
+    ).rejects.toMatchObject({
+      code: "not_found",
+    });
+    await callUnary(hub.client, "deleteBundle", {
+      name: "web",
+      reason: "done",
+    });
+    const { events } = await hub.audit.list({});
+    expect(events.map((e) => [e.method, e.targetKind, e.outcome])).toEqual([
+      ["PutObject", "object", "Succeeded"],
+      ["ApplyBundle", "bundle", "Succeeded"],
+      ["DeleteBundle", "bundle", "Succeeded"],
+    ]);
+  });
+
+  test("PutObject refuses content that does not match its header", async () => {
+    await using h = await startHarness();
+    await using hub = await startServer(h);
+    const bytes = Buffer.from(configMap("1"));
+    const wrongDigest = sha256Digest("something else");
+    await expect(
+      putObject(hub.client, bytes, {
+        digest: wrongDigest,
+        sizeBytes: bytes.byteLength,
+      }),
+    ).rejects.toMatchObject({
+      code: "invalid_argument",
+      problems: [{ path: "header.digest" }],
+    });
+    await expect(
+      putObject(hub.client, bytes, {
+        digest: sha256Digest(bytes),
+        sizeBytes: 5,
+      }),
+    ).rejects.toMatchObject({
+      code: "invalid_argument",
+      problems: [{ path: "chunk[0]" }],
+    });
+    expect(h.publisher.bundleContent(wrongDigest)).toBeUndefined();
+    expect(h.publisher.bundleContent(sha256Digest(bytes))).toBeUndefined();
+  });
+});

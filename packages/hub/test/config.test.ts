@@ -1,0 +1,308 @@
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { formatProblem, type Problem } from "@flotilla/core";
+import { HUB_USAGE, parseHubConfig, type HubConfig } from "../src/config.js";
+
+const PLAIN = ["--insecure-plaintext"];
+
+function parsed(
+  argv: readonly string[],
+  env: Record<string, string> = {},
+): HubConfig {
+  const result = parseHubConfig(argv, env);
+  if (!result.ok) {
+    throw new Error(result.problems.map(formatProblem).join("\n"));
+  }
+  return result.value;
+}
+
+function problems(
+  argv: readonly string[],
+  env: Record<string, string> = {},
+): readonly Problem[] {
+  const result = parseHubConfig(argv, env);
+  if (result.ok) throw new Error("expected problems, got a config");
+  return result.problems;
+}
+
+let dir: string;
+let cert: string;
+let key: string;
+let ca: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "flotilla-hub-config-"));
+  cert = join(dir, "hub.crt");
+  key = join(dir, "hub.key");
+  ca = join(dir, "ca.crt");
+  for (const file of [cert, key, ca]) await writeFile(file, "PEM\n");
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("parseHubConfig", () => {
+  test("defaults", () => {
+    expect(parsed(PLAIN)).toEqual({
+      help: false,
+      listen: "127.0.0.1:7070",
+      httpListen: "127.0.0.1:7071",
+      nats: ["nats://127.0.0.1:4222"],
+      statePrefix: "flotilla",
+      insecurePlaintext: true,
+      tls: undefined,
+      heartbeatIntervalMs: 10_000,
+      missedHeartbeats: 3,
+      passIntervalMs: 5_000,
+      logLevel: "info",
+    });
+  });
+
+  test("reads every setting from flags, in both spellings", () => {
+    expect(
+      parsed([
+        ...PLAIN,
+        "--listen",
+        "0.0.0.0:9000",
+        "--http-listen=[::1]:9001",
+        "--nats",
+        "nats://a:4222, tls://b:4222,c:4222",
+        "--state-prefix",
+        "prod_hub",
+        "--heartbeat-interval",
+        "1m30s",
+        "--missed-heartbeats=5",
+        "--pass-interval",
+        "500ms",
+        "--log-level",
+        "debug",
+      ]),
+    ).toMatchObject({
+      listen: "0.0.0.0:9000",
+      httpListen: "[::1]:9001",
+      nats: ["nats://a:4222", "tls://b:4222", "c:4222"],
+      statePrefix: "prod_hub",
+      heartbeatIntervalMs: 90_000,
+      missedHeartbeats: 5,
+      passIntervalMs: 500,
+      logLevel: "debug",
+    });
+  });
+
+  test("falls back to the environment; a flag wins; an empty variable is unset", () => {
+    const env = {
+      FLOTILLA_HUB_LISTEN: "10.0.0.1:7000",
+      FLOTILLA_HUB_HTTP_LISTEN: "off",
+      FLOTILLA_NATS: "nats://env:4222",
+      FLOTILLA_STATE_PREFIX: "",
+      FLOTILLA_INSECURE_PLAINTEXT: "1",
+      FLOTILLA_HEARTBEAT_INTERVAL: "2s",
+      FLOTILLA_LOG_LEVEL: "warn",
+    };
+    expect(parsed(["--nats", "nats://flag:4222"], env)).toMatchObject({
+      listen: "10.0.0.1:7000",
+      httpListen: undefined,
+      nats: ["nats://flag:4222"],
+      statePrefix: "flotilla",
+      insecurePlaintext: true,
+      heartbeatIntervalMs: 2_000,
+      logLevel: "warn",
+    });
+  });
+
+  test("--http-listen off disables the HTTP server", () => {
+    expect(parsed([...PLAIN, "--http-listen", "off"]).help).toBe(false);
+    expect(parsed([...PLAIN, "--http-listen", "off"])).toMatchObject({
+      httpListen: undefined,
+    });
+  });
+
+  test("TLS files that exist give a TLS config", () => {
+    expect(
+      parsed(["--tls-cert", cert, "--tls-key", key, "--tls-ca", ca]),
+    ).toMatchObject({
+      insecurePlaintext: false,
+      tls: { certFile: cert, keyFile: key, caFile: ca },
+    });
+    expect(
+      parsed([], { FLOTILLA_TLS_CERT: cert, FLOTILLA_TLS_KEY: key }),
+    ).toMatchObject({ tls: { certFile: cert, keyFile: key } });
+  });
+
+  test("without TLS or --insecure-plaintext it refuses, saying how to get plaintext", () => {
+    const [problem, ...rest] = problems([]);
+    expect(rest).toEqual([]);
+    expect(problem?.path).toBe("--tls-cert");
+    expect(problem?.message).toMatch(
+      /pass --insecure-plaintext explicitly \(or FLOTILLA_INSECURE_PLAINTEXT=1\) to serve plaintext/,
+    );
+    expect(problems([], { FLOTILLA_INSECURE_PLAINTEXT: "0" })).toHaveLength(1);
+  });
+
+  test("refuses TLS files that are missing, unreadable or not files", async () => {
+    const locked = join(dir, "locked.key");
+    await writeFile(locked, "PEM\n");
+    await chmod(locked, 0o000);
+    const missing = join(dir, "missing.crt");
+    const found = problems(["--tls-cert", missing, "--tls-key", dir]);
+    expect(found).toEqual([
+      {
+        path: "--tls-cert",
+        message:
+          "names a file that does not exist (--tls-cert or FLOTILLA_TLS_CERT)",
+        value: missing,
+      },
+      {
+        path: "--tls-key",
+        message: "must be a regular file (--tls-key or FLOTILLA_TLS_KEY)",
+        value: dir,
+      },
+    ]);
+    // root reads any file: the permission check only means something for other users.
+    if (process.getuid?.() !== 0) {
+      expect(
+        problems(["--tls-cert", cert, "--tls-key", locked]).map(
+          (p) => p.message,
+        ),
+      ).toEqual(["cannot be read (EACCES) (--tls-key or FLOTILLA_TLS_KEY)"]);
+    }
+  });
+
+  test("a certificate needs its key, and TLS cannot be combined with plaintext", () => {
+    expect(problems(["--tls-cert", cert]).map((p) => p.path)).toEqual([
+      "--tls-key",
+    ]);
+    expect(
+      problems([...PLAIN, "--tls-cert", cert, "--tls-key", key]).map(
+        (p) => p.path,
+      ),
+    ).toEqual(["--tls-cert", "--tls-key"]);
+  });
+
+  test("reports every bad value at once, naming the flag, the variable and the value", () => {
+    const found = problems(
+      [
+        ...PLAIN,
+        "--listen",
+        "localhost",
+        "--heartbeat-interval",
+        "10",
+        "--log-level",
+        "loud",
+      ],
+      {
+        FLOTILLA_NATS: "http://x:4222",
+        FLOTILLA_STATE_PREFIX: "a.b",
+        FLOTILLA_PASS_INTERVAL: "0s",
+        FLOTILLA_MISSED_HEARTBEATS: "0",
+      },
+    );
+    expect(found.map((p) => [p.path, p.value])).toEqual([
+      ["--listen", "localhost"],
+      ["FLOTILLA_NATS", "http://x:4222"],
+      ["FLOTILLA_STATE_PREFIX", "a.b"],
+      ["--heartbeat-interval", "10"],
+      ["FLOTILLA_MISSED_HEARTBEATS", "0"],
+      ["FLOTILLA_PASS_INTERVAL", "0s"],
+      ["--log-level", "loud"],
+    ]);
+    expect(found.map(formatProblem)).toContain(
+      '--listen: must be HOST:PORT with a port from 0 to 65535, e.g. 127.0.0.1:7070 or [::1]:7070 (--listen or FLOTILLA_HUB_LISTEN) (got "localhost")',
+    );
+    expect(found[6]?.message).toBe(
+      "must be one of trace, debug, info, warn, error, fatal (--log-level or FLOTILLA_LOG_LEVEL)",
+    );
+    expect(found[3]?.message).toMatch(
+      /^must be a duration .* \(--heartbeat-interval or FLOTILLA_HEARTBEAT_INTERVAL\)$/,
+    );
+  });
+
+  test.each([
+    ["a port over 65535", [...PLAIN, "--listen", "127.0.0.1:70000"]],
+    ["an empty host", [...PLAIN, "--listen", ":7070"]],
+    ["a duration over an hour", [...PLAIN, "--pass-interval", "2h"]],
+    ["a negative duration", [...PLAIN, "--pass-interval=-5s"]],
+    ["an unknown unit", [...PLAIN, "--heartbeat-interval", "10d"]],
+    ["an empty NATS entry", [...PLAIN, "--nats", "nats://a:4222,"]],
+    ["a bad boolean", ["--insecure-plaintext=maybe"]],
+  ])("refuses %s", (_, argv) => {
+    expect(problems(argv)).toHaveLength(1);
+  });
+
+  test("refuses the same address for gRPC and HTTP", () => {
+    expect(
+      problems([
+        ...PLAIN,
+        "--listen",
+        "127.0.0.1:9000",
+        "--http-listen",
+        "127.0.0.1:9000",
+      ]).map((p) => p.path),
+    ).toEqual(["--http-listen"]);
+  });
+
+  test("refuses unknown flags (with a suggestion), stray arguments, missing and repeated values", () => {
+    expect(
+      problems([
+        ...PLAIN,
+        "--lissten",
+        "x",
+        "serve",
+        "--nats",
+        "nats://a:1",
+        "--nats",
+        "nats://b:1",
+        "--log-level",
+      ]),
+    ).toEqual([
+      {
+        path: "--lissten",
+        message: "unknown flag; did you mean --listen? (see --help)",
+        value: "--lissten",
+      },
+      {
+        path: "argv",
+        message: "unexpected argument: the hub takes flags only (see --help)",
+        value: "x",
+      },
+      {
+        path: "argv",
+        message: "unexpected argument: the hub takes flags only (see --help)",
+        value: "serve",
+      },
+      {
+        path: "--nats",
+        message: "is given more than once",
+        value: "nats://b:1",
+      },
+      { path: "--log-level", message: "needs a value: --log-level LEVEL" },
+    ]);
+  });
+
+  test("--help and -h win over every other problem", () => {
+    expect(parsed(["--help"])).toEqual({ help: true });
+    expect(parsed(["--bogus", "-h"])).toEqual({ help: true });
+  });
+});
+
+describe("HUB_USAGE", () => {
+  test("lists every flag with its variable and default", () => {
+    for (const text of [
+      "--listen HOST:PORT",
+      "[FLOTILLA_HUB_LISTEN]",
+      "(default 127.0.0.1:7070)",
+      "--http-listen HOST:PORT|off",
+      "--insecure-plaintext",
+      "--tls-cert FILE",
+      "--heartbeat-interval DURATION",
+      "(default 10s)",
+      "--missed-heartbeats N",
+      "--pass-interval DURATION",
+      "--log-level LEVEL",
+      "--help",
+    ]) {
+      expect(HUB_USAGE).toContain(text);
+    }
+  });
+});

@@ -1,0 +1,88 @@
+/**
+ * A whole hub in the test's process over real gRPC on 127.0.0.1, with in-memory adapters (state
+ * store, intent publisher, audit log) and a manual clock, for tests that drive it with scripted
+ * agents and AdminService calls. The end-to-end tests in test/ run the real processes instead.
+ */
+import pino from "pino";
+import { createAdminServiceClient, type wire } from "@flotilla/protocol";
+import { credentials, ServerCredentials } from "@grpc/grpc-js";
+import { auditHandlers } from "../src/audit/admin-audit.js";
+import type { AuditLog } from "../src/audit/audit-log.js";
+import { createMemoryAuditLog } from "../src/audit/memory-audit-log.js";
+import { createBundleService } from "../src/bundles/bundle-service.js";
+import { objectReaderOf } from "../src/bundles/object-reader.js";
+import { createHub, type Hub } from "../src/hub.js";
+import {
+  createMemoryIntentPublisher,
+  type MemoryIntentPublisher,
+} from "../src/intents/memory-intent-publisher.js";
+import { createMemoryStore } from "../src/store/memory-store.js";
+import type { StateStore } from "../src/store/state-store.js";
+
+export interface TestHub {
+  readonly hub: Hub;
+  readonly address: string;
+  readonly admin: wire.AdminServiceClient;
+  readonly store: StateStore;
+  readonly publisher: MemoryIntentPublisher;
+  readonly audit: AuditLog;
+  readonly heartbeatIntervalMs: number;
+  readonly clock: { now(): number; advance(ms: number): void };
+  stop(): Promise<void>;
+}
+
+export async function startTestHub(): Promise<TestHub> {
+  let now = Date.parse("2026-12-01T10:00:00Z");
+  const clock = {
+    now: () => now,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
+  const store = createMemoryStore();
+  const publisher = createMemoryIntentPublisher();
+  const audit = createMemoryAuditLog();
+  await store.start();
+  await publisher.start();
+  await audit.start();
+  const heartbeatIntervalMs = 1_000;
+  const hub = createHub({
+    store,
+    publisher,
+    audit,
+    logger: pino({ level: "silent" }),
+    now: clock.now,
+    heartbeatIntervalMs,
+    missedHeartbeats: 3,
+    passIntervalMs: 50,
+    bundles: (deps) =>
+      createBundleService({
+        ...deps,
+        objects: objectReaderOf((digest) => publisher.bundleContent(digest)),
+      }),
+    auditHandlers,
+  });
+  const port = await hub.start(
+    "127.0.0.1:0",
+    ServerCredentials.createInsecure(),
+  );
+  const address = `127.0.0.1:${String(port)}`;
+  const admin = createAdminServiceClient(address, credentials.createInsecure());
+  return {
+    hub,
+    address,
+    admin,
+    store,
+    publisher,
+    audit,
+    heartbeatIntervalMs,
+    clock,
+    async stop() {
+      admin.close();
+      await hub.stop();
+      await audit.stop();
+      await publisher.stop();
+      await store.stop();
+    },
+  };
+}
