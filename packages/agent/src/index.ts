@@ -3,15 +3,56 @@
  * so through its ports (`KubeGateway`, `UpgradeDriver`) and reports status to the hub over gRPC.
  */
 
-// Intents: follow the cluster's intent from NATS; fetch bundle content by digest
-export { createIntentWatcher, getBundleContent } from "./intent-watcher.js";
+// The agent: one cluster's session with the hub, intent watcher and intent follower
+export { createAgent } from "./runtime/agent.js";
 export type {
-  GetBundleContentOptions,
+  Agent,
+  AgentDeps,
+  AgentOptions,
+  AgentStatus,
+} from "./runtime/agent.js";
+export type { AgentBackend } from "./runtime/agent-backend.js";
+export { AGENT_VERSION } from "./version.js";
+
+// The hub session: AgentService.Connect with hello, heartbeats, reports, resync and backoff
+export { createHubSession, HUB_CHANNEL_DEFAULTS } from "./hub/hub-session.js";
+export type {
+  HubSession,
+  HubSessionDeps,
+  HubSessionOptions,
+  SessionStats,
+} from "./hub/hub-session.js";
+export type {
+  SessionEvent,
+  SessionState,
+  SyncReason,
+} from "./hub/session-events.js";
+export { subjectKey } from "./hub/status-outbox.js";
+export type { StatusReportInput } from "./hub/status-outbox.js";
+export { createBackoff } from "./hub/backoff.js";
+export type { Backoff, BackoffOptions } from "./hub/backoff.js";
+export { hubCredentials, readHubTls } from "./hub/transport.js";
+export type { HubTransport, HubTls, HubTlsFiles } from "./hub/transport.js";
+
+// Metrics: prom-client metrics and the /metrics + /healthz server
+export { createAgentMetrics, noopMetrics } from "./metrics/agent-metrics.js";
+export type { AgentMetrics } from "./metrics/agent-metrics.js";
+export { startMetricsServer } from "./metrics/metrics-server.js";
+export type {
+  MetricsServer,
+  MetricsServerOptions,
+} from "./metrics/metrics-server.js";
+
+// Intents: follow the cluster's intent from NATS; fetch bundle content by digest
+export { createIntentWatcher } from "./intents/intent-watcher.js";
+export type {
   IntentEvent,
   IntentWatcher,
   IntentWatcherDeps,
   IntentWatcherOptions,
-} from "./intent-watcher.js";
+} from "./intents/intent-watcher.js";
+export { getBundleContent } from "./intents/bundle-content.js";
+export type { GetBundleContentOptions } from "./intents/bundle-content.js";
 
 // Kubernetes: the KubeGateway port and the manifest helpers its adapters share
 export type {
@@ -75,6 +116,8 @@ export type {
   FailureConfig,
 } from "./simulated/config.js";
 export { loadSimulatedFleet } from "./simulated/fleet-file.js";
+export { loadSimulatedCluster } from "./simulated/cluster-file.js";
+export type { LoadSimulatedClusterOptions } from "./simulated/cluster-file.js";
 export type { LoadSimulatedFleetOptions } from "./simulated/fleet-file.js";
 export { createMaintenanceFile } from "./simulated/maintenance-file.js";
 export type { MaintenanceFileOptions } from "./simulated/maintenance-file.js";

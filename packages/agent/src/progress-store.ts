@@ -14,6 +14,8 @@ import { z } from "zod";
 /** How one item of a handled generation ended (what the agent reported last for it). */
 export interface HandledItem {
   readonly subject: StatusSubject;
+  /** Bundles: the content digest applied, so a restarted agent reuses only the very same content. */
+  readonly digest?: string;
   readonly phase: StatusPhase;
   /** Machine-readable reason (Unsupported, AlreadyAtTarget, …). */
   readonly reason?: string;
@@ -76,6 +78,7 @@ const recordSchema = z.strictObject({
           }),
           z.strictObject({ kind: z.literal("upgrade"), upgradeId: text }),
         ]),
+        digest: text.optional(),
         phase: z.enum([
           "Applying",
           "Applied",

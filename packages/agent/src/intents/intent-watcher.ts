@@ -11,106 +11,46 @@
  * (until its key is deleted) generations only go up.
  */
 import { setTimeout as sleep } from "node:timers/promises";
+import { FlotillaError, formatProblem, showValue } from "@flotilla/core";
 import {
-  FlotillaError,
-  formatProblem,
-  showValue,
-  type ClusterIntent,
-} from "@flotilla/core";
-import {
-  JetStreamApiCodes,
-  JetStreamApiError,
-  jetstream,
   jetstreamManager,
   RepublishHeaders,
   type JetStreamManager,
 } from "@nats-io/jetstream";
-import { Objm } from "@nats-io/obj";
-import {
-  ClosedConnectionError,
-  ConnectionError,
-  NoRespondersError,
-  TimeoutError,
-  type Msg,
-  type NatsConnection,
-  type QueuedIterator,
-  type Status,
-  type Subscription,
+import type {
+  Msg,
+  NatsConnection,
+  Status,
+  Subscription,
 } from "@nats-io/transport-node";
 import {
-  bundleContentBucket,
-  bundleObjectName,
   DEFAULT_INTENTS_PREFIX,
   intentKey,
   intentKvSubject,
   intentsStream,
   intentSubject,
-  MAX_BUNDLE_CONTENT_BYTES,
   MAX_INTENT_DOCUMENT_BYTES,
   parseIntentDocument,
-  sha256Digest,
 } from "@flotilla/protocol";
+import {
+  isConnected,
+  unwatchConnection,
+  watchConnection,
+} from "./connection-status.js";
+import type {
+  IntentEvent,
+  IntentWatcher,
+  IntentWatcherDeps,
+  IntentWatcherOptions,
+} from "./intent-watcher-api.js";
+import { abortable, deferred, toNatsError } from "./nats-helpers.js";
 
-/** What a watcher reports: the cluster's new intent, or that the hub removed it. */
-export type IntentEvent =
-  | {
-      readonly type: "IntentReceived";
-      readonly cluster: string;
-      readonly intent: ClusterIntent;
-      readonly hash: string;
-      readonly revision: number;
-    }
-  | {
-      readonly type: "IntentDeleted";
-      readonly cluster: string;
-      readonly revision: number;
-    };
-
-/** What {@link createIntentWatcher} needs: a connection it shares and does not close. */
-export interface IntentWatcherDeps {
-  /** Connect with `maxReconnectAttempts: -1`; many watchers may share one connection. */
-  readonly nc: NatsConnection;
-  /** Randomness for retry jitter, in [0, 1); default Math.random. */
-  readonly random?: () => number;
-}
-
-/** Options of {@link createIntentWatcher}. */
-export interface IntentWatcherOptions {
-  readonly cluster: string;
-  /** Bucket and subject prefix, as the hub's; default `flotilla`. */
-  readonly prefix?: string;
-  /** Called with every event, in order, as it happens. */
-  readonly onEvent?: (event: IntentEvent) => void;
-  /** Called with what the watcher skipped (invalid values) or retries (failed reads). */
-  readonly onError?: (error: FlotillaError) => void;
-  /** Largest value accepted; default MAX_INTENT_DOCUMENT_BYTES. */
-  readonly maxDocumentBytes?: number;
-  /** How long one read may take; default 5000 ms. */
-  readonly timeoutMs?: number;
-  /** First and largest pause between failed reads (jittered, doubling); default 100 and 5000 ms. */
-  readonly retryMinMs?: number;
-  readonly retryMaxMs?: number;
-  /** Mean pause between safety-net re-reads (jittered ±25%); default 300000 ms; 0 disables. */
-  readonly resyncIntervalMs?: number;
-}
-
-/** Follows one cluster's intent. Stop it (or `await using`) to unsubscribe. */
-export interface IntentWatcher extends AsyncDisposable {
-  readonly cluster: string;
-  /**
-   * Subscribes, then reads the stored intent (retrying until a read succeeds); resolves once that
-   * first read is done, so `current()` is the stored state. Rejects if `signal` aborts first.
-   */
-  start(options?: { readonly signal?: AbortSignal }): Promise<void>;
-  stop(): Promise<void>;
-  /** The last event emitted, or undefined if the key was never written. */
-  current(): IntentEvent | undefined;
-  /**
-   * The current event (if any), then each later one. Latest wins: a consumer slower than the
-   * changes skips to the newest. Ends when `signal` aborts or the watcher stops.
-   */
-  events(options: { readonly signal: AbortSignal }): AsyncIterable<IntentEvent>;
-}
+export type {
+  IntentEvent,
+  IntentWatcher,
+  IntentWatcherDeps,
+  IntentWatcherOptions,
+};
 
 /** Creates a watcher for one cluster; throws `invalid_argument` for a name that is not a key. */
 export function createIntentWatcher(
@@ -190,7 +130,7 @@ class Watcher implements IntentWatcher {
         );
       } catch (error) {
         await this.stop();
-        throw toWatcherError(error, this.#what("start"));
+        throw toNatsError(error, this.#what("start"));
       }
       watchConnection(this.#nc, this.#onStatus);
       this.#requestRead();
@@ -205,8 +145,8 @@ class Watcher implements IntentWatcher {
     }
   }
 
-  async stop(): Promise<void> {
-    if (this.#stopped) return;
+  stop(): Promise<void> {
+    if (this.#stopped) return Promise.resolve();
     this.#stopping.abort();
     this.#firstRead.reject(
       new FlotillaError(
@@ -221,11 +161,21 @@ class Watcher implements IntentWatcher {
     } catch {
       // the connection is closed: nothing left to unsubscribe from
     }
-    await this.#reading;
+    // A read in flight is not waited for: a JetStream request cannot be cancelled and may run to
+    // its timeout, and whatever it returns is dropped now that the watcher is stopped.
+    return Promise.resolve();
   }
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.stop();
+  }
+
+  async refresh(
+    options: { readonly signal?: AbortSignal } = {},
+  ): Promise<void> {
+    if (!this.#started || this.#stopped) return;
+    this.#requestRead();
+    await abortable(this.#reading ?? Promise.resolve(), options.signal);
   }
 
   current(): IntentEvent | undefined {
@@ -281,7 +231,7 @@ class Watcher implements IntentWatcher {
   #onMessage(error: Error | null, msg: Msg): void {
     if (this.#stopped) return;
     if (error !== null) {
-      this.#report(toWatcherError(error, this.#what("follow")));
+      this.#report(toNatsError(error, this.#what("follow")));
       return;
     }
     const revision = Number(msg.headers?.get(RepublishHeaders.Sequence));
@@ -325,7 +275,7 @@ class Watcher implements IntentWatcher {
         this.#firstRead.resolve();
       } catch (error) {
         if (this.#stopped) return;
-        this.#report(toWatcherError(error, this.#what("read")));
+        this.#report(toNatsError(error, this.#what("read")));
         // While disconnected, the reconnect will ask for a read; retrying now would only time out.
         if (!isConnected(this.#nc)) return;
         const { retryMinMs = 100, retryMaxMs = 5_000 } = this.#options;
@@ -441,170 +391,4 @@ class Watcher implements IntentWatcher {
   #what(action: string): string {
     return `Cannot ${action} the intent of cluster ${showValue(this.cluster)}`;
   }
-}
-
-/**
- * One status listener per connection, shared by all its watchers: a thousand watchers on one
- * connection should not mean a thousand status iterators.
- */
-interface SharedStatus {
-  readonly statuses: QueuedIterator<Status>;
-  readonly listeners: Set<(status: Status) => void>;
-  connected: boolean;
-}
-const shared = new WeakMap<NatsConnection, SharedStatus>();
-
-function watchConnection(
-  nc: NatsConnection,
-  listener: (status: Status) => void,
-): void {
-  let entry = shared.get(nc);
-  if (entry === undefined) {
-    const created: SharedStatus = {
-      statuses: nc.status() as QueuedIterator<Status>,
-      listeners: new Set(),
-      connected: true,
-    };
-    entry = created;
-    shared.set(nc, created);
-    void (async () => {
-      for await (const status of created.statuses) {
-        if (status.type === "disconnect") created.connected = false;
-        else if (status.type === "reconnect") created.connected = true;
-        for (const l of created.listeners) l(status);
-      }
-    })().catch(() => undefined);
-  }
-  entry.listeners.add(listener);
-}
-
-function unwatchConnection(
-  nc: NatsConnection,
-  listener: (status: Status) => void,
-): void {
-  const entry = shared.get(nc);
-  if (entry === undefined) return;
-  entry.listeners.delete(listener);
-  if (entry.listeners.size === 0) {
-    entry.statuses.stop();
-    shared.delete(nc);
-  }
-}
-
-function isConnected(nc: NatsConnection): boolean {
-  return !nc.isClosed() && (shared.get(nc)?.connected ?? true);
-}
-
-/** Options of {@link getBundleContent}. */
-export interface GetBundleContentOptions {
-  readonly prefix?: string;
-  readonly signal?: AbortSignal;
-  /** Largest content accepted; default MAX_BUNDLE_CONTENT_BYTES. */
-  readonly maxBytes?: number;
-  /** How long each JetStream request may take; default 5000 ms. */
-  readonly timeoutMs?: number;
-}
-
-/**
- * Fetches bundle content by digest from the object store and checks that it hashes to that
- * digest: `not_found` if absent, `failed_precondition` if larger than `maxBytes`, `internal` if
- * the stored bytes are not the content the digest names.
- */
-export async function getBundleContent(
-  deps: { readonly nc: NatsConnection },
-  digest: string,
-  options: GetBundleContentOptions = {},
-): Promise<Uint8Array> {
-  const { signal, maxBytes = MAX_BUNDLE_CONTENT_BYTES } = options;
-  const name = bundleObjectName(digest);
-  const what = `Cannot fetch bundle content ${digest}`;
-  signal?.throwIfAborted();
-  const js = jetstream(deps.nc, { timeout: options.timeoutMs ?? 5_000 });
-  const bucket = bundleContentBucket(options.prefix ?? DEFAULT_INTENTS_PREFIX);
-  let bytes: Uint8Array | null;
-  try {
-    // Not checked on open: a missing bucket shows in info() as a missing stream (not_found).
-    const store = await abortable(new Objm(js).open(bucket, false), signal);
-    const info = await abortable(store.info(name), signal);
-    if (info === null || info.deleted) {
-      throw new FlotillaError("not_found", `${what}: it is not stored`);
-    }
-    if (info.size > maxBytes) throw tooLarge(what, info.size, maxBytes);
-    bytes = await abortable(store.getBlob(name), signal);
-  } catch (error) {
-    if (signal?.aborted && error === signal.reason) throw error;
-    throw toWatcherError(error, what);
-  }
-  if (bytes === null) {
-    throw new FlotillaError("not_found", `${what}: it is not stored`);
-  }
-  if (bytes.byteLength > maxBytes)
-    throw tooLarge(what, bytes.byteLength, maxBytes);
-  const actual = sha256Digest(bytes);
-  if (actual !== digest) {
-    throw new FlotillaError(
-      "internal",
-      `${what}: the stored bytes hash to ${actual}; refusing them`,
-    );
-  }
-  return bytes;
-}
-
-function deferred(): {
-  readonly promise: Promise<void>;
-  readonly resolve: () => void;
-  readonly reject: (error: Error) => void;
-} {
-  let resolve!: () => void;
-  let reject!: (error: Error) => void;
-  const promise = new Promise<void>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
-function tooLarge(what: string, size: number, maxBytes: number): FlotillaError {
-  return new FlotillaError(
-    "failed_precondition",
-    `${what}: it is ${String(size)} bytes, more than the ${String(maxBytes)} accepted`,
-  );
-}
-
-async function abortable<T>(
-  promise: Promise<T>,
-  signal: AbortSignal | undefined,
-): Promise<T> {
-  if (signal === undefined) return promise;
-  signal.throwIfAborted();
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => {
-      reject(signal.reason as Error);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([promise, aborted]);
-  } finally {
-    if (onAbort) signal.removeEventListener("abort", onAbort);
-  }
-}
-
-/** Adds context to a nats.js error: `unavailable` for outages, `not_found` for a missing bucket. */
-function toWatcherError(error: unknown, what: string): FlotillaError {
-  if (error instanceof FlotillaError) return error;
-  const detail = error instanceof Error ? error.message : String(error);
-  const code =
-    error instanceof TimeoutError ||
-    error instanceof NoRespondersError ||
-    error instanceof ClosedConnectionError ||
-    error instanceof ConnectionError ||
-    (error instanceof JetStreamApiError && error.status === 503)
-      ? "unavailable"
-      : error instanceof JetStreamApiError &&
-          error.code === JetStreamApiCodes.StreamNotFound
-        ? "not_found"
-        : "internal";
-  return new FlotillaError(code, `${what}: ${detail}`, { cause: error });
 }

@@ -1,0 +1,319 @@
+/**
+ * The `flotilla-agent` configuration (STYLE "Config"): command-line flags with environment
+ * fallbacks (a flag wins), validated with zod, every problem reported at once naming the flag or
+ * variable it came from and the value given. Empty values mean unset. This is the only module that
+ * reads the environment (it is handed `env`; main.ts passes `process.env`).
+ */
+import { parseArgs } from "node:util";
+import { z } from "zod";
+
+/** Levels of the pino logger. */
+export const LOG_LEVELS = [
+  "fatal",
+  "error",
+  "warn",
+  "info",
+  "debug",
+  "trace",
+  "silent",
+] as const;
+
+/** A `HOST:PORT` address. */
+export interface ListenAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** Where the agent's clusters come from. */
+export type BackendConfig =
+  | {
+      readonly type: "simulated";
+      readonly file: string;
+      readonly clusterName?: string;
+    }
+  | { readonly type: "simulatedFleet"; readonly file: string };
+
+/** The validated configuration. */
+export interface AgentConfig {
+  /** The hub's gRPC address, `HOST:PORT`. */
+  readonly hub: string;
+  readonly transport:
+    | { readonly insecurePlaintext: true }
+    | {
+        readonly tls: {
+          readonly caFile: string;
+          readonly certFile?: string;
+          readonly keyFile?: string;
+        };
+      };
+  /** NATS server URLs. */
+  readonly nats: readonly string[];
+  readonly intentsPrefix: string;
+  readonly backend: BackendConfig;
+  /** Where progress files go; undefined keeps progress in memory only. */
+  readonly stateDir?: string;
+  /** undefined: `--metrics-listen off`. */
+  readonly metricsListen?: ListenAddress;
+  readonly logLevel: (typeof LOG_LEVELS)[number];
+}
+
+/** What {@link parseAgentConfig} found. */
+export type ConfigResult =
+  | { readonly type: "config"; readonly config: AgentConfig }
+  | { readonly type: "help" }
+  | { readonly type: "version" }
+  | { readonly type: "invalid"; readonly problems: readonly string[] };
+
+interface Setting {
+  readonly flag: string;
+  readonly env?: string;
+  readonly boolean?: boolean;
+}
+
+/** Every setting: its flag and its environment variable. */
+export const SETTINGS = {
+  hub: { flag: "hub", env: "FLOTILLA_HUB" },
+  insecurePlaintext: {
+    flag: "insecure-plaintext",
+    env: "FLOTILLA_INSECURE_PLAINTEXT",
+    boolean: true,
+  },
+  tlsCa: { flag: "tls-ca", env: "FLOTILLA_TLS_CA" },
+  tlsCert: { flag: "tls-cert", env: "FLOTILLA_TLS_CERT" },
+  tlsKey: { flag: "tls-key", env: "FLOTILLA_TLS_KEY" },
+  nats: { flag: "nats", env: "FLOTILLA_NATS" },
+  intentsPrefix: { flag: "intents-prefix", env: "FLOTILLA_INTENTS_PREFIX" },
+  clusterName: { flag: "cluster-name", env: "FLOTILLA_CLUSTER_NAME" },
+  simulated: { flag: "simulated", env: "FLOTILLA_SIMULATED" },
+  simulatedFleet: { flag: "simulated-fleet", env: "FLOTILLA_SIMULATED_FLEET" },
+  stateDir: { flag: "state-dir", env: "FLOTILLA_STATE_DIR" },
+  metricsListen: { flag: "metrics-listen", env: "FLOTILLA_METRICS_LISTEN" },
+  logLevel: { flag: "log-level", env: "FLOTILLA_LOG_LEVEL" },
+} as const satisfies Record<string, Setting>;
+
+type Key = keyof typeof SETTINGS;
+
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)$/;
+
+function hostPort(allowZero: boolean) {
+  return z.string().transform((raw, ctx): ListenAddress => {
+    const at = raw.lastIndexOf(":");
+    const host = at < 0 ? "" : raw.slice(0, at);
+    const portText = at < 0 ? "" : raw.slice(at + 1);
+    const port = /^\d{1,5}$/.test(portText) ? Number(portText) : NaN;
+    const low = allowZero ? 0 : 1;
+    if (!HOST.test(host) || !(port >= low && port <= 65_535)) {
+      ctx.addIssue({
+        code: "custom",
+        message: `must be HOST:PORT with a port from ${String(low)} to 65535`,
+      });
+      return z.NEVER;
+    }
+    return { host: host.replace(/^\[(.*)\]$/, "$1"), port };
+  });
+}
+
+const natsUrls = z.string().transform((raw, ctx): string[] => {
+  const urls = raw.split(",").map((s) => s.trim());
+  for (const url of urls) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(url.includes("://") ? url : `nats://${url}`);
+    } catch {
+      parsed = undefined;
+    }
+    if (
+      parsed === undefined ||
+      !["nats:", "tls:", "ws:", "wss:"].includes(parsed.protocol) ||
+      parsed.hostname === ""
+    ) {
+      ctx.addIssue({
+        code: "custom",
+        message: `${JSON.stringify(url)} is not a NATS URL (nats://HOST:PORT; several separated by commas)`,
+      });
+      return z.NEVER;
+    }
+  }
+  return urls;
+});
+
+const schema = z.object({
+  hub: hostPort(false).default({ host: "127.0.0.1", port: 7070 }),
+  insecurePlaintext: z
+    .stringbool({ error: "must be 1/true/yes/on or 0/false/no/off" })
+    .default(false),
+  tlsCa: z.string().optional(),
+  tlsCert: z.string().optional(),
+  tlsKey: z.string().optional(),
+  nats: natsUrls.default(["nats://127.0.0.1:4222"]),
+  intentsPrefix: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9_-]{1,32}$/,
+      "must be 1 to 32 letters, digits, '_' or '-'",
+    )
+    .default("flotilla"),
+  clusterName: z
+    .string()
+    .max(63, "must be at most 63 characters")
+    .regex(
+      /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
+      "must be a DNS label: lower-case letters, digits and '-', starting and ending alphanumeric",
+    )
+    .optional(),
+  simulated: z.string().optional(),
+  simulatedFleet: z.string().optional(),
+  stateDir: z.string().optional(),
+  metricsListen: z
+    .union([z.literal("off"), hostPort(true)], {
+      error: "must be HOST:PORT (port 0 picks a free one) or off",
+    })
+    .default({ host: "127.0.0.1", port: 9464 }),
+  logLevel: z
+    .enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` })
+    .default("info"),
+});
+
+/** The usage line of the flags, for errors. */
+const HINT = "run flotilla-agent --help for usage";
+
+/**
+ * Parses the command line (`argv` without node and the script) with `env` as fallback. Never
+ * throws: bad input comes back as `invalid` with one line per problem.
+ */
+export function parseAgentConfig(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): ConfigResult {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        ...Object.fromEntries(
+          Object.values(SETTINGS).map((s: Setting) => [
+            s.flag,
+            { type: s.boolean === true ? "boolean" : "string" } as const,
+          ]),
+        ),
+        help: { type: "boolean", short: "h" },
+        version: { type: "boolean", short: "V" },
+      },
+    }));
+  } catch (error) {
+    return {
+      type: "invalid",
+      problems: [
+        `${error instanceof Error ? error.message : String(error)}; ${HINT}`,
+      ],
+    };
+  }
+  if (values["help"] === true) return { type: "help" };
+  if (values["version"] === true) return { type: "version" };
+
+  // Raw values with where each came from, for messages.
+  const raw: Partial<Record<Key, string>> = {};
+  const source: Partial<Record<Key, string>> = {};
+  for (const [key, s] of Object.entries(SETTINGS) as [Key, Setting][]) {
+    const flag = values[s.flag];
+    if (flag !== undefined && flag !== "") {
+      raw[key] = flag === true ? "true" : String(flag);
+      source[key] = `--${s.flag}`;
+      continue;
+    }
+    const fromEnv = s.env === undefined ? undefined : env[s.env];
+    if (fromEnv !== undefined && fromEnv.trim() !== "") {
+      raw[key] = fromEnv.trim();
+      source[key] = s.env;
+    }
+  }
+  const where = (key: Key): string => source[key] ?? `--${SETTINGS[key].flag}`;
+  const describe = (key: Key): string =>
+    raw[key] === undefined
+      ? where(key)
+      : `${where(key)} ${JSON.stringify(raw[key])}`;
+
+  const parsed = schema.safeParse(raw);
+  const problems: string[] = [];
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const key = issue.path[0] as Key;
+      problems.push(`${describe(key)}: ${issue.message}`);
+    }
+  }
+  const v = parsed.success ? parsed.data : undefined;
+
+  // Rules across settings.
+  const tls = raw.tlsCa !== undefined;
+  const plaintextParsed = schema.shape.insecurePlaintext.safeParse(
+    raw.insecurePlaintext,
+  );
+  const plaintext = plaintextParsed.success && plaintextParsed.data;
+  if (plaintext && tls)
+    problems.push(
+      `${where("insecurePlaintext")} and ${where("tlsCa")} contradict each other: choose TLS or plaintext`,
+    );
+  // A malformed boolean has its own problem above.
+  if (plaintextParsed.success && !plaintext && !tls)
+    problems.push(
+      "Refusing to connect to the hub without TLS: pass --tls-ca FILE (with --tls-cert FILE and --tls-key FILE for mutual TLS), or --insecure-plaintext (FLOTILLA_INSECURE_PLAINTEXT=1) to connect in the clear (development only)",
+    );
+  if ((raw.tlsCert === undefined) !== (raw.tlsKey === undefined))
+    problems.push(
+      raw.tlsCert === undefined
+        ? `${describe("tlsKey")}: needs --tls-cert as well`
+        : `${describe("tlsCert")}: needs --tls-key as well`,
+    );
+  if (!tls && (raw.tlsCert !== undefined || raw.tlsKey !== undefined))
+    problems.push(
+      `${where(raw.tlsCert === undefined ? "tlsKey" : "tlsCert")}: needs --tls-ca (the hub's CA certificate) as well`,
+    );
+  if (raw.simulated !== undefined && raw.simulatedFleet !== undefined)
+    problems.push(
+      `${describe("simulated")} and ${describe("simulatedFleet")}: choose one`,
+    );
+  else if (raw.simulated === undefined && raw.simulatedFleet === undefined)
+    problems.push(
+      "The Kubernetes backend is not available yet (issue 4): run with --simulated CONFIG_FILE (one simulated cluster) or --simulated-fleet FILE (many)",
+    );
+  if (raw.simulatedFleet !== undefined && raw.clusterName !== undefined)
+    problems.push(
+      `${describe("clusterName")}: does not apply to ${where("simulatedFleet")}, whose file names its clusters`,
+    );
+
+  if (problems.length > 0 || v === undefined)
+    return { type: "invalid", problems };
+  const backend: BackendConfig =
+    v.simulatedFleet !== undefined
+      ? { type: "simulatedFleet", file: v.simulatedFleet }
+      : {
+          type: "simulated",
+          file: v.simulated ?? "",
+          ...(v.clusterName === undefined
+            ? {}
+            : { clusterName: v.clusterName }),
+        };
+  return {
+    type: "config",
+    config: {
+      hub: `${v.hub.host.includes(":") ? `[${v.hub.host}]` : v.hub.host}:${String(v.hub.port)}`,
+      transport: plaintext
+        ? { insecurePlaintext: true }
+        : {
+            tls: {
+              caFile: v.tlsCa ?? "",
+              ...(v.tlsCert === undefined ? {} : { certFile: v.tlsCert }),
+              ...(v.tlsKey === undefined ? {} : { keyFile: v.tlsKey }),
+            },
+          },
+      nats: v.nats,
+      intentsPrefix: v.intentsPrefix,
+      backend,
+      ...(v.stateDir === undefined ? {} : { stateDir: v.stateDir }),
+      ...(v.metricsListen === "off" ? {} : { metricsListen: v.metricsListen }),
+      logLevel: v.logLevel,
+    },
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * Heartbeats on one stream (docs/agent-protocol.md, Session 3): every `intervalMs` on the injected
+ * clock until the stream ends. A hub that is not reading gets no heartbeat queued behind the
+ * backlog: it would arrive late anyway, and the next one is due soon.
+ */
+import type { Clock } from "../simulated/clock.js";
+import type { HubStream } from "./hub-stream.js";
+
+/** Options of {@link sendHeartbeats}. */
+export interface HeartbeatOptions {
+  readonly clock: Clock;
+  readonly intervalMs: number;
+  /** Aborts when the stream ends. */
+  readonly signal: AbortSignal;
+  readonly lastAppliedGeneration: () => number;
+  readonly onSent: (sentAtMs: number) => void;
+}
+
+/**
+ * Sends heartbeats until `signal` aborts or the stream is done. Its first sleep is scheduled
+ * before it returns its promise, so a caller that starts it first knows the timer is set.
+ */
+export async function sendHeartbeats(
+  stream: HubStream,
+  options: HeartbeatOptions,
+): Promise<void> {
+  const { clock, intervalMs, signal } = options;
+  for (;;) {
+    try {
+      await clock.sleep(intervalMs, { signal });
+    } catch {
+      return; // the stream ended
+    }
+    if (stream.done) return;
+    if (stream.backlogged) continue;
+    const sentAtMs = clock.now();
+    stream.write({
+      heartbeat: {
+        sentAtMs,
+        lastAppliedGeneration: options.lastAppliedGeneration(),
+      },
+    });
+    options.onSent(sentAtMs);
+  }
+}

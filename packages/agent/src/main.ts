@@ -1,0 +1,128 @@
+#!/usr/bin/env node
+/**
+ * `flotilla-agent`: parses the configuration, runs the agents until SIGTERM or SIGINT, and exits
+ * 0 after a graceful stop, 1 when it cannot run, 2 on bad configuration. `main` does everything
+ * and is what tests call; the process entry at the bottom only wires it to the real process.
+ */
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { FlotillaError } from "@flotilla/core";
+import { pino, type Logger } from "pino";
+import { isConfigError, runAgentProcess } from "./agent-process.js";
+import { parseAgentConfig, type AgentConfig } from "./config.js";
+import { USAGE } from "./usage.js";
+import { AGENT_VERSION } from "./version.js";
+
+/** Exit codes. */
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+export const EXIT_CONFIG = 2;
+
+/** What `main` touches of the outside world. */
+export interface MainIo {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  /** Aborts when the process is asked to stop (SIGTERM, SIGINT). */
+  readonly signal: AbortSignal;
+  /** The root logger for a configuration; default pino JSON on stdout. */
+  readonly createLogger?: (config: AgentConfig) => Logger;
+}
+
+function defaultLogger(config: AgentConfig): Logger {
+  return pino({
+    name: "flotilla-agent",
+    level: config.logLevel,
+    timestamp: pino.stdTimeFunctions.isoTime,
+  });
+}
+
+/** Runs the agent with `argv` (the words after the program name); resolves to the exit code. */
+export async function main(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  io: MainIo,
+): Promise<number> {
+  const parsed = parseAgentConfig(argv, env);
+  switch (parsed.type) {
+    case "help":
+      io.stdout(USAGE);
+      return EXIT_OK;
+    case "version":
+      io.stdout(`flotilla-agent ${AGENT_VERSION}\n`);
+      return EXIT_OK;
+    case "invalid":
+      io.stderr(
+        `${parsed.problems.map((p) => `flotilla-agent: ${p}`).join("\n")}\n`,
+      );
+      return EXIT_CONFIG;
+    case "config":
+      break;
+    default: {
+      const unreachable: never = parsed;
+      return unreachable;
+    }
+  }
+  const { config } = parsed;
+  const logger = (io.createLogger ?? defaultLogger)(config);
+  try {
+    await runAgentProcess({ config, logger, signal: io.signal });
+    return EXIT_OK;
+  } catch (error) {
+    if (isConfigError(error)) {
+      io.stderr(
+        `flotilla-agent: ${error instanceof Error ? error.message : String(error)}\n`,
+      );
+      return EXIT_CONFIG;
+    }
+    logger.fatal({ err: FlotillaError.from(error) }, "The agent failed");
+    return EXIT_FAILED;
+  }
+}
+
+function isProcessEntry(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    // pnpm installs the bin as a symlink; compare real paths.
+    return (
+      realpathSync(script) === realpathSync(fileURLToPath(import.meta.url))
+    );
+  } catch {
+    return false;
+  }
+}
+
+if (isProcessEntry()) {
+  const stopping = new AbortController();
+  const onSignal = (name: NodeJS.Signals): void => {
+    if (stopping.signal.aborted) {
+      // A second signal: the operator does not want to wait for the graceful stop.
+      process.stderr.write(`flotilla-agent: ${name} again, exiting now\n`);
+      process.exit(EXIT_FAILED);
+    }
+    stopping.abort();
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  main(process.argv.slice(2), process.env, {
+    stdout: (text) => {
+      process.stdout.write(text);
+    },
+    stderr: (text) => {
+      process.stderr.write(text);
+    },
+    signal: stopping.signal,
+  }).then(
+    (code) => {
+      process.exitCode = code;
+      // Exit even if a library left a handle open; everything of ours was stopped.
+      setTimeout(() => process.exit(code), 1_000).unref();
+    },
+    (error: unknown) => {
+      process.stderr.write(
+        `flotilla-agent: unexpected error: ${String(error)}\n`,
+      );
+      process.exit(EXIT_FAILED);
+    },
+  );
+}

@@ -1,0 +1,19 @@
+/**
+ * What an agent runs against: its cluster's ports (ARCHITECTURE "ports"). The simulated cluster
+ * is one; the Kubernetes adapter (issue 4) will be another. The agent does not own the backend's
+ * lifecycle: whoever built it starts it before the agent and stops it after.
+ */
+import type { ClusterFacts } from "@flotilla/protocol";
+import type { KubeGateway } from "../kube/gateway.js";
+import type { UpgradeDriver } from "../upgrade/driver.js";
+import type { MaintenanceSource } from "../upgrade/maintenance-source.js";
+
+/** One cluster's ports and facts. */
+export interface AgentBackend {
+  readonly kube: KubeGateway;
+  readonly upgrades: UpgradeDriver;
+  /** The owner's maintenance windows and freezes; `reload()` is called periodically. */
+  readonly windows: MaintenanceSource;
+  /** Labels, versions, node pools, region, windows in force: what hello's facts carry. */
+  facts(options?: { readonly signal?: AbortSignal }): Promise<ClusterFacts>;
+}
