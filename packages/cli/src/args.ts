@@ -1,6 +1,8 @@
 /**
  * Argument parsing for one command, on top of node:util's tokenizer. Problems are returned as
  * values with messages written for people; the caller prints them with the usage text and exits 2.
+ * Positional arguments are matched to the command's declared ones in order; a command that
+ * declares none refuses them.
  */
 import { parseArgs } from "node:util";
 import type { Command, OptionSpec, ParsedArgs } from "./commands/command.js";
@@ -42,13 +44,14 @@ export function parseCommandArgs(
     tokens: true,
   });
 
-  const strings = new Map<string, string>();
+  const strings = new Map<string, string[]>();
   const flags = new Set<string>();
+  const words: string[] = [];
   const problems: string[] = [];
   for (const token of tokens) {
     if (token.kind === "option-terminator") continue;
     if (token.kind === "positional") {
-      problems.push(`unexpected argument "${token.value}"`);
+      words.push(token.value);
       continue;
     }
     const spec = specs[token.name];
@@ -76,10 +79,14 @@ export function parseCommandArgs(
       );
       continue;
     }
-    strings.set(token.name, value);
+    const values = strings.get(token.name);
+    if (values === undefined) strings.set(token.name, [value]);
+    else if (spec.multiple === true) values.push(value);
+    else values.splice(0, values.length, value);
   }
 
   const help = flags.has("help");
+  const positionals = matchPositionals(command, words, problems, help);
   if (!help) {
     for (const [name, spec] of Object.entries(command.options)) {
       if (
@@ -96,8 +103,35 @@ export function parseCommandArgs(
     ok: true,
     help,
     args: {
-      string: (name) => strings.get(name),
+      string: (name) => strings.get(name)?.at(-1),
+      strings: (name) => strings.get(name) ?? [],
       flag: (name) => flags.has(name),
+      positional: (name) => positionals.get(name)?.[0],
+      positionals: (name) => positionals.get(name) ?? [],
     },
   };
+}
+
+/** Assigns `words` to the declared positionals in order, adding a problem for each misfit. */
+function matchPositionals(
+  command: Command,
+  words: readonly string[],
+  problems: string[],
+  help: boolean,
+): Map<string, string[]> {
+  const matched = new Map<string, string[]>();
+  let index = 0;
+  for (const spec of command.positionals ?? []) {
+    const taken =
+      spec.variadic === true
+        ? words.slice(index)
+        : words.slice(index, index + 1);
+    index += taken.length;
+    if (taken.length > 0) matched.set(spec.name, taken);
+    else if (spec.optional !== true && !help)
+      problems.push(`missing argument ${spec.name}`);
+  }
+  for (const extra of words.slice(index))
+    problems.push(`unexpected argument "${extra}"`);
+  return matched;
 }

@@ -3,7 +3,7 @@
  * reads both (JSON is YAML's flow syntax). Every problem is a printable line that starts with the
  * file name, so a person can jump to it: `FILE:LINE:COL: message` for syntax errors.
  */
-import { LineCounter, parseDocument } from "yaml";
+import { LineCounter, parseAllDocuments, parseDocument } from "yaml";
 import type { CliIo } from "./io.js";
 
 /** A parsed document, or the lines that explain why it could not be read. */
@@ -20,6 +20,7 @@ function errorCode(error: unknown): string | undefined {
 const READ_ERRORS: Readonly<Record<string, string>> = {
   ENOENT: "no such file",
   EISDIR: "is a directory",
+  ENOTDIR: "is not a directory",
   EACCES: "permission denied",
   EPERM: "permission denied",
 };
@@ -40,8 +41,39 @@ function caretLines(source: string, line: number, col: number): string[] {
   return [`  ${text}`, `  ${pad}^`];
 }
 
-/** Parses YAML or JSON text; `file` names the source in messages. */
-export function parseDocumentText(file: string, source: string): LoadResult {
+/**
+ * The syntax errors of a YAML stream (a manifest file may hold several documents), as
+ * `FILE:LINE:COL: message` lines with a caret under the spot; empty when it parses.
+ */
+export function yamlStreamErrors(file: string, source: string): string[] {
+  const lineCounter = new LineCounter();
+  const parsed = parseAllDocuments(source, {
+    lineCounter,
+    prettyErrors: false,
+  });
+  const docs = Array.isArray(parsed) ? parsed : [parsed];
+  const messages: string[] = [];
+  for (const doc of docs) {
+    for (const error of doc.errors) {
+      const { line, col } = lineCounter.linePos(error.pos[0]);
+      messages.push(
+        `${file}:${String(line)}:${String(col)}: ${error.message}`,
+        ...caretLines(source, line, col),
+      );
+    }
+  }
+  return messages;
+}
+
+/**
+ * Parses YAML or JSON text; `file` names the source in messages. An empty document is a problem
+ * unless `allowEmpty`, when it reads as null.
+ */
+export function parseDocumentText(
+  file: string,
+  source: string,
+  options: { readonly allowEmpty?: boolean } = {},
+): LoadResult {
   const lineCounter = new LineCounter();
   const doc = parseDocument(source, { lineCounter, prettyErrors: false });
   if (doc.errors.length > 0) {
@@ -67,6 +99,8 @@ export function parseDocumentText(file: string, source: string): LoadResult {
       ],
     };
   }
+  if ((value === null || value === undefined) && options.allowEmpty === true)
+    return { ok: true, value: null };
   if (value === null || value === undefined) {
     return {
       ok: false,

@@ -9,18 +9,36 @@ export interface CliIo {
   readonly stderr: (text: string) => void;
   /** Reads a UTF-8 file; rejects with the Node.js error (its `code` names the cause). */
   readonly readFile: (path: string) => Promise<string>;
+  /** Reads a file's bytes (manifests are sent as they are); rejects like {@link readFile}. */
+  readonly readBytes: (path: string) => Promise<Uint8Array>;
+  /** Lists a directory (not recursively); rejects with the Node.js error (ENOENT, ENOTDIR). */
+  readonly readDir: (path: string) => Promise<readonly DirEntry[]>;
   /** Whether standard output is a terminal: enables colours and the terminal width. */
   readonly isTTY: boolean;
   /** The terminal width in columns when standard output is a terminal. */
   readonly columns?: number;
-  /** The environment, read once by the entry (NO_COLOR). */
+  /** The environment, read once by the entry (NO_COLOR, FLOTILLA_HUB, …). */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** The wall clock in epoch milliseconds ("5m ago", `--since 1h`). */
+  readonly now: () => number;
+  /** The operating-system user, the default `--actor`; undefined when it cannot be told. */
+  readonly userName?: string;
 }
 
-/** Exit codes: success, unexpected error, bad input or usage. */
+/** One entry of a directory listing. */
+export interface DirEntry {
+  readonly name: string;
+  readonly kind: "file" | "directory" | "other";
+}
+
+/**
+ * Exit codes: success; the operation failed or was refused (also unexpected errors); bad input or
+ * usage (local validation or the hub's INVALID_ARGUMENT); the hub could not be reached.
+ */
 export const EXIT_OK = 0;
 export const EXIT_ERROR = 1;
 export const EXIT_USAGE = 2;
+export const EXIT_UNREACHABLE = 3;
 
 /** Column width used when standard output is not a terminal. */
 export const DEFAULT_WIDTH = 80;

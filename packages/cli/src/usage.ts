@@ -1,7 +1,13 @@
 /**
  * Usage and help text, generated from the commands' option declarations so they cannot drift.
  */
-import type { Command, OptionSpec } from "./commands/command.js";
+import {
+  verbOf,
+  type Command,
+  type Noun,
+  type OptionSpec,
+  type PositionalSpec,
+} from "./commands/command.js";
 import { HELP_OPTION } from "./args.js";
 
 function optionWord(name: string, spec: OptionSpec): string {
@@ -22,47 +28,77 @@ function synopsisWord(name: string, spec: OptionSpec): string {
       ? (spec.valueName ?? "VALUE")
       : spec.choices.join("|");
   const word = spec.type === "boolean" ? flag : `${flag} ${value}`;
-  return spec.required === true ? word : `[${word}]`;
+  const repeated = spec.multiple === true ? `${word}…` : word;
+  return spec.required === true ? repeated : `[${repeated}]`;
 }
 
-/** `flotilla NAME --a FILE [--b FILE]`: required options first, as declared. */
+function positionalWord(spec: PositionalSpec): string {
+  const word = spec.variadic === true ? `${spec.name}…` : spec.name;
+  return spec.optional === true ? `[${word}]` : word;
+}
+
+const isHubOption = ([, spec]: readonly [string, OptionSpec]): boolean =>
+  spec.group === "hub";
+
+/** `flotilla NAME ARG --a FILE [--b FILE] [hub options]`: required options first, as declared. */
 export function synopsis(command: Command): string {
   const entries = Object.entries(command.options);
-  const required = entries.filter(([, spec]) => spec.required === true);
-  const optional = entries.filter(([, spec]) => spec.required !== true);
-  const words = [...required, ...optional].map(([name, spec]) =>
-    synopsisWord(name, spec),
-  );
+  const own = entries.filter((e) => !isHubOption(e));
+  const required = own.filter(([, spec]) => spec.required === true);
+  const optional = own.filter(([, spec]) => spec.required !== true);
+  const words = [
+    ...(command.positionals ?? []).map(positionalWord),
+    ...[...required, ...optional].map(([name, spec]) =>
+      synopsisWord(name, spec),
+    ),
+    ...(entries.some(isHubOption) ? ["[hub options]"] : []),
+  ];
   return ["flotilla", command.name, ...words].join(" ");
 }
 
-/** Full help for one command: synopsis, description and an aligned option table. */
-export function commandHelp(command: Command): string {
-  const rows = [
-    ...Object.entries(command.options),
-    ["help", HELP_OPTION] as const,
-  ].map(
-    ([name, spec]) =>
-      [
-        optionWord(name, spec),
-        spec.required === true
-          ? `${spec.description} (required)`
-          : spec.description,
-      ] as const,
-  );
+/** Two aligned columns, indented by two spaces. */
+function columns(rows: readonly (readonly [string, string])[]): string[] {
   const width = Math.max(...rows.map(([left]) => left.length));
-  const table = rows.map(
-    ([left, right]) => `  ${left.padEnd(width)}  ${right}`,
-  );
-  return [
-    `Usage: ${synopsis(command)}`,
-    "",
-    command.description,
-    "",
-    "Options:",
-    ...table,
-    "",
-  ].join("\n");
+  return rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`);
+}
+
+function optionRows(
+  entries: readonly (readonly [string, OptionSpec])[],
+): [string, string][] {
+  return entries.map(([name, spec]) => [
+    optionWord(name, spec),
+    spec.required === true
+      ? `${spec.description} (required)`
+      : spec.description,
+  ]);
+}
+
+/** Full help for one command: synopsis, description, arguments and aligned option tables. */
+export function commandHelp(command: Command): string {
+  const entries = Object.entries(command.options);
+  const own = [
+    ...entries.filter((e) => !isHubOption(e)),
+    ["help", HELP_OPTION] as const,
+  ];
+  const hub = entries.filter(isHubOption);
+  const lines = [`Usage: ${synopsis(command)}`, "", command.description, ""];
+  const positionals = command.positionals ?? [];
+  if (positionals.length > 0) {
+    lines.push(
+      "Arguments:",
+      ...columns(positionals.map((p) => [p.name, p.description])),
+      "",
+    );
+  }
+  lines.push("Options:", ...columns(optionRows(own)), "");
+  if (hub.length > 0) {
+    lines.push(
+      "Hub connection (flags win over the environment):",
+      ...columns(optionRows(hub)),
+      "",
+    );
+  }
+  return lines.join("\n");
 }
 
 /** The short usage printed after an argument error. */
@@ -70,22 +106,52 @@ export function shortUsage(command: Command): string {
   return `Usage: ${synopsis(command)}\nRun "flotilla help ${command.name}" for details.\n`;
 }
 
-/** `flotilla help`: the list of commands. */
-export function globalHelp(commands: readonly Command[]): string {
-  const width = Math.max(...commands.map((c) => c.name.length), "help".length);
-  const lines = commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
+/** `flotilla help NOUN` and `flotilla NOUN --help`: the noun's verbs. */
+export function nounHelp(noun: Noun): string {
   return [
+    `flotilla ${noun.name}: ${noun.summary}`,
+    "",
+    `Usage: flotilla ${noun.name} VERB [arguments] [options]`,
+    "",
+    "Verbs:",
+    ...columns(noun.verbs.map((v) => [verbOf(v), v.summary])),
+    "",
+    `Run "flotilla help ${noun.name} VERB" for a verb's arguments and options.`,
+    "",
+  ].join("\n");
+}
+
+/** `flotilla help`: the commands and the nouns. */
+export function globalHelp(
+  commands: readonly Command[],
+  nouns: readonly Noun[] = [],
+): string {
+  const rows: [string, string][] = [
+    ...commands.map((c): [string, string] => [c.name, c.summary]),
+    ["help", "show help for a command (flotilla help COMMAND)"],
+  ];
+  const lines = [
     "flotilla: roll changes out across fleets of Kubernetes clusters",
     "",
     "Usage: flotilla COMMAND [options]",
+    "       flotilla NOUN VERB [arguments] [options]",
     "",
     "Commands:",
-    ...lines,
-    `  ${"help".padEnd(width)}  show help for a command (flotilla help COMMAND)`,
+    ...columns(rows),
+  ];
+  if (nouns.length > 0) {
+    lines.push(
+      "",
+      "Hub administration (flotilla NOUN --help lists the verbs):",
+      ...columns(nouns.map((n) => [n.name, n.summary])),
+    );
+  }
+  lines.push(
     "",
     "Global options:",
     "  -h, --help     show this help",
     "  --version      print the version",
     "",
-  ].join("\n");
+  );
+  return lines.join("\n");
 }

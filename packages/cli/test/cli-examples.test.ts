@@ -2,11 +2,10 @@
  * The examples in examples/ (they drive the README demo) through `run`, with the real engine and
  * the real file system. These need @flotilla/core's plan/simulate.
  */
-import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { run } from "../src/main.js";
-import type { CliIo } from "../src/io.js";
+import { createProcessIo } from "../src/process-io.js";
 
 const examples = fileURLToPath(new URL("../../../examples/", import.meta.url));
 
@@ -15,13 +14,14 @@ async function cli(
 ): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
-  const io: CliIo = {
-    stdout: (t) => ((out += t), undefined),
-    stderr: (t) => ((err += t), undefined),
-    readFile: (path) => readFile(path, "utf8"),
-    isTTY: false,
-    env: {},
-  };
+  const io = createProcessIo(
+    {
+      stdout: (t) => ((out += t), undefined),
+      stderr: (t) => ((err += t), undefined),
+      isTTY: false,
+    },
+    {},
+  );
   const code = await run(argv, io);
   return { code, out, err };
 }

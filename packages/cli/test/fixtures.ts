@@ -2,7 +2,7 @@
  * Shared test helpers: an in-memory CliIo, and hand-made plan and simulation outputs in core's
  * documented shapes.
  */
-import type { CliIo } from "../src/io.js";
+import type { CliIo, DirEntry } from "../src/io.js";
 import type {
   PlanOutput,
   SimulationOutput,
@@ -16,13 +16,43 @@ export interface MemoryIo extends CliIo {
   readonly err: () => string;
 }
 
-/** Files are a map from path to content; a missing path rejects like Node does (code ENOENT). */
+/** The fixed "now" of in-memory runs: Monday 2026-03-02 10:00 UTC. */
+export const NOW_MS = Date.UTC(2026, 2, 2, 10);
+
+function enoent(path: string): Error {
+  return Object.assign(
+    new Error(`ENOENT: no such file or directory, open '${path}'`),
+    { code: "ENOENT" },
+  );
+}
+
+/** The entries directly under `dir` among the files' paths (directories implied by the paths). */
+function listing(
+  files: Readonly<Record<string, string>>,
+  dir: string,
+): DirEntry[] | undefined {
+  const prefix = dir.endsWith("/") ? dir : `${dir}/`;
+  const entries = new Map<string, DirEntry["kind"]>();
+  for (const path of Object.keys(files)) {
+    if (!path.startsWith(prefix)) continue;
+    const [name = "", ...rest] = path.slice(prefix.length).split("/");
+    entries.set(name, rest.length === 0 ? "file" : "directory");
+  }
+  if (entries.size === 0) return undefined;
+  return [...entries].map(([name, kind]) => ({ name, kind }));
+}
+
+/**
+ * Files are a map from path to content; a missing path rejects like Node does (code ENOENT).
+ * The clock stands at {@link NOW_MS} and the user is "tester" unless told otherwise.
+ */
 export function memoryIo(
   files: Readonly<Record<string, string>> = {},
   options: {
     isTTY?: boolean;
     columns?: number;
     env?: Record<string, string>;
+    nowMs?: number;
   } = {},
 ): MemoryIo {
   let out = "";
@@ -37,15 +67,25 @@ export function memoryIo(
     readFile: (path) => {
       const content = files[path];
       if (content !== undefined) return Promise.resolve(content);
-      const error = Object.assign(
-        new Error(`ENOENT: no such file or directory, open '${path}'`),
-        { code: "ENOENT" },
-      );
-      return Promise.reject(error);
+      return Promise.reject(enoent(path));
+    },
+    readBytes: (path) => {
+      const content = files[path];
+      if (content !== undefined)
+        return Promise.resolve(new TextEncoder().encode(content));
+      return Promise.reject(enoent(path));
+    },
+    readDir: (path) => {
+      const entries = listing(files, path);
+      return entries === undefined
+        ? Promise.reject(enoent(path))
+        : Promise.resolve(entries);
     },
     isTTY: options.isTTY ?? false,
     ...(options.columns === undefined ? {} : { columns: options.columns }),
     env: options.env ?? {},
+    now: () => options.nowMs ?? NOW_MS,
+    userName: "tester",
     out: () => out,
     err: () => err,
   };

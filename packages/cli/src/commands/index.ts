@@ -1,14 +1,41 @@
 /**
- * Every `flotilla` subcommand. Adding one is a file in this folder and a line here.
+ * Every `flotilla` command: the offline ones and `preview` at the top level, and the hub's
+ * administration grouped by noun. Adding one is a file in this folder and a line here.
  */
-import type { Command } from "./command.js";
+import { auditNoun } from "./audit.js";
+import { bundleNoun } from "./bundle.js";
+import { clusterNoun } from "./cluster.js";
+import type { Command, Noun } from "./command.js";
+import { groupNoun } from "./group.js";
 import { planCommand } from "./plan.js";
+import { previewCommand } from "./preview.js";
+import { runNoun } from "./run.js";
 import { simulateCommand } from "./simulate.js";
+import { strategyNoun } from "./strategy.js";
 
-/** The commands, in the order `flotilla help` lists them. */
-export const COMMANDS: readonly Command[] = [planCommand, simulateCommand];
+/** The top-level commands, in the order `flotilla help` lists them. */
+export const COMMANDS: readonly Command[] = [
+  planCommand,
+  simulateCommand,
+  previewCommand,
+];
 
-/** The command called `name`, if there is one. */
+/** The nouns of hub administration, in the order `flotilla help` lists them. */
+export const NOUNS: readonly Noun[] = [
+  clusterNoun,
+  groupNoun,
+  strategyNoun,
+  bundleNoun,
+  runNoun,
+  auditNoun,
+];
+
+/** The top-level command called `name`, if there is one. */
 export function findCommand(name: string): Command | undefined {
   return COMMANDS.find((c) => c.name === name);
+}
+
+/** The noun called `name`, if there is one. */
+export function findNoun(name: string): Noun | undefined {
+  return NOUNS.find((n) => n.name === name);
 }

@@ -1,0 +1,125 @@
+/**
+ * From a bundle directory to the ApplyBundle request: the fleet.yaml fields as the user's JSON,
+ * the manifests inline while they fit MAX_INLINE_MANIFEST_BYTES (the largest files go through
+ * PutObject first until the rest fits), and the hub's problem paths mapped back to the file and
+ * fleet.yaml field they are about.
+ */
+import { join } from "node:path";
+import { formatProblem, type Problem } from "@flotilla/core";
+import { MAX_INLINE_MANIFEST_BYTES, type wire } from "@flotilla/protocol";
+import type { ProblemLines } from "../hub/hub-errors.js";
+import { stripField } from "../hub/file-problems.js";
+import { FLEET_YAML, type BundleDir, type ManifestFile } from "./bundle-dir.js";
+
+/** The manifest files to upload first, so that the inline rest stays within the limit. */
+export function filesToUpload(manifests: readonly ManifestFile[]): Set<string> {
+  const upload = new Set<string>();
+  let inline = manifests.reduce((sum, m) => sum + m.content.byteLength, 0);
+  const bySize = [...manifests].sort(
+    (a, b) => b.content.byteLength - a.content.byteLength,
+  );
+  for (const m of bySize) {
+    if (inline <= MAX_INLINE_MANIFEST_BYTES) break;
+    upload.add(m.path);
+    inline -= m.content.byteLength;
+  }
+  return upload;
+}
+
+/** Where the bundle's settings come from, for the spec. */
+export interface BundleSettings {
+  readonly name: string;
+  /** A stored strategy to roll out with (staged), instead of fleet.yaml's rolloutStrategy. */
+  readonly updateStrategy?: string;
+}
+
+/** The BundleSpec, given each manifest's content field (inline bytes or an uploaded object). */
+export function bundleSpec(
+  dir: BundleDir,
+  settings: BundleSettings,
+  content: (m: ManifestFile) => Pick<wire.Manifest, "yaml" | "object">,
+): wire.BundleSpec {
+  const { fleet } = dir;
+  const json = (value: unknown): string =>
+    value === undefined ? "" : JSON.stringify(value);
+  return {
+    name: settings.name,
+    namespace: fleet.namespace ?? "",
+    manifests: dir.manifests.map((m) => ({ path: m.path, ...content(m) })),
+    targetsJson: json(fleet.targets),
+    targetCustomizationsJson: json(fleet.targetCustomizations),
+    ...(settings.updateStrategy !== undefined
+      ? { updateStrategyName: settings.updateStrategy }
+      : fleet.rolloutStrategy === undefined
+        ? {}
+        : { rolloutStrategyJson: JSON.stringify(fleet.rolloutStrategy) }),
+    paused: fleet.paused ?? false,
+  };
+}
+
+// Request fields → the fleet.yaml key they carry.
+const FLEET_FIELDS: readonly (readonly [string, string])[] = [
+  ["targetsJson", "targets"],
+  ["targets_json", "targets"],
+  ["targetCustomizationsJson", "targetCustomizations"],
+  ["target_customizations_json", "targetCustomizations"],
+  ["rolloutStrategyJson", "rolloutStrategy"],
+  ["rollout_strategy_json", "rolloutStrategy"],
+  ["targets", "targets"],
+  ["targetCustomizations", "targetCustomizations"],
+  ["rolloutStrategy", "rolloutStrategy"],
+  ["namespace", "namespace"],
+  ["paused", "paused"],
+];
+
+/**
+ * Prints the hub's problems against what they are about: `DIR/fleet.yaml: targets[0]…` for the
+ * fleet.yaml fields, `DIR/FILE: …` for a manifest, `--name` / `--update-strategy` for flags.
+ */
+export function bundleProblemLines(
+  dirPath: string,
+  dir: BundleDir,
+  nameFrom: "flag" | "fleet.yaml" | "directory",
+): ProblemLines {
+  const fleetFile = join(dirPath, FLEET_YAML);
+  const line = (p: Problem): string => {
+    const path = stripField(p.path, ["bundle", "spec"]) ?? p.path;
+    const manifest = /^manifests\[(\d+)\](.*)$/.exec(path);
+    if (manifest !== null) {
+      const file = dir.manifests[Number(manifest[1])]?.path;
+      const rest = (manifest[2] ?? "").replace(/^\./, "");
+      if (file !== undefined)
+        return `${join(dirPath, file)}: ${formatProblem({ ...p, path: rest })}`;
+    }
+    for (const [field, key] of FLEET_FIELDS) {
+      const rest = stripField(path, [field]);
+      if (rest !== undefined) {
+        const inFile =
+          rest === ""
+            ? key
+            : rest.startsWith("[")
+              ? key + rest
+              : `${key}.${rest}`;
+        return `${dir.hasFleetYaml ? fleetFile : `${FLEET_YAML} (none in ${dirPath})`}: ${formatProblem({ ...p, path: inFile })}`;
+      }
+    }
+    const name = stripField(path, ["name"]);
+    if (name !== undefined) {
+      const where =
+        nameFrom === "flag"
+          ? "--name"
+          : nameFrom === "fleet.yaml"
+            ? `${fleetFile}: name`
+            : `bundle name (from the directory ${dirPath})`;
+      return `${where}: ${formatProblem({ ...p, path: name })}`;
+    }
+    const strategy = stripField(path, [
+      "updateStrategyName",
+      "update_strategy_name",
+    ]);
+    if (strategy !== undefined)
+      return `--update-strategy: ${formatProblem({ ...p, path: strategy })}`;
+    return formatProblem({ ...p, path });
+  };
+  return (problems) => problems.map(line);
+}

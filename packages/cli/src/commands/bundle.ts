@@ -1,0 +1,203 @@
+/**
+ * `flotilla bundle apply|list|get|delete`: bundles of Kubernetes manifests rolled out to their
+ * targets, described by a Fleet-style fleet.yaml.
+ */
+import { basename, resolve } from "node:path";
+import type { wire } from "@flotilla/protocol";
+import { EXIT_OK } from "../io.js";
+import {
+  adminCommand,
+  prepared,
+  refused,
+  usageMessage,
+} from "../hub/admin-command.js";
+import { present } from "../hub/answer.js";
+import { printJson, printLines } from "../hub/output.js";
+import { listAll } from "../hub/pages.js";
+import { putObject } from "../hub/put-object.js";
+import {
+  bundleDetail,
+  bundleTable,
+  countsLine,
+  shortRevision,
+} from "../render/bundle-view.js";
+import { warningLines } from "../render/sections.js";
+import { readBundleDir, FLEET_YAML } from "./bundle-dir.js";
+import {
+  bundleProblemLines,
+  bundleSpec,
+  filesToUpload,
+} from "./bundle-request.js";
+import type { Noun, PositionalSpec } from "./command.js";
+
+const NAME: PositionalSpec = { name: "NAME", description: "the bundle's name" };
+
+const apply = adminCommand({
+  name: "bundle apply",
+  summary:
+    "create or update a bundle from a directory with fleet.yaml and manifests",
+  description: [
+    "Reads DIR's fleet.yaml (name, namespace, targets, targetCustomizations, rolloutStrategy,",
+    "paused) and every other *.yaml, *.yml and *.json file below DIR (hidden entries skipped) as",
+    "manifests, and sends them to the hub. A content change makes a new revision, which rolls out",
+    "by fleet.yaml's rolloutStrategy (or, with --update-strategy, as a staged run). Large files are",
+    "uploaded first. Helm-chart bundles are not supported yet.",
+  ].join("\n"),
+  positionals: [{ name: "DIR", description: "the bundle directory" }],
+  options: {
+    name: {
+      type: "string",
+      valueName: "NAME",
+      description:
+        "the bundle's name (default: fleet.yaml's name, else DIR's base name)",
+    },
+    "update-strategy": {
+      type: "string",
+      valueName: "STRATEGY",
+      description:
+        "roll each revision out as a staged run of this stored strategy",
+    },
+  },
+  mutating: true,
+  prepare: async (args, io) => {
+    const dirPath = args.positional("DIR") ?? "";
+    const read = await readBundleDir(io, dirPath);
+    if (!read.ok) return read;
+    const dir = read.value;
+    const updateStrategy = args.string("update-strategy");
+    if (updateStrategy !== undefined && dir.fleet.rolloutStrategy !== undefined)
+      return refused([
+        usageMessage(
+          "bundle apply",
+          `--update-strategy and ${FLEET_YAML}'s rolloutStrategy both say how to roll out; keep one`,
+        ),
+      ]);
+    const flagName = args.string("name");
+    const nameFrom =
+      flagName !== undefined
+        ? "flag"
+        : dir.fleet.name !== undefined
+          ? "fleet.yaml"
+          : "directory";
+    const name = flagName ?? dir.fleet.name ?? basename(resolve(dirPath));
+    return prepared({
+      dirPath,
+      dir,
+      nameFrom,
+      settings: {
+        name,
+        ...(updateStrategy === undefined ? {} : { updateStrategy }),
+      },
+    } as const);
+  },
+  run: async (ctx, input) => {
+    const { dir } = input;
+    ctx.problemLines(bundleProblemLines(input.dirPath, dir, input.nameFrom));
+    const upload = filesToUpload(dir.manifests);
+    const objects = new Map<string, wire.ObjectRef__Output>();
+    for (const m of dir.manifests)
+      if (upload.has(m.path))
+        objects.set(m.path, await putObject(ctx.hub, m.content));
+    const bundle = bundleSpec(dir, input.settings, (m) => {
+      const object = objects.get(m.path);
+      return object === undefined ? { yaml: m.content } : { object };
+    });
+    const answer = await ctx.hub.call("applyBundle", {
+      bundle,
+      reason: ctx.reason,
+    });
+    if (ctx.json) {
+      printJson(ctx.io, answer);
+      return EXIT_OK;
+    }
+    const applied = present(answer.bundle, "bundle");
+    const manifests = `${String(dir.manifests.length)} manifest file${dir.manifests.length === 1 ? "" : "s"}`;
+    printLines(ctx.io, [
+      `Bundle ${input.settings.name} applied: revision ${shortRevision(applied.revision)} ` +
+        (answer.changed
+          ? "(new revision)"
+          : "(unchanged: same content as the current revision)"),
+      `  ${manifests}${upload.size > 0 ? `, ${String(upload.size)} uploaded separately` : ""}`,
+      `  ${countsLine(applied.counts, ctx.render)}`,
+      ...warningLines(answer.warnings, ctx.render),
+    ]);
+    return EXIT_OK;
+  },
+});
+
+const list = adminCommand({
+  name: "bundle list",
+  summary: "list the bundles",
+  description:
+    "Lists every bundle with its current revision, rollout and readiness.",
+  prepare: () => prepared(undefined),
+  run: async (ctx) => {
+    const bundles = await listAll(async (pageToken) => {
+      const page = await ctx.hub.call("listBundles", { pageToken });
+      return { items: page.bundles, nextPageToken: page.nextPageToken };
+    });
+    if (ctx.json) printJson(ctx.io, { bundles });
+    else if (bundles.length === 0) printLines(ctx.io, ["No bundles."]);
+    else printLines(ctx.io, bundleTable(bundles, ctx.render, ctx.io.now()));
+    return EXIT_OK;
+  },
+});
+
+const get = adminCommand({
+  name: "bundle get",
+  summary: "show a bundle's rollout: per-cluster states, partitions, counts",
+  description: [
+    "Shows each target cluster's state, partition, released and applied revisions, and why it is",
+    "held when it waits for the current revision; then the partitions in rollout order with their",
+    "limits, and the counts.",
+  ].join("\n"),
+  positionals: [NAME],
+  options: {
+    all: {
+      type: "boolean",
+      description: 'list every unassigned cluster instead of "… and N more"',
+    },
+  },
+  prepare: (args) => prepared(args.positional("NAME") ?? ""),
+  run: async (ctx, name) => {
+    const answer = await ctx.hub.call("getBundle", { name });
+    if (ctx.json) printJson(ctx.io, answer);
+    else
+      printLines(
+        ctx.io,
+        bundleDetail(
+          answer,
+          present(answer.bundle, "bundle"),
+          { ...ctx.render, all: ctx.args.flag("all") },
+          ctx.io.now(),
+        ),
+      );
+    return EXIT_OK;
+  },
+});
+
+const remove = adminCommand({
+  name: "bundle delete",
+  summary: "delete a bundle",
+  description:
+    "Deletes the bundle from the hub; it is no longer rolled out to any cluster.",
+  positionals: [NAME],
+  mutating: true,
+  prepare: (args) => prepared(args.positional("NAME") ?? ""),
+  run: async (ctx, name) => {
+    const answer = await ctx.hub.call("deleteBundle", {
+      name,
+      reason: ctx.reason,
+    });
+    if (ctx.json) printJson(ctx.io, answer);
+    else printLines(ctx.io, [`Bundle ${name} deleted.`]);
+    return EXIT_OK;
+  },
+});
+
+/** `flotilla bundle …`. */
+export const bundleNoun: Noun = {
+  name: "bundle",
+  summary: "apply, inspect and delete bundles of manifests",
+  verbs: [apply, list, get, remove],
+};

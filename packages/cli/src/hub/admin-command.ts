@@ -1,0 +1,144 @@
+/**
+ * How an admin command is built: declare its arguments, check the input locally (exit 2 before any
+ * connection), then talk to the hub with one client that is always closed. The shared options
+ * (hub connection, `-o`, `--reason`) are added here so every command spells them the same way.
+ */
+import { FlotillaError } from "@flotilla/core";
+import type {
+  Command,
+  OptionSpec,
+  ParsedArgs,
+  PositionalSpec,
+} from "../commands/command.js";
+import { EXIT_USAGE, outputWidth, useColor, type CliIo } from "../io.js";
+import type { RenderOptions } from "../render/options.js";
+import { createStyle } from "../render/style.js";
+import { connectHub, type HubClient } from "./hub-client.js";
+import { resolveHubConfig } from "./hub-config.js";
+import { reportHubError, type ProblemLines } from "./hub-errors.js";
+import { HUB_OPTIONS, OUTPUT_OPTION, REASON_OPTION } from "./options.js";
+
+/** What a command's `run` gets. */
+export interface AdminContext {
+  readonly args: ParsedArgs;
+  readonly io: CliIo;
+  readonly hub: HubClient;
+  /** `-o json`: print the hub's answer as JSON for machines. */
+  readonly json: boolean;
+  readonly render: RenderOptions;
+  /** `--reason`, "" when not given. */
+  readonly reason: string;
+  /** Sets how the hub's field problems are printed (e.g. against the file they came from). */
+  problemLines(lines: ProblemLines): void;
+}
+
+/** The outcome of local checks: a value for `run`, or lines saying what is wrong (exit 2). */
+export type Prepared<P> =
+  | { readonly ok: true; readonly value: P }
+  | { readonly ok: false; readonly messages: readonly string[] };
+
+/** The declaration of an admin command. */
+export interface AdminCommandSpec<P> {
+  readonly name: string;
+  readonly summary: string;
+  readonly description: string;
+  readonly positionals?: readonly PositionalSpec[];
+  readonly options?: Readonly<Record<string, OptionSpec>>;
+  /** A state-changing command: takes `--reason`. */
+  readonly mutating?: boolean;
+  /**
+   * The command's own `--actor` option (a filter) replaces the identity flag; the identity then
+   * comes from FLOTILLA_ACTOR or the OS user.
+   */
+  readonly ownsActorOption?: boolean;
+  /** Checks and reads the input before connecting. */
+  readonly prepare: (
+    args: ParsedArgs,
+    io: CliIo,
+  ) => Prepared<P> | Promise<Prepared<P>>;
+  readonly run: (ctx: AdminContext, prepared: P) => Promise<number>;
+}
+
+/** A successful preparation. */
+export function prepared<P>(value: P): Prepared<P> {
+  return { ok: true, value };
+}
+
+/** A failed preparation; `messages` are printed as given, one a line. */
+export function refused(messages: readonly string[]): Prepared<never> {
+  return { ok: false, messages };
+}
+
+function hubOptions(withoutActor: boolean): Record<string, OptionSpec> {
+  if (!withoutActor) return HUB_OPTIONS;
+  return Object.fromEntries(
+    Object.entries(HUB_OPTIONS).filter(([name]) => name !== "actor"),
+  );
+}
+
+/** Builds a {@link Command} from an admin command's declaration. */
+export function adminCommand<P>(spec: AdminCommandSpec<P>): Command {
+  return {
+    name: spec.name,
+    summary: spec.summary,
+    description: spec.description,
+    ...(spec.positionals === undefined
+      ? {}
+      : { positionals: spec.positionals }),
+    options: {
+      ...spec.options,
+      ...(spec.mutating === true ? REASON_OPTION : {}),
+      ...OUTPUT_OPTION,
+      ...hubOptions(spec.ownsActorOption === true),
+    },
+    run: async (args, io) => {
+      const config = resolveHubConfig(args, io, {
+        actorFlag: spec.ownsActorOption !== true,
+      });
+      if (!config.ok) {
+        io.stderr(config.problems.map((p) => `flotilla: ${p}\n`).join(""));
+        return EXIT_USAGE;
+      }
+      const input = await spec.prepare(args, io);
+      if (!input.ok) {
+        io.stderr(input.messages.map((m) => `${m}\n`).join(""));
+        return EXIT_USAGE;
+      }
+      const connection = await connectHub(config.config, io);
+      if (!connection.ok) {
+        io.stderr(connection.problems.map((p) => `flotilla: ${p}\n`).join(""));
+        return EXIT_USAGE;
+      }
+      const { hub } = connection;
+      let lines: ProblemLines | undefined;
+      const ctx: AdminContext = {
+        args,
+        io,
+        hub,
+        json: args.string("output") === "json",
+        render: {
+          width: outputWidth(io),
+          style: createStyle(useColor(io)),
+          all: false,
+        },
+        reason: args.string("reason") ?? "",
+        problemLines: (l) => {
+          lines = l;
+        },
+      };
+      try {
+        return await spec.run(ctx, input.value);
+      } catch (error) {
+        if (!(error instanceof FlotillaError)) throw error;
+        return reportHubError(io, hub, error, lines);
+      } finally {
+        hub.close();
+      }
+    },
+  };
+}
+
+/** A usage-style message for a command: `flotilla: cluster label: MESSAGE`. */
+export function usageMessage(command: string, message: string): string {
+  return `flotilla: ${command}: ${message}`;
+}

@@ -1,0 +1,150 @@
+/**
+ * A connection to the hub's AdminService for one command: unary calls with the configured deadline
+ * and actor header, server streams as async iterables, and the client-streaming object upload.
+ * Every failure is a FlotillaError (protocol's mapping, field problems included).
+ */
+import {
+  credentials,
+  connectivityState,
+  Metadata,
+  type ChannelCredentials,
+  type ClientReadableStream,
+} from "@grpc/grpc-js";
+import {
+  callUnary,
+  createAdminServiceClient,
+  fromGrpcError,
+  type UnaryMethodName,
+  type UnaryRequest,
+  type UnaryResponse,
+  type wire,
+} from "@flotilla/protocol";
+import { describeReadError } from "../input.js";
+import type { CliIo } from "../io.js";
+import { ACTOR_HEADER, type HubConfig, type TlsFiles } from "./hub-config.js";
+
+type Admin = wire.AdminServiceClient;
+
+/** Names of AdminService's unary methods, in the camelCase spelling grpc-js also offers. */
+export type AdminMethod = {
+  [K in UnaryMethodName<Admin>]: K extends Uncapitalize<K> ? K : never;
+}[UnaryMethodName<Admin>];
+
+/** An open connection to the hub. */
+export interface HubClient {
+  readonly address: string;
+  readonly timeoutMs: number;
+  /** Calls a unary method with the deadline and the actor header. */
+  call<K extends AdminMethod>(
+    method: K,
+    request: UnaryRequest<Admin, K>,
+  ): Promise<UnaryResponse<Admin, K>>;
+  /** The messages of a server stream, until it ends; a failure rejects with a FlotillaError. */
+  stream<T>(
+    open: (admin: Admin, metadata: Metadata) => ClientReadableStream<T>,
+  ): AsyncIterable<T>;
+  /** The generated client, for client-streaming calls; use {@link metadata} with it. */
+  readonly admin: Admin;
+  /** Fresh call metadata with the actor header. */
+  metadata(): Metadata;
+  /** Whether a connection to the hub is up now (tells "unreachable" from "slow"). */
+  isConnected(): boolean;
+  close(): void;
+}
+
+async function readPem(
+  io: CliIo,
+  option: string,
+  path: string | undefined,
+  problems: string[],
+): Promise<Buffer | null> {
+  if (path === undefined) return null;
+  try {
+    return Buffer.from(await io.readBytes(path));
+  } catch (error) {
+    problems.push(
+      `${option} ${path}: cannot read: ${describeReadError(error)}`,
+    );
+    return null;
+  }
+}
+
+async function channelCredentials(
+  io: CliIo,
+  tls: TlsFiles | undefined,
+): Promise<
+  | { ok: true; credentials: ChannelCredentials }
+  | { ok: false; problems: string[] }
+> {
+  if (tls === undefined)
+    return { ok: true, credentials: credentials.createInsecure() };
+  const problems: string[] = [];
+  const [ca, cert, key] = await Promise.all([
+    readPem(io, "--tls-ca", tls.ca, problems),
+    readPem(io, "--tls-cert", tls.cert, problems),
+    readPem(io, "--tls-key", tls.key, problems),
+  ]);
+  if (problems.length > 0) return { ok: false, problems };
+  try {
+    return { ok: true, credentials: credentials.createSsl(ca, key, cert) };
+  } catch (error) {
+    // createSsl checks the PEM: a key that is not a key is bad input, not a hub problem.
+    return {
+      ok: false,
+      problems: [
+        `TLS files: ${error instanceof Error ? error.message : String(error)}`,
+      ],
+    };
+  }
+}
+
+/** Opens a client for `config` (reading the TLS files), or says why the files are unusable. */
+export async function connectHub(
+  config: HubConfig,
+  io: CliIo,
+): Promise<
+  | { readonly ok: true; readonly hub: HubClient }
+  | { readonly ok: false; readonly problems: readonly string[] }
+> {
+  const creds = await channelCredentials(io, config.tls);
+  if (!creds.ok) return creds;
+  const admin = createAdminServiceClient(config.address, creds.credentials);
+  const metadata = (): Metadata => {
+    const m = new Metadata();
+    m.set(ACTOR_HEADER, config.actor);
+    return m;
+  };
+  const hub: HubClient = {
+    address: config.address,
+    timeoutMs: config.timeoutMs,
+    admin,
+    metadata,
+    call: (method, request) =>
+      callUnary(admin, method, request, {
+        timeoutMs: config.timeoutMs,
+        metadata: metadata(),
+      }),
+    stream: <T>(
+      open: (admin: Admin, metadata: Metadata) => ClientReadableStream<T>,
+    ): AsyncIterable<T> => ({
+      async *[Symbol.asyncIterator]() {
+        const call = open(admin, metadata());
+        try {
+          for await (const message of call as AsyncIterable<T>) yield message;
+        } catch (error) {
+          throw fromGrpcError(error);
+        } finally {
+          // Leaving the loop early (the run finished, the caller stopped) ends the call.
+          call.cancel();
+        }
+      },
+    }),
+    isConnected: () =>
+      admin.getChannel().getConnectivityState(false) ===
+      connectivityState.READY,
+    close: () => {
+      admin.close();
+    },
+  };
+  return { ok: true, hub };
+}

@@ -1,0 +1,162 @@
+/**
+ * Where and how to reach the hub, from the command's flags and the environment (flags win;
+ * empty variables count as unset). Plaintext is never a silent default: without TLS files the
+ * caller must say `--insecure-plaintext`, so a typo in a TLS variable cannot downgrade a connection.
+ */
+import type { ParsedArgs } from "../commands/command.js";
+import type { CliIo } from "../io.js";
+import { parseDuration } from "../parse-duration.js";
+import { DEFAULT_HUB_ADDRESS, DEFAULT_TIMEOUT_MS } from "./options.js";
+
+/** TLS files (paths); `ca` absent means the system's roots. */
+export interface TlsFiles {
+  readonly ca?: string;
+  readonly cert?: string;
+  readonly key?: string;
+}
+
+/** Everything needed to open a connection and make calls. */
+export interface HubConfig {
+  readonly address: string;
+  /** Undefined: plaintext (`--insecure-plaintext`). */
+  readonly tls: TlsFiles | undefined;
+  /** Sent as the `x-flotilla-actor` header. */
+  readonly actor: string;
+  /** Deadline of one call. */
+  readonly timeoutMs: number;
+}
+
+/** The header naming the caller (until issue 6's authentication). */
+export const ACTOR_HEADER = "x-flotilla-actor";
+
+// The hub accepts these characters in the header; anything else would be recorded as anonymous.
+const ACTOR_PATTERN = /^[\w.@:/-]{1,128}$/;
+
+const TRUE_WORDS = ["1", "true", "yes", "on"];
+const FALSE_WORDS = ["0", "false", "no", "off"];
+
+function envValue(io: CliIo, name: string): string | undefined {
+  const value = io.env[name];
+  return value === undefined || value === "" ? undefined : value;
+}
+
+/** HOST:PORT or [IPv6]:PORT; a gRPC target URI (`dns:///…`, `unix:///…`) passes as it is. */
+function addressProblem(address: string): string | undefined {
+  if (/^[a-z][a-z0-9+.-]*:\/\//.test(address)) return undefined;
+  if (/^(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):\d{1,5}$/.test(address))
+    return undefined;
+  return `hub address must be HOST:PORT (got "${address}")`;
+}
+
+function tlsChoice(
+  insecure: boolean,
+  files: TlsFiles,
+  where: string,
+): { tls: TlsFiles | undefined; problems: string[] } | undefined {
+  const hasTls = Object.values(files).some((v) => v !== undefined);
+  if (!insecure && !hasTls) return undefined;
+  if (insecure && hasTls)
+    return {
+      tls: undefined,
+      problems: [`${where}: choose TLS files or plaintext, not both`],
+    };
+  if (insecure) return { tls: undefined, problems: [] };
+  const problems =
+    (files.cert === undefined) !== (files.key === undefined)
+      ? [
+          `${where}: a client certificate and its key go together (give both --tls-cert and --tls-key)`,
+        ]
+      : [];
+  return { tls: files, problems };
+}
+
+/**
+ * Resolves the hub configuration, or every problem with it (printed, exit 2). `actorFlag: false`
+ * for commands whose `--actor` means something else (audit's filter): the identity then comes
+ * from FLOTILLA_ACTOR or the OS user.
+ */
+export function resolveHubConfig(
+  args: ParsedArgs,
+  io: CliIo,
+  options: { readonly actorFlag?: boolean } = {},
+):
+  | { readonly ok: true; readonly config: HubConfig }
+  | { readonly ok: false; readonly problems: readonly string[] } {
+  const problems: string[] = [];
+  const address =
+    args.string("hub") ?? envValue(io, "FLOTILLA_HUB") ?? DEFAULT_HUB_ADDRESS;
+  const addressIssue = addressProblem(address);
+  if (addressIssue !== undefined) problems.push(addressIssue);
+
+  const flagFiles: TlsFiles = {
+    ...optional("ca", args.string("tls-ca")),
+    ...optional("cert", args.string("tls-cert")),
+    ...optional("key", args.string("tls-key")),
+  };
+  const envFiles: TlsFiles = {
+    ...optional("ca", envValue(io, "FLOTILLA_TLS_CA")),
+    ...optional("cert", envValue(io, "FLOTILLA_TLS_CERT")),
+    ...optional("key", envValue(io, "FLOTILLA_TLS_KEY")),
+  };
+  const envInsecureText = envValue(
+    io,
+    "FLOTILLA_INSECURE_PLAINTEXT",
+  )?.toLowerCase();
+  let envInsecure = false;
+  if (envInsecureText !== undefined) {
+    if (TRUE_WORDS.includes(envInsecureText)) envInsecure = true;
+    else if (!FALSE_WORDS.includes(envInsecureText))
+      problems.push(
+        `FLOTILLA_INSECURE_PLAINTEXT must be 1 or 0 (got "${envInsecureText}")`,
+      );
+  }
+  const choice =
+    tlsChoice(args.flag("insecure-plaintext"), flagFiles, "flags") ??
+    tlsChoice(envInsecure, envFiles, "environment");
+  if (choice === undefined) {
+    problems.push(
+      "no transport security chosen: give --tls-ca FILE (with --tls-cert/--tls-key for mutual TLS), " +
+        "or --insecure-plaintext for a hub without TLS (or set FLOTILLA_TLS_CA / FLOTILLA_INSECURE_PLAINTEXT=1)",
+    );
+  } else {
+    problems.push(...choice.problems);
+  }
+
+  const actorFlag =
+    options.actorFlag === false ? undefined : args.string("actor");
+  const actor = actorFlag ?? envValue(io, "FLOTILLA_ACTOR") ?? io.userName;
+  if (actor === undefined)
+    problems.push(
+      options.actorFlag === false
+        ? "cannot tell who you are: set FLOTILLA_ACTOR"
+        : "cannot tell who you are: give --actor NAME or set FLOTILLA_ACTOR",
+    );
+  else if (!ACTOR_PATTERN.test(actor))
+    problems.push(
+      `actor must be 1 to 128 letters, digits or . _ @ : / - (got "${actor}")`,
+    );
+
+  let timeoutMs = DEFAULT_TIMEOUT_MS;
+  const timeout = args.string("timeout");
+  if (timeout !== undefined) {
+    const parsed = parseDuration(timeout);
+    if (!parsed.ok)
+      problems.push(`--timeout ${parsed.message} (got "${timeout}")`);
+    else if (parsed.ms <= 0)
+      problems.push(`--timeout must be positive (got "${timeout}")`);
+    else timeoutMs = parsed.ms;
+  }
+
+  if (problems.length > 0 || choice === undefined || actor === undefined)
+    return { ok: false, problems };
+  return { ok: true, config: { address, tls: choice.tls, actor, timeoutMs } };
+}
+
+function optional<K extends string>(
+  key: K,
+  value: string | undefined,
+): Partial<Record<K, string>> {
+  return value === undefined
+    ? {}
+    : ({ [key]: value } as Partial<Record<K, string>>);
+}

@@ -1,0 +1,53 @@
+/**
+ * The real {@link CliIo}: this process's streams, file system, clock, environment and user. Only
+ * the process entry builds it; tests build it too, with captured streams, when a command must read
+ * a real directory.
+ */
+import { readdir, readFile } from "node:fs/promises";
+import { userInfo } from "node:os";
+import type { CliIo, DirEntry } from "./io.js";
+
+/** Where the text a command writes goes. */
+export interface ProcessIoStreams {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly isTTY: boolean;
+  readonly columns?: number;
+}
+
+function osUserName(): string | undefined {
+  try {
+    return userInfo().username;
+  } catch {
+    // No passwd entry (some containers): the default actor is then left to the environment.
+    return undefined;
+  }
+}
+
+/** A CliIo over the real file system, clock and `env`, writing to `streams`. */
+export function createProcessIo(
+  streams: ProcessIoStreams,
+  env: Readonly<Record<string, string | undefined>>,
+): CliIo {
+  const userName = osUserName() ?? env["USER"] ?? env["LOGNAME"];
+  return {
+    stdout: streams.stdout,
+    stderr: streams.stderr,
+    readFile: (path) => readFile(path, "utf8"),
+    readBytes: (path) => readFile(path),
+    readDir: async (path) =>
+      (await readdir(path, { withFileTypes: true })).map((entry): DirEntry => ({
+        name: entry.name,
+        kind: entry.isFile()
+          ? "file"
+          : entry.isDirectory()
+            ? "directory"
+            : "other",
+      })),
+    isTTY: streams.isTTY,
+    ...(streams.columns === undefined ? {} : { columns: streams.columns }),
+    env,
+    now: () => Date.now(),
+    ...(userName === undefined || userName === "" ? {} : { userName }),
+  };
+}

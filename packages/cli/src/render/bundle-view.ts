@@ -1,0 +1,206 @@
+/**
+ * Bundles for people: the `bundle list` table and `bundle get`'s counts, partition summary (in
+ * rollout order, with the resolved limits) and per-cluster table with hold reasons.
+ */
+import type { wire } from "@flotilla/protocol";
+import { enumWord } from "./enum-word.js";
+import { count, DOT } from "./limits.js";
+import type { RenderOptions } from "./options.js";
+import { styleState } from "./style.js";
+import { renderTable, type Column } from "./table.js";
+import { formatAgo } from "./time.js";
+import { DEFAULT_MAX_LINES, labelledList } from "./wrap.js";
+
+/** A revision short enough for a column: the first 12 characters of its hash. */
+export function shortRevision(revision: string | undefined): string {
+  if (revision === undefined || revision === "") return "-";
+  const hash = revision.startsWith("sha256:") ? revision.slice(7) : revision;
+  return hash.slice(0, 12);
+}
+
+/** How the bundle rolls out: Fleet partitions, or staged runs of a stored strategy. */
+export function rolloutWord(spec: wire.BundleSpec__Output | null): string {
+  if (spec?.updateStrategyName !== undefined)
+    return `staged (strategy ${spec.updateStrategyName})`;
+  return "partitioned";
+}
+
+const COUNT_FIELDS: readonly [keyof wire.BundleCounts__Output, string][] = [
+  ["ready", "Ready"],
+  ["modified", "Modified"],
+  ["notReady", "NotReady"],
+  ["errApplied", "ErrApplied"],
+  ["waitApplied", "WaitApplied"],
+  ["outOfSync", "OutOfSync"],
+  ["pending", "Pending"],
+];
+
+/** `12 targets · 8 Ready · 2 NotReady …` (zero counts left out). */
+export function countsLine(
+  counts: wire.BundleCounts__Output | null,
+  options: RenderOptions,
+): string {
+  if (counts === null) return "no status yet";
+  const words = [count(counts.targets, "target")];
+  for (const [field, state] of COUNT_FIELDS)
+    if (counts[field] > 0)
+      words.push(
+        `${String(counts[field])} ${styleState(options.style, state)}`,
+      );
+  if (counts.unassigned > 0)
+    words.push(`${String(counts.unassigned)} unassigned`);
+  return words.join(DOT);
+}
+
+/** The `bundle list` table. */
+export function bundleTable(
+  bundles: readonly wire.Bundle__Output[],
+  options: RenderOptions,
+  nowMs: number,
+): string[] {
+  const columns: Column<wire.Bundle__Output>[] = [
+    { header: "NAME", cell: (b) => b.spec?.name ?? "?" },
+    { header: "REVISION", cell: (b) => shortRevision(b.revision) },
+    {
+      header: "ROLLOUT",
+      cell: (b) =>
+        rolloutWord(b.spec) + (b.spec?.paused === true ? ", paused" : ""),
+    },
+    {
+      header: "TARGETS",
+      cell: (b) => String(b.counts?.targets ?? 0),
+      align: "right",
+    },
+    {
+      header: "READY",
+      cell: (b) => String(b.counts?.ready ?? 0),
+      align: "right",
+    },
+    { header: "UPDATED", cell: (b) => formatAgo(b.updatedAtMs, nowMs) },
+  ];
+  return renderTable(columns, bundles, options.style);
+}
+
+function heldWord(c: wire.BundleClusterStatus__Output, nowMs: number): string {
+  if (c.held === undefined) return "-";
+  const word = enumWord(c.held, "HOLD_REASON_");
+  return c.nextOpeningMs === undefined
+    ? word
+    : `${word} (opens ${formatAgo(c.nextOpeningMs, nowMs)})`;
+}
+
+function messageOf(c: wire.BundleClusterStatus__Output): string {
+  const parts: string[] = [];
+  if (c.unreachable) parts.push("agent unreachable");
+  if (c.message !== "") parts.push(c.message);
+  const [first] = c.reasons;
+  if (first !== undefined) {
+    const where =
+      first.namespace === "" ? first.name : `${first.namespace}/${first.name}`;
+    const more = c.reasons.length - 1 + c.reasonsTruncated;
+    parts.push(
+      `${first.kind} ${where} ${first.state}${first.message === "" ? "" : `: ${first.message}`}` +
+        (more > 0 ? ` (+${String(more)} more)` : ""),
+    );
+  }
+  return parts.length === 0 ? "" : parts.join("; ");
+}
+
+function partitionLines(
+  answer: wire.GetBundleResponse__Output,
+  options: RenderOptions,
+): string[] {
+  if (answer.partitions.length === 0) return [];
+  const columns: Column<wire.PartitionSummary__Output>[] = [
+    {
+      header: "PARTITION",
+      cell: (p) => (p.auto ? `${p.name} (auto)` : p.name),
+    },
+    { header: "CLUSTERS", cell: (p) => String(p.clusterCount), align: "right" },
+    {
+      header: "MAX UNAVAILABLE",
+      cell: (p) => String(p.maxUnavailable),
+      align: "right",
+    },
+    {
+      header: "UNAVAILABLE",
+      cell: (p) => String(p.unavailable),
+      align: "right",
+    },
+    {
+      header: "STATE",
+      cell: (p) => styleState(options.style, p.notReady ? "NotReady" : "Ready"),
+    },
+  ];
+  const lines = [
+    "",
+    "Partitions (rollout order):",
+    ...renderTable(columns, answer.partitions, options.style).map(
+      (l) => `  ${l}`,
+    ),
+  ];
+  const l = answer.limits;
+  if (l !== null)
+    lines.push(
+      `  Limits: maxUnavailable ${String(l.maxUnavailable)}${DOT}maxUnavailablePartitions ${String(l.maxUnavailablePartitions)}${DOT}maxNew ${String(l.maxNew)}`,
+    );
+  if (answer.stoppedAfter !== undefined)
+    lines.push(
+      options.style.yellow(
+        `  The last pass stopped after partition ${answer.stoppedAfter}; later partitions wait.`,
+      ),
+    );
+  return lines;
+}
+
+/** What `bundle get` prints. */
+export function bundleDetail(
+  answer: wire.GetBundleResponse__Output,
+  bundle: wire.Bundle__Output,
+  options: RenderOptions,
+  nowMs: number,
+): string[] {
+  const spec = bundle.spec;
+  const head = [
+    `Bundle ${spec?.name ?? "?"}`,
+    `revision ${shortRevision(bundle.revision)}`,
+    rolloutWord(spec),
+    ...(spec?.paused === true ? [options.style.yellow("paused")] : []),
+  ];
+  const lines = [options.style.bold(head.join(DOT))];
+  if (answer.updateRun !== undefined)
+    lines.push(
+      `  Rolling out with run ${answer.updateRun} (flotilla run status ${answer.updateRun})`,
+    );
+  lines.push(`  ${countsLine(bundle.counts, options)}`);
+  lines.push(...partitionLines(answer, options));
+  if (answer.clusters.length > 0) {
+    const columns: Column<wire.BundleClusterStatus__Output>[] = [
+      { header: "CLUSTER", cell: (c) => c.cluster },
+      { header: "PARTITION", cell: (c) => c.partition ?? "-" },
+      {
+        header: "STATE",
+        cell: (c) =>
+          styleState(options.style, enumWord(c.state, "BUNDLE_CLUSTER_STATE_")),
+      },
+      { header: "RELEASED", cell: (c) => shortRevision(c.releasedRevision) },
+      { header: "APPLIED", cell: (c) => shortRevision(c.appliedRevision) },
+      { header: "HELD", cell: (c) => heldWord(c, nowMs) },
+      { header: "MESSAGE", cell: messageOf },
+    ];
+    lines.push("", ...renderTable(columns, answer.clusters, options.style));
+  }
+  if (answer.unassigned.length > 0)
+    lines.push(
+      "",
+      ...labelledList(
+        `Unassigned (${String(answer.unassigned.length)}, not deployed): `,
+        answer.unassigned,
+        {
+          width: options.width,
+          ...(options.all ? {} : { maxLines: DEFAULT_MAX_LINES }),
+        },
+      ),
+    );
+  return lines;
+}

@@ -1,0 +1,382 @@
+/**
+ * `flotilla bundle …` with real directories on disk and a fake hub: what apply reads (fleet.yaml,
+ * manifests in path order, hidden and non-manifest files skipped), what it sends (the Fleet fields
+ * as JSON, inline manifests, large files through PutObject under their sha256 digest), what it
+ * refuses locally (Helm, unknown fleet.yaml keys, YAML syntax), how the hub's problems are mapped
+ * back to files, and `bundle get`'s view of a rollout.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { basename, dirname, join } from "node:path";
+import { FlotillaError } from "@flotilla/core";
+import {
+  toGrpcStatus,
+  OBJECT_CHUNK_BYTES,
+  MAX_INLINE_MANIFEST_BYTES,
+  sha256Digest,
+  type wire,
+} from "@flotilla/protocol";
+import { describe, expect, it } from "vitest";
+import { run } from "../src/main.js";
+import { createProcessIo } from "../src/process-io.js";
+import { startFakeHub, type CliResult } from "./fake-hub.js";
+import { NOW_MS } from "./fixtures.js";
+
+/** A temporary directory holding `files` (path → content), removed when the scope ends. */
+async function bundleDir(
+  files: Record<string, string | Uint8Array>,
+): Promise<{ path: string } & AsyncDisposable> {
+  const path = await mkdtemp(join(tmpdir(), "flotilla-bundle-"));
+  for (const [name, content] of Object.entries(files)) {
+    await mkdir(dirname(join(path, name)), { recursive: true });
+    await writeFile(join(path, name), content);
+  }
+  return {
+    path,
+    [Symbol.asyncDispose]: () => rm(path, { recursive: true, force: true }),
+  };
+}
+
+async function cli(
+  hub: { address: string },
+  argv: string[],
+): Promise<CliResult> {
+  let out = "";
+  let err = "";
+  const io = {
+    ...createProcessIo(
+      {
+        stdout: (t) => void (out += t),
+        stderr: (t) => void (err += t),
+        isTTY: false,
+      },
+      { FLOTILLA_ACTOR: "tester" },
+    ),
+    // The real file system, the tests' clock.
+    now: () => NOW_MS,
+  };
+  const code = await run(
+    [...argv, "--hub", hub.address, "--insecure-plaintext"],
+    io,
+  );
+  return { code, out, err };
+}
+
+const FLEET_YAML = `namespace: web
+targets:
+  - name: prod
+    clusterSelector:
+      matchLabels: {env: prod}
+targetCustomizations:
+  - name: eu
+    clusterSelector:
+      matchLabels: {region: eu}
+rolloutStrategy:
+  maxUnavailable: 10%
+  partitions:
+    - name: canary
+      clusterSelector: {matchLabels: {canary: "true"}}
+`;
+
+const DEPLOYMENT =
+  "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n";
+
+function appliedBundle(
+  spec: wire.BundleSpec__Output | undefined,
+  changed = true,
+): wire.ApplyBundleResponse {
+  return {
+    bundle: {
+      spec: { ...spec, manifests: [] },
+      revision:
+        "sha256:3f2a9c0e1b7d4a5e6f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6",
+      createdAtMs: NOW_MS,
+      updatedAtMs: NOW_MS,
+      counts: { targets: 12, pending: 12 },
+    },
+    changed,
+    warnings: [],
+  };
+}
+
+describe("flotilla bundle apply", () => {
+  it("sends fleet.yaml's fields as JSON and every manifest file in path order, inline", async () => {
+    await using dir = await bundleDir({
+      "fleet.yaml": FLEET_YAML,
+      "service.yml": "apiVersion: v1\nkind: Service\nmetadata: {name: web}\n",
+      "deploy/app.yaml": `${DEPLOYMENT}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\n`,
+      "config.json": JSON.stringify({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "web" },
+      }),
+      "README.md": "# not a manifest",
+      ".git/config.yaml": "ignored: true",
+    });
+    await using hub = await startFakeHub({
+      unary: { ApplyBundle: (req) => appliedBundle(req.bundle ?? undefined) },
+    });
+    const { code, out, err } = await cli(hub, [
+      "bundle",
+      "apply",
+      dir.path,
+      "--reason",
+      "release 42",
+    ]);
+    expect(err).toBe("");
+    expect(code).toBe(0);
+    const [request] =
+      hub.requests<wire.ApplyBundleRequest__Output>("ApplyBundle");
+    const spec = request?.bundle;
+    expect(request?.reason).toBe("release 42");
+    expect(spec?.name).toBe(basename(dir.path));
+    expect(spec?.namespace).toBe("web");
+    expect(spec?.paused).toBe(false);
+    expect(JSON.parse(spec?.targetsJson ?? "")).toEqual([
+      { name: "prod", clusterSelector: { matchLabels: { env: "prod" } } },
+    ]);
+    expect(JSON.parse(spec?.targetCustomizationsJson ?? "")).toEqual([
+      { name: "eu", clusterSelector: { matchLabels: { region: "eu" } } },
+    ]);
+    expect(JSON.parse(spec?.rolloutStrategyJson ?? "")).toEqual({
+      maxUnavailable: "10%",
+      partitions: [
+        {
+          name: "canary",
+          clusterSelector: { matchLabels: { canary: "true" } },
+        },
+      ],
+    });
+    expect(spec?.manifests.map((m) => [m.path, m.content])).toEqual([
+      ["config.json", "yaml"],
+      ["deploy/app.yaml", "yaml"],
+      ["service.yml", "yaml"],
+    ]);
+    expect(spec?.manifests[1]?.yaml?.toString("utf8")).toContain(
+      "kind: ConfigMap",
+    );
+    expect(out).toBe(
+      `Bundle ${basename(dir.path)} applied: revision 3f2a9c0e1b7d (new revision)\n  3 manifest files\n  12 targets · 12 Pending\n`,
+    );
+  });
+
+  it("uploads a file too large to send inline through PutObject and references it by digest", async () => {
+    const big = new TextEncoder().encode(
+      `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n  blob: "${"x".repeat(MAX_INLINE_MANIFEST_BYTES + 1024)}"\n`,
+    );
+    await using dir = await bundleDir({
+      "fleet.yaml": "name: big-app\n",
+      "app.yaml": DEPLOYMENT,
+      "big.yaml": big,
+    });
+    const uploads: {
+      header: wire.ObjectRef__Output | null;
+      chunks: Buffer[];
+    }[] = [];
+    await using hub = await startFakeHub({
+      unary: {
+        ApplyBundle: (req) => appliedBundle(req.bundle ?? undefined, false),
+      },
+      streams: {
+        PutObject: (call, callback) => {
+          const upload = {
+            header: null as wire.ObjectRef__Output | null,
+            chunks: [] as Buffer[],
+          };
+          uploads.push(upload);
+          call.on("data", (message: wire.PutObjectRequest__Output) => {
+            if (message.header != null) upload.header = message.header;
+            if (message.chunk !== undefined) upload.chunks.push(message.chunk);
+          });
+          call.on("end", () => {
+            const content = Buffer.concat(upload.chunks);
+            // The hub checks the digest it was promised against the bytes it got.
+            if (upload.header?.digest !== sha256Digest(content))
+              callback(
+                toGrpcStatus(
+                  FlotillaError.invalid("object", [
+                    {
+                      path: "header.digest",
+                      message: "does not match the content",
+                    },
+                  ]),
+                ),
+              );
+            else callback(null, { object: upload.header });
+          });
+        },
+      },
+    });
+    const { code, out, err } = await cli(hub, ["bundle", "apply", dir.path]);
+    expect(err).toBe("");
+    expect(code).toBe(0);
+    expect(uploads).toHaveLength(1);
+    const [upload] = uploads;
+    expect(upload?.header).toEqual({
+      digest: sha256Digest(big),
+      sizeBytes: big.byteLength,
+    });
+    expect(Buffer.concat(upload?.chunks ?? []).equals(Buffer.from(big))).toBe(
+      true,
+    );
+    expect(
+      upload?.chunks.every((c) => c.byteLength <= OBJECT_CHUNK_BYTES),
+    ).toBe(true);
+    const [request] =
+      hub.requests<wire.ApplyBundleRequest__Output>("ApplyBundle");
+    expect(request?.bundle?.name).toBe("big-app");
+    expect(request?.bundle?.manifests.map((m) => [m.path, m.content])).toEqual([
+      ["app.yaml", "yaml"],
+      ["big.yaml", "object"],
+    ]);
+    expect(request?.bundle?.manifests[1]?.object).toEqual({
+      digest: sha256Digest(big),
+      sizeBytes: big.byteLength,
+    });
+    expect(out).toContain("(unchanged: same content as the current revision)");
+    expect(out).toContain("2 manifest files, 1 uploaded separately");
+  });
+
+  it.each([
+    [
+      { "Chart.yaml": "name: web\n", "templates/app.yaml": DEPLOYMENT },
+      "found Chart.yaml",
+    ],
+    [
+      { "fleet.yaml": "helm:\n  chart: ./chart\n", "app.yaml": DEPLOYMENT },
+      'found "helm" in fleet.yaml',
+    ],
+  ])("refuses a Helm-chart bundle %# with exit 2", async (files, found) => {
+    await using dir = await bundleDir(files);
+    await using hub = await startFakeHub({});
+    const { code, out, err } = await cli(hub, ["bundle", "apply", dir.path]);
+    expect(code).toBe(2);
+    expect(out).toBe("");
+    expect(err).toBe(
+      `${dir.path}: Helm-chart bundles are not supported yet (${found}); render the chart to plain manifests (helm template) and apply that directory\n`,
+    );
+    expect(hub.calls).toEqual([]);
+  });
+
+  it("refuses unknown and unsupported fleet.yaml keys, with a suggestion for a typo", async () => {
+    await using dir = await bundleDir({
+      "fleet.yaml":
+        "namespace: web\nrolloutStrategyy: {maxUnavailable: 1}\nkustomize: {dir: overlays}\npaused: yes please\n",
+      "app.yaml": DEPLOYMENT,
+    });
+    await using hub = await startFakeHub({});
+    const { code, err } = await cli(hub, ["bundle", "apply", dir.path]);
+    expect(code).toBe(2);
+    const file = join(dir.path, "fleet.yaml");
+    expect(err.trimEnd().split("\n")).toEqual([
+      `${file}: rolloutStrategyy: unknown field; did you mean "rolloutStrategy"?`,
+      `${file}: kustomize: is a Fleet field flotilla does not support (supported: name, namespace, targets, targetCustomizations, rolloutStrategy, paused)`,
+      `${file}: paused: must be true or false (got "yes please")`,
+    ]);
+  });
+
+  it("reports a manifest's YAML syntax error as FILE:LINE:COL, and an empty directory", async () => {
+    await using dir = await bundleDir({
+      "app.yaml": "kind: Deployment\nmetadata: {name: web\n",
+    });
+    await using empty = await bundleDir({ "fleet.yaml": "namespace: web\n" });
+    await using hub = await startFakeHub({});
+    const broken = await cli(hub, ["bundle", "apply", dir.path]);
+    expect(broken.code).toBe(2);
+    expect(broken.err).toMatch(
+      new RegExp(
+        `^${join(dir.path, "app.yaml").replace(/[.]/g, "\\.")}:\\d+:\\d+: `,
+      ),
+    );
+    const none = await cli(hub, ["bundle", "apply", empty.path]);
+    expect(none.code).toBe(2);
+    expect(none.err).toContain(
+      "no manifest files (*.yaml, *.yml, *.json) besides fleet.yaml",
+    );
+  });
+
+  it("prints the hub's problems against fleet.yaml fields and manifest files, exit 2", async () => {
+    await using dir = await bundleDir({
+      "fleet.yaml": FLEET_YAML,
+      "a.yaml": DEPLOYMENT,
+      "deploy/b.yaml": DEPLOYMENT,
+    });
+    await using hub = await startFakeHub({
+      unary: {
+        ApplyBundle: () => {
+          throw FlotillaError.invalid("bundle", [
+            {
+              path: "bundle.targetsJson[0].clusterSelector.matchLabels.env",
+              message: "must be a string",
+              value: 7,
+            },
+            {
+              path: "rolloutStrategy.maxUnavailable",
+              message: "must be a percentage",
+              value: "10",
+            },
+            { path: "bundle.manifests[1]", message: "document 2 has no kind" },
+          ]);
+        },
+      },
+    });
+    const { code, err } = await cli(hub, [
+      "bundle",
+      "apply",
+      dir.path,
+      "--name",
+      "web",
+    ]);
+    expect(code).toBe(2);
+    const fleet = join(dir.path, "fleet.yaml");
+    expect(err).toContain(
+      `  ${fleet}: targets[0].clusterSelector.matchLabels.env: must be a string (got 7)\n`,
+    );
+    expect(err).toContain(
+      `  ${fleet}: rolloutStrategy.maxUnavailable: must be a percentage (got "10")\n`,
+    );
+    expect(err).toContain(
+      `  ${join(dir.path, "deploy/b.yaml")}: document 2 has no kind\n`,
+    );
+  });
+
+  it("sends --update-strategy instead of a rolloutStrategy, and refuses both", async () => {
+    await using plain = await bundleDir({
+      "fleet.yaml": "namespace: web\n",
+      "a.yaml": DEPLOYMENT,
+    });
+    await using withStrategy = await bundleDir({
+      "fleet.yaml": FLEET_YAML,
+      "a.yaml": DEPLOYMENT,
+    });
+    await using hub = await startFakeHub({
+      unary: { ApplyBundle: (req) => appliedBundle(req.bundle ?? undefined) },
+    });
+    const ok = await cli(hub, [
+      "bundle",
+      "apply",
+      plain.path,
+      "--update-strategy",
+      "canary-first",
+    ]);
+    expect(ok.code).toBe(0);
+    expect(
+      hub.requests<wire.ApplyBundleRequest__Output>("ApplyBundle")[0]?.bundle,
+    ).toMatchObject({
+      updateStrategyName: "canary-first",
+      rollout: "updateStrategyName",
+      targetsJson: "",
+    });
+    const both = await cli(hub, [
+      "bundle",
+      "apply",
+      withStrategy.path,
+      "--update-strategy",
+      "canary-first",
+    ]);
+    expect(both.code).toBe(2);
+    expect(both.err).toContain(
+      "--update-strategy and fleet.yaml's rolloutStrategy both say how to roll out",
+    );
+  });
+});
