@@ -162,10 +162,17 @@ describe("bundle admin handlers over gRPC", () => {
     expect((await callUnary(hub.client, "listBundles", {})).bundles).toEqual(
       [],
     );
-    const { events } = await hub.audit.list({ targetKind: "bundle" });
+    const { events } = await hub.audit.list({ targetKind: "Bundle" });
     expect(
       events.map((e) => [e.method, e.targetName, e.outcome, e.errorCode]),
-    ).toEqual([["ApplyBundle", "web", "Failed", "invalid_argument"]]);
+    ).toEqual([
+      [
+        "/flotilla.v1.AdminService/ApplyBundle",
+        "web",
+        "Failed",
+        "invalid_argument",
+      ],
+    ]);
   });
 
   test("PutObject stores a checked upload that ApplyBundle references; Get and List show it", async () => {
@@ -245,9 +252,9 @@ describe("bundle admin handlers over gRPC", () => {
     });
     const { events } = await hub.audit.list({});
     expect(events.map((e) => [e.method, e.targetKind, e.outcome])).toEqual([
-      ["PutObject", "object", "Succeeded"],
-      ["ApplyBundle", "bundle", "Succeeded"],
-      ["DeleteBundle", "bundle", "Succeeded"],
+      ["/flotilla.v1.AdminService/PutObject", "Object", "Succeeded"],
+      ["/flotilla.v1.AdminService/ApplyBundle", "Bundle", "Succeeded"],
+      ["/flotilla.v1.AdminService/DeleteBundle", "Bundle", "Succeeded"],
     ]);
   });
 

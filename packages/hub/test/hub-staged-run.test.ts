@@ -182,7 +182,9 @@ describe("hub: staged run over gRPC with scripted agents", () => {
     });
 
     // Every call that changed state is audited with its caller and reason.
-    const audit = await hub.audit.list({ method: "ApproveGate" });
+    const audit = await hub.audit.list({
+      method: "/flotilla.v1.AdminService/ApproveGate",
+    });
     expect(
       audit.events.map((e) => [e.targetName, e.reason, e.outcome]),
     ).toEqual([[`k8s-130/${gate.id}`, "canary fine", "Succeeded"]]);

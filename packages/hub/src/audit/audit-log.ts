@@ -15,9 +15,9 @@ export interface AuditRecord {
   /** Caller identity (until issue 6's authentication: the `x-flotilla-actor` header or the peer). */
   readonly actor: string;
   readonly role: string;
-  /** The AdminService method, e.g. `StartUpdateRun`. */
+  /** The full method name, e.g. `/flotilla.v1.AdminService/StartUpdateRun` (admin.proto). */
   readonly method: string;
-  /** `cluster`, `cluster-group`, `bundle`, `update-strategy`, `update-run`, `gate`. */
+  /** `Cluster`, `ClusterGroup`, `Bundle`, `Object`, `UpdateStrategy`, `UpdateRun`, `Gate`. */
   readonly targetKind: string;
   readonly targetName: string;
   /** The caller's reason (`--reason`), empty when none was given. */

@@ -53,6 +53,8 @@ export interface ClusterStatus {
   readonly revision: number;
   readonly connection: ConnectionState;
   readonly lastSeenAtMs: number;
+  /** The highest intent generation the agent says it finished (from hello and heartbeats). */
+  readonly appliedGeneration: number;
 }
 
 interface Entry {
@@ -63,6 +65,7 @@ interface Entry {
   lastSeenAtMs: number;
   unreachable: boolean;
   everConnected: boolean;
+  appliedGeneration: number;
 }
 
 export interface ClusterRegistryDeps {
@@ -104,8 +107,8 @@ export interface ClusterRegistry extends ClusterDirectory {
     session: SessionHandle,
     maintenance: Maintenance | undefined,
   ): Promise<void>;
-  /** Any message from the agent. */
-  seen(session: SessionHandle): void;
+  /** Any message from the agent; hello and heartbeats also say which generation it finished. */
+  seen(session: SessionHandle, appliedGeneration?: number): void;
   isCurrent(session: SessionHandle): boolean;
   disconnect(session: SessionHandle): Promise<void>;
   /** Marks agents silent for too long Unreachable; returns their names. */
@@ -151,6 +154,7 @@ export function createClusterRegistry(
     revision: entry.revision,
     connection: connection(entry),
     lastSeenAtMs: entry.lastSeenAtMs,
+    appliedGeneration: entry.appliedGeneration,
   });
 
   const write = async (
@@ -194,6 +198,7 @@ export function createClusterRegistry(
           lastSeenAtMs: Math.max(value.lastSeenAtMs, now),
           unreachable: false,
           everConnected: true,
+          appliedGeneration: 0,
         });
       }
       sorted = undefined;
@@ -232,6 +237,7 @@ export function createClusterRegistry(
           lastSeenAtMs: now,
           unreachable: false,
           everConnected: true,
+          appliedGeneration: 0,
         };
         // Reserve the name before the write so a concurrent hello is refused.
         entries.set(cluster, entry);
@@ -296,9 +302,12 @@ export function createClusterRegistry(
       await this.updateFacts(session, facts);
     },
 
-    seen(session) {
+    seen(session, appliedGeneration) {
       const entry = live(session);
-      if (entry !== undefined) markSeen(entry);
+      if (entry === undefined) return;
+      markSeen(entry);
+      if (appliedGeneration !== undefined)
+        entry.appliedGeneration = appliedGeneration;
     },
 
     isCurrent(session) {

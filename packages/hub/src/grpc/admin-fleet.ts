@@ -78,7 +78,7 @@ export function fleetHandlers(
       registeredAtMs: record.registeredAtMs,
       lastSeenAtMs: status.lastSeenAtMs,
       intentGeneration: intent.generation,
-      appliedGeneration: 0,
+      appliedGeneration: status.appliedGeneration,
       revision: status.revision,
     };
   };

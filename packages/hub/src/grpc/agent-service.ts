@@ -166,6 +166,7 @@ export function createAgentService(deps: AgentServiceDeps): AgentService {
           return;
         }
         session = opened;
+        deps.registry.seen(opened, hello.value.lastAppliedGeneration);
         byCluster.set(opened.cluster, { session: opened, refuse });
         clearTimeout(helloTimer);
         call.write({
@@ -201,7 +202,7 @@ export function createAgentService(deps: AgentServiceDeps): AgentService {
         case "heartbeat": {
           const beat = heartbeatFromWire(message.heartbeat, "heartbeat");
           if (!beat.ok) return invalid("heartbeat", beat.problems);
-          deps.registry.seen(current);
+          deps.registry.seen(current, beat.value.lastAppliedGeneration);
           return;
         }
         case "windowsChanged": {

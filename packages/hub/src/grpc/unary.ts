@@ -73,6 +73,17 @@ export function unary<Req, Res>(
   };
 }
 
+/** The prefix of AdminService's full method names, as the audit log records them. */
+export const ADMIN_METHOD_PREFIX = "/flotilla.v1.AdminService/";
+
+/** `update-run` → `UpdateRun`: target kinds as the audit log records them (admin.proto). */
+function kindName(kind: string): string {
+  return kind
+    .split("-")
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join("");
+}
+
 /** What an audited call records beside its outcome. */
 export interface AuditTarget<Req> {
   readonly method: string;
@@ -110,8 +121,10 @@ export function audited<Req, Res>(
       atMs: deps.now(),
       actor: context.actor,
       role: context.role,
-      method: target.method,
-      targetKind: target.targetKind,
+      method: target.method.startsWith("/")
+        ? target.method
+        : `${ADMIN_METHOD_PREFIX}${target.method}`,
+      targetKind: kindName(target.targetKind),
       targetName: safe(() => target.targetName(request)),
       reason: safe(() => target.reason?.(request) ?? ""),
     };
