@@ -4,6 +4,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { measure } from "./core.mjs";
+import { measureIntents } from "./intents.mjs";
 
 const quick = process.argv.includes("--quick");
 const startedAt = new Date().toISOString();
@@ -52,6 +53,33 @@ for (const r of rows) {
     met: true,
   };
 }
+
+// Intents over NATS: a real nats-server, the hub's publisher, one watcher per cluster.
+const intentCount = quick ? 2_000 : 10_000;
+process.stderr.write(
+  `bench: intents at ${intentCount.toLocaleString("en")} clusters ...\n`,
+);
+const intents = await measureIntents({ count: intentCount });
+metrics[`intents.publish_vs_raw_kv_${intentCount}`] = {
+  value: Number(intents.publishPerSec.toFixed(0)),
+  unit: "intents/s",
+  baseline: Number(intents.baselinePutsPerSec.toFixed(0)),
+  ratio: Number(intents.ratio.toFixed(3)),
+  target: "ratio ≥ 0.7 (compare-and-set intents vs raw KV puts)",
+  met: intents.ratio >= 0.7,
+};
+metrics[`intents.jetstream_consumers_${intentCount}`] = {
+  value: intents.server.consumers,
+  unit: "consumers",
+  target: "0 (no consumer per agent)",
+  met: intents.server.consumers === 0,
+};
+metrics[`intents.all_seen_${intentCount}`] = {
+  value: Number(intents.allSeenMs.toFixed(0)),
+  unit: "ms",
+  target: "report",
+  met: true,
+};
 
 const machine = {
   cpus: os.cpus().length,
