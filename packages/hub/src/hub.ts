@@ -40,6 +40,7 @@ import type { IntentPublisher } from "./intents/intent-publisher.js";
 import {
   createIntentWriter,
   type IntentWriter,
+  type PublishOutcome,
 } from "./intents/intent-writer.js";
 import { createRunManager, type RunManager } from "./runs/run-manager.js";
 import type { StateStore } from "./store/state-store.js";
@@ -80,6 +81,50 @@ export interface HubObserver {
   readonly onSessionRefused?: (code: string) => void;
   readonly onReport?: (phase: string, accepted: boolean) => void;
   readonly onUnreachable?: (count: number) => void;
+  readonly onIntentPublish?: (
+    outcome: PublishOutcome,
+    durationMs: number,
+  ) => void;
+  /** Every AdminService call with a response (unary and client-streaming): method, gRPC code, time. */
+  readonly onAdminCall?: (
+    method: string,
+    code: number,
+    durationMs: number,
+  ) => void;
+}
+
+/** Wraps the handlers that answer through a callback so that each answer is observed. */
+function observeAdminCalls(
+  handlers: Handlers,
+  observe: HubObserver["onAdminCall"],
+): Handlers {
+  if (observe === undefined) return handlers;
+  const wrapped: Record<string, unknown> = {};
+  for (const [method, handler] of Object.entries(handlers) as [
+    string,
+    unknown,
+  ][]) {
+    if (typeof handler !== "function" || handler.length !== 2) {
+      wrapped[method] = handler;
+      continue;
+    }
+    const original = handler as (
+      call: unknown,
+      callback: (...args: unknown[]) => void,
+    ) => void;
+    wrapped[method] = (
+      call: unknown,
+      callback: (...args: unknown[]) => void,
+    ) => {
+      const started = performance.now();
+      original(call, (...args: unknown[]) => {
+        const error = args[0] as { code?: number } | null | undefined;
+        observe(method, error?.code ?? 0, performance.now() - started);
+        callback(...args);
+      });
+    };
+  }
+  return wrapped as unknown as Handlers;
 }
 
 export interface HubOptions {
@@ -125,7 +170,10 @@ export function createHub(options: HubOptions): Hub {
       log.error({ err: error }, "cannot write the audit log");
     },
   };
-  const intents = createIntentWriter(publisher);
+  const intents = createIntentWriter(
+    publisher,
+    options.observer?.onIntentPublish,
+  );
   const groups = createClusterGroups({ store, now });
   const registry = createClusterRegistry({
     store,
@@ -240,7 +288,10 @@ export function createHub(options: HubOptions): Hub {
       await bundles.start();
       const grpcServer = new Server({ ...SERVER_OPTIONS });
       addAgentService(grpcServer, agents.handlers);
-      addAdminService(grpcServer, handlers);
+      addAdminService(
+        grpcServer,
+        observeAdminCalls(handlers, options.observer?.onAdminCall),
+      );
       new ReflectionService(loadProtocol().packageDefinition).addToServer(
         grpcServer,
       );

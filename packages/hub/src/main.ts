@@ -10,6 +10,7 @@
  */
 import { readFileSync } from "node:fs";
 import { formatProblem } from "@flotilla/core";
+import { codeOfGrpcStatus } from "@flotilla/protocol";
 import { ServerCredentials } from "@grpc/grpc-js";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { auditHandlers } from "./audit/admin-audit.js";
@@ -104,6 +105,16 @@ async function main(): Promise<number> {
         metrics.statusReport(
           phase as Parameters<typeof metrics.statusReport>[0],
           accepted,
+        );
+      },
+      onIntentPublish: (outcome, durationMs) => {
+        metrics.intentPublish(outcome, durationMs);
+      },
+      onAdminCall: (method, code, durationMs) => {
+        metrics.adminCall(
+          method,
+          code === 0 ? "ok" : codeOfGrpcStatus(code),
+          durationMs,
         );
       },
       onUnreachable: (count) => {

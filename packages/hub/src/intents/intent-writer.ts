@@ -34,8 +34,14 @@ export interface IntentWriter {
   invalidate(): void;
 }
 
-/** An IntentWriter over `publisher`. */
-export function createIntentWriter(publisher: IntentPublisher): IntentWriter {
+/** What became of a publish, for metrics. */
+export type PublishOutcome = "written" | "unchanged" | "failed";
+
+/** An IntentWriter over `publisher`; `onPublish` observes every publish attempt. */
+export function createIntentWriter(
+  publisher: IntentPublisher,
+  onPublish?: (outcome: PublishOutcome, durationMs: number) => void,
+): IntentWriter {
   const cache = new Map<string, CurrentIntent>();
   const queues = new Map<string, Promise<unknown>>();
 
@@ -75,12 +81,18 @@ export function createIntentWriter(publisher: IntentPublisher): IntentWriter {
           ...intent,
           generation: before.intent.generation + 1,
         };
+        const started = performance.now();
         try {
           const published = await publisher.publish(next);
+          onPublish?.(
+            published.written ? "written" : "unchanged",
+            performance.now() - started,
+          );
           const current = { intent: published.intent, hash: published.hash };
           cache.set(cluster, current);
           return current;
         } catch (error) {
+          onPublish?.("failed", performance.now() - started);
           cache.delete(cluster);
           throw error;
         }
