@@ -9,7 +9,6 @@
 import type { PlanOutput } from "@flotilla/core";
 import {
   addAdminService,
-  addAgentService,
   loadProtocol,
   SERVER_OPTIONS,
   type StatusReport,
@@ -34,7 +33,11 @@ import {
 } from "./clusters/cluster-registry.js";
 import { fleetHandlers } from "./grpc/admin-fleet.js";
 import { runHandlers } from "./grpc/admin-runs.js";
-import { createAgentService, type AgentService } from "./grpc/agent-service.js";
+import {
+  agentServiceDefinition,
+  createAgentService,
+  type AgentService,
+} from "./grpc/agent-service.js";
 import type { AuditDeps } from "./grpc/unary.js";
 import type { IntentPublisher } from "./intents/intent-publisher.js";
 import {
@@ -287,7 +290,7 @@ export function createHub(options: HubOptions): Hub {
       await runs.start();
       await bundles.start();
       const grpcServer = new Server({ ...SERVER_OPTIONS });
-      addAgentService(grpcServer, agents.handlers);
+      grpcServer.addService(agentServiceDefinition(), agents.handlers);
       addAdminService(
         grpcServer,
         observeAdminCalls(handlers, options.observer?.onAdminCall),

@@ -236,6 +236,39 @@ describe("hub: staged run over gRPC with scripted agents", () => {
     expect(hub.hub.registry.status("c-1")?.connection).toBe("Connected");
   });
 
+  it("refuses an oversized agent message by its size, and only that stream", async () => {
+    const good = await register("c-1", "canary");
+    const big = await register("c-2", "canary");
+    big.send({
+      status: {
+        sequence: 1,
+        generation: 1,
+        upgradeId: "x",
+        phase: "STATUS_PHASE_FAILED",
+        error: "e".repeat(300 * 1024),
+        observedAtMs: Date.now(),
+      },
+    });
+    const ended = await big.waitEnded();
+    expect(ended.code).toBe(grpcStatus.INVALID_ARGUMENT);
+    expect(ended.details).toMatch(/larger than the 262144 allowed/);
+    good.send({
+      heartbeat: { sentAtMs: Date.now(), lastAppliedGeneration: 0 },
+    });
+    expect(good.ended()).toBeUndefined();
+    expect(hub.hub.registry.status("c-1")?.connection).toBe("Connected");
+  });
+
+  it("lets a new agent take over a name whose session went silent past the timeout", async () => {
+    const old = await register("c-1", "canary");
+    hub.clock.advance(hub.heartbeatIntervalMs * 3);
+    hub.hub.registry.checkHeartbeats();
+    const fresh = await register("c-1", "canary");
+    expect((await old.waitEnded()).code).toBe(grpcStatus.UNAVAILABLE);
+    expect(fresh.ended()).toBeUndefined();
+    expect(hub.hub.registry.status("c-1")?.connection).toBe("Connected");
+  });
+
   it("refuses a stream whose first message is not hello", async () => {
     const agent = connectScriptedAgent(hub.address);
     agents.push(agent);

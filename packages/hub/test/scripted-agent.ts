@@ -27,9 +27,11 @@ export interface ScriptedAgent {
 }
 
 export function connectScriptedAgent(address: string): ScriptedAgent {
+  // No client-side send limit: the hub must refuse oversized messages itself.
   const client = createAgentServiceClient(
     address,
     credentials.createInsecure(),
+    { "grpc.max_send_message_length": 8 * 1024 * 1024 },
   );
   const call: ClientDuplexStream<wire.AgentMessage, wire.HubMessage__Output> =
     client.Connect();

@@ -117,8 +117,10 @@ export interface ClusterRegistry extends ClusterDirectory {
   list(selector?: LabelSelector): ClusterStatus[];
   label(name: string, change: LabelChange): Promise<ClusterStatus>;
   remove(name: string): Promise<void>;
-  /** Ends live sessions when a cluster is removed: the agent service registers this. */
-  onSessionRevoked(listener: (session: SessionHandle) => void): void;
+  /** Ends live sessions (cluster removed, or a silent session replaced): the agent service listens. */
+  onSessionRevoked(
+    listener: (session: SessionHandle, why: "removed" | "replaced") => void,
+  ): void;
   connectedCount(): number;
 }
 
@@ -128,7 +130,9 @@ export function createClusterRegistry(
   const entries = new Map<string, Entry>();
   let sorted: Cluster[] | undefined;
   const listeners = new Set<(change: ClusterChange) => void>();
-  const revokers = new Set<(session: SessionHandle) => void>();
+  const revokers = new Set<
+    (session: SessionHandle, why: "removed" | "replaced") => void
+  >();
   let nextSession = 1;
 
   const emit = (change: ClusterChange): void => {
@@ -212,6 +216,13 @@ export function createClusterRegistry(
     async connect(cluster, agentVersion, facts) {
       const now = deps.now();
       const existing = entries.get(cluster);
+      if (existing?.session !== undefined && existing.unreachable) {
+        // The old session went silent past the heartbeat timeout: its agent is gone (or cut off
+        // and about to find its stream closed). The agent connecting now takes the name over.
+        const stale = { cluster, id: existing.session };
+        existing.session = undefined;
+        for (const revoke of revokers) revoke(stale, "replaced");
+      }
       if (existing?.session !== undefined) {
         throw new FlotillaError(
           "already_exists",
@@ -403,7 +414,7 @@ export function createClusterRegistry(
       entries.delete(name);
       if (entry.session !== undefined) {
         const session = { cluster: name, id: entry.session };
-        for (const revoke of revokers) revoke(session);
+        for (const revoke of revokers) revoke(session, "removed");
       }
       emit({ type: "left", cluster: name });
     },

@@ -12,6 +12,8 @@
 import { FlotillaError, showValue } from "@flotilla/core";
 import {
   clusterFactsFromWire,
+  loadProtocol,
+  MAX_AGENT_MESSAGE_BYTES,
   heartbeatFromWire,
   helloFromWire,
   maintenanceFromWire,
@@ -22,13 +24,45 @@ import {
   type StatusReport,
   type wire,
 } from "@flotilla/protocol";
-import { status as grpcStatus, type ServerDuplexStream } from "@grpc/grpc-js";
+import {
+  status as grpcStatus,
+  type ServerDuplexStream,
+  type ServiceDefinition,
+} from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type {
   ClusterRegistry,
   SessionHandle,
 } from "../clusters/cluster-registry.js";
 import type { IntentWriter } from "../intents/intent-writer.js";
+
+/** Marks a message too large to decode: the stream is refused with its size (see below). */
+const OVERSIZED = Symbol("oversized");
+
+interface Oversized {
+  readonly [OVERSIZED]: number;
+}
+
+/**
+ * AgentService's definition with a size check before decoding: the server's message limit is the
+ * admin API's (MAX_REQUEST_BYTES), but an agent message may be at most MAX_AGENT_MESSAGE_BYTES.
+ * A larger one is not decoded; the stream is refused with INVALID_ARGUMENT naming its size.
+ */
+export function agentServiceDefinition(): ServiceDefinition {
+  const base = loadProtocol().agentService;
+  const connect = base.Connect;
+  const decode = connect.requestDeserialize;
+  return {
+    ...base,
+    Connect: {
+      ...connect,
+      requestDeserialize: (bytes: Buffer) =>
+        bytes.byteLength > MAX_AGENT_MESSAGE_BYTES
+          ? ({ [OVERSIZED]: bytes.byteLength } satisfies Oversized)
+          : decode(bytes),
+    },
+  };
+}
 
 type AgentStream = ServerDuplexStream<
   wire.AgentMessage__Output,
@@ -71,14 +105,19 @@ export function createAgentService(deps: AgentServiceDeps): AgentService {
     { session: SessionHandle; refuse: (e: FlotillaError) => void }
   >();
 
-  deps.registry.onSessionRevoked((session) => {
+  deps.registry.onSessionRevoked((session, why) => {
     const live = byCluster.get(session.cluster);
     if (live?.session.id === session.id) {
       live.refuse(
-        new FlotillaError(
-          "permission_denied",
-          `Cluster ${showValue(session.cluster)} was removed from the fleet by an operator`,
-        ),
+        why === "removed"
+          ? new FlotillaError(
+              "permission_denied",
+              `Cluster ${showValue(session.cluster)} was removed from the fleet by an operator`,
+            )
+          : new FlotillaError(
+              "unavailable",
+              `Cluster ${showValue(session.cluster)} was silent past its heartbeat timeout and another session took over`,
+            ),
       );
     }
   });
@@ -141,6 +180,13 @@ export function createAgentService(deps: AgentServiceDeps): AgentService {
     const handle = async (
       message: wire.AgentMessage__Output,
     ): Promise<void> => {
+      const oversized = (message as Partial<Oversized>)[OVERSIZED];
+      if (oversized !== undefined) {
+        throw new FlotillaError(
+          "invalid_argument",
+          `An agent message of ${String(oversized)} bytes is larger than the ${String(MAX_AGENT_MESSAGE_BYTES)} allowed`,
+        );
+      }
       if (session === undefined) {
         if (message.body !== "hello") {
           throw new FlotillaError(
