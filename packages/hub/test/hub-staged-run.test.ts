@@ -289,6 +289,8 @@ describe("hub: staged run over gRPC with scripted agents", () => {
     await waitFor(
       () => hub.hub.registry.status("c-1")?.connection === "Connected",
     );
+    // Back from Unreachable, it is asked for its current status of everything.
+    expect((await agent.next("resync")).reason).toMatch(/unreachable/);
   });
 
   it("answers malformed admin requests with INVALID_ARGUMENT and the field path, unknown names with NOT_FOUND", async () => {

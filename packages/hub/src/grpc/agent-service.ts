@@ -102,8 +102,19 @@ export function createAgentService(deps: AgentServiceDeps): AgentService {
   const open = new Set<AgentStream>();
   const byCluster = new Map<
     string,
-    { session: SessionHandle; refuse: (e: FlotillaError) => void }
+    {
+      session: SessionHandle;
+      refuse: (e: FlotillaError) => void;
+      resync: (reason: string) => void;
+    }
   >();
+
+  // An agent back from Unreachable may have reported into the void (reports sent while its
+  // stream was stuck): ask it for its current status of everything.
+  deps.registry.onChange((change) => {
+    if (change.type !== "reachable") return;
+    byCluster.get(change.cluster)?.resync("back from unreachable");
+  });
 
   deps.registry.onSessionRevoked((session, why) => {
     const live = byCluster.get(session.cluster);
@@ -213,7 +224,13 @@ export function createAgentService(deps: AgentServiceDeps): AgentService {
         }
         session = opened;
         deps.registry.seen(opened, hello.value.lastAppliedGeneration);
-        byCluster.set(opened.cluster, { session: opened, refuse });
+        byCluster.set(opened.cluster, {
+          session: opened,
+          refuse,
+          resync: (reason) => {
+            if (!closed) call.write({ resync: { reason } });
+          },
+        });
         clearTimeout(helloTimer);
         call.write({
           welcome: {
