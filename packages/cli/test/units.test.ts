@@ -88,7 +88,8 @@ describe("parseFleetYaml", () => {
         {
           path: "defaultNamespace",
           message:
-            'not supported; flotilla reads the default namespace from "namespace"',
+            'is not supported: flotilla\'s "namespace" is the default namespace of resources that set none',
+          value: "web",
         },
         { path: "tragets", message: 'unknown field; did you mean "targets"?' },
       ],

@@ -1,10 +1,9 @@
 /**
- * The fleet.yaml of a bundle directory, as far as the CLI checks it: the keys flotilla supports,
- * with their basic types. Deep validation (targets, targetCustomizations, rolloutStrategy) is the
- * hub's, with core's parsers; those fields travel as the user's own JSON.
+ * The fleet.yaml of a bundle directory, checked with core's bundle-spec parser (the one the hub
+ * uses) so that mistakes are reported with fleet.yaml's own field paths before anything is sent.
+ * The fields still travel as the user's own JSON: the hub parses them again.
  */
-import { joinPath, type Problem } from "@flotilla/core";
-import { closestName } from "../suggest.js";
+import { parseBundleSpec, type Problem } from "@flotilla/core";
 
 /** The fleet.yaml keys flotilla reads. */
 export const FLEET_YAML_FIELDS = [
@@ -16,29 +15,6 @@ export const FLEET_YAML_FIELDS = [
   "paused",
 ] as const;
 
-// Fleet's other bundle fields: recognised, so the message says "not supported" rather than "unknown".
-const FLEET_ONLY_FIELDS: readonly string[] = [
-  "defaultNamespace",
-  "targetNamespace",
-  "labels",
-  "kustomize",
-  "yaml",
-  "dependsOn",
-  "diff",
-  "keepResources",
-  "deleteCRDResources",
-  "deleteNamespace",
-  "ignore",
-  "overrideTargets",
-  "imageScans",
-  "correctDrift",
-  "namespaceLabels",
-  "namespaceAnnotations",
-  "serviceAccount",
-  "forceSyncGeneration",
-  "ociChartSpec",
-];
-
 /** What fleet.yaml says, its Fleet fields still raw for the hub. */
 export interface FleetYaml {
   readonly name?: string;
@@ -47,18 +23,6 @@ export interface FleetYaml {
   readonly targetCustomizations?: unknown;
   readonly rolloutStrategy?: unknown;
   readonly paused?: boolean;
-}
-
-/** The message for a key flotilla does not read. */
-function unknownKeyMessage(key: string): string {
-  if (key === "defaultNamespace")
-    return 'not supported; flotilla reads the default namespace from "namespace"';
-  if (FLEET_ONLY_FIELDS.includes(key))
-    return `is a Fleet field flotilla does not support (supported: ${FLEET_YAML_FIELDS.join(", ")})`;
-  const guess = closestName(key, FLEET_YAML_FIELDS);
-  return guess === undefined
-    ? `unknown field (known fields: ${FLEET_YAML_FIELDS.join(", ")})`
-    : `unknown field; did you mean "${guess}"?`;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
@@ -83,41 +47,12 @@ export function parseFleetYaml(
         },
       ],
     };
-  const problems: Problem[] = [];
-  const known: readonly string[] = FLEET_YAML_FIELDS;
-  for (const key of Object.keys(raw))
-    if (!known.includes(key))
-      problems.push({ path: key, message: unknownKeyMessage(key) });
+  // Core's parser is the hub's: the same field paths, "did you mean" hints, and refusals of
+  // Helm and of the Fleet fields flotilla does not support, before anything is sent.
+  const checked = parseBundleSpec(raw);
+  if (!checked.ok) return { ok: false, problems: [...checked.problems] };
   // YAML writes an empty field (`paused:`) as null: unset, as in Fleet's Go structs.
   const field = (key: string): unknown => raw[key] ?? undefined;
-  const expect = (
-    key: string,
-    ok: (v: unknown) => boolean,
-    what: string,
-  ): void => {
-    const value = field(key);
-    if (value !== undefined && !ok(value))
-      problems.push({
-        path: joinPath("", key),
-        message: `must be ${what}`,
-        value,
-      });
-  };
-  expect(
-    "name",
-    (v) => typeof v === "string" && v !== "",
-    "a non-empty string",
-  );
-  expect("namespace", (v) => typeof v === "string", "a string");
-  expect("paused", (v) => typeof v === "boolean", "true or false");
-  expect("targets", Array.isArray, "a list of targets");
-  expect(
-    "targetCustomizations",
-    Array.isArray,
-    "a list of target customizations",
-  );
-  expect("rolloutStrategy", isRecord, "a mapping (Fleet's rolloutStrategy)");
-  if (problems.length > 0) return { ok: false, problems };
   // Every field was checked above: the types are what FleetYaml says.
   const value: Record<string, unknown> = {};
   for (const key of FLEET_YAML_FIELDS)
