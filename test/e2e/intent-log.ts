@@ -5,14 +5,45 @@
  * carries two payloads, whatever crashes happen in between.
  *
  * The repository root has no NATS client of its own; the hub's (`@nats-io/transport-node`, a
- * dependency of packages/hub) is imported through its path.
+ * dependency of packages/hub) is loaded from there at run time and typed by the few members used.
  */
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
 import {
   DEFAULT_INTENTS_PREFIX,
   intentsRepublish,
   parseIntentDocument,
 } from "@flotilla/protocol";
-import { connect, type NatsConnection } from "../../packages/hub/node_modules/@nats-io/transport-node/lib/mod.js";
+import { REPO_ROOT } from "@flotilla/testkit";
+
+/** The part of nats.js this file uses (the root cannot resolve the package's own types). */
+interface NatsMsg {
+  readonly subject: string;
+  readonly data: Uint8Array;
+}
+interface NatsConnection {
+  subscribe(
+    subject: string,
+    options: { callback: (error: Error | null, msg: NatsMsg) => void },
+  ): { unsubscribe(): void };
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+interface NatsModule {
+  readonly connect: (options: {
+    servers: string;
+    name: string;
+    maxReconnectAttempts: number;
+    reconnectTimeWait: number;
+  }) => Promise<NatsConnection>;
+}
+
+/** `@nats-io/transport-node` as packages/hub resolves it. */
+async function natsClient(): Promise<NatsModule> {
+  const require = createRequire(`${REPO_ROOT}packages/hub/package.json`);
+  const url = pathToFileURL(require.resolve("@nats-io/transport-node")).href;
+  return (await import(url)) as NatsModule;
+}
 
 /** One stored intent write, in the order the subscription received it. */
 export interface IntentRecord {
@@ -49,7 +80,8 @@ export async function watchIntents(
   natsUrl: string,
   prefix: string = DEFAULT_INTENTS_PREFIX,
 ): Promise<IntentLog> {
-  const nc: NatsConnection = await connect({
+  const { connect } = await natsClient();
+  const nc = await connect({
     servers: natsUrl,
     name: "e2e-intent-log",
     maxReconnectAttempts: -1,
@@ -78,7 +110,9 @@ export async function watchIntents(
         cluster,
         generation: intent.generation,
         hash,
-        ...(intent.upgrade === undefined ? {} : { upgradeRun: intent.upgrade.run }),
+        ...(intent.upgrade === undefined
+          ? {}
+          : { upgradeRun: intent.upgrade.run }),
         atMs: Date.now(),
       });
     },
@@ -100,7 +134,11 @@ export async function watchIntents(
         .filter(([, hashes]) => hashes.size > 1)
         .map(([key, hashes]) => {
           const [cluster = "", generation = "0"] = key.split("\u0000");
-          return { cluster, generation: Number(generation), hashes: [...hashes] };
+          return {
+            cluster,
+            generation: Number(generation),
+            hashes: [...hashes],
+          };
         });
     },
     of(cluster) {

@@ -273,6 +273,9 @@ export function createHub(options: HubOptions): Hub {
     }
     runs.tick();
     bundles.tick();
+    registry.flush().catch((error: unknown) => {
+      log.debug({ err: error }, "cluster records not written yet");
+    });
   };
 
   return {

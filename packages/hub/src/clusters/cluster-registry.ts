@@ -66,6 +66,8 @@ interface Entry {
   unreachable: boolean;
   everConnected: boolean;
   appliedGeneration: number;
+  /** The record changed while the store was unavailable: {@link ClusterRegistry.flush} writes it. */
+  unsaved?: boolean;
 }
 
 export interface ClusterRegistryDeps {
@@ -111,6 +113,8 @@ export interface ClusterRegistry extends ClusterDirectory {
   seen(session: SessionHandle, appliedGeneration?: number): void;
   isCurrent(session: SessionHandle): boolean;
   disconnect(session: SessionHandle): Promise<void>;
+  /** Writes records kept in memory while the store was unavailable. */
+  flush(): Promise<void>;
   /** Marks agents silent for too long Unreachable; returns their names. */
   checkHeartbeats(): string[];
   status(name: string): ClusterStatus | undefined;
@@ -176,6 +180,29 @@ export function createClusterRegistry(
     entry.revision = revision;
     entry.cluster = recordToCluster(record);
   };
+
+  /**
+   * What agents tell the hub is kept even while the store is unavailable (a NATS outage must not
+   * end agents' sessions): the record is updated in memory and written by the next flush.
+   */
+  const writeOrDefer = async (
+    entry: Entry,
+    record: ClusterRecord,
+    expectedRevision?: number,
+  ): Promise<void> => {
+    try {
+      await write(entry, record, expectedRevision);
+      entry.unsaved = false;
+    } catch (error) {
+      if (!(error instanceof FlotillaError) || error.code !== "unavailable") {
+        throw error;
+      }
+      entry.record = record;
+      entry.cluster = recordToCluster(record);
+      entry.unsaved = true;
+    }
+  };
+  let flushing = false;
 
   const live = (session: SessionHandle): Entry | undefined => {
     const entry = entries.get(session.cluster);
@@ -253,7 +280,7 @@ export function createClusterRegistry(
         // Reserve the name before the write so a concurrent hello is refused.
         entries.set(cluster, entry);
         try {
-          await write(entry, record, 0);
+          await writeOrDefer(entry, record, 0);
         } catch (error) {
           entries.delete(cluster);
           throw error;
@@ -270,7 +297,7 @@ export function createClusterRegistry(
         ...(facts === undefined ? {} : { facts }),
       };
       try {
-        await write(existing, record);
+        await writeOrDefer(existing, record);
       } catch (error) {
         existing.session = undefined;
         throw error;
@@ -289,7 +316,7 @@ export function createClusterRegistry(
       const windowsChanged =
         JSON.stringify(entry.record.facts.maintenance) !==
         JSON.stringify(facts.maintenance);
-      await write(entry, { ...entry.record, facts });
+      await writeOrDefer(entry, { ...entry.record, facts });
       emit({ type: "changed", cluster: session.cluster });
       if (windowsChanged) {
         emit({
@@ -337,6 +364,20 @@ export function createClusterRegistry(
         });
       } catch {
         // The in-memory state is right; the persisted lastSeen is only a hint after a restart.
+      }
+    },
+
+    async flush() {
+      if (flushing) return;
+      flushing = true;
+      try {
+        for (const entry of entries.values()) {
+          if (entry.unsaved !== true) continue;
+          await write(entry, entry.record);
+          entry.unsaved = false;
+        }
+      } finally {
+        flushing = false;
       }
     },
 

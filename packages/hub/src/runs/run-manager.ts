@@ -132,6 +132,31 @@ function isActive(run: Run): boolean {
   return run.state !== "NotStarted" && !isRunFinished(run.state);
 }
 
+/**
+ * Events that bring the run's view of its members' reachability in line with the directory's
+ * (SPEC 8: a member not yet started while its agent is unreachable waits, Pending). Cluster
+ * events keep the two in step while a run is loaded; this covers what no event reports: a run
+ * loaded after a hub restart (the new registry counts every agent reachable until it stays away
+ * a whole timeout, so a member flagged before the crash whose agent came back would never hear
+ * "reachable").
+ */
+function reachabilityEvents(run: Run, directory: ClusterDirectory): RunEvent[] {
+  const events: RunEvent[] = [];
+  for (const stage of run.stages) {
+    for (const group of stage.groups) {
+      for (const member of group.members) {
+        const unreachable = directory.isUnreachable(member.name);
+        if (member.unreachable === unreachable) continue;
+        events.push({
+          type: unreachable ? "MemberUnreachable" : "MemberReachable",
+          member: member.name,
+        });
+      }
+    }
+  }
+  return events;
+}
+
 export function createRunManager(deps: RunManagerDeps): RunManager {
   const slots = new Map<string, Slot>();
   const idleWaiters: (() => void)[] = [];
@@ -389,6 +414,12 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
           );
         }
       }
+      for (const slot of slots.values()) {
+        if (isRunFinished(slot.run.state)) continue;
+        for (const event of reachabilityEvents(slot.run, deps.directory)) {
+          enqueue(slot, { events: [event] });
+        }
+      }
     },
 
     stop() {
@@ -428,6 +459,14 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       if (!resolved.ok)
         throw FlotillaError.invalid("update run", resolved.problems);
       const run = resolved.value;
+      // Agents already unreachable hold their members from the start; later changes are events.
+      for (const stage of run.stages) {
+        for (const group of stage.groups) {
+          for (const member of group.members) {
+            member.unreachable = deps.directory.isUnreachable(member.name);
+          }
+        }
+      }
       const json = JSON.stringify(run);
       const bytes = Buffer.byteLength(json);
       if (bytes > deps.store.maxValueBytes) {
