@@ -6,7 +6,12 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { ClusterIntent, UpgradeIntent } from "@flotilla/core";
-import { createFileProgressStore } from "@flotilla/agent";
+import {
+  createFileProgressStore,
+  createMemoryProgressStore,
+  type ProgressRecord,
+  type ProgressStore,
+} from "@flotilla/agent";
 import type { StatusReport } from "@flotilla/protocol";
 import { startNatsServer, waitFor, type NatsServer } from "@flotilla/testkit";
 import { FakeHub } from "./support/fake-hub.js";
@@ -143,6 +148,40 @@ describe("the agent", () => {
       phase: "Ready",
     });
     await waitFor(() => h.agent.status().lastAppliedGeneration === 1);
+  });
+
+  test("writes its progress before it reports the generation's last item finished", async () => {
+    await using env = await setup();
+    const { hub, intents, prefix } = env;
+    // A progress store whose writes wait until the test lets them through.
+    const memory = createMemoryProgressStore();
+    const writes: { record: ProgressRecord; release: () => void }[] = [];
+    const progress: ProgressStore = {
+      load: (options) => memory.load(options),
+      get: (cluster) => memory.get(cluster),
+      put: (record) =>
+        new Promise<void>((resolve) => {
+          writes.push({
+            record,
+            release: () => {
+              void memory.put(record).then(resolve);
+            },
+          });
+        }),
+    };
+    await using h = await startAgent({ nc, hub, prefix, progress });
+    await connected(h);
+    const digest = await intents.putContent(bundleContent("web", "r1"));
+    await intents.publish(intent(1, { web: { revision: "r1", digest } }));
+    await waitFor(() =>
+      hub.statusesOf("c1").some((r) => r.phase === "NotReady"),
+    );
+    await h.clock.advance(5_000);
+    const write = await waitFor(() => writes[0]);
+    expect(write.record).toMatchObject({ generation: 1, outcome: "Succeeded" });
+    expect(hub.statusesOf("c1").some((r) => r.phase === "Ready")).toBe(false);
+    write.release();
+    await waitFor(() => hub.statusesOf("c1").at(-1)?.phase === "Ready");
   });
 
   test("holds an upgrade Pending while its window is closed and starts it when the window opens", async () => {

@@ -225,7 +225,7 @@ export class IntentFollower {
     for (const item of items) this.#report(item);
     for (const item of toStart) this.#start(item);
     this.#prune();
-    this.#maybeRecord();
+    void this.#maybeRecord();
   }
 
   #items(): Item[] {
@@ -243,8 +243,16 @@ export class IntentFollower {
   #setStatus(item: Item, status: ItemStatus): void {
     if (!this.#isCurrent(item) || item.work.signal.aborted) return;
     item.status = status;
-    this.#report(item);
-    this.#maybeRecord();
+    const recorded = this.#maybeRecord();
+    if (recorded === undefined) {
+      this.#report(item);
+      return;
+    }
+    // Progress is written before the last item's final report: an agent killed between the two
+    // reports nothing finished that it would redo after a restart.
+    void recorded.then(() => {
+      if (this.#isCurrent(item) && item.status === status) this.#report(item);
+    });
   }
 
   #report(item: Item): void {
@@ -339,19 +347,22 @@ export class IntentFollower {
     this.#deps.reporter.retain([]);
   }
 
-  /** Records the generation once every item is finished (and again if how they ended changes). */
-  #maybeRecord(): void {
+  /**
+   * Records the generation once every item is finished (and again if how they ended changes);
+   * resolves when the record is written (or could not be), undefined when nothing is recorded.
+   */
+  #maybeRecord(): Promise<void> | undefined {
     const intent = this.#intent;
-    if (intent === undefined) return;
+    if (intent === undefined) return undefined;
     const items = this.#items();
     const handled = items.flatMap((item) =>
       item.status !== undefined && isFinished(item.status)
         ? [handledItem(item, item.status)]
         : [],
     );
-    if (handled.length < items.length) return;
+    if (handled.length < items.length) return undefined;
     const key = canonicalJson({ generation: intent.generation, handled });
-    if (key === this.#recordedKey) return;
+    if (key === this.#recordedKey) return undefined;
     this.#recordedKey = key;
     this.#lastApplied = intent.generation;
     const outcome = handled.some((h) => h.phase === "Failed")
@@ -368,13 +379,13 @@ export class IntentFollower {
       { generation: intent.generation, outcome },
       "Intent generation finished",
     );
-    this.#track(
-      this.#deps.progress.put(record).catch((error: unknown) => {
-        this.#log.warn(
-          { err: FlotillaError.from(error), generation: intent.generation },
-          "Cannot record progress; a restart may redo this generation",
-        );
-      }),
-    );
+    const written = this.#deps.progress.put(record).catch((error: unknown) => {
+      this.#log.warn(
+        { err: FlotillaError.from(error), generation: intent.generation },
+        "Cannot record progress; a restart may redo this generation",
+      );
+    });
+    this.#track(written);
+    return written;
   }
 }
