@@ -93,11 +93,28 @@ async function main() {
     "the hub to serve",
   );
 
-  const windowOpensAt = new Date(Date.now() + 75_000);
+  // prod-eu-03's owner allows Kubernetes upgrades only in a window that opens in an hour; the
+  // demo plays the owner later and opens one early, by editing the file its agent watches.
+  const windowsFile = join(work, "prod-eu-03-windows.json");
+  const openWindow = (from) =>
+    writeFile(
+      windowsFile,
+      JSON.stringify({
+        maintenance: {
+          kubernetes: [
+            {
+              start: new Date(from).toISOString(),
+              end: new Date(from + 3_600_000).toISOString(),
+            },
+          ],
+        },
+      }),
+    );
+  await openWindow(Date.now() + 3_600_000);
   const fleetFile = join(work, "fleet.json");
   await writeFile(
     fleetFile,
-    JSON.stringify(simulatedFleet(windowOpensAt), null, 2),
+    JSON.stringify(simulatedFleet(windowsFile), null, 2),
   );
   const agents = startProcess({
     name: "agents",
@@ -114,6 +131,8 @@ async function main() {
       join(work, "agents"),
       "--metrics-listen",
       "off",
+      "--windows-reload-interval",
+      "500ms",
       "--log-level",
       "warn",
     ],
@@ -226,6 +245,8 @@ async function main() {
 
   let approved = false;
   let sawWindowPending = false;
+  let pendingSince = 0;
+  let windowOpened = false;
   let final;
   await waitUntil(
     async () => {
@@ -241,10 +262,33 @@ async function main() {
       const windowMember = members.find((m) => m.name === "prod-eu-03");
       if (windowMember?.state === "Pending" && !sawWindowPending) {
         sawWindowPending = true;
+        pendingSince = Date.now();
         endLine();
         say(
           yellow(
             `  ${elapsed()} prod-eu-03 is Pending: ${windowMember.message}`,
+          ),
+        );
+      }
+      // The owner opens the window once the rest of prod is well under way.
+      const prodDone = members.filter(
+        (m) =>
+          m.name.startsWith("prod-") &&
+          m.state !== "NotStarted" &&
+          m.state !== "Pending",
+      ).length;
+      if (
+        sawWindowPending &&
+        !windowOpened &&
+        Date.now() - pendingSince > 8_000 &&
+        prodDone >= 30
+      ) {
+        windowOpened = true;
+        await openWindow(Date.now() - 60_000);
+        endLine();
+        say(
+          yellow(
+            `  ${elapsed()} prod-eu-03's owner opens a maintenance window now (edits the windows file its agent watches)`,
           ),
         );
       }
@@ -299,12 +343,13 @@ async function main() {
   );
   say(`  approval gate         approved by the demo through the CLI`);
   say(
-    `  maintenance window    prod-eu-03 ${sawWindowPending ? "waited Pending for its window, then upgraded" : "was never held by its window"}`,
+    `  maintenance window    prod-eu-03 ${sawWindowPending ? "waited Pending until its owner opened a window, then upgraded" : "was never held by its window"}`,
   );
   say(`  took ${elapsed().trim()}`);
   if (
     final.state !== "Completed" ||
     !sawWindowPending ||
+    !windowOpened ||
     count("Failed") !== 1
   ) {
     throw new Error("the demo did not go as planned (see above)");
@@ -322,7 +367,7 @@ async function isExited(proc) {
 }
 
 /** The simulated fleet: 4 canary, 12 staging, 44 prod clusters in 4 regions. */
-function simulatedFleet(windowOpensAt) {
+function simulatedFleet(windowsFile) {
   const pools = [
     { name: "system", imageFamily: "ubuntu-22.04", imageVersion: "2026.11.20" },
   ];
@@ -351,15 +396,8 @@ function simulatedFleet(windowOpensAt) {
         name: "prod-eu-03",
         labels: { env: "prod", geo: "eu", region: "westeurope" },
         region: "westeurope",
-        // The owner allows Kubernetes upgrades only from this moment on.
-        maintenance: {
-          kubernetes: [
-            {
-              start: windowOpensAt.toISOString(),
-              end: new Date(windowOpensAt.getTime() + 3_600_000).toISOString(),
-            },
-          ],
-        },
+        // Owner-set windows, from a file its agent re-reads.
+        maintenanceFile: windowsFile,
       },
       { ...entry("prod-eu-", 19, "prod", "eu", "northeurope"), startIndex: 4 },
       entry("prod-us-", 6, "prod", "us", "eastus"),

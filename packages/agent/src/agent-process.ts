@@ -174,6 +174,7 @@ export async function runAgentProcess(
           transport,
           intentsPrefix: config.intentsPrefix,
           eventLevel: fleet ? "debug" : "info",
+          windowsReloadIntervalMs: config.windowsReloadIntervalMs,
         },
       );
       agents.push(agent);

@@ -55,6 +55,8 @@ export interface AgentConfig {
   /** undefined: `--metrics-listen off`. */
   readonly metricsListen?: ListenAddress;
   readonly logLevel: (typeof LOG_LEVELS)[number];
+  /** How often simulated clusters re-read their maintenance files. */
+  readonly windowsReloadIntervalMs: number;
 }
 
 /** What {@link parseAgentConfig} found. */
@@ -89,6 +91,10 @@ export const SETTINGS = {
   stateDir: { flag: "state-dir", env: "FLOTILLA_STATE_DIR" },
   metricsListen: { flag: "metrics-listen", env: "FLOTILLA_METRICS_LISTEN" },
   logLevel: { flag: "log-level", env: "FLOTILLA_LOG_LEVEL" },
+  windowsReloadInterval: {
+    flag: "windows-reload-interval",
+    env: "FLOTILLA_WINDOWS_RELOAD_INTERVAL",
+  },
 } as const satisfies Record<string, Setting>;
 
 type Key = keyof typeof SETTINGS;
@@ -137,6 +143,24 @@ const natsUrls = z.string().transform((raw, ctx): string[] => {
   return urls;
 });
 
+/** `500ms`, `10s`, `1m` → milliseconds (at least 100 ms, at most a day). */
+const duration = z.string().transform((raw, ctx): number => {
+  const match = /^(\d+)(ms|s|m)$/.exec(raw.trim());
+  const unit = { ms: 1, s: 1_000, m: 60_000 } as const;
+  const ms =
+    match === null
+      ? Number.NaN
+      : Number(match[1]) * unit[match[2] as keyof typeof unit];
+  if (!(ms >= 100 && ms <= 86_400_000)) {
+    ctx.addIssue({
+      code: "custom",
+      message: "must be a duration from 100ms to 1440m, like 500ms, 10s or 1m",
+    });
+    return z.NEVER;
+  }
+  return ms;
+});
+
 const schema = z.object({
   hub: hostPort(false).default({ host: "127.0.0.1", port: 7070 }),
   insecurePlaintext: z
@@ -172,6 +196,7 @@ const schema = z.object({
   logLevel: z
     .enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` })
     .default("info"),
+  windowsReloadInterval: duration.default(30_000),
 });
 
 /** The usage line of the flags, for errors. */
@@ -314,6 +339,7 @@ export function parseAgentConfig(
       ...(v.stateDir === undefined ? {} : { stateDir: v.stateDir }),
       ...(v.metricsListen === "off" ? {} : { metricsListen: v.metricsListen }),
       logLevel: v.logLevel,
+      windowsReloadIntervalMs: v.windowsReloadInterval,
     },
   };
 }

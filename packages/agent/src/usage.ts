@@ -25,6 +25,7 @@ Process:
   --state-dir DIR            keep progress in DIR/progress.json across restarts [FLOTILLA_STATE_DIR]
                              (default: in memory only)
   --metrics-listen HOST:PORT serve /metrics and /healthz, or "off" [FLOTILLA_METRICS_LISTEN]
+  --windows-reload-interval D how often maintenance files are re-read (default 30s) [FLOTILLA_WINDOWS_RELOAD_INTERVAL]
                              (default 127.0.0.1:9464)
   --log-level LEVEL          fatal, error, warn, info, debug, trace or silent [FLOTILLA_LOG_LEVEL]
                              (default info)

@@ -38,6 +38,7 @@ describe("configuration", () => {
         backend: { type: "simulated", file: "cluster.yaml" },
         metricsListen: { host: "127.0.0.1", port: 9464 },
         logLevel: "info",
+        windowsReloadIntervalMs: 30_000,
       },
     });
   });
@@ -104,6 +105,25 @@ describe("configuration", () => {
         metricsListen: { host: "0.0.0.0", port: 0 },
       },
     });
+  });
+
+  test("the maintenance files' reload interval is a duration", async () => {
+    const parsed = parseAgentConfig(
+      [...BASE, "--windows-reload-interval", "500ms"],
+      {},
+    );
+    expect(parsed).toMatchObject({
+      type: "config",
+      config: { windowsReloadIntervalMs: 500 },
+    });
+    expect(parseAgentConfig(BASE, {})).toMatchObject({
+      config: { windowsReloadIntervalMs: 30_000 },
+    });
+    const bad = await run([...BASE, "--windows-reload-interval", "soon"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(
+      /--windows-reload-interval "soon": must be a duration/,
+    );
   });
 
   test("a bad flag value exits 2 naming the flag and the value", async () => {

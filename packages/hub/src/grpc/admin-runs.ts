@@ -65,13 +65,9 @@ function strategyToWire(stored: StoredStrategy): wire.UpdateStrategy {
   };
 }
 
+/** A run's full status (the strategy's name is in the run's summary, not in RunStatus). */
 function runStatus(stored: StoredRun): wire.RunStatus {
-  return {
-    ...runToWire(stored.run, stored.revision),
-    ...(stored.strategyName === undefined
-      ? {}
-      : { strategyName: stored.strategyName }),
-  };
+  return runToWire(stored.run, stored.revision);
 }
 
 function warningsToWire(warnings: readonly PlanWarning[]): wire.Warning[] {
