@@ -5,6 +5,7 @@
  * reads the environment (it is handed `env`; main.ts passes `process.env`).
  */
 import { parseArgs } from "node:util";
+import { parseDuration } from "@flotilla/core";
 import { z } from "zod";
 
 /** Levels of the pino logger. */
@@ -145,20 +146,15 @@ const natsUrls = z.string().transform((raw, ctx): string[] => {
 
 /** `500ms`, `10s`, `1m` → milliseconds (at least 100 ms, at most a day). */
 const duration = z.string().transform((raw, ctx): number => {
-  const match = /^(\d+)(ms|s|m)$/.exec(raw.trim());
-  const unit = { ms: 1, s: 1_000, m: 60_000 } as const;
-  const ms =
-    match === null
-      ? Number.NaN
-      : Number(match[1]) * unit[match[2] as keyof typeof unit];
-  if (!(ms >= 100 && ms <= 86_400_000)) {
+  const parsed = parseDuration(raw);
+  if (!parsed.ok || parsed.ms < 100 || parsed.ms > 86_400_000) {
     ctx.addIssue({
       code: "custom",
-      message: "must be a duration from 100ms to 1440m, like 500ms, 10s or 1m",
+      message: "must be a duration from 100ms to 1d, like 500ms, 10s or 1m",
     });
     return z.NEVER;
   }
-  return ms;
+  return parsed.ms;
 });
 
 const schema = z.object({

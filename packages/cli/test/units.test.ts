@@ -1,5 +1,5 @@
 /**
- * Small pure pieces of the admin commands: durations, label arguments, which manifests are
+ * Small pure pieces of the admin commands: label arguments, which manifests are
  * uploaded, fleet.yaml checks, and the words for gates, budgets and payloads.
  */
 import type { Gate } from "@flotilla/core";
@@ -8,7 +8,6 @@ import { describe, expect, it } from "vitest";
 import { filesToUpload } from "../src/commands/bundle-request.js";
 import { parseFleetYaml } from "../src/commands/fleet-yaml.js";
 import { parseLabelChanges } from "../src/commands/label-args.js";
-import { parseDuration } from "../src/parse-duration.js";
 import {
   failureWords,
   gateDetail,
@@ -18,22 +17,6 @@ import { createStyle } from "../src/render/style.js";
 import { NOW_MS } from "./fixtures.js";
 
 const plain = createStyle(false);
-
-describe("parseDuration", () => {
-  it.each([
-    ["500ms", 500],
-    ["30s", 30_000],
-    ["1h30m", 5_400_000],
-    ["2d", 172_800_000],
-    ["1.5h", 5_400_000],
-  ])("reads %s as %d ms", (text, ms) => {
-    expect(parseDuration(text)).toEqual({ ok: true, ms });
-  });
-
-  it.each(["", "10", "1x", "h", "1h 30m", "-5s"])("refuses %j", (text) => {
-    expect(parseDuration(text).ok).toBe(false);
-  });
-});
 
 describe("parseLabelChanges", () => {
   it("reads sets and removals, and refuses a key both set and removed", () => {

@@ -14,7 +14,8 @@ export type { Problem, Result } from "./result.js";
 export { FlotillaError } from "./errors.js";
 export type { FlotillaErrorCode } from "./errors.js";
 
-// Numbers and selectors
+// Numbers, durations and selectors
+export { parseDuration } from "./duration.js";
 export {
   parseIntOrPercent,
   intOrPercentToString,

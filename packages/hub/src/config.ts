@@ -7,7 +7,13 @@
  * reads it through its `env` argument.
  */
 import { accessSync, constants, statSync } from "node:fs";
-import { fail, ok, type Problem, type Result } from "@flotilla/core";
+import {
+  fail,
+  ok,
+  parseDuration,
+  type Problem,
+  type Result,
+} from "@flotilla/core";
 import { z } from "zod";
 import { LOG_LEVELS, type LogLevel } from "./logger.js";
 import { bucketPrefixProblem } from "./store/keys.js";
@@ -183,35 +189,17 @@ const natsUrl = z.string().refine((v) => {
   }
 }, "must be nats://HOST:PORT, tls://HOST:PORT or HOST:PORT (several separated by commas)");
 
-const UNIT_MS: Readonly<Record<string, number>> = {
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-};
-
 function duration(minMs: number, maxMs: number) {
   return z.string().transform((v, ctx) => {
-    const parts = /^(?:\d+(?:ms|s|m|h))+$/.test(v)
-      ? v.match(/\d+(?:ms|s|m|h)/g)
-      : null;
-    const ms = (parts ?? []).reduce((sum, part) => {
-      const [, n = "", unit = ""] = /^(\d+)(ms|s|m|h)$/.exec(part) ?? [];
-      return sum + Number(n) * (UNIT_MS[unit] ?? NaN);
-    }, 0);
-    if (
-      parts === null ||
-      !Number.isSafeInteger(ms) ||
-      ms < minMs ||
-      ms > maxMs
-    ) {
+    const parsed = parseDuration(v);
+    if (!parsed.ok || parsed.ms < minMs || parsed.ms > maxMs) {
       ctx.addIssue({
         code: "custom",
         message: `must be a duration from ${String(minMs)}ms to ${String(maxMs / 3_600_000)}h, like 500ms, 10s or 1m`,
       });
       return z.NEVER;
     }
-    return ms;
+    return parsed.ms;
   });
 }
 

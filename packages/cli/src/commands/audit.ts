@@ -2,6 +2,7 @@
  * `flotilla audit list|watch`: who did what, when, why, and how it went. In these commands
  * `--actor` filters by the actor; your own identity comes from FLOTILLA_ACTOR or the OS user.
  */
+import { parseDuration } from "@flotilla/core";
 import { ERROR_CODE, type wire } from "@flotilla/protocol";
 import { EXIT_OK, EXIT_UNREACHABLE } from "../io.js";
 import {
@@ -12,7 +13,6 @@ import {
 } from "../hub/admin-command.js";
 import { printJson, printJsonLine, printLines } from "../hub/output.js";
 import { listAll } from "../hub/pages.js";
-import { parseDuration } from "../parse-duration.js";
 import { enumName, enumWord } from "../render/enum-word.js";
 import type { Style } from "../render/style.js";
 import { renderTable, type Column } from "../render/table.js";

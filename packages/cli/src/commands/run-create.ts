@@ -3,7 +3,7 @@
  * upgrade or a bundle revision. The payload is checked locally with core's rules (through
  * protocol's decoder), so a missing version is refused before the hub is asked.
  */
-import { formatProblem, type Problem } from "@flotilla/core";
+import { formatProblem, type Problem, parseDuration } from "@flotilla/core";
 import {
   NODE_IMAGE_SELECTION,
   upgradePayloadFromWire,
@@ -18,7 +18,6 @@ import {
 } from "../hub/admin-command.js";
 import { stripField } from "../hub/file-problems.js";
 import { printJson, printLines } from "../hub/output.js";
-import { parseDuration } from "../parse-duration.js";
 import { renderRunStatus } from "../render/run-tree.js";
 import { warningLines } from "../render/sections.js";
 import type { ParsedArgs } from "./command.js";

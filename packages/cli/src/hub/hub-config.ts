@@ -3,9 +3,9 @@
  * empty variables count as unset). Plaintext is never a silent default: without TLS files the
  * caller must say `--insecure-plaintext`, so a typo in a TLS variable cannot downgrade a connection.
  */
+import { parseDuration } from "@flotilla/core";
 import type { ParsedArgs } from "../commands/command.js";
 import type { CliIo } from "../io.js";
-import { parseDuration } from "../parse-duration.js";
 import { DEFAULT_HUB_ADDRESS, DEFAULT_TIMEOUT_MS } from "./options.js";
 
 /** TLS files (paths); `ca` absent means the system's roots. */

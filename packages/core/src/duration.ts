@@ -1,7 +1,7 @@
 /**
- * Durations on the command line: `10s`, `5m`, `1h30m`, `2d`, `500ms` (Go's style, plus days).
- * A bare number is refused: whether `60` means seconds or minutes is exactly the kind of guess
- * that goes wrong in a rollout.
+ * Durations as people write them in flags and config: `10s`, `5m`, `1h30m`, `2d`, `500ms` (Go's
+ * style, plus days). A bare number is refused: whether `60` means seconds or minutes is exactly the
+ * kind of guess that goes wrong in a rollout. The CLI, the hub's and the agent's configs share it.
  */
 
 const UNIT_MS: Readonly<Record<string, number>> = {
