@@ -137,3 +137,30 @@ describe("run manager: unreachable members (SPEC 8)", () => {
     expect(states(second)["prod-02"]).toEqual(["Succeeded", undefined]);
   });
 });
+
+describe("run records", () => {
+  it("keep the strategy a run was created from across a hub restart", async () => {
+    const store = createMemoryStore();
+    await store.start();
+    if (!strategy.ok) throw new Error("strategy");
+    const first = manager(store, directory(new Set()));
+    await first.start();
+    await first.create({
+      name: "r",
+      strategy: strategy.value,
+      strategyName: "rings",
+      payload: {
+        kind: "upgrade",
+        upgrade: {
+          type: "Full",
+          kubernetesVersion: "1.30.3",
+          nodeImageSelection: "Latest",
+        },
+      },
+    });
+    const second = manager(store, directory(new Set()));
+    await second.start();
+    expect(second.get("r").strategyName).toBe("rings");
+    expect(second.get("r").run.name).toBe("r");
+  });
+});

@@ -36,7 +36,7 @@ import type { IntentWriter } from "../intents/intent-writer.js";
 import { nameProblem } from "../names.js";
 import { nameKey } from "../store/keys.js";
 import type { StateStore } from "../store/state-store.js";
-import { RUNS } from "./run-record.js";
+import { runRecord, RUNS } from "./run-record.js";
 
 /** What a watcher hears after every stored change of a run. */
 export interface RunUpdate {
@@ -304,10 +304,8 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
             slot.revision = await deps.store.put(
               RUNS,
               nameKey(draft.name),
-              draft,
-              {
-                expectedRevision: slot.revision,
-              },
+              runRecord(draft, slot.strategyName),
+              { expectedRevision: slot.revision },
             );
           } catch (error) {
             // Nothing of the batch happened: commands get the error, observations wait.
@@ -391,16 +389,18 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     async start() {
       stopped = false;
       for (const { value, revision } of await deps.store.list(RUNS)) {
+        const { run, strategyName } = value;
         const slot: Slot = {
-          run: value,
+          run,
           revision,
-          json: JSON.stringify(value),
+          json: JSON.stringify(run),
+          ...(strategyName === undefined ? {} : { strategyName }),
           queue: [],
           busy: false,
-          reconcile: isActive(value),
+          reconcile: isActive(run),
           listeners: new Set(),
         };
-        slots.set(value.name, slot);
+        slots.set(run.name, slot);
       }
       for (const slot of slots.values()) {
         if (!slot.reconcile) continue;
@@ -475,9 +475,14 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
           `Update run ${showValue(input.name)} would be ${String(bytes)} bytes stored, more than the ${String(deps.store.maxValueBytes)} a run record may hold; split the fleet into several runs`,
         );
       }
-      const revision = await deps.store.put(RUNS, nameKey(run.name), run, {
-        expectedRevision: 0,
-      });
+      const revision = await deps.store.put(
+        RUNS,
+        nameKey(run.name),
+        runRecord(run, input.strategyName),
+        {
+          expectedRevision: 0,
+        },
+      );
       const slot: Slot = {
         run,
         revision,
