@@ -1,22 +1,8 @@
 // ListAuditEvents and WatchAuditEvents over real gRPC (grpc-js on 127.0.0.1:0) on a memory log.
 import { describe, expect, test } from "vitest";
-import {
-  credentials,
-  Server,
-  ServerCredentials,
-  status,
-  type ServiceError,
-  type UntypedServiceImplementation,
-} from "@grpc/grpc-js";
-import {
-  addAdminService,
-  callUnary,
-  createAdminServiceClient,
-  fromGrpcError,
-  loadProtocol,
-  SERVER_OPTIONS,
-  type wire,
-} from "@flotilla/protocol";
+import { status, type ServiceError } from "@grpc/grpc-js";
+import type { createAdminServiceClient } from "@flotilla/protocol";
+import { callUnary, fromGrpcError, type wire } from "@flotilla/protocol";
 import type { FlotillaError } from "@flotilla/core";
 import { waitFor } from "@flotilla/testkit";
 import { auditHandlers } from "../src/audit/admin-audit.js";
@@ -27,6 +13,7 @@ import type {
   AuditWatchOptions,
 } from "../src/audit/audit-log.js";
 import { createMemoryAuditLog } from "../src/audit/memory-audit-log.js";
+import { serveAdmin } from "./admin-test-server.js";
 import { record, rejection } from "./audit-log.contract.js";
 
 type AdminClient = ReturnType<typeof createAdminServiceClient>;
@@ -56,58 +43,18 @@ class TrackedLog implements AuditLog {
   [Symbol.asyncDispose] = () => this.inner.stop();
 }
 
-/** Every AdminService method answers UNIMPLEMENTED except the audit ones. */
-function adminHandlers(log: AuditLog): wire.AdminServiceHandlers {
-  const implementation: UntypedServiceImplementation = {};
-  for (const [name, method] of Object.entries(loadProtocol().adminService)) {
-    const unimplemented = {
-      code: status.UNIMPLEMENTED,
-      details: `${name} is not in this test`,
-    };
-    implementation[name] = (
-      method.responseStream
-        ? (call: { emit(event: "error", e: unknown): void }) => {
-            call.emit("error", unimplemented);
-          }
-        : (_call: unknown, callback: (e: unknown) => void) => {
-            callback(unimplemented);
-          }
-    ) as UntypedServiceImplementation[string];
-  }
-  return {
-    ...implementation,
-    ...auditHandlers(log),
-  } as wire.AdminServiceHandlers;
-}
-
 async function startHub(): Promise<
   AsyncDisposable & { client: AdminClient; log: TrackedLog }
 > {
   const log = new TrackedLog();
   await log.start();
-  const server = new Server(SERVER_OPTIONS);
-  addAdminService(server, adminHandlers(log));
-  const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(
-      "127.0.0.1:0",
-      ServerCredentials.createInsecure(),
-      (e, p) => {
-        if (e) reject(e);
-        else resolve(p);
-      },
-    );
-  });
-  const client = createAdminServiceClient(
-    `127.0.0.1:${String(port)}`,
-    credentials.createInsecure(),
-  );
+  const { client, close } = await serveAdmin(auditHandlers(log));
   return {
     client,
     log,
     async [Symbol.asyncDispose]() {
-      client.close();
+      close();
       await log.stop();
-      server.forceShutdown();
     },
   };
 }

@@ -1,32 +1,20 @@
 // The bundle handlers over real gRPC (grpc-js on 127.0.0.1:0): refusals carry the problems
 // trailer, PutObject uploads are checked and referenced by ApplyBundle, calls are audited.
 import { describe, expect, test } from "vitest";
+import { status, type ServiceError } from "@grpc/grpc-js";
+import type { createAdminServiceClient } from "@flotilla/protocol";
 import {
-  credentials,
-  Server,
-  ServerCredentials,
-  status,
-  type ServiceError,
-  type UntypedServiceImplementation,
-} from "@grpc/grpc-js";
-import {
-  addAdminService,
   callUnary,
-  createAdminServiceClient,
   fromGrpcError,
-  loadProtocol,
   PROBLEMS_METADATA_KEY,
-  SERVER_OPTIONS,
   sha256Digest,
   type wire,
 } from "@flotilla/protocol";
 import { pino } from "pino";
-import {
-  createBundleService,
-  type BundleService,
-} from "../src/bundles/bundle-service.js";
+import { createBundleService } from "../src/bundles/bundle-service.js";
 import { objectReaderOf } from "../src/bundles/object-reader.js";
 import { createMemoryAuditLog } from "../src/audit/memory-audit-log.js";
+import { serveAdmin } from "./admin-test-server.js";
 import {
   bundleSpec,
   clusters,
@@ -36,29 +24,6 @@ import {
 } from "./bundles-fixtures.js";
 
 type AdminClient = ReturnType<typeof createAdminServiceClient>;
-
-/** Every AdminService method answers UNIMPLEMENTED except the bundle ones. */
-function adminHandlers(
-  bundles: BundleService["handlers"],
-): wire.AdminServiceHandlers {
-  const implementation: UntypedServiceImplementation = {};
-  for (const [name, method] of Object.entries(loadProtocol().adminService)) {
-    const unimplemented = {
-      code: status.UNIMPLEMENTED,
-      details: `${name} is not in this test`,
-    };
-    implementation[name] = (
-      method.responseStream
-        ? (call: { emit(event: "error", e: unknown): void }) => {
-            call.emit("error", unimplemented);
-          }
-        : (_call: unknown, callback: (e: unknown) => void) => {
-            callback(unimplemented);
-          }
-    ) as UntypedServiceImplementation[string];
-  }
-  return { ...implementation, ...bundles } as wire.AdminServiceHandlers;
-}
 
 async function startServer(h: Harness) {
   const audit = createMemoryAuditLog();
@@ -78,31 +43,15 @@ async function startServer(h: Harness) {
     },
   });
   await service.start();
-  const server = new Server(SERVER_OPTIONS);
-  addAdminService(server, adminHandlers(service.handlers));
-  const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(
-      "127.0.0.1:0",
-      ServerCredentials.createInsecure(),
-      (e, p) => {
-        if (e) reject(e);
-        else resolve(p);
-      },
-    );
-  });
-  const client = createAdminServiceClient(
-    `127.0.0.1:${String(port)}`,
-    credentials.createInsecure(),
-  );
+  const { client, close } = await serveAdmin(service.handlers);
   return {
     client,
     audit,
     service,
     async [Symbol.asyncDispose]() {
-      client.close();
+      close();
       await service.stop();
       await audit.stop();
-      server.forceShutdown();
     },
   };
 }
