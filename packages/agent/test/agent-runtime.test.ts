@@ -218,8 +218,11 @@ describe("the agent", () => {
     expect(phases(hub.statusesOf("c1"))).toEqual(["Pending"]);
     await h.clock.advance(1);
     await waitFor(() => hub.statusesOf("c1").at(-1)?.phase === "Applying");
-    await h.clock.advance(60_000);
-    await waitFor(() => hub.statusesOf("c1").at(-1)?.phase === "Ready");
+    // The driver's timers may be set a moment after the Applying report: time moves on until Ready.
+    await waitFor(async () => {
+      await h.clock.advance(60_000);
+      return hub.statusesOf("c1").at(-1)?.phase === "Ready";
+    });
     const reports = hub.statusesOf("c1");
     expect(phases(reports)).toEqual(["Pending", "Applying", "Ready"]);
     const percents = reports
@@ -309,8 +312,8 @@ describe("the agent", () => {
       ),
     );
     await waitFor(() => about(hub.statusesOf("c1"), "upgrade-1-31").length > 0);
-    await h.clock.advance(60_000);
-    const failed = await waitFor(() => {
+    const failed = await waitFor(async () => {
+      await h.clock.advance(60_000);
       const last = (subject: string): StatusReport | undefined =>
         about(hub.statusesOf("c1"), subject).at(-1);
       const all = ["web", "api", "upgrade-1-31"].map(last);
@@ -342,10 +345,11 @@ describe("the agent", () => {
     await waitFor(() => h.cluster.kube.status("web")?.revision === "r1");
     await intents.publish(intent(2, { web: { revision: "r2", digest: r2 } }));
     await waitFor(() => h.cluster.kube.status("web")?.revision === "r2");
-    await h.clock.advance(15_000);
-    await waitFor(
-      () => about(hub.statusesOf("c1"), "web").at(-1)?.phase === "Ready",
-    );
+    // Time moves on until r2 is Ready: the apply's timer may be set a moment after its report.
+    await waitFor(async () => {
+      await h.clock.advance(5_000);
+      return about(hub.statusesOf("c1"), "web").at(-1)?.phase === "Ready";
+    });
     const web = about(hub.statusesOf("c1"), "web");
     // Generation 1's revision never got past Applying; everything after is about r2 at gen 2.
     const first = web.filter((r) => r.generation === 1);
@@ -365,8 +369,8 @@ describe("the agent", () => {
     await intents.publish(intent(3, { api: { revision: "a1", digest: api } }));
     await waitFor(() => h.cluster.kube.status("web") === undefined);
     await waitFor(() => about(hub.statusesOf("c1"), "api").length > 0);
-    await h.clock.advance(10_000);
     await waitFor(async () => {
+      await h.clock.advance(5_000);
       const held = await h.cluster.kube.listBundles();
       return held.length === 1 && held[0]?.bundle === "api";
     });
