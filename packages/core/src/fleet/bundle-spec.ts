@@ -15,6 +15,7 @@ import type { PlanWarning } from "../preview-types.js";
 import { fail, joinPath, ok, type Problem, type Result } from "../result.js";
 import { DNS_LABEL, parseWith, unknownFieldMessage } from "../schema.js";
 import { parseRolloutStrategy, type FleetRolloutStrategy } from "./strategy.js";
+import { HELM_KEYS, UNSUPPORTED_FLEET_KEYS } from "./fleet-yaml-keys.js";
 
 /**
  * One entry of `targets` (or the matcher part of a customization). Every criterion that is set must
@@ -53,37 +54,6 @@ export interface FleetBundleSpec {
 
 const HELM_MESSAGE =
   "Helm-chart bundles are not supported yet: render the chart (e.g. `helm template`) and give its manifests instead";
-
-// Keys that only make sense for a Helm chart.
-const HELM_KEYS: readonly string[] = [
-  "helm",
-  "chart",
-  "ociChartSpec",
-  "valuesFiles",
-];
-
-// fleet.yaml and BundleDeploymentOptions fields flotilla does not implement (reference/fleet.md).
-const UNSUPPORTED_FLEET_KEYS: readonly string[] = [
-  "defaultNamespace",
-  "targetNamespace",
-  "labels",
-  "kustomize",
-  "yaml",
-  "dependsOn",
-  "diff",
-  "keepResources",
-  "deleteCRDResources",
-  "deleteNamespace",
-  "ignore",
-  "overrideTargets",
-  "imageScans",
-  "correctDrift",
-  "namespaceLabels",
-  "namespaceAnnotations",
-  "serviceAccount",
-  "forceSyncGeneration",
-  "targetRestrictions",
-];
 
 function unsupportedKeyMessage(key: string, known: readonly string[]): string {
   if (HELM_KEYS.includes(key)) return HELM_MESSAGE;

@@ -13,6 +13,7 @@ import {
   selectorStructField,
   strictObject,
 } from "../schema.js";
+import { FLEET_YAML_KEYS } from "./fleet-yaml-keys.js";
 
 /** What happens to clusters that match no manual partition (SPEC 4.1 Decision). */
 export type UnassignedPolicy = "report" | "autoPartition";
@@ -86,35 +87,6 @@ export const ROLLOUT_STRATEGY_KEYS: readonly string[] = [
   "maxNew",
   "partitions",
   "unassigned",
-];
-
-// fleet.yaml keys other than rolloutStrategy; plan ignores them but they identify the dialect.
-const FLEET_YAML_KEYS: readonly string[] = [
-  "defaultNamespace",
-  "namespace",
-  "targetNamespace",
-  "name",
-  "labels",
-  "kustomize",
-  "helm",
-  "yaml",
-  "paused",
-  "targets",
-  "targetCustomizations",
-  "dependsOn",
-  "diff",
-  "keepResources",
-  "deleteCRDResources",
-  "deleteNamespace",
-  "ignore",
-  "overrideTargets",
-  "imageScans",
-  "correctDrift",
-  "namespaceLabels",
-  "namespaceAnnotations",
-  "serviceAccount",
-  "forceSyncGeneration",
-  "ociChartSpec",
 ];
 
 /** Parses a rolloutStrategy; `undefined`/`null` gives the defaults. Problem paths start at `path`. */

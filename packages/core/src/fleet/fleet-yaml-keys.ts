@@ -1,0 +1,54 @@
+/**
+ * The keys of a Fleet `fleet.yaml` that flotilla knows about (reference/fleet.md): the ones the
+ * bundle parser reads, the Helm ones it refuses, and Fleet's other bundle fields it does not
+ * implement. `flotilla plan` uses all of them to recognise a fleet.yaml; the bundle parser to say
+ * "not supported" rather than "unknown".
+ */
+
+/** What flotilla reads from a fleet.yaml. */
+export const SUPPORTED_BUNDLE_KEYS: readonly string[] = [
+  "name",
+  "namespace",
+  "targets",
+  "targetCustomizations",
+  "rolloutStrategy",
+  "paused",
+];
+
+// Keys that only make sense for a Helm chart.
+export const HELM_KEYS: readonly string[] = [
+  "helm",
+  "chart",
+  "ociChartSpec",
+  "valuesFiles",
+];
+
+// fleet.yaml and BundleDeploymentOptions fields flotilla does not implement (reference/fleet.md).
+export const UNSUPPORTED_FLEET_KEYS: readonly string[] = [
+  "defaultNamespace",
+  "targetNamespace",
+  "labels",
+  "kustomize",
+  "yaml",
+  "dependsOn",
+  "diff",
+  "keepResources",
+  "deleteCRDResources",
+  "deleteNamespace",
+  "ignore",
+  "overrideTargets",
+  "imageScans",
+  "correctDrift",
+  "namespaceLabels",
+  "namespaceAnnotations",
+  "serviceAccount",
+  "forceSyncGeneration",
+  "targetRestrictions",
+];
+
+/** Every fleet.yaml key flotilla knows but rolloutStrategy: one of them marks a fleet.yaml. */
+export const FLEET_YAML_KEYS: readonly string[] = [
+  ...SUPPORTED_BUNDLE_KEYS,
+  ...HELM_KEYS,
+  ...UNSUPPORTED_FLEET_KEYS,
+].filter((key) => key !== "rolloutStrategy");
