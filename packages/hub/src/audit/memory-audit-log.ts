@@ -15,6 +15,7 @@ import {
   parseAuditQuery,
 } from "./audit-query.js";
 import { validAuditRecord } from "./audit-record.js";
+import { AsyncQueue } from "../async-queue.js";
 
 /**
  * An AuditLog in process memory, for unit tests and the hub's offline tools. Records are kept
@@ -27,7 +28,7 @@ export function createMemoryAuditLog(): AuditLog {
 
 class MemoryAuditLog implements AuditLog {
   readonly #events: AuditEvent[] = [];
-  readonly #watchers = new Set<EventQueue>();
+  readonly #watchers = new Set<AsyncQueue<AuditEvent>>();
   #started = false;
 
   start(options: { readonly signal?: AbortSignal } = {}): Promise<void> {
@@ -97,7 +98,7 @@ class MemoryAuditLog implements AuditLog {
       if (signal.aborted) return;
       checkAuditWatch(filter, afterSequence);
       log.#checkStarted("watch");
-      const queue = new EventQueue();
+      const queue = new AsyncQueue<AuditEvent>();
       // Stored records and the subscription are taken in the same tick: none is missed or doubled.
       const stored = log.#events;
       for (const event of stored.slice(afterSequence ?? stored.length)) {
@@ -136,35 +137,4 @@ function settle<T>(run: () => T): Promise<T> {
   return new Promise((resolve) => {
     resolve(run());
   });
-}
-
-/** Events waiting for one watcher; `next()` resolves undefined once ended. */
-class EventQueue {
-  readonly #items: AuditEvent[] = [];
-  #waiter: ((event: AuditEvent | undefined) => void) | undefined;
-  #ended = false;
-
-  push(event: AuditEvent): void {
-    if (this.#ended) return;
-    const waiter = this.#waiter;
-    this.#waiter = undefined;
-    if (waiter) waiter(event);
-    else this.#items.push(event);
-  }
-
-  end(): void {
-    this.#ended = true;
-    this.#items.length = 0;
-    const waiter = this.#waiter;
-    this.#waiter = undefined;
-    waiter?.(undefined);
-  }
-
-  next(): Promise<AuditEvent | undefined> {
-    const item = this.#items.shift();
-    if (item !== undefined || this.#ended) return Promise.resolve(item);
-    return new Promise((resolve) => {
-      this.#waiter = resolve;
-    });
-  }
 }

@@ -18,6 +18,7 @@ import {
   type StateStore,
   type WatchOptions,
 } from "./state-store.js";
+import { AsyncQueue } from "../async-queue.js";
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
@@ -51,7 +52,7 @@ interface RawChange {
 interface Bucket {
   revision: number;
   readonly slots: Map<string, Slot>;
-  readonly watchers: Set<ChangeQueue>;
+  readonly watchers: Set<AsyncQueue<RawChange>>;
 }
 
 class MemoryStore implements StateStore {
@@ -173,7 +174,7 @@ class MemoryStore implements StateStore {
       const bucket = this.#open("watch", collection.name, { signal });
       const prefix = options.prefix ?? "";
       checkPrefix(collection.name, prefix);
-      const queue = new ChangeQueue();
+      const queue = new AsyncQueue<RawChange>();
       bucket.watchers.add(queue);
       const onAbort = (): void => {
         bucket.watchers.delete(queue);
@@ -223,7 +224,7 @@ async function attempt<T>(operation: () => T): Promise<T> {
 
 async function* changes<T>(
   collection: Collection<T>,
-  queue: ChangeQueue,
+  queue: AsyncQueue<RawChange>,
   prefix: string,
 ): AsyncGenerator<Change<T>> {
   for (;;) {
@@ -239,36 +240,5 @@ async function* changes<T>(
           value: decodeValue(collection, key, slot.bytes),
           revision: slot.revision,
         };
-  }
-}
-
-/** An unbounded queue of changes for one watcher; `next()` resolves undefined once ended. */
-class ChangeQueue {
-  readonly #items: RawChange[] = [];
-  #waiter: ((change: RawChange | undefined) => void) | undefined;
-  #ended = false;
-
-  push(change: RawChange): void {
-    if (this.#ended) return;
-    const waiter = this.#waiter;
-    this.#waiter = undefined;
-    if (waiter) waiter(change);
-    else this.#items.push(change);
-  }
-
-  end(): void {
-    this.#ended = true;
-    this.#items.length = 0;
-    const waiter = this.#waiter;
-    this.#waiter = undefined;
-    waiter?.(undefined);
-  }
-
-  next(): Promise<RawChange | undefined> {
-    const item = this.#items.shift();
-    if (item !== undefined || this.#ended) return Promise.resolve(item);
-    return new Promise((resolve) => {
-      this.#waiter = resolve;
-    });
   }
 }
