@@ -30,8 +30,6 @@ export interface IntentWriter {
   current(cluster: string): Promise<CurrentIntent>;
   /** Removes the cluster's intent (the cluster left the fleet). */
   remove(cluster: string): Promise<void>;
-  /** Forgets cached intents (after a NATS restart the hub reads them again). */
-  invalidate(): void;
 }
 
 /** What became of a publish, for metrics. */
@@ -106,9 +104,6 @@ export function createIntentWriter(
         await publisher.remove(cluster);
         cache.delete(cluster);
       });
-    },
-    invalidate() {
-      cache.clear();
     },
   };
 }
