@@ -260,6 +260,9 @@ export function createHub(options: HubOptions): Hub {
     RevokeBootstrapToken: (_call, callback) => {
       callback(unimplemented("RevokeBootstrapToken"));
     },
+    IssueAdminCertificate: (_call, callback) => {
+      callback(unimplemented("IssueAdminCertificate"));
+    },
   };
 
   const tick = (): void => {

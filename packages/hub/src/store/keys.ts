@@ -18,6 +18,9 @@ export const COLLECTION_NAMES = [
   "bundle-revisions",
   "runs",
   "gate-decisions",
+  "bootstrap-tokens",
+  "identities",
+  "security",
 ] as const;
 
 /** One of {@link COLLECTION_NAMES}. */

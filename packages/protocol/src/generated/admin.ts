@@ -207,6 +207,14 @@ import type {
   Group__Output as _flotilla_v1_Group__Output,
 } from "./flotilla/v1/Group.js";
 import type {
+  IssueAdminCertificateRequest as _flotilla_v1_IssueAdminCertificateRequest,
+  IssueAdminCertificateRequest__Output as _flotilla_v1_IssueAdminCertificateRequest__Output,
+} from "./flotilla/v1/IssueAdminCertificateRequest.js";
+import type {
+  IssueAdminCertificateResponse as _flotilla_v1_IssueAdminCertificateResponse,
+  IssueAdminCertificateResponse__Output as _flotilla_v1_IssueAdminCertificateResponse__Output,
+} from "./flotilla/v1/IssueAdminCertificateResponse.js";
+import type {
   LabelClusterRequest as _flotilla_v1_LabelClusterRequest,
   LabelClusterRequest__Output as _flotilla_v1_LabelClusterRequest__Output,
 } from "./flotilla/v1/LabelClusterRequest.js";
@@ -686,6 +694,14 @@ export interface ProtoGrpcType {
         _flotilla_v1_Group__Output
       >;
       HoldReason: EnumTypeDefinition;
+      IssueAdminCertificateRequest: MessageTypeDefinition<
+        _flotilla_v1_IssueAdminCertificateRequest,
+        _flotilla_v1_IssueAdminCertificateRequest__Output
+      >;
+      IssueAdminCertificateResponse: MessageTypeDefinition<
+        _flotilla_v1_IssueAdminCertificateResponse,
+        _flotilla_v1_IssueAdminCertificateResponse__Output
+      >;
       LabelClusterRequest: MessageTypeDefinition<
         _flotilla_v1_LabelClusterRequest,
         _flotilla_v1_LabelClusterRequest__Output

@@ -230,6 +230,14 @@ export {
   type HubMessage__Output,
 } from "./flotilla/v1/HubMessage.js";
 export {
+  type IssueAdminCertificateRequest,
+  type IssueAdminCertificateRequest__Output,
+} from "./flotilla/v1/IssueAdminCertificateRequest.js";
+export {
+  type IssueAdminCertificateResponse,
+  type IssueAdminCertificateResponse__Output,
+} from "./flotilla/v1/IssueAdminCertificateResponse.js";
+export {
   type LabelClusterRequest,
   type LabelClusterRequest__Output,
 } from "./flotilla/v1/LabelClusterRequest.js";

@@ -125,6 +125,14 @@ import type {
   GetUpdateStrategyResponse__Output as _flotilla_v1_GetUpdateStrategyResponse__Output,
 } from "../../flotilla/v1/GetUpdateStrategyResponse.js";
 import type {
+  IssueAdminCertificateRequest as _flotilla_v1_IssueAdminCertificateRequest,
+  IssueAdminCertificateRequest__Output as _flotilla_v1_IssueAdminCertificateRequest__Output,
+} from "../../flotilla/v1/IssueAdminCertificateRequest.js";
+import type {
+  IssueAdminCertificateResponse as _flotilla_v1_IssueAdminCertificateResponse,
+  IssueAdminCertificateResponse__Output as _flotilla_v1_IssueAdminCertificateResponse__Output,
+} from "../../flotilla/v1/IssueAdminCertificateResponse.js";
+import type {
   LabelClusterRequest as _flotilla_v1_LabelClusterRequest,
   LabelClusterRequest__Output as _flotilla_v1_LabelClusterRequest__Output,
 } from "../../flotilla/v1/LabelClusterRequest.js";
@@ -929,6 +937,55 @@ export interface AdminServiceClient extends grpc.Client {
   getUpdateStrategy(
     argument: _flotilla_v1_GetUpdateStrategyRequest,
     callback: grpc.requestCallback<_flotilla_v1_GetUpdateStrategyResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  /**
+   * Admin identities (issue 6): a client certificate from the hub's CA for a person or a tool,
+   * carrying its role. Admin role only.
+   */
+  IssueAdminCertificate(
+    argument: _flotilla_v1_IssueAdminCertificateRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_IssueAdminCertificateResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  IssueAdminCertificate(
+    argument: _flotilla_v1_IssueAdminCertificateRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_IssueAdminCertificateResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  IssueAdminCertificate(
+    argument: _flotilla_v1_IssueAdminCertificateRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_IssueAdminCertificateResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  IssueAdminCertificate(
+    argument: _flotilla_v1_IssueAdminCertificateRequest,
+    callback: grpc.requestCallback<_flotilla_v1_IssueAdminCertificateResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  /**
+   * Admin identities (issue 6): a client certificate from the hub's CA for a person or a tool,
+   * carrying its role. Admin role only.
+   */
+  issueAdminCertificate(
+    argument: _flotilla_v1_IssueAdminCertificateRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_IssueAdminCertificateResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  issueAdminCertificate(
+    argument: _flotilla_v1_IssueAdminCertificateRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_IssueAdminCertificateResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  issueAdminCertificate(
+    argument: _flotilla_v1_IssueAdminCertificateRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_IssueAdminCertificateResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  issueAdminCertificate(
+    argument: _flotilla_v1_IssueAdminCertificateRequest,
+    callback: grpc.requestCallback<_flotilla_v1_IssueAdminCertificateResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   LabelCluster(
@@ -1832,6 +1889,15 @@ export interface AdminServiceHandlers
     _flotilla_v1_GetUpdateStrategyResponse
   >;
 
+  /**
+   * Admin identities (issue 6): a client certificate from the hub's CA for a person or a tool,
+   * carrying its role. Admin role only.
+   */
+  IssueAdminCertificate: grpc.handleUnaryCall<
+    _flotilla_v1_IssueAdminCertificateRequest__Output,
+    _flotilla_v1_IssueAdminCertificateResponse
+  >;
+
   LabelCluster: grpc.handleUnaryCall<
     _flotilla_v1_LabelClusterRequest__Output,
     _flotilla_v1_LabelClusterResponse
@@ -2043,6 +2109,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_GetUpdateStrategyResponse,
     _flotilla_v1_GetUpdateStrategyRequest__Output,
     _flotilla_v1_GetUpdateStrategyResponse__Output
+  >;
+  IssueAdminCertificate: MethodDefinition<
+    _flotilla_v1_IssueAdminCertificateRequest,
+    _flotilla_v1_IssueAdminCertificateResponse,
+    _flotilla_v1_IssueAdminCertificateRequest__Output,
+    _flotilla_v1_IssueAdminCertificateResponse__Output
   >;
   LabelCluster: MethodDefinition<
     _flotilla_v1_LabelClusterRequest,
