@@ -97,6 +97,12 @@ export {
   parseBundleContent,
 } from "./bundle-content.js";
 export type { BundleContent, KubernetesObject } from "./bundle-content.js";
+export {
+  agentInboxPrefix,
+  agentNatsPermissions,
+  BUNDLE_CONTENT_PROBE_CONSUMER,
+} from "./agent-nats-permissions.js";
+export type { AgentNatsPermissions } from "./agent-nats-permissions.js";
 
 // Errors
 export {
@@ -168,3 +174,4 @@ export type {
   StatusSubject,
   ResourceReason,
 } from "./codecs/status-report.js";
+export { silenceIpServernameWarning } from "./ip-servername-warning.js";

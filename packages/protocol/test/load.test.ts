@@ -44,6 +44,7 @@ const ADMIN_METHODS = {
   CreateBootstrapToken: [false, false],
   ListBootstrapTokens: [false, false],
   RevokeBootstrapToken: [false, false],
+  IssueAdminCertificate: [false, false],
 } as const;
 
 function shapes(

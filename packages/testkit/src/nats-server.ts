@@ -8,6 +8,7 @@ import {
   readdir,
   readFile,
   rm,
+  writeFile,
 } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
@@ -26,6 +27,12 @@ export interface StartNatsServerOptions {
   stopTimeoutMs?: number;
   /** Extra command-line arguments, appended after the testkit's own. */
   args?: readonly string[];
+  /**
+   * Server configuration (nats-server's config file syntax), e.g. an operator-mode fragment with
+   * `operator`, `system_account` and `resolver_preload`; written to a file passed with `-c`. The
+   * testkit's command-line flags (JetStream, address, port, store directory) win over it.
+   */
+  config?: string;
 }
 
 /** A nats-server with JetStream on 127.0.0.1, in its own temporary directory. */
@@ -86,6 +93,9 @@ export async function startNatsServer(
   try {
     await mkdir(server.storeDir);
     await mkdir(server.portsDir);
+    if (options.config !== undefined) {
+      await writeFile(server.configFile, options.config, { mode: 0o600 });
+    }
     await server.restart(options.signal ? { signal: options.signal } : {});
   } catch (error) {
     await server.stop();
@@ -97,6 +107,7 @@ export async function startNatsServer(
 class NatsServerProcess implements NatsServer {
   readonly storeDir: string;
   readonly portsDir: string;
+  readonly configFile: string;
   #port: number | undefined;
   #monitorUrl = "";
   #child: ChildProcess | undefined;
@@ -110,6 +121,7 @@ class NatsServerProcess implements NatsServer {
   ) {
     this.storeDir = join(dir, "store");
     this.portsDir = join(dir, "ports");
+    this.configFile = join(dir, "nats-server.conf");
   }
 
   get port(): number {
@@ -140,6 +152,7 @@ class NatsServerProcess implements NatsServer {
     await this.halt();
     const binary = this.binary;
     const args = [
+      ...(this.options.config === undefined ? [] : ["-c", this.configFile]),
       "-js",
       "-a",
       "127.0.0.1",
