@@ -7,6 +7,7 @@
  * reads it through its `env` argument.
  */
 import { accessSync, constants, statSync } from "node:fs";
+import { isIP } from "node:net";
 import {
   fail,
   ok,
@@ -18,12 +19,23 @@ import { z } from "zod";
 import { LOG_LEVELS, type LogLevel } from "./logger.js";
 import { bucketPrefixProblem } from "./store/keys.js";
 
-/** Certificate files for serving gRPC over TLS (paths, read by main.ts). */
+/**
+ * gRPC over TLS (paths, read by main.ts). Client certificates (agents, admins) chain to the hub's
+ * CA: the operator's (`caCertFile`/`caKeyFile`), else the one in the state store (issue 6).
+ */
 export interface HubTlsConfig {
-  readonly certFile: string;
-  readonly keyFile: string;
-  /** CA bundle that client certificates must chain to (mTLS); absent: no client certificates. */
-  readonly caFile?: string;
+  /** The serving certificate and key; absent: the hub issues its own from its CA for `sans`. */
+  readonly certFile?: string;
+  readonly keyFile?: string;
+  /** An operator-supplied CA (both or neither); absent: the CA kept in the state store. */
+  readonly caCertFile?: string;
+  readonly caKeyFile?: string;
+  /** DNS names and IP addresses of the serving certificate the hub issues itself. */
+  readonly sans: readonly string[];
+  /** Where to write the CA certificate at start, for CLIs and agents to trust. */
+  readonly writeCaFile?: string;
+  /** Lifetime of the cluster certificates registration issues. */
+  readonly clusterCertTtlMs: number;
 }
 
 /** The settings of a hub that is to run. */
@@ -43,6 +55,14 @@ export interface HubSettings {
   /** How often bundle passes and run ticks happen. */
   readonly passIntervalMs: number;
   readonly logLevel: LogLevel;
+  /** The hub's own NATS user (a `.creds` file); undefined: connect without credentials. */
+  readonly natsCredsFile: string | undefined;
+  /** Seed file of the account signing key agents' NATS users are minted with; undefined: none. */
+  readonly natsAccountSigningKeyFile: string | undefined;
+  /** NATS URLs agents are told in their credentials; default the hub's own `nats`. */
+  readonly agentNatsServers: readonly string[];
+  /** The admin token file (bearer tokens of AdminService callers); undefined when not given. */
+  readonly adminTokensFile: string | undefined;
 }
 
 /** gRPC transport security: plaintext only when asked for explicitly. */
@@ -83,6 +103,24 @@ const OPTIONS = {
     fallback: "nats://127.0.0.1:4222",
     help: "NATS servers (JetStream enabled)",
   },
+  natsCreds: {
+    flag: "--nats-creds",
+    env: "FLOTILLA_NATS_CREDS",
+    arg: "FILE",
+    help: "the hub's NATS user credentials (hub.creds of flotilla-hub nats-setup)",
+  },
+  natsAccountSigningKey: {
+    flag: "--nats-account-signing-key",
+    env: "FLOTILLA_NATS_ACCOUNT_SIGNING_KEY",
+    arg: "FILE",
+    help: "account signing key seed (account-signing.nk) for agents' NATS credentials",
+  },
+  agentNatsServers: {
+    flag: "--agent-nats-servers",
+    env: "FLOTILLA_AGENT_NATS_SERVERS",
+    arg: "URL[,URL...]",
+    help: "NATS servers agents are told to use (default: --nats)",
+  },
   statePrefix: {
     flag: "--state-prefix",
     env: "FLOTILLA_STATE_PREFIX",
@@ -111,7 +149,44 @@ const OPTIONS = {
     flag: "--tls-ca",
     env: "FLOTILLA_TLS_CA",
     arg: "FILE",
-    help: "CA for client certificates (mTLS)",
+    help: "no longer used: client certificates chain to the hub's CA (--ca-cert)",
+  },
+  caCert: {
+    flag: "--ca-cert",
+    env: "FLOTILLA_CA_CERT",
+    arg: "FILE",
+    help: "the operator's CA certificate (PEM), with --ca-key; default: the hub's stored CA",
+  },
+  caKey: {
+    flag: "--ca-key",
+    env: "FLOTILLA_CA_KEY",
+    arg: "FILE",
+    help: "the operator's CA private key (PEM)",
+  },
+  tlsSan: {
+    flag: "--tls-san",
+    env: "FLOTILLA_TLS_SAN",
+    arg: "NAME[,NAME...]",
+    help: "DNS names and IPs of the serving certificate the hub issues itself (default localhost,127.0.0.1 and the --listen host)",
+  },
+  writeCa: {
+    flag: "--write-ca",
+    env: "FLOTILLA_WRITE_CA",
+    arg: "FILE",
+    help: "write the CA certificate (PEM) to FILE at start, for CLIs and agents",
+  },
+  clusterCertTtl: {
+    flag: "--cluster-cert-ttl",
+    env: "FLOTILLA_CLUSTER_CERT_TTL",
+    arg: "DURATION",
+    fallback: "30d",
+    help: "lifetime of the cluster certificates agents get when they register",
+  },
+  adminTokens: {
+    flag: "--admin-tokens",
+    env: "FLOTILLA_HUB_ADMIN_TOKENS",
+    arg: "FILE",
+    help: "admin bearer tokens (YAML list of name, role, tokenSha256), re-read on change",
   },
   heartbeatInterval: {
     flag: "--heartbeat-interval",
@@ -162,11 +237,16 @@ export const HUB_USAGE: string = [
     return `${left.padEnd(34)} ${o.help}${fallback}${env}`;
   }),
   "",
-  "Durations: 500ms, 10s, 1m, 1h, or sums like 1m30s. gRPC needs --tls-cert and --tls-key, or",
-  "--insecure-plaintext to serve without TLS.",
+  "Durations: 500ms, 10s, 1m, 1h, 30d, or sums like 1m30s. gRPC serves TLS with the hub's CA (made",
+  "on the first start and kept in the state store, or --ca-cert/--ca-key) unless --insecure-plaintext.",
+  "Admin callers present an admin client certificate (TLS) or a bearer token from --admin-tokens; a plaintext hub without --admin-tokens",
+  "is insecure development mode: every caller is admin.",
 ].join("\n");
 
 // ---- Value schemas: strings in, typed values out; messages say what a good value looks like.
+
+const DNS_NAME =
+  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
 const HOST_PORT =
   /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$/;
@@ -203,21 +283,26 @@ function duration(minMs: number, maxMs: number) {
   });
 }
 
+const natsUrls = z.string().transform((v, ctx) => {
+  const urls = v.split(",").map((u) => u.trim());
+  for (const url of urls) {
+    if (!natsUrl.safeParse(url).success) {
+      ctx.addIssue({
+        code: "custom",
+        message: `"${url}" ${natsUrl.safeParse(url).error?.issues[0]?.message ?? "is not a NATS URL"}`,
+      });
+    }
+  }
+  return urls;
+});
+
 const schemas = {
   listen: hostPort,
   httpListen: z.union([z.literal("off").transform(() => undefined), hostPort]),
-  nats: z.string().transform((v, ctx) => {
-    const urls = v.split(",").map((u) => u.trim());
-    for (const url of urls) {
-      if (!natsUrl.safeParse(url).success) {
-        ctx.addIssue({
-          code: "custom",
-          message: `"${url}" ${natsUrl.safeParse(url).error?.issues[0]?.message ?? "is not a NATS URL"}`,
-        });
-      }
-    }
-    return urls;
-  }),
+  nats: natsUrls,
+  natsCreds: z.string(),
+  natsAccountSigningKey: z.string(),
+  agentNatsServers: natsUrls,
   statePrefix: z.string().superRefine((v, ctx) => {
     const problem = bucketPrefixProblem(v);
     if (problem !== undefined)
@@ -231,6 +316,23 @@ const schemas = {
   tlsCert: z.string(),
   tlsKey: z.string(),
   tlsCa: z.string(),
+  caCert: z.string(),
+  caKey: z.string(),
+  tlsSan: z.string().transform((v, ctx) => {
+    const names = v.split(",").map((n) => n.trim());
+    for (const name of names) {
+      if (isIP(name) === 0 && !DNS_NAME.test(name)) {
+        ctx.addIssue({
+          code: "custom",
+          message: `"${name}" is neither a DNS name nor an IP address`,
+        });
+      }
+    }
+    return names;
+  }),
+  writeCa: z.string(),
+  clusterCertTtl: duration(60_000, 365 * 24 * 3_600_000),
+  adminTokens: z.string(),
   heartbeatInterval: duration(100, 3_600_000),
   missedHeartbeats: z
     .string()
@@ -392,6 +494,17 @@ export function parseHubConfig(
       value: httpListen,
     });
   }
+  if (values.adminTokens !== undefined) {
+    const problem = unreadableFile(values.adminTokens);
+    if (problem !== undefined) {
+      problems.push({
+        path: sources.get("adminTokens")?.source ?? OPTIONS.adminTokens.flag,
+        message: `${problem} (${spelled("adminTokens")})`,
+        value: values.adminTokens,
+      });
+    }
+  }
+  checkNatsAuth(values, sources, problems);
   if (problems.length > 0 || transport === undefined) return fail(problems);
   return ok({
     help: false,
@@ -403,61 +516,141 @@ export function parseHubConfig(
     missedHeartbeats: values.missedHeartbeats ?? 0,
     passIntervalMs: values.passInterval ?? 0,
     logLevel: values.logLevel ?? "info",
+    natsCredsFile: values.natsCreds,
+    natsAccountSigningKeyFile: values.natsAccountSigningKey,
+    agentNatsServers: values.agentNatsServers ?? values.nats ?? [],
+    adminTokensFile: values.adminTokens,
     ...transport,
   });
 }
 
-/** Plaintext only when asked for; otherwise a readable certificate and key (and CA). */
+/**
+ * Plaintext only when asked for. TLS needs no flag: the hub's CA and a serving certificate it
+ * issues itself; `--tls-cert/--tls-key` and `--ca-cert/--ca-key` come in pairs of readable files.
+ */
 function checkTransport(
   values: Partial<Values>,
   sources: ReadonlyMap<OptionName, Raw>,
   problems: Problem[],
 ): HubTransport | undefined {
-  const tlsNames = ["tlsCert", "tlsKey", "tlsCa"] as const;
-  const tlsGiven = tlsNames.filter((n) => values[n] !== undefined);
+  const where = (name: OptionName): string =>
+    sources.get(name)?.source ?? OPTIONS[name].flag;
+  const given = (name: OptionName): boolean =>
+    values[name] !== undefined &&
+    !(sources.get(name)?.source ?? "").startsWith("the default");
+  const tlsNames = [
+    "tlsCert",
+    "tlsKey",
+    "tlsCa",
+    "caCert",
+    "caKey",
+    "tlsSan",
+    "writeCa",
+    "clusterCertTtl",
+  ] as const;
   if (values.insecurePlaintext === true) {
-    for (const name of tlsGiven) {
+    const clashes = tlsNames.filter(given);
+    for (const name of clashes) {
       problems.push({
-        path: sources.get(name)?.source ?? OPTIONS[name].flag,
+        path: where(name),
         message: `cannot be combined with ${spelled("insecurePlaintext")}: choose TLS or plaintext`,
-        value: values[name],
+        value: sources.get(name)?.value,
       });
     }
-    return tlsGiven.length === 0
+    return clashes.length === 0
       ? { insecurePlaintext: true, tls: undefined }
       : undefined;
   }
-  if (tlsGiven.length === 0) {
-    // A bad --insecure-plaintext value is already reported; asking for TLS too would mislead.
-    if (
-      sources.has("insecurePlaintext") &&
-      values.insecurePlaintext === undefined
-    ) {
-      return undefined;
-    }
-    problems.push({
-      path: OPTIONS.tlsCert.flag,
-      message:
-        `gRPC needs TLS: pass ${OPTIONS.tlsCert.flag} and ${OPTIONS.tlsKey.flag} (or ${OPTIONS.tlsCert.env} and ${OPTIONS.tlsKey.env}), ` +
-        `or pass ${OPTIONS.insecurePlaintext.flag} explicitly (or ${OPTIONS.insecurePlaintext.env}=1) to serve plaintext`,
-    });
+  // A bad --insecure-plaintext value is already reported; TLS problems too would mislead.
+  if (
+    sources.has("insecurePlaintext") &&
+    values.insecurePlaintext === undefined
+  )
     return undefined;
-  }
   let good = true;
-  for (const name of ["tlsCert", "tlsKey"] as const) {
-    if (values[name] === undefined) {
+  if (values.tlsCa !== undefined) {
+    good = false;
+    problems.push({
+      path: where("tlsCa"),
+      message: `is no longer used: client certificates chain to the hub's CA; pass ${OPTIONS.caCert.flag} and ${OPTIONS.caKey.flag} to supply that CA (${spelled("tlsCa")})`,
+      value: values.tlsCa,
+    });
+  }
+  for (const [a, b] of [
+    ["tlsCert", "tlsKey"],
+    ["caCert", "caKey"],
+  ] as const) {
+    for (const [name, other] of [
+      [a, b],
+      [b, a],
+    ] as const) {
+      if (values[name] === undefined && values[other] !== undefined) {
+        good = false;
+        problems.push({
+          path: OPTIONS[name].flag,
+          message: `is required with ${OPTIONS[other].flag} (${spelled(name)})`,
+        });
+      }
+    }
+  }
+  for (const name of ["tlsCert", "tlsKey", "caCert", "caKey"] as const) {
+    const file = values[name];
+    const problem = file === undefined ? undefined : unreadableFile(file);
+    if (problem !== undefined) {
       good = false;
       problems.push({
-        path: OPTIONS[name].flag,
-        message: `is required with ${tlsGiven.map((n) => OPTIONS[n].flag).join(" and ")} (${spelled(name)})`,
+        path: where(name),
+        message: `${problem} (${spelled(name)})`,
+        value: file,
       });
     }
   }
-  for (const name of tlsGiven) {
-    const file = values[name] ?? "";
-    const problem = unreadableFile(file);
+  if (values.tlsSan !== undefined && values.tlsCert !== undefined) {
+    good = false;
+    problems.push({
+      path: where("tlsSan"),
+      message: `names the serving certificate the hub issues itself, so it cannot be combined with ${spelled("tlsCert")} (${spelled("tlsSan")})`,
+      value: sources.get("tlsSan")?.value,
+    });
+  }
+  if (!good || values.clusterCertTtl === undefined) return undefined;
+  const host = (values.listen ?? "")
+    .replace(/:\d+$/, "")
+    .replace(/^\[|\]$/g, "");
+  const defaultSans = ["localhost", "127.0.0.1"];
+  if (
+    host !== "" &&
+    !["0.0.0.0", "::"].includes(host) &&
+    !defaultSans.includes(host)
+  )
+    defaultSans.push(host);
+  const { tlsCert, tlsKey, caCert, caKey, writeCa } = values;
+  return {
+    insecurePlaintext: false,
+    tls: {
+      ...(tlsCert === undefined || tlsKey === undefined
+        ? {}
+        : { certFile: tlsCert, keyFile: tlsKey }),
+      ...(caCert === undefined || caKey === undefined
+        ? {}
+        : { caCertFile: caCert, caKeyFile: caKey }),
+      ...(writeCa === undefined ? {} : { writeCaFile: writeCa }),
+      sans: values.tlsSan ?? defaultSans,
+      clusterCertTtlMs: values.clusterCertTtl,
+    },
+  };
+}
+
+/** NATS credential files readable; the signing key's account comes from the hub's creds. */
+function checkNatsAuth(
+  values: Partial<Values>,
+  sources: ReadonlyMap<OptionName, Raw>,
+  problems: Problem[],
+): void {
+  for (const name of ["natsCreds", "natsAccountSigningKey"] as const) {
+    const file = values[name];
+    const problem = file === undefined ? undefined : unreadableFile(file);
     if (problem !== undefined) {
-      good = false;
       problems.push({
         path: sources.get(name)?.source ?? OPTIONS[name].flag,
         message: `${problem} (${spelled(name)})`,
@@ -465,16 +658,18 @@ function checkTransport(
       });
     }
   }
-  if (!good || values.tlsCert === undefined || values.tlsKey === undefined)
-    return undefined;
-  return {
-    insecurePlaintext: false,
-    tls: {
-      certFile: values.tlsCert,
-      keyFile: values.tlsKey,
-      ...(values.tlsCa === undefined ? {} : { caFile: values.tlsCa }),
-    },
-  };
+  if (
+    values.natsAccountSigningKey !== undefined &&
+    values.natsCreds === undefined
+  ) {
+    problems.push({
+      path:
+        sources.get("natsAccountSigningKey")?.source ??
+        OPTIONS.natsAccountSigningKey.flag,
+      message: `needs ${spelled("natsCreds")} too: the agents' account is the one of the hub's NATS user (${spelled("natsAccountSigningKey")})`,
+      value: values.natsAccountSigningKey,
+    });
+  }
 }
 
 /** Why `file` cannot be read as a regular file, or undefined when it can. */

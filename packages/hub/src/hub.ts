@@ -15,11 +15,7 @@ import {
   type wire,
 } from "@flotilla/protocol";
 import { ReflectionService } from "@grpc/reflection";
-import {
-  Server,
-  status as grpcStatus,
-  type ServerCredentials,
-} from "@grpc/grpc-js";
+import { Server, type ServerCredentials } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { AuditLog } from "./audit/audit-log.js";
 import type { ClusterDirectory } from "./clusters/cluster-directory.js";
@@ -32,6 +28,11 @@ import {
   type ClusterRegistry,
 } from "./clusters/cluster-registry.js";
 import { fleetHandlers } from "./grpc/admin-fleet.js";
+import { securityHandlers } from "./grpc/admin-security.js";
+import {
+  createAgentRegistration,
+  DEFAULT_CLUSTER_CERT_TTL_MS,
+} from "./grpc/agent-registration.js";
 import { runHandlers } from "./grpc/admin-runs.js";
 import {
   agentServiceDefinition,
@@ -46,6 +47,11 @@ import {
   type PublishOutcome,
 } from "./intents/intent-writer.js";
 import { createRunManager, type RunManager } from "./runs/run-manager.js";
+import type { AdminAuth } from "./security/admin-auth.js";
+import type { AgentNatsCredentialsIssuer } from "./security/agent-nats-credentials.js";
+import { createBootstrapTokens } from "./security/bootstrap-tokens.js";
+import type { CertificateAuthority } from "./security/certificate-authority.js";
+import { createClusterIdentities } from "./security/cluster-identities.js";
 import type { StateStore } from "./store/state-store.js";
 import {
   createUpdateStrategies,
@@ -130,6 +136,15 @@ function observeAdminCalls(
   return wrapped as unknown as Handlers;
 }
 
+/** Agent identities under TLS (issue 6); absent: plaintext development mode. */
+export interface HubSecurity {
+  readonly authority: CertificateAuthority;
+  /** Absent: registration returns no NATS credentials. */
+  readonly natsCredentials?: AgentNatsCredentialsIssuer;
+  /** Lifetime of cluster certificates (default 30 days). */
+  readonly clusterCertificateTtlMs?: number;
+}
+
 export interface HubOptions {
   readonly store: StateStore;
   readonly publisher: IntentPublisher;
@@ -145,6 +160,13 @@ export interface HubOptions {
     log: AuditLog,
   ) => Pick<Handlers, "ListAuditEvents" | "WatchAuditEvents">;
   readonly observer?: HubObserver;
+  /** Registration, agent mTLS and admin certificates; absent: plaintext, hello names the cluster. */
+  readonly security?: HubSecurity;
+  /**
+   * Authentication and roles of AdminService calls (security/admin-auth.ts), built with the hub's
+   * audit log; absent: callers are named by the `x-flotilla-actor` header and all are admin.
+   */
+  readonly adminAuth?: (deps: AuditDeps) => AdminAuth;
 }
 
 export interface Hub {
@@ -173,6 +195,7 @@ export function createHub(options: HubOptions): Hub {
       log.error({ err: error }, "cannot write the audit log");
     },
   };
+  const adminAuth = options.adminAuth?.(auditDeps);
   const intents = createIntentWriter(
     publisher,
     options.observer?.onIntentPublish,
@@ -201,7 +224,30 @@ export function createHub(options: HubOptions): Hub {
     directory: registry,
     logger: log.child({ component: "bundles" }),
   });
+  const tokens = createBootstrapTokens({ store, now });
+  const identities = createClusterIdentities({ store, now });
+  const { security } = options;
+  const registration = createAgentRegistration({
+    ...auditDeps,
+    logger: log.child({ component: "registration" }),
+    security:
+      security === undefined
+        ? undefined
+        : {
+            authority: security.authority,
+            tokens,
+            identities,
+            ...(security.natsCredentials === undefined
+              ? {}
+              : { natsCredentials: security.natsCredentials }),
+            clusterCertificateTtlMs:
+              security.clusterCertificateTtlMs ?? DEFAULT_CLUSTER_CERT_TTL_MS,
+          },
+    onRegistered: (cluster, agentVersion) =>
+      registry.enroll(cluster, agentVersion),
+  });
   const agents: AgentService = createAgentService({
+    registration,
     registry,
     intents,
     sinks: {
@@ -224,6 +270,15 @@ export function createHub(options: HubOptions): Hub {
   });
 
   registry.onChange((change) => {
+    if (change.type === "left") {
+      // A removed cluster's certificates stop working at once (its live stream is already ended).
+      identities.forget(change.cluster).catch((error: unknown) => {
+        log.error(
+          { err: error, clusterName: change.cluster },
+          "cannot delete the identity of a removed cluster",
+        );
+      });
+    }
     runs.clusterChanged(change);
     if (change.type !== "windows") bundles.onFleetChanged();
   });
@@ -234,11 +289,6 @@ export function createHub(options: HubOptions): Hub {
   let server: Server | undefined;
   let timer: NodeJS.Timeout | undefined;
   let started = false;
-
-  const unimplemented = (what: string) => ({
-    code: grpcStatus.UNIMPLEMENTED,
-    details: `${what} is not available yet (bootstrap tokens come with agent registration and mTLS)`,
-  });
 
   const handlers: Handlers = {
     ...fleetHandlers({ ...auditDeps, registry, groups, intents }),
@@ -251,18 +301,11 @@ export function createHub(options: HubOptions): Hub {
     }),
     ...bundles.handlers,
     ...options.auditHandlers(audit),
-    CreateBootstrapToken: (_call, callback) => {
-      callback(unimplemented("CreateBootstrapToken"));
-    },
-    ListBootstrapTokens: (_call, callback) => {
-      callback(unimplemented("ListBootstrapTokens"));
-    },
-    RevokeBootstrapToken: (_call, callback) => {
-      callback(unimplemented("RevokeBootstrapToken"));
-    },
-    IssueAdminCertificate: (_call, callback) => {
-      callback(unimplemented("IssueAdminCertificate"));
-    },
+    ...securityHandlers({
+      ...auditDeps,
+      tokens,
+      authority: security?.authority,
+    }),
   };
 
   const tick = (): void => {
@@ -299,7 +342,10 @@ export function createHub(options: HubOptions): Hub {
       grpcServer.addService(agentServiceDefinition(), agents.handlers);
       addAdminService(
         grpcServer,
-        observeAdminCalls(handlers, options.observer?.onAdminCall),
+        observeAdminCalls(
+          adminAuth?.wrap(handlers) ?? handlers,
+          options.observer?.onAdminCall,
+        ),
       );
       new ReflectionService(loadProtocol().packageDefinition).addToServer(
         grpcServer,

@@ -130,3 +130,27 @@ export { createHubMetrics } from "./metrics.js";
 export type { HubMetrics } from "./metrics.js";
 export { startHttpServer } from "./http-server.js";
 export type { HttpServer } from "./http-server.js";
+
+// NATS authorization: the operator setup and agents' NATS credentials
+export { HUB_NATS_USER, createNatsAuthSetup } from "./security/nats-auth.js";
+export type {
+  NatsAuthSetup,
+  NatsAuthSetupOptions,
+  NatsJetStreamLimits,
+} from "./security/nats-auth.js";
+export {
+  agentNatsUserName,
+  createAgentNatsCredentialsIssuer,
+} from "./security/agent-nats-issuer.js";
+export type { AgentNatsCredentialsIssuerOptions } from "./security/agent-nats-issuer.js";
+export type {
+  AgentNatsCredentials,
+  AgentNatsCredentialsIssuer,
+} from "./security/agent-nats-credentials.js";
+export { loadNatsAuth } from "./security/nats-auth-config.js";
+export type { NatsAuth, NatsAuthConfig } from "./security/nats-auth-config.js";
+export {
+  NATS_SETUP_FILES,
+  parseNatsSetupArgs,
+  runNatsSetup,
+} from "./security/nats-setup-command.js";

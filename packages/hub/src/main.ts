@@ -8,7 +8,6 @@
  *
  * Exit codes: 0 after a clean stop, 2 for bad configuration, 1 when it cannot start.
  */
-import { readFileSync } from "node:fs";
 import { formatProblem } from "@flotilla/core";
 import { codeOfGrpcStatus } from "@flotilla/protocol";
 import { ServerCredentials } from "@grpc/grpc-js";
@@ -18,14 +17,22 @@ import { createJetStreamAuditLog } from "./audit/jetstream-audit-log.js";
 import { createBundleService } from "./bundles/bundle-service.js";
 import { createJetStreamObjectReader } from "./bundles/object-reader.js";
 import { HUB_USAGE, parseHubConfig } from "./config.js";
-import { createHub } from "./hub.js";
+import { createHub, type HubSecurity } from "./hub.js";
 import { startHttpServer, type HttpServer } from "./http-server.js";
 import { createJetStreamIntentPublisher } from "./intents/jetstream-intent-publisher.js";
 import { createLogger } from "./logger.js";
 import { createHubMetrics } from "./metrics.js";
+import { createAdminAuth } from "./security/admin-auth.js";
+import { loadAdminTokens, type AdminTokens } from "./security/admin-tokens.js";
+import { prepareHubTls, type HubTls } from "./security/hub-tls.js";
 import { createJetStreamStore } from "./store/jetstream-store.js";
+import { loadNatsAuth, type NatsAuth } from "./security/nats-auth-config.js";
+import { natsSetupMain } from "./security/nats-setup-command.js";
 
 async function main(): Promise<number> {
+  if (process.argv[2] === "nats-setup") {
+    return natsSetupMain(process.argv.slice(3));
+  }
   const parsed = parseHubConfig(process.argv.slice(2), process.env);
   if (!parsed.ok) {
     for (const problem of parsed.problems) {
@@ -41,10 +48,50 @@ async function main(): Promise<number> {
   }
   const log = createLogger(config.logLevel);
   const metrics = createHubMetrics();
+  const stopping = new AbortController();
+  let adminTokens: AdminTokens | undefined;
+  if (config.adminTokensFile !== undefined) {
+    try {
+      adminTokens = await loadAdminTokens({
+        file: config.adminTokensFile,
+        logger: log,
+        signal: stopping.signal,
+      });
+    } catch (error) {
+      process.stderr.write(
+        `flotilla-hub: ${error instanceof Error ? error.message : String(error)}\n`,
+      );
+      return 2;
+    }
+  }
+  // A plaintext hub without a token file cannot authenticate anyone: development mode.
+  const insecureAdmin = config.insecurePlaintext && adminTokens === undefined;
+  if (insecureAdmin) {
+    log.warn(
+      "Insecure development mode: every AdminService caller is admin (no TLS, no --admin-tokens)",
+    );
+  }
+
+  let natsAuth: NatsAuth;
+  try {
+    natsAuth = await loadNatsAuth(config);
+  } catch (error) {
+    process.stderr.write(
+      `flotilla-hub: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    return 2;
+  }
+  if (natsAuth.agentNatsCredentials !== undefined) {
+    log.info(
+      { account: natsAuth.accountPublicKey, servers: config.agentNatsServers },
+      "Agents get NATS credentials of their own",
+    );
+  }
 
   let nc: NatsConnection;
   try {
     nc = await connect({
+      ...natsAuth.connectOptions,
       servers: [...config.nats],
       name: "flotilla-hub",
       maxReconnectAttempts: -1,
@@ -78,6 +125,27 @@ async function main(): Promise<number> {
   await store.start();
   await publisher.start();
   await audit.start();
+  // Under TLS the hub's CA signs agents' and admins' certificates (issue 6).
+  let tls: HubTls | undefined;
+  let security: HubSecurity | undefined;
+  if (!config.insecurePlaintext) {
+    try {
+      tls = await prepareHubTls(config.tls, { store, logger: log });
+      security = {
+        authority: tls.authority,
+        clusterCertificateTtlMs: config.tls.clusterCertTtlMs,
+        ...(natsAuth.agentNatsCredentials === undefined
+          ? {}
+          : { natsCredentials: natsAuth.agentNatsCredentials }),
+      };
+    } catch (error) {
+      log.fatal({ err: error }, "cannot prepare TLS");
+      process.stderr.write(
+        `flotilla-hub: cannot prepare TLS: ${error instanceof Error ? error.message : String(error)}\n`,
+      );
+      return 1;
+    }
+  }
 
   const hub = createHub({
     store,
@@ -89,6 +157,16 @@ async function main(): Promise<number> {
     passIntervalMs: config.passIntervalMs,
     bundles: (deps) => createBundleService({ ...deps, objects }),
     auditHandlers,
+    ...(security === undefined ? {} : { security }),
+    adminAuth: (auditDeps) =>
+      createAdminAuth({
+        ...(tls === undefined
+          ? {}
+          : { verifyCertificate: tls.authority.verify }),
+        ...auditDeps,
+        ...(adminTokens === undefined ? {} : { tokens: adminTokens }),
+        insecure: insecureAdmin,
+      }),
     observer: {
       onTransition: (scope, to) => {
         metrics.runTransition(
@@ -123,20 +201,7 @@ async function main(): Promise<number> {
     },
   });
 
-  const credentials = config.insecurePlaintext
-    ? ServerCredentials.createInsecure()
-    : ServerCredentials.createSsl(
-        config.tls.caFile === undefined
-          ? null
-          : readFileSync(config.tls.caFile),
-        [
-          {
-            cert_chain: readFileSync(config.tls.certFile),
-            private_key: readFileSync(config.tls.keyFile),
-          },
-        ],
-        config.tls.caFile !== undefined,
-      );
+  const credentials = tls?.credentials ?? ServerCredentials.createInsecure();
   const port = await hub.start(config.listen, credentials);
   const gauges = setInterval(() => {
     metrics.setAgentsConnected(hub.registry.connectedCount());
@@ -172,8 +237,10 @@ async function main(): Promise<number> {
     process.once("SIGINT", resolve);
   });
   log.info("stopping");
+  stopping.abort();
   clearInterval(gauges);
   await hub.stop();
+  tls?.stop();
   await http?.close();
   await audit.stop();
   await publisher.stop();

@@ -424,14 +424,14 @@ const cases = (): Case[] => {
       { code: "invalid_argument", path: "pageToken" },
     ],
     [
-      "CreateBootstrapToken",
+      "CreateBootstrapToken without a lifetime",
       () =>
         callUnary(a, "createBootstrapToken", {
-          ttlSeconds: 60,
+          ttlSeconds: 0,
           maxUses: 1,
           reason: "",
         }),
-      { code: "internal", message: /not available yet/ },
+      { code: "invalid_argument", path: "ttlSeconds" },
     ],
   ];
 };

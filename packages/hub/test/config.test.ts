@@ -56,6 +56,10 @@ describe("parseHubConfig", () => {
       missedHeartbeats: 3,
       passIntervalMs: 5_000,
       logLevel: "info",
+      adminTokensFile: undefined,
+      natsCredsFile: undefined,
+      natsAccountSigningKeyFile: undefined,
+      agentNatsServers: ["nats://127.0.0.1:4222"],
     });
   });
 
@@ -120,24 +124,75 @@ describe("parseHubConfig", () => {
 
   test("TLS files that exist give a TLS config", () => {
     expect(
-      parsed(["--tls-cert", cert, "--tls-key", key, "--tls-ca", ca]),
+      parsed([
+        "--tls-cert",
+        cert,
+        "--tls-key",
+        key,
+        "--ca-cert",
+        ca,
+        "--ca-key",
+        key,
+      ]),
     ).toMatchObject({
       insecurePlaintext: false,
-      tls: { certFile: cert, keyFile: key, caFile: ca },
+      tls: { certFile: cert, keyFile: key, caCertFile: ca, caKeyFile: key },
     });
     expect(
       parsed([], { FLOTILLA_TLS_CERT: cert, FLOTILLA_TLS_KEY: key }),
     ).toMatchObject({ tls: { certFile: cert, keyFile: key } });
   });
 
-  test("without TLS or --insecure-plaintext it refuses, saying how to get plaintext", () => {
-    const [problem, ...rest] = problems([]);
-    expect(rest).toEqual([]);
-    expect(problem?.path).toBe("--tls-cert");
-    expect(problem?.message).toMatch(
-      /pass --insecure-plaintext explicitly \(or FLOTILLA_INSECURE_PLAINTEXT=1\) to serve plaintext/,
-    );
-    expect(problems([], { FLOTILLA_INSECURE_PLAINTEXT: "0" })).toHaveLength(1);
+  test("without flags it serves TLS with the hub's CA and a certificate for localhost and the listen host", () => {
+    expect(parsed(["--listen", "hub.example:7070"])).toMatchObject({
+      insecurePlaintext: false,
+      tls: {
+        sans: ["localhost", "127.0.0.1", "hub.example"],
+        clusterCertTtlMs: 30 * 24 * 3_600_000,
+      },
+    });
+    const tls = parsed([
+      "--tls-san",
+      "hub.internal,10.0.0.7",
+      "--cluster-cert-ttl",
+      "7d",
+      "--write-ca",
+      join(dir, "ca.pem"),
+    ]);
+    expect(tls).toMatchObject({
+      tls: {
+        sans: ["hub.internal", "10.0.0.7"],
+        clusterCertTtlMs: 7 * 24 * 3_600_000,
+        writeCaFile: join(dir, "ca.pem"),
+      },
+    });
+    expect(parsed([], { FLOTILLA_INSECURE_PLAINTEXT: "0" })).toMatchObject({
+      insecurePlaintext: false,
+    });
+  });
+
+  test("refuses the retired --tls-ca, a CA without its key, bad SANs and TLS flags with plaintext", () => {
+    expect(problems(["--tls-ca", ca]).map((p) => p.path)).toEqual(["--tls-ca"]);
+    expect(problems(["--ca-cert", ca]).map((p) => p.path)).toEqual([
+      "--ca-key",
+    ]);
+    expect(problems(["--tls-san", "ok.example,not a name"])).toEqual([
+      expect.objectContaining({
+        path: "--tls-san",
+        message: expect.stringContaining(
+          '"not a name" is neither a DNS name nor an IP address',
+        ) as string,
+      }),
+    ]);
+    expect(
+      problems([
+        ...PLAIN,
+        "--write-ca",
+        "ca.pem",
+        "--cluster-cert-ttl",
+        "1d",
+      ]).map((p) => p.path),
+    ).toEqual(["--write-ca", "--cluster-cert-ttl"]);
   });
 
   test("refuses TLS files that are missing, unreadable or not files", async () => {

@@ -22,7 +22,7 @@ import {
 } from "@flotilla/core";
 import type { ClusterFacts } from "@flotilla/protocol";
 import { nameKey } from "../store/keys.js";
-import type { StateStore } from "../store/state-store.js";
+import { isRevisionConflict, type StateStore } from "../store/state-store.js";
 import type { ClusterDirectory } from "./cluster-directory.js";
 import {
   CLUSTERS,
@@ -102,6 +102,11 @@ export interface ClusterRegistry extends ClusterDirectory {
     agentVersion: string,
     facts: ClusterFacts | undefined,
   ): Promise<SessionHandle>;
+  /**
+   * Records a cluster that registered (issue 6) and has not connected yet: NeverConnected until
+   * its agent connects. A known cluster is left as it is.
+   */
+  enroll(cluster: string, agentVersion: string): Promise<void>;
   /** The agent's facts changed (or arrived after hello). */
   updateFacts(session: SessionHandle, facts: ClusterFacts): Promise<void>;
   /** The agent's windows changed. */
@@ -305,6 +310,39 @@ export function createClusterRegistry(
       markSeen(existing);
       emit({ type: "changed", cluster });
       return { cluster, id };
+    },
+
+    async enroll(cluster, agentVersion) {
+      if (entries.has(cluster)) return;
+      const now = deps.now();
+      const record: ClusterRecord = {
+        name: cluster,
+        facts: { labels: {}, nodePools: [] },
+        operatorLabels: {},
+        removedLabels: [],
+        agentVersion,
+        registeredAtMs: now,
+        lastSeenAtMs: now,
+      };
+      const entry: Entry = {
+        record,
+        revision: 0,
+        cluster: recordToCluster(record),
+        lastSeenAtMs: now,
+        unreachable: false,
+        everConnected: false,
+        appliedGeneration: 0,
+      };
+      entries.set(cluster, entry);
+      try {
+        await write(entry, record, 0);
+      } catch (error) {
+        if (entries.get(cluster) === entry) entries.delete(cluster);
+        // Another hub (or a connect here) recorded it first: that record stands.
+        if (isRevisionConflict(error)) return;
+        throw error;
+      }
+      emit({ type: "joined", cluster });
     },
 
     async updateFacts(session, facts) {

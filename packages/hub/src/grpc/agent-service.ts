@@ -5,6 +5,10 @@
  * this stream (StreamError, then the same gRPC status) and nothing else: other agents' sessions
  * are independent.
  *
+ * With TLS (issue 6) the stream's client certificate names its cluster (agent-registration.ts):
+ * no valid certificate of a registered cluster is UNAUTHENTICATED at once, and a hello naming
+ * another cluster is PERMISSION_DENIED. In plaintext development mode hello names the cluster.
+ *
  * Status reports count only for the cluster's current intent generation (revision-correct
  * readiness); the `ack` says whether a report counted. Counted upgrade reports go to the run
  * manager, counted bundle reports to the bundle manager.
@@ -35,6 +39,7 @@ import type {
   SessionHandle,
 } from "../clusters/cluster-registry.js";
 import type { IntentWriter } from "../intents/intent-writer.js";
+import type { AgentRegistration } from "./agent-registration.js";
 
 /** Marks a message too large to decode: the stream is refused with its size (see below). */
 const OVERSIZED = Symbol("oversized");
@@ -90,6 +95,8 @@ export interface AgentServiceDeps {
   readonly helloTimeoutMs?: number;
   readonly onSessionRefused?: (code: string) => void;
   readonly onReport?: (phase: string, accepted: boolean) => void;
+  /** Register, RenewIdentity and the stream's authentication (issue 6). */
+  readonly registration: AgentRegistration;
 }
 
 export interface AgentService {
@@ -181,6 +188,12 @@ export function createAgentService(deps: AgentServiceDeps): AgentService {
       }
     }, deps.helloTimeoutMs ?? 10_000);
 
+    // The certificate is checked as the stream opens: without one it ends before any hello.
+    const authenticated = deps.registration.authenticateStream(call);
+    authenticated.catch((error: unknown) => {
+      refuse(FlotillaError.from(error));
+    });
+
     const invalid = (
       what: string,
       problems: Parameters<typeof FlotillaError.invalid>[1],
@@ -211,6 +224,17 @@ export function createAgentService(deps: AgentServiceDeps): AgentService {
           throw new FlotillaError(
             "failed_precondition",
             `Protocol version ${String(hello.value.protocolVersion)} is not supported: this hub speaks version ${String(PROTOCOL_VERSION)}`,
+          );
+        }
+        const identity = await authenticated;
+        if (
+          identity !== undefined &&
+          identity.cluster !== hello.value.clusterName
+        ) {
+          throw deps.registration.deniedHello(
+            identity,
+            hello.value.clusterName,
+            safePeer(call),
           );
         }
         const opened = await deps.registry.connect(
@@ -370,20 +394,10 @@ export function createAgentService(deps: AgentServiceDeps): AgentService {
     });
   };
 
-  const unimplemented = (what: string) => ({
-    code: grpcStatus.UNIMPLEMENTED,
-    details: `${what} is not available yet: agents join with --insecure-plaintext or TLS until bootstrap tokens and per-cluster identities land`,
-  });
-
   return {
     handlers: {
       Connect: connect,
-      Register: (_call, callback) => {
-        callback(unimplemented("Register"));
-      },
-      RenewIdentity: (_call, callback) => {
-        callback(unimplemented("RenewIdentity"));
-      },
+      ...deps.registration.handlers,
     },
     closeAll() {
       for (const call of [...open]) {

@@ -8,8 +8,9 @@ import { FlotillaError } from "@flotilla/core";
 import { toGrpcStatus } from "@flotilla/protocol";
 import type { handleUnaryCall, Metadata, ServerUnaryCall } from "@grpc/grpc-js";
 import type { AuditLog, AuditOutcome } from "../audit/audit-log.js";
+import { callIdentity } from "../security/call-identity.js";
 
-/** Header naming the caller until authentication lands (issue 6): `x-flotilla-actor`. */
+/** Header naming the caller in insecure development mode (no admin authentication): `x-flotilla-actor`. */
 export const ACTOR_HEADER = "x-flotilla-actor";
 
 /** Who is calling, and a signal that aborts when the call is cancelled. */
@@ -25,7 +26,8 @@ export type UnaryHandler<Req, Res> = (
   context: CallContext,
 ) => Res | Promise<Res>;
 
-function actorOf(metadata: Metadata, peer: string): string {
+/** The actor `x-flotilla-actor` names, else `anonymous@PEER` (insecure development mode). */
+export function headerActor(metadata: Metadata, peer: string): string {
   const [value] = metadata.get(ACTOR_HEADER);
   if (typeof value === "string" && /^[\w.@:/-]{1,128}$/.test(value)) {
     return value;
@@ -33,7 +35,11 @@ function actorOf(metadata: Metadata, peer: string): string {
   return peer === "" ? "anonymous" : `anonymous@${peer}`;
 }
 
-/** The context of a gRPC call (actor from {@link ACTOR_HEADER}, else the peer address). */
+/**
+ * The context of a gRPC call: the caller admin authentication attached to it
+ * (security/admin-auth.ts), else (a hub without it) the actor from {@link ACTOR_HEADER} or the
+ * peer address, as admin.
+ */
 export function callContext(
   call: Pick<ServerUnaryCall<unknown, unknown>, "metadata" | "getPeer" | "on">,
 ): CallContext {
@@ -47,9 +53,10 @@ export function callContext(
   } catch {
     peer = "";
   }
+  const who = callIdentity(call);
   return {
-    actor: actorOf(call.metadata, peer),
-    role: "admin",
+    actor: who?.actor ?? headerActor(call.metadata, peer),
+    role: who?.role ?? "admin",
     signal: controller.signal,
   };
 }

@@ -1,3 +1,7 @@
+/**
+ * The hub's side of the bundle-content object store: opening (creating) it so that agents can read
+ * objects by name, and storing content under its digest.
+ */
 import { StorageType, type JetStreamClient } from "@nats-io/jetstream";
 import { Base64UrlPaddedCodec, Objm, type ObjectStore } from "@nats-io/obj";
 import {
@@ -10,18 +14,28 @@ import { checkContentSize } from "./intent-publisher.js";
 
 /**
  * Opens the object store of bundle content, `<prefix>-bundle-content` (file storage), creating it
- * if missing. Agents fetch from it by digest (`getBundleContent` in @flotilla/agent).
+ * if missing. Agents fetch from it by digest (`getBundleContent` in @flotilla/agent), reading an
+ * object's metadata with a JetStream direct get that names it: their NATS users may not read the
+ * stream any other way (agentNatsPermissions of @flotilla/protocol). nats.js creates object
+ * stores with `allow_direct`; a store created without it (another client, an older tool) is
+ * updated to allow direct gets, its content untouched.
  */
-export function openBundleContentStore(
+export async function openBundleContentStore(
   js: JetStreamClient,
   prefix: string,
   replicas: number,
 ): Promise<ObjectStore> {
-  return new Objm(js).create(bundleContentBucket(prefix), {
+  const store = await new Objm(js).create(bundleContentBucket(prefix), {
     storage: StorageType.File,
     replicas,
     description: "flotilla bundle content by sha256 digest",
   });
+  const { config } = (await store.status()).streamInfo;
+  if (!config.allow_direct) {
+    const jsm = await js.jetstreamManager();
+    await jsm.streams.update(config.name, { allow_direct: true });
+  }
+  return store;
 }
 
 /**

@@ -1,0 +1,370 @@
+/**
+ * How an agent gets and keeps its identity (issue 6), and how its session stream proves it:
+ *
+ * * Register (no client certificate): a bootstrap token is checked, the cluster name validated
+ *   (an intent key), the CSR's signature verified; a cluster already registered needs a token
+ *   bound to its name. Only then is a use of the token counted, the certificate issued and the
+ *   identity stored, so a refused request changes nothing.
+ * * RenewIdentity: the caller's valid certificate names the cluster (never the message); the new
+ *   certificate is added and the previous one stays valid until it expires.
+ * * Connect: the stream's certificate must name a registered cluster holding it, and hello must
+ *   name that same cluster.
+ *
+ * Every Register and RenewIdentity, and every refused stream, goes to the audit log as
+ * `cluster:NAME` (or `anonymous@PEER` when no identity is known).
+ */
+import { FlotillaError, showValue } from "@flotilla/core";
+import { intentKeyProblem, toGrpcStatus, type wire } from "@flotilla/protocol";
+import type { sendUnaryData, ServerUnaryCall } from "@grpc/grpc-js";
+import type { Logger } from "pino";
+import type { BootstrapTokens } from "../security/bootstrap-tokens.js";
+import type { CertificateAuthority } from "../security/certificate-authority.js";
+import type { ClusterIdentities } from "../security/cluster-identities.js";
+import type { ClusterIdentity } from "../security/identity.js";
+import type { AgentNatsCredentialsIssuer } from "../security/agent-nats-credentials.js";
+import { audited, callContext, type AuditDeps } from "./unary.js";
+
+/** A cluster certificate's default lifetime: 30 days. */
+export const DEFAULT_CLUSTER_CERT_TTL_MS = 30 * 24 * 3_600_000;
+
+const MAX_AGENT_VERSION_LENGTH = 128;
+const AGENT_SERVICE = "/flotilla.v1.AgentService/";
+
+/** What the hub needs to register and authenticate agents (absent: plaintext development mode). */
+export interface AgentSecurity {
+  readonly authority: CertificateAuthority;
+  readonly tokens: BootstrapTokens;
+  readonly identities: ClusterIdentities;
+  /** Absent: registration answers without NATS credentials. */
+  readonly natsCredentials?: AgentNatsCredentialsIssuer;
+  readonly clusterCertificateTtlMs: number;
+}
+
+export interface AgentRegistrationDeps extends AuditDeps {
+  readonly security: AgentSecurity | undefined;
+  readonly logger: Logger;
+  /** Called once a cluster is registered (the registry creates its record). */
+  readonly onRegistered?: (
+    cluster: string,
+    agentVersion: string,
+  ) => Promise<void>;
+}
+
+type Call = Pick<
+  ServerUnaryCall<unknown, unknown>,
+  "metadata" | "getPeer" | "on" | "getAuthContext"
+>;
+
+function peerOf(call: Pick<Call, "getPeer">): string {
+  try {
+    return call.getPeer();
+  } catch {
+    return "unknown";
+  }
+}
+
+function needsTls(method: string): FlotillaError {
+  return new FlotillaError(
+    "failed_precondition",
+    `${method} needs TLS: this hub serves plaintext (--insecure-plaintext), where agents are not registered`,
+  );
+}
+
+/** The cluster identity of the call's client certificate; `unauthenticated` without one. */
+export async function clusterOfCall(
+  security: AgentSecurity,
+  call: Pick<Call, "getAuthContext">,
+): Promise<ClusterIdentity> {
+  let raw: Buffer | undefined;
+  try {
+    raw = call.getAuthContext().sslPeerCertificate?.raw;
+  } catch {
+    raw = undefined;
+  }
+  if (raw === undefined) {
+    throw new FlotillaError(
+      "unauthenticated",
+      "No client certificate: agents authenticate with the certificate Register issued",
+    );
+  }
+  const identity = security.authority.verify(raw);
+  if (identity.kind !== "cluster") {
+    throw new FlotillaError(
+      "unauthenticated",
+      `The client certificate names admin ${showValue(identity.name)}, not a cluster`,
+    );
+  }
+  if (!(await security.identities.holds(identity.cluster, identity.serial))) {
+    throw new FlotillaError(
+      "unauthenticated",
+      `Cluster ${showValue(identity.cluster)} is not registered, or certificate ${showValue(identity.serial)} is no longer honoured (removed, or registered again since)`,
+    );
+  }
+  return identity;
+}
+
+/** Register and RenewIdentity, and the check of Connect streams. */
+export interface AgentRegistration {
+  readonly handlers: Pick<
+    wire.AgentServiceHandlers,
+    "Register" | "RenewIdentity"
+  >;
+  /**
+   * The cluster a Connect stream may speak for, or undefined in plaintext mode (hello names it).
+   * Refusals are audited and thrown (`unauthenticated`).
+   */
+  authenticateStream(
+    call: Pick<Call, "getPeer" | "getAuthContext">,
+  ): Promise<ClusterIdentity | undefined>;
+  /** Audits a stream whose hello named another cluster than its certificate; returns the error. */
+  deniedHello(
+    identity: ClusterIdentity,
+    claimed: string,
+    peer: string,
+  ): FlotillaError;
+}
+
+export function createAgentRegistration(
+  deps: AgentRegistrationDeps,
+): AgentRegistration {
+  const { security } = deps;
+
+  const record = (
+    method: string,
+    actor: string,
+    targetName: string,
+    error: FlotillaError | undefined,
+  ): void => {
+    const outcome =
+      error === undefined
+        ? ("Succeeded" as const)
+        : error.code === "unauthenticated" || error.code === "permission_denied"
+          ? ("Denied" as const)
+          : ("Failed" as const);
+    deps.audit
+      .append({
+        atMs: deps.now(),
+        actor,
+        role: "agent",
+        method: `${AGENT_SERVICE}${method}`,
+        targetKind: "Cluster",
+        targetName,
+        reason: "",
+        outcome,
+        ...(error === undefined
+          ? { message: "" }
+          : { errorCode: error.code, message: error.message.slice(0, 1024) }),
+      })
+      .catch(deps.onAuditError);
+  };
+
+  /** Answers a unary call; an unexpected error is logged here and is "Internal error" on the wire. */
+  const reply = <Res>(
+    method: string,
+    result: Promise<Res>,
+    callback: sendUnaryData<Res>,
+  ): void => {
+    result.then(
+      (response) => {
+        callback(null, response);
+      },
+      (error: unknown) => {
+        if (FlotillaError.from(error).code === "internal") {
+          deps.logger.error({ err: error, method }, "agent call failed");
+        }
+        callback(toGrpcStatus(error));
+      },
+    );
+  };
+
+  const register = async (
+    request: wire.RegisterRequest__Output,
+  ): Promise<wire.RegisterResponse> => {
+    if (security === undefined) throw needsTls("Register");
+    const name = request.clusterName;
+    const nameProblem = intentKeyProblem(name);
+    if (nameProblem !== undefined) {
+      throw FlotillaError.invalid("registration", [
+        { path: "clusterName", message: nameProblem, value: name },
+      ]);
+    }
+    if (request.agentVersion.length > MAX_AGENT_VERSION_LENGTH) {
+      throw FlotillaError.invalid("registration", [
+        {
+          path: "agentVersion",
+          message: `must be at most ${String(MAX_AGENT_VERSION_LENGTH)} characters`,
+        },
+      ]);
+    }
+    const token = await security.tokens.check(request.bootstrapToken, name);
+    const existing = await security.identities.get(name);
+    if (existing !== undefined && token.clusterName !== name) {
+      throw new FlotillaError(
+        "already_exists",
+        `Cluster ${showValue(name)} is already registered: registering it again needs a bootstrap token bound to its name (flotilla token create --cluster ${name})`,
+      );
+    }
+    // Validates the CSR (signature included) before anything is counted or stored.
+    const issued = await security.authority.issueClientCertificate(
+      request.csrPem,
+      { kind: "cluster", cluster: name },
+      security.clusterCertificateTtlMs,
+    );
+    const nats = await security.natsCredentials?.issue(
+      name,
+      issued.expiresAtMs,
+    );
+    await security.tokens.redeem(request.bootstrapToken, name);
+    await security.identities.register(
+      name,
+      {
+        serial: issued.serial,
+        issuedAtMs: deps.now(),
+        expiresAtMs: issued.expiresAtMs,
+      },
+      existing !== undefined,
+    );
+    await deps.onRegistered?.(name, request.agentVersion);
+    deps.logger.info(
+      { clusterName: name, serial: issued.serial, tokenId: token.id },
+      "cluster registered",
+    );
+    return {
+      clusterName: name,
+      identity: {
+        clientCertificatePem: issued.certificatePem,
+        caCertificatePem: security.authority.certificatePem,
+        certificateExpiresAtMs: issued.expiresAtMs,
+        ...(nats === undefined
+          ? {}
+          : { nats: { ...nats, servers: [...nats.servers] } }),
+      },
+    };
+  };
+
+  const renew = async (
+    request: wire.RenewIdentityRequest__Output,
+    identity: ClusterIdentity,
+  ): Promise<wire.RenewIdentityResponse> => {
+    if (security === undefined) throw needsTls("RenewIdentity");
+    const cluster = identity.cluster;
+    const issued = await security.authority.issueClientCertificate(
+      request.csrPem,
+      { kind: "cluster", cluster },
+      security.clusterCertificateTtlMs,
+    );
+    const nats = await security.natsCredentials?.issue(
+      cluster,
+      issued.expiresAtMs,
+    );
+    await security.identities.renew(cluster, {
+      serial: issued.serial,
+      issuedAtMs: deps.now(),
+      expiresAtMs: issued.expiresAtMs,
+    });
+    deps.logger.info(
+      {
+        clusterName: cluster,
+        serial: issued.serial,
+        previous: identity.serial,
+      },
+      "cluster identity renewed",
+    );
+    return {
+      identity: {
+        clientCertificatePem: issued.certificatePem,
+        caCertificatePem: security.authority.certificatePem,
+        certificateExpiresAtMs: issued.expiresAtMs,
+        ...(nats === undefined
+          ? {}
+          : { nats: { ...nats, servers: [...nats.servers] } }),
+      },
+    };
+  };
+
+  return {
+    handlers: {
+      Register: (call, callback) => {
+        const request = call.request;
+        const actor =
+          intentKeyProblem(request.clusterName) === undefined
+            ? `cluster:${request.clusterName}`
+            : `anonymous@${peerOf(call)}`;
+        const handler = audited(
+          deps,
+          {
+            method: `${AGENT_SERVICE}Register`,
+            targetKind: "cluster",
+            targetName: (r: wire.RegisterRequest__Output) => r.clusterName,
+          },
+          register,
+        );
+        reply(
+          "Register",
+          Promise.resolve(
+            handler(request, { ...callContext(call), actor, role: "agent" }),
+          ),
+          callback,
+        );
+      },
+
+      RenewIdentity: (call, callback) => {
+        const answer = async (): Promise<wire.RenewIdentityResponse> => {
+          if (security === undefined) throw needsTls("RenewIdentity");
+          let identity: ClusterIdentity;
+          try {
+            identity = await clusterOfCall(security, call);
+          } catch (error) {
+            record(
+              "RenewIdentity",
+              `anonymous@${peerOf(call)}`,
+              "",
+              FlotillaError.from(error),
+            );
+            throw error;
+          }
+          const handler = audited(
+            deps,
+            {
+              method: `${AGENT_SERVICE}RenewIdentity`,
+              targetKind: "cluster",
+              targetName: () => identity.cluster,
+            },
+            (request: wire.RenewIdentityRequest__Output) =>
+              renew(request, identity),
+          );
+          return handler(call.request, {
+            ...callContext(call),
+            actor: `cluster:${identity.cluster}`,
+            role: "agent",
+          });
+        };
+        reply("RenewIdentity", answer(), callback);
+      },
+    },
+
+    async authenticateStream(call) {
+      if (security === undefined) return undefined;
+      try {
+        return await clusterOfCall(security, call);
+      } catch (error) {
+        const refusal = FlotillaError.from(error);
+        record("Connect", `anonymous@${peerOf(call)}`, "", refusal);
+        throw refusal;
+      }
+    },
+
+    deniedHello(identity, claimed, peer) {
+      const error = new FlotillaError(
+        "permission_denied",
+        `This stream's certificate is cluster ${showValue(identity.cluster)}'s; it cannot speak for cluster ${showValue(claimed)}`,
+      );
+      deps.logger.warn(
+        { clusterName: identity.cluster, claimed, peer },
+        "agent hello named another cluster",
+      );
+      record("Connect", `cluster:${identity.cluster}`, claimed, error);
+      return error;
+    },
+  };
+}

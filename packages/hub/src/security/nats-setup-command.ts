@@ -1,0 +1,186 @@
+/**
+ * `flotilla-hub nats-setup --out DIR [--account NAME] [--force]`: what an operator runs once to
+ * put NATS in operator mode for flotilla (nats-auth.ts). It writes, each readable by its owner
+ * only:
+ *
+ * * `nats-auth.conf`: the server configuration fragment (include it in nats-server's config);
+ * * `hub.creds`: the hub's NATS user (`--nats-creds`);
+ * * `account-signing.nk`: the seed the hub mints agent users with (`--nats-account-signing-key`);
+ * * `operator.nk`: the operator's seed, to be moved offline.
+ *
+ * Existing files are never overwritten without `--force`: a second run would otherwise lock out
+ * every agent issued credentials by the first one.
+ */
+import { constants } from "node:fs";
+import { access, chmod, mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import {
+  fail,
+  FlotillaError,
+  formatProblem,
+  ok,
+  type Problem,
+  type Result,
+} from "@flotilla/core";
+import { createNatsAuthSetup } from "./nats-auth.js";
+
+/** Usage of the subcommand. */
+export const NATS_SETUP_USAGE = [
+  "Usage: flotilla-hub nats-setup --out DIR [--account NAME] [--force]",
+  "",
+  "Creates a NATS operator, system account and flotilla account (JetStream enabled) and writes",
+  "nats-auth.conf, hub.creds, account-signing.nk and operator.nk (mode 0600) into DIR.",
+  "",
+  "  --out DIR        directory to write to (created if missing)",
+  "  --account NAME   name of the flotilla account (default flotilla)",
+  "  --force          overwrite existing files",
+  "  --help           print this help and exit",
+].join("\n");
+
+/** File names written by the subcommand. */
+export const NATS_SETUP_FILES = {
+  serverConfig: "nats-auth.conf",
+  hubCreds: "hub.creds",
+  accountSigningKey: "account-signing.nk",
+  operatorKey: "operator.nk",
+} as const;
+
+/** Parsed arguments of the subcommand. */
+export type NatsSetupArgs =
+  | { readonly help: true }
+  | {
+      readonly help: false;
+      readonly outDir: string;
+      readonly accountName: string | undefined;
+      readonly force: boolean;
+    };
+
+/** Parses the subcommand's arguments (after `nats-setup`); every problem names its flag. */
+export function parseNatsSetupArgs(
+  argv: readonly string[],
+): Result<NatsSetupArgs> {
+  const problems: Problem[] = [];
+  let outDir: string | undefined;
+  let accountName: string | undefined;
+  let force = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    const inline = eq > 0 ? arg.slice(eq + 1) : undefined;
+    if (flag === "--help" || flag === "-h") return ok({ help: true });
+    if (flag === "--force" && inline === undefined) {
+      force = true;
+      continue;
+    }
+    if (flag === "--out" || flag === "--account") {
+      const value =
+        inline ??
+        (argv[i + 1]?.startsWith("--") === false ? argv[++i] : undefined);
+      if (value === undefined || value === "") {
+        problems.push({ path: flag, message: `needs a value: ${flag} VALUE` });
+      } else if (flag === "--out") outDir = value;
+      else accountName = value;
+      continue;
+    }
+    problems.push({
+      path: arg.startsWith("-") ? flag : "argv",
+      message: "unknown argument of nats-setup (see nats-setup --help)",
+      value: arg,
+    });
+  }
+  if (outDir === undefined && !problems.some((p) => p.path === "--out")) {
+    problems.push({ path: "--out", message: "is required: --out DIR" });
+  }
+  if (problems.length > 0 || outDir === undefined) return fail(problems);
+  return ok({ help: false, outDir, accountName, force });
+}
+
+/**
+ * Creates the setup and writes its files; resolves to a summary for the operator. Throws a
+ * FlotillaError (`already_exists` for files present without `force`, `invalid_argument` for a bad
+ * account name) before writing anything.
+ */
+export async function runNatsSetup(args: {
+  readonly outDir: string;
+  readonly accountName?: string | undefined;
+  readonly force: boolean;
+}): Promise<string> {
+  const setup = await createNatsAuthSetup(
+    args.accountName === undefined ? {} : { accountName: args.accountName },
+  );
+  const files: readonly (readonly [string, string])[] = [
+    [NATS_SETUP_FILES.serverConfig, setup.serverConfig],
+    [NATS_SETUP_FILES.hubCreds, setup.hubCreds],
+    [NATS_SETUP_FILES.accountSigningKey, `${setup.account.signingSeed}\n`],
+    [NATS_SETUP_FILES.operatorKey, `${setup.operator.seed}\n`],
+  ];
+  await mkdir(args.outDir, { recursive: true, mode: 0o700 });
+  if (!args.force) {
+    const present: string[] = [];
+    for (const [name] of files) {
+      if (await exists(join(args.outDir, name))) present.push(name);
+    }
+    if (present.length > 0) {
+      throw new FlotillaError(
+        "already_exists",
+        `Cannot write the NATS setup to "${args.outDir}": ${present.join(", ")} already exist; pass --force to replace them (agents issued credentials by the old setup will be refused)`,
+      );
+    }
+  }
+  for (const [name, content] of files) {
+    const file = join(args.outDir, name);
+    // `wx` still guards against a file appearing since the check. The mode applies only when
+    // a file is created, so a replaced file is narrowed explicitly.
+    await writeFile(file, content, {
+      mode: 0o600,
+      flag: args.force ? "w" : "wx",
+    });
+    await chmod(file, 0o600);
+  }
+  return [
+    `Wrote ${files.map(([name]) => name).join(", ")} to ${args.outDir}.`,
+    `Account ${setup.account.name}: ${setup.account.publicKey}`,
+    `Operator: ${setup.operator.publicKey}`,
+    "Next: include nats-auth.conf in nats-server's configuration (JetStream enabled) and restart it;",
+    "run the hub with --nats-creds hub.creds --nats-account-signing-key account-signing.nk;",
+    "move operator.nk offline.",
+  ].join("\n");
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await access(file, constants.F_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Runs `flotilla-hub nats-setup ARGS`; resolves to the exit code (2: bad arguments or files). */
+export async function natsSetupMain(argv: readonly string[]): Promise<number> {
+  const parsed = parseNatsSetupArgs(argv);
+  if (!parsed.ok) {
+    for (const problem of parsed.problems) {
+      process.stderr.write(
+        `flotilla-hub nats-setup: ${formatProblem(problem)}\n`,
+      );
+    }
+    process.stderr.write(
+      "Run flotilla-hub nats-setup --help for the options.\n",
+    );
+    return 2;
+  }
+  if (parsed.value.help) {
+    process.stdout.write(`${NATS_SETUP_USAGE}\n`);
+    return 0;
+  }
+  try {
+    process.stdout.write(`${await runNatsSetup(parsed.value)}\n`);
+    return 0;
+  } catch (error) {
+    const e = FlotillaError.from(error);
+    process.stderr.write(`flotilla-hub nats-setup: ${e.message}\n`);
+    return e.code === "internal" ? 1 : 2;
+  }
+}

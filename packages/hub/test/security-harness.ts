@@ -1,0 +1,133 @@
+/**
+ * A hub with agent security for the security tests: in-memory adapters, a clock the test moves,
+ * the hub's CA in the memory store, and gRPC over TLS on 127.0.0.1 through the hub's own server
+ * credentials. Clients are real grpc-js clients, with or without a client certificate.
+ */
+import pino from "pino";
+import {
+  createAdminServiceClient,
+  createAgentServiceClient,
+  type wire,
+} from "@flotilla/protocol";
+import { credentials } from "@grpc/grpc-js";
+import { auditHandlers } from "../src/audit/admin-audit.js";
+import { createMemoryAuditLog } from "../src/audit/memory-audit-log.js";
+import { createBundleService } from "../src/bundles/bundle-service.js";
+import { objectReaderOf } from "../src/bundles/object-reader.js";
+import { createHub, type Hub } from "../src/hub.js";
+import { createMemoryIntentPublisher } from "../src/intents/memory-intent-publisher.js";
+import { loadOrCreateCertificateAuthority } from "../src/security/ca-store.js";
+import type { CertificateAuthority } from "../src/security/certificate-authority.js";
+import { createHubServerCredentials } from "../src/security/server-credentials.js";
+import { createMemoryStore } from "../src/store/memory-store.js";
+import type { AuditLog } from "../src/audit/audit-log.js";
+import type { StateStore } from "../src/store/state-store.js";
+
+export interface SecureTestHub {
+  readonly hub: Hub;
+  readonly address: string;
+  readonly authority: CertificateAuthority;
+  readonly admin: wire.AdminServiceClient;
+  readonly store: StateStore;
+  readonly audit: AuditLog;
+  readonly clock: { now(): number; advance(ms: number): void };
+  /** An AgentService client over TLS; with `identity`, presenting that client certificate. */
+  agentClient(identity?: {
+    keyPem: string;
+    certificatePem: string;
+  }): wire.AgentServiceClient;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+export async function startSecureTestHub(
+  options: {
+    clusterCertificateTtlMs?: number;
+    /** Where the hub's clock starts relative to real time (default 0). */
+    clockOffsetMs?: number;
+  } = {},
+): Promise<SecureTestHub> {
+  // Near real time: TLS checks certificates' validity against the real clock.
+  let now = Date.now() + (options.clockOffsetMs ?? 0);
+  const clock = {
+    now: () => now,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
+  const store = createMemoryStore();
+  const publisher = createMemoryIntentPublisher();
+  const audit = createMemoryAuditLog();
+  await store.start();
+  await publisher.start();
+  await audit.start();
+  const authority = await loadOrCreateCertificateAuthority(store, {
+    now: clock.now,
+  });
+  const serving = await authority.issueServingCertificate(
+    ["localhost", "127.0.0.1"],
+    24 * 3_600_000,
+  );
+  const hub = createHub({
+    store,
+    publisher,
+    audit,
+    logger: pino({ level: "silent" }),
+    now: clock.now,
+    heartbeatIntervalMs: 60_000,
+    missedHeartbeats: 3,
+    passIntervalMs: 50,
+    bundles: (deps) =>
+      createBundleService({
+        ...deps,
+        objects: objectReaderOf((digest) => publisher.bundleContent(digest)),
+      }),
+    auditHandlers,
+    security: {
+      authority,
+      ...(options.clusterCertificateTtlMs === undefined
+        ? {}
+        : { clusterCertificateTtlMs: options.clusterCertificateTtlMs }),
+    },
+  });
+  const server = createHubServerCredentials({
+    certificatePem: serving.certificatePem,
+    privateKeyPem: serving.privateKeyPem,
+    caCertificatePem: authority.certificatePem,
+  });
+  const port = await hub.start("127.0.0.1:0", server.credentials);
+  const address = `127.0.0.1:${String(port)}`;
+  const ca = Buffer.from(authority.certificatePem);
+  const clients: { close(): void }[] = [];
+  const admin = createAdminServiceClient(address, credentials.createSsl(ca));
+  clients.push(admin);
+  return {
+    hub,
+    address,
+    authority,
+    admin,
+    store,
+    audit,
+    clock,
+    agentClient(identity) {
+      const client = createAgentServiceClient(
+        address,
+        identity === undefined
+          ? credentials.createSsl(ca)
+          : credentials.createSsl(
+              ca,
+              Buffer.from(identity.keyPem),
+              Buffer.from(identity.certificatePem),
+            ),
+      );
+      clients.push(client);
+      return client;
+    },
+    async [Symbol.asyncDispose]() {
+      for (const client of clients) client.close();
+      await hub.stop();
+      await audit.stop();
+      await publisher.stop();
+      await store.stop();
+    },
+  };
+}
