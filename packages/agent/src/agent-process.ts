@@ -1,17 +1,28 @@
 /**
  * The composition root of `flotilla-agent` (STYLE "Boundaries": only here are the concrete
- * adapters chosen): the simulated clusters, one shared NATS connection, one progress store, one
- * metrics registry and server, and one agent per cluster; then it waits for the stop signal and
- * stops everything in reverse order.
+ * adapters chosen): the simulated clusters, their identities (registered with a bootstrap token
+ * and renewed in the background, issue 6), NATS connections (one per cluster with its own
+ * credentials, else one shared), one progress store, one metrics registry and server, and one
+ * agent per cluster; then it waits for the stop signal and stops everything in reverse order.
  */
 import { join } from "node:path";
 import { FlotillaError } from "@flotilla/core";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
+import {
+  connect,
+  type ConnectionOptions,
+  type NatsConnection,
+} from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { parse as parseYaml } from "yaml";
 import type { AgentConfig } from "./config.js";
 import { readHubTls, type HubTransport } from "./hub/transport.js";
+import {
+  identityNatsOptions,
+  readBootstrapToken,
+  startIdentityKeepers,
+} from "./identity/fleet-identities.js";
+import type { IdentityKeeper } from "./identity/identity-keeper.js";
 import { createAgentMetrics } from "./metrics/agent-metrics.js";
 import {
   startMetricsServer,
@@ -27,6 +38,7 @@ import { loadSimulatedCluster } from "./simulated/cluster-file.js";
 import type { SimulatedClusterConfig } from "./simulated/config.js";
 import { loadSimulatedFleet } from "./simulated/fleet-file.js";
 import { mulberry32 } from "./simulated/random.js";
+import { AGENT_VERSION } from "./version.js";
 import {
   createSimulatedCluster,
   type SimulatedCluster,
@@ -74,6 +86,58 @@ async function transportOf(config: AgentConfig): Promise<HubTransport> {
     : { tls: await readHubTls(transport.tls) };
 }
 
+/** Loads or registers every cluster's identity; undefined when the configuration has none. */
+async function keepIdentities(
+  config: AgentConfig,
+  transport: HubTransport,
+  clusterNames: readonly string[],
+  logger: Logger,
+  signal: AbortSignal,
+): Promise<Map<string, IdentityKeeper> | undefined> {
+  const { identity } = config;
+  if (identity === undefined || !("tls" in transport)) return undefined;
+  const hubCa =
+    typeof transport.tls === "function" ? transport.tls().ca : transport.tls.ca;
+  const bootstrapToken =
+    identity.bootstrapToken === undefined
+      ? undefined
+      : await readBootstrapToken(identity.bootstrapToken);
+  return startIdentityKeepers(
+    { clock: systemClock, logger },
+    {
+      clusterNames,
+      dir: identity.dir,
+      hub: config.hub,
+      hubCa,
+      agentVersion: AGENT_VERSION,
+      ...(bootstrapToken === undefined ? {} : { bootstrapToken }),
+      signal,
+    },
+  );
+}
+
+/** Connects to NATS, or resolves undefined once `signal` aborts first (closing a late connection). */
+async function connectNats(
+  options: ConnectionOptions,
+  signal: AbortSignal,
+): Promise<NatsConnection | undefined> {
+  const connecting = connect({
+    name: "flotilla-agent",
+    maxReconnectAttempts: -1,
+    waitOnFirstConnect: true,
+    ...options,
+  });
+  const nc = await unlessAborted(connecting, signal);
+  if (nc === undefined)
+    connecting
+      .then(
+        (late) => late.close(),
+        () => undefined,
+      )
+      .catch(() => undefined);
+  return nc;
+}
+
 /** Resolves with `promise`, or undefined once `signal` aborts first. */
 async function unlessAborted<T>(
   promise: Promise<T>,
@@ -105,6 +169,21 @@ export async function runAgentProcess(
   const configs = await loadClusters(config);
   const transport = await transportOf(config);
   const fleet = config.backend.type === "simulatedFleet";
+  let keepers: Map<string, IdentityKeeper> | undefined;
+  try {
+    keepers = await keepIdentities(
+      config,
+      transport,
+      configs.map((c) => c.name),
+      logger,
+      signal,
+    );
+  } catch (error) {
+    // Stopped while registering: a graceful stop, not a failure.
+    if (!signal.aborted) throw error;
+    logger.info("Stopped");
+    return;
+  }
 
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -113,6 +192,8 @@ export async function runAgentProcess(
   const clusters: SimulatedCluster[] = [];
   let server: MetricsServer | undefined;
   let nc: NatsConnection | undefined;
+  /** Connections of clusters with their own NATS credentials. */
+  const ownConnections = new Map<string, NatsConnection>();
   let summary: NodeJS.Timeout | undefined;
   try {
     if (config.metricsListen !== undefined) {
@@ -131,22 +212,18 @@ export async function runAgentProcess(
       );
     }
 
-    logger.info({ servers: config.nats }, "Connecting to NATS");
-    const connecting = connect({
-      servers: [...config.nats],
-      name: "flotilla-agent",
-      maxReconnectAttempts: -1,
-      waitOnFirstConnect: true,
-    });
-    nc = await unlessAborted(connecting, signal);
-    if (nc === undefined) {
-      connecting
-        .then(
-          (late) => late.close(),
-          () => undefined,
-        )
-        .catch(() => undefined);
-      return;
+    const natsOptions = new Map<string, Partial<ConnectionOptions>>();
+    for (const [name, keeper] of keepers ?? []) {
+      const options = identityNatsOptions(keeper, {
+        servers: config.nats,
+        prefix: config.intentsPrefix,
+      });
+      if (options !== undefined) natsOptions.set(name, options);
+    }
+    if (natsOptions.size < configs.length) {
+      logger.info({ servers: config.nats }, "Connecting to NATS");
+      nc = await connectNats({ servers: [...config.nats] }, signal);
+      if (nc === undefined) return;
     }
 
     const progress =
@@ -159,6 +236,26 @@ export async function runAgentProcess(
       );
 
     for (const c of configs) {
+      const keeper = keepers?.get(c.name);
+      const ownOptions = natsOptions.get(c.name);
+      if (ownOptions !== undefined) {
+        logger.debug(
+          { clusterName: c.name, servers: ownOptions.servers },
+          "Connecting to NATS with the cluster's credentials",
+        );
+        const own = await connectNats(
+          { ...ownOptions, name: `flotilla-agent-${c.name}` },
+          signal,
+        );
+        if (own === undefined) return;
+        ownConnections.set(c.name, own);
+      }
+      const clusterNats = ownConnections.get(c.name) ?? nc;
+      if (clusterNats === undefined)
+        throw new FlotillaError(
+          "internal",
+          `No NATS connection for cluster ${c.name}`,
+        );
       const cluster = createSimulatedCluster(c, {
         clock: systemClock,
         random: mulberry32(c.seed),
@@ -167,17 +264,32 @@ export async function runAgentProcess(
       clusters.push(cluster);
       await cluster.start({ signal });
       const agent = createAgent(
-        { nc, backend: cluster, progress, logger, metrics },
+        { nc: clusterNats, backend: cluster, progress, logger, metrics },
         {
           clusterName: c.name,
           hub: config.hub,
-          transport,
+          transport:
+            keeper === undefined ? transport : { tls: () => keeper.hubTls() },
           intentsPrefix: config.intentsPrefix,
           eventLevel: fleet ? "debug" : "info",
           windowsReloadIntervalMs: config.windowsReloadIntervalMs,
         },
       );
       agents.push(agent);
+      keeper?.onRenewed(() => {
+        // New streams and NATS connects use the new certificate and credentials; intents are
+        // re-read after both reconnects, so none is missed.
+        agent.session.reconnect("identity renewed");
+        ownConnections
+          .get(c.name)
+          ?.reconnect()
+          .catch((error: unknown) => {
+            logger.warn(
+              { clusterName: c.name, err: FlotillaError.from(error) },
+              "Cannot reconnect to NATS with the renewed credentials",
+            );
+          });
+      });
       await agent.start({ signal });
     }
     logger.info(
@@ -201,6 +313,12 @@ export async function runAgentProcess(
     server?.markStopping();
     await Promise.allSettled(agents.map((a) => a.stop()));
     await Promise.allSettled(clusters.map((c) => c.stop()));
+    await Promise.allSettled(
+      [...(keepers?.values() ?? [])].map((k) => k.stop()),
+    );
+    await Promise.allSettled(
+      [...ownConnections.values()].map((own) => own.close()),
+    );
     await nc?.close().catch(() => undefined);
     await server?.close();
   }

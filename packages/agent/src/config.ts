@@ -4,9 +4,21 @@
  * variable it came from and the value given. Empty values mean unset. This is the only module that
  * reads the environment (it is handed `env`; main.ts passes `process.env`).
  */
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { parseDuration } from "@flotilla/core";
 import { z } from "zod";
+import {
+  BOOTSTRAP_TOKEN_ENV,
+  checkIdentitySettings,
+  type IdentityConfig,
+} from "./config-identity.js";
+
+export { BOOTSTRAP_TOKEN_ENV };
+export type {
+  BootstrapTokenSource,
+  IdentityConfig,
+} from "./config-identity.js";
 
 /** Levels of the pino logger. */
 export const LOG_LEVELS = [
@@ -47,7 +59,12 @@ export interface AgentConfig {
           readonly keyFile?: string;
         };
       };
-  /** NATS server URLs. */
+  /**
+   * Present with TLS and no `--tls-cert`: each cluster gets its client certificate and NATS
+   * credentials by registering with a bootstrap token.
+   */
+  readonly identity?: IdentityConfig;
+  /** NATS server URLs (a registered identity's own servers win). */
   readonly nats: readonly string[];
   readonly intentsPrefix: string;
   readonly backend: BackendConfig;
@@ -84,6 +101,11 @@ export const SETTINGS = {
   tlsCa: { flag: "tls-ca", env: "FLOTILLA_TLS_CA" },
   tlsCert: { flag: "tls-cert", env: "FLOTILLA_TLS_CERT" },
   tlsKey: { flag: "tls-key", env: "FLOTILLA_TLS_KEY" },
+  identityDir: { flag: "identity-dir", env: "FLOTILLA_IDENTITY_DIR" },
+  bootstrapTokenFile: {
+    flag: "bootstrap-token-file",
+    env: "FLOTILLA_BOOTSTRAP_TOKEN_FILE",
+  },
   nats: { flag: "nats", env: "FLOTILLA_NATS" },
   intentsPrefix: { flag: "intents-prefix", env: "FLOTILLA_INTENTS_PREFIX" },
   clusterName: { flag: "cluster-name", env: "FLOTILLA_CLUSTER_NAME" },
@@ -165,6 +187,8 @@ const schema = z.object({
   tlsCa: z.string().optional(),
   tlsCert: z.string().optional(),
   tlsKey: z.string().optional(),
+  identityDir: z.string().optional(),
+  bootstrapTokenFile: z.string().optional(),
   nats: natsUrls.default(["nats://127.0.0.1:4222"]),
   intentsPrefix: z
     .string()
@@ -291,6 +315,18 @@ export function parseAgentConfig(
     problems.push(
       `${where(raw.tlsCert === undefined ? "tlsKey" : "tlsCert")}: needs --tls-ca (the hub's CA certificate) as well`,
     );
+  const tokenEnv = env[BOOTSTRAP_TOKEN_ENV]?.trim() ?? "";
+  const identityProblems = checkIdentitySettings({
+    tls,
+    plaintext,
+    clientCertificate: raw.tlsCert !== undefined,
+    identityDir: raw.identityDir !== undefined,
+    stateDir: raw.stateDir !== undefined,
+    tokenFile: raw.bootstrapTokenFile !== undefined,
+    tokenEnv: tokenEnv !== "",
+    where,
+  });
+  problems.push(...identityProblems);
   if (raw.simulated !== undefined && raw.simulatedFleet !== undefined)
     problems.push(
       `${describe("simulated")} and ${describe("simulatedFleet")}: choose one`,
@@ -329,6 +365,29 @@ export function parseAgentConfig(
               ...(v.tlsKey === undefined ? {} : { keyFile: v.tlsKey }),
             },
           },
+      ...(plaintext || v.tlsCert !== undefined
+        ? {}
+        : {
+            identity: {
+              dir: v.identityDir ?? join(v.stateDir ?? "", "identities"),
+              ...(v.bootstrapTokenFile !== undefined
+                ? {
+                    bootstrapToken: {
+                      type: "file",
+                      file: v.bootstrapTokenFile,
+                    } as const,
+                  }
+                : tokenEnv !== ""
+                  ? {
+                      bootstrapToken: {
+                        type: "env",
+                        variable: BOOTSTRAP_TOKEN_ENV,
+                        value: tokenEnv,
+                      } as const,
+                    }
+                  : {}),
+            },
+          }),
       nats: v.nats,
       intentsPrefix: v.intentsPrefix,
       backend,

@@ -34,6 +34,45 @@ export type { Backoff, BackoffOptions } from "./hub/backoff.js";
 export { hubCredentials, readHubTls } from "./hub/transport.js";
 export type { HubTransport, HubTls, HubTlsFiles } from "./hub/transport.js";
 
+// Identity (issue 6): registration with a bootstrap token, the stored identity, renewal
+export {
+  checkIdentity,
+  certificateValidity,
+  renewAtMs,
+  RENEW_AFTER_FRACTION,
+} from "./identity/agent-identity.js";
+export type {
+  AgentIdentity,
+  IdentityNats,
+  Validity,
+} from "./identity/agent-identity.js";
+export { createFileIdentityStore } from "./identity/identity-store.js";
+export type { IdentityStore } from "./identity/identity-store.js";
+export { createKeyAndCsr } from "./identity/csr.js";
+export type { KeyAndCsr } from "./identity/csr.js";
+export {
+  registerCluster,
+  renewClusterIdentity,
+  isRetryable,
+} from "./identity/registration.js";
+export type {
+  RegisterOptions,
+  RenewOptions,
+  IdentityCallOptions,
+} from "./identity/registration.js";
+export { createIdentityKeeper } from "./identity/identity-keeper.js";
+export type {
+  IdentityKeeper,
+  IdentityKeeperDeps,
+  IdentityKeeperOptions,
+} from "./identity/identity-keeper.js";
+export {
+  readBootstrapToken,
+  startIdentityKeepers,
+  identityNatsOptions,
+} from "./identity/fleet-identities.js";
+export type { StartIdentityKeepersOptions } from "./identity/fleet-identities.js";
+
 // Metrics: prom-client metrics and the /metrics + /healthz server
 export { createAgentMetrics, noopMetrics } from "./metrics/agent-metrics.js";
 export type { AgentMetrics } from "./metrics/agent-metrics.js";
@@ -53,6 +92,15 @@ export type {
 } from "./intents/intent-watcher.js";
 export { getBundleContent } from "./intents/bundle-content.js";
 export type { GetBundleContentOptions } from "./intents/bundle-content.js";
+export {
+  agentInboxPrefix,
+  isNatsCreds,
+  natsConnectOptions,
+} from "./intents/nats-credentials.js";
+export type {
+  AgentNatsConnectOptions,
+  AgentNatsCredentialsOptions,
+} from "./intents/nats-credentials.js";
 
 // Kubernetes: the KubeGateway port and the manifest helpers its adapters share
 export type {

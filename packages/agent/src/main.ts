@@ -12,6 +12,7 @@ import { isConfigError, runAgentProcess } from "./agent-process.js";
 import { parseAgentConfig, type AgentConfig } from "./config.js";
 import { USAGE } from "./usage.js";
 import { AGENT_VERSION } from "./version.js";
+import { silenceIpServernameWarning } from "@flotilla/protocol";
 
 /** Exit codes. */
 export const EXIT_OK = 0;
@@ -74,7 +75,10 @@ export async function main(
       );
       return EXIT_CONFIG;
     }
-    logger.fatal({ err: FlotillaError.from(error) }, "The agent failed");
+    const failure = FlotillaError.from(error);
+    logger.fatal({ err: failure }, "The agent failed");
+    // Also where a person starting the agent looks first (a refused bootstrap token, say).
+    io.stderr(`flotilla-agent: ${failure.message}\n`);
     return EXIT_FAILED;
   }
 }
@@ -104,6 +108,7 @@ if (isProcessEntry()) {
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
+  silenceIpServernameWarning();
   main(process.argv.slice(2), process.env, {
     stdout: (text) => {
       process.stdout.write(text);

@@ -11,6 +11,14 @@ Hub:
   --tls-key FILE             its private key [FLOTILLA_TLS_KEY]
   --insecure-plaintext       connect without TLS, development only [FLOTILLA_INSECURE_PLAINTEXT=1]
 
+Joining the fleet (TLS without --tls-cert; see docs/agent.md "Joining the fleet"):
+  --identity-dir DIR         keep each cluster's identity (key, certificate, NATS credentials) in
+                             DIR/CLUSTER [FLOTILLA_IDENTITY_DIR] (default STATE_DIR/identities)
+  --bootstrap-token-file FILE  register a cluster that has no valid identity yet with the token in
+                             FILE (from \`flotilla token create\`) [FLOTILLA_BOOTSTRAP_TOKEN_FILE];
+                             or the token itself in FLOTILLA_BOOTSTRAP_TOKEN (there is no flag for
+                             it: flags show in ps). Used once, never stored.
+
 Intents:
   --nats URL[,URL...]        NATS servers [FLOTILLA_NATS] (default nats://127.0.0.1:4222)
   --intents-prefix PREFIX    bucket and subject prefix, as the hub's [FLOTILLA_INTENTS_PREFIX]

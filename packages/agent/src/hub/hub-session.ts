@@ -81,6 +81,10 @@ class Session implements HubSession {
   readonly #backoff;
   #state: SessionState = "idle";
   #client: wire.AgentServiceClient | undefined;
+  /** Set by `reconnect()`: the next connect makes a new channel, without a backoff pause. */
+  #renewChannel = false;
+  /** Aborted by `reconnect()` to cut a backoff pause short. */
+  #wake = new AbortController();
   #loop: Promise<void> | undefined;
   #live: Live | undefined;
   #streamIds = 0;
@@ -105,11 +109,7 @@ class Session implements HubSession {
 
   start(): void {
     if (this.#state !== "idle") return;
-    this.#client = createAgentServiceClient(
-      this.#options.hub,
-      hubCredentials(this.#options.transport),
-      { ...HUB_CHANNEL_DEFAULTS, ...this.#options.channelOptions },
-    );
+    this.#client = this.#createClient();
     this.#loop = this.#run().catch((error: unknown) => {
       this.#log.error(
         { err: FlotillaError.from(error) },
@@ -180,6 +180,24 @@ class Session implements HubSession {
     return { ...this.#stats };
   }
 
+  reconnect(reason: string): void {
+    if (this.#state === "idle" || this.#state === "stopped") return;
+    this.#renewChannel = true;
+    this.#event({ reason }, "Reconnecting to the hub");
+    this.#wake.abort();
+    const live = this.#live;
+    if (live !== undefined)
+      void live.stream.close(this.#options.closeTimeoutMs ?? 2_000);
+  }
+
+  #createClient(): wire.AgentServiceClient {
+    return createAgentServiceClient(
+      this.#options.hub,
+      hubCredentials(this.#options.transport),
+      { ...HUB_CHANNEL_DEFAULTS, ...this.#options.channelOptions },
+    );
+  }
+
   #setState(state: SessionState): void {
     if (this.#state !== "stopped") this.#state = state;
   }
@@ -207,6 +225,7 @@ class Session implements HubSession {
       const welcomed = await this.#connectOnce(attempt);
       if (signal.aborted) return;
       if (welcomed) this.#backoff.reset();
+      if (this.#renewChannel) continue;
       const delayMs = this.#backoff.next();
       this.#setState("waiting");
       this.#emit({
@@ -215,10 +234,13 @@ class Session implements HubSession {
         failures: this.#backoff.attempts,
       });
       this.#log.debug({ delayMs }, "Reconnecting to the hub after a pause");
+      this.#wake = new AbortController();
       try {
-        await this.#deps.clock.sleep(delayMs, { signal });
+        await this.#deps.clock.sleep(delayMs, {
+          signal: AbortSignal.any([signal, this.#wake.signal]),
+        });
       } catch {
-        return; // stopped
+        if (signal.aborted) return; // stopped; else reconnect() cut the pause short
       }
     }
   }
@@ -226,8 +248,7 @@ class Session implements HubSession {
   /** One stream from hello to its end; true when the hub welcomed it. */
   async #connectOnce(attempt: number): Promise<boolean> {
     const signal = this.#lifetime.signal;
-    const client = this.#client;
-    if (client === undefined) return false;
+    if (this.#client === undefined) return false;
     this.#setState("connecting");
     this.#emit({ type: "ConnectStarted", attempt });
     let facts: ClusterFacts;
@@ -242,8 +263,14 @@ class Session implements HubSession {
       return false;
     }
     if (signal.aborted) return false;
+    if (this.#renewChannel) {
+      // The previous stream has ended: its channel can go; the new one reads new credentials.
+      this.#renewChannel = false;
+      this.#client.close();
+      this.#client = this.#createClient();
+    }
 
-    const live = this.#open(client);
+    const live = this.#open(this.#client);
     live.stream.write({
       hello: {
         clusterName: this.clusterName,

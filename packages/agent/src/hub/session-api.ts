@@ -88,6 +88,12 @@ export interface HubSession extends AsyncDisposable {
   /** Sends windowsChanged on the open stream; undefined means no constraints. */
   windowsChanged(maintenance: Maintenance | undefined): void;
   stats(): SessionStats;
+  /**
+   * Ends the current stream (half-close) and connects again at once with a new channel, whose
+   * credentials are read afresh from the transport: how a renewed client certificate takes
+   * effect. Statuses not yet acked go out again after the welcome, as after any reconnect.
+   */
+  reconnect(reason: string): void;
 }
 
 /**

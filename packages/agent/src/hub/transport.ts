@@ -14,14 +14,19 @@ export interface HubTls {
   readonly key?: Buffer;
 }
 
-/** The transport to the hub. */
+/**
+ * The transport to the hub. `tls` may be a function: it is called for every new channel, so a
+ * session picks up a renewed client certificate (identity/identity-keeper.ts) when it reconnects.
+ */
 export type HubTransport =
-  { readonly insecurePlaintext: true } | { readonly tls: HubTls };
+  | { readonly insecurePlaintext: true }
+  | { readonly tls: HubTls | (() => HubTls) };
 
-/** Channel credentials for a transport. */
+/** Channel credentials for a transport (the current material when `tls` is a function). */
 export function hubCredentials(transport: HubTransport): ChannelCredentials {
   if ("insecurePlaintext" in transport) return credentials.createInsecure();
-  const { ca, cert, key } = transport.tls;
+  const { ca, cert, key } =
+    typeof transport.tls === "function" ? transport.tls() : transport.tls;
   if ((cert === undefined) !== (key === undefined))
     throw new FlotillaError(
       "invalid_argument",
