@@ -11,6 +11,16 @@ export interface CliIo {
   readonly readFile: (path: string) => Promise<string>;
   /** Reads a file's bytes (manifests are sent as they are); rejects like {@link readFile}. */
   readonly readBytes: (path: string) => Promise<Uint8Array>;
+  /**
+   * Writes a file atomically (a temporary file beside it, renamed over it) with permission bits
+   * `mode` (e.g. 0o600 for secrets), creating missing parent directories (0o700); rejects with the
+   * Node.js error.
+   */
+  readonly writeFile: (
+    path: string,
+    data: string | Uint8Array,
+    mode: number,
+  ) => Promise<void>;
   /** Lists a directory (not recursively); rejects with the Node.js error (ENOENT, ENOTDIR). */
   readonly readDir: (path: string) => Promise<readonly DirEntry[]>;
   /** Whether standard output is a terminal: enables colours and the terminal width. */

@@ -12,6 +12,7 @@ import { EXIT_ERROR, EXIT_OK, EXIT_USAGE, type CliIo } from "./io.js";
 import { createProcessIo } from "./process-io.js";
 import { commandHelp, globalHelp, nounHelp, shortUsage } from "./usage.js";
 import { VERSION } from "./version.js";
+import { silenceIpServernameWarning } from "@flotilla/protocol";
 
 export type { CliIo } from "./io.js";
 
@@ -203,6 +204,7 @@ if (isProcessEntry()) {
     },
     process.env,
   );
+  silenceIpServernameWarning();
   run(process.argv.slice(2), io).then(
     (code) => {
       process.exitCode = code;

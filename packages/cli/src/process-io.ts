@@ -3,8 +3,18 @@
  * the process entry builds it; tests build it too, with captured streams, when a command must read
  * a real directory.
  */
-import { readdir, readFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import {
+  chmod,
+  mkdir,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  writeFile,
+} from "node:fs/promises";
 import { userInfo } from "node:os";
+import { basename, dirname, join } from "node:path";
 import type { CliIo, DirEntry } from "./io.js";
 
 /** Where the text a command writes goes. */
@@ -24,6 +34,29 @@ function osUserName(): string | undefined {
   }
 }
 
+/** Writes `path` through a temporary file in the same directory, so readers never see half of it. */
+async function writeAtomically(
+  path: string,
+  data: string | Uint8Array,
+  mode: number,
+): Promise<void> {
+  const dir = dirname(path);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const temporary = join(
+    dir,
+    `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`,
+  );
+  try {
+    await writeFile(temporary, data, { mode, flag: "wx" });
+    // The umask may have narrowed `mode` at creation; secrets must not be wider than asked.
+    await chmod(temporary, mode);
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
 /** A CliIo over the real file system, clock and `env`, writing to `streams`. */
 export function createProcessIo(
   streams: ProcessIoStreams,
@@ -35,6 +68,7 @@ export function createProcessIo(
     stderr: streams.stderr,
     readFile: (path) => readFile(path, "utf8"),
     readBytes: (path) => readFile(path),
+    writeFile: writeAtomically,
     readDir: async (path) =>
       (await readdir(path, { withFileTypes: true })).map((entry): DirEntry => ({
         name: entry.name,

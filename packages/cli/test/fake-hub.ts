@@ -1,7 +1,7 @@
 /**
  * A real grpc-js server on 127.0.0.1:0 serving AdminService with in-test handlers, and a way to run
  * the CLI against it in process. Unary fakes are plain `(request) => response` functions: the
- * fixture records each call (method, request, actor header) and turns a thrown FlotillaError into
+ * fixture records each call (method, request, actor and authorization headers) and turns a thrown FlotillaError into
  * its gRPC status with protocol's own mapping, as the hub does. Methods without a fake answer
  * UNIMPLEMENTED, so a test fails loudly when the CLI calls something unexpected.
  */
@@ -46,6 +46,8 @@ export interface RecordedCall {
   readonly request: unknown;
   /** The `x-flotilla-actor` header. */
   readonly actor: string | undefined;
+  /** The `authorization` header (the bearer token). */
+  readonly authorization: string | undefined;
 }
 
 /** The fakes a test needs. */
@@ -87,10 +89,11 @@ export async function until(
   }
 }
 
-function actorOf(metadata: {
-  get(key: string): unknown[];
-}): string | undefined {
-  const [value] = metadata.get("x-flotilla-actor");
+function header(
+  metadata: { get(key: string): unknown[] },
+  key: string,
+): string | undefined {
+  const [value] = metadata.get(key);
   return typeof value === "string" ? value : undefined;
 }
 
@@ -106,7 +109,8 @@ export async function startFakeHub(
       calls.push({
         method,
         request: call.request,
-        actor: actorOf(call.metadata),
+        actor: header(call.metadata, "x-flotilla-actor"),
+        authorization: header(call.metadata, "authorization"),
       });
       Promise.resolve()
         .then(() => respond(call.request))

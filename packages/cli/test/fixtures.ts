@@ -14,6 +14,10 @@ import { createStyle } from "../src/render/style.js";
 export interface MemoryIo extends CliIo {
   readonly out: () => string;
   readonly err: () => string;
+  /** The files as they are now (given ones and written ones). */
+  readonly files: Readonly<Record<string, string>>;
+  /** The permission bits each written file got. */
+  readonly modes: Readonly<Record<string, number>>;
 }
 
 /** The fixed "now" of in-memory runs: Monday 2026-03-02 10:00 UTC. */
@@ -57,7 +61,17 @@ export function memoryIo(
 ): MemoryIo {
   let out = "";
   let err = "";
+  files = { ...files };
+  const modes: Record<string, number> = {};
   return {
+    files,
+    modes,
+    writeFile: (path, data, mode) => {
+      (files as Record<string, string>)[path] =
+        typeof data === "string" ? data : new TextDecoder().decode(data);
+      modes[path] = mode;
+      return Promise.resolve();
+    },
     stdout: (text) => {
       out += text;
     },

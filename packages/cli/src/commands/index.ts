@@ -2,16 +2,19 @@
  * Every `flotilla` command: the offline ones and `preview` at the top level, and the hub's
  * administration grouped by noun. Adding one is a file in this folder and a line here.
  */
+import { adminCertNoun } from "./admin-cert.js";
 import { auditNoun } from "./audit.js";
 import { bundleNoun } from "./bundle.js";
 import { clusterNoun } from "./cluster.js";
 import type { Command, Noun } from "./command.js";
+import { configNoun } from "./config.js";
 import { groupNoun } from "./group.js";
 import { planCommand } from "./plan.js";
 import { previewCommand } from "./preview.js";
 import { runNoun } from "./run.js";
 import { simulateCommand } from "./simulate.js";
 import { strategyNoun } from "./strategy.js";
+import { tokenNoun } from "./token.js";
 
 /** The top-level commands, in the order `flotilla help` lists them. */
 export const COMMANDS: readonly Command[] = [
@@ -28,6 +31,9 @@ export const NOUNS: readonly Noun[] = [
   bundleNoun,
   runNoun,
   auditNoun,
+  tokenNoun,
+  adminCertNoun,
+  configNoun,
 ];
 
 /** The top-level command called `name`, if there is one. */

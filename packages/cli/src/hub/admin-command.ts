@@ -13,6 +13,7 @@ import type {
 import { EXIT_USAGE, outputWidth, useColor, type CliIo } from "../io.js";
 import type { RenderOptions } from "../render/options.js";
 import { createStyle } from "../render/style.js";
+import { selectContext } from "./cli-config.js";
 import { connectHub, type HubClient } from "./hub-client.js";
 import { resolveHubConfig } from "./hub-config.js";
 import { reportHubError, type ProblemLines } from "./hub-errors.js";
@@ -92,8 +93,16 @@ export function adminCommand<P>(spec: AdminCommandSpec<P>): Command {
       ...hubOptions(spec.ownsActorOption === true),
     },
     run: async (args, io) => {
+      const selected = await selectContext(io, args.string("context"));
+      if (!selected.ok) {
+        io.stderr(selected.problems.map((p) => `flotilla: ${p}\n`).join(""));
+        return EXIT_USAGE;
+      }
       const config = resolveHubConfig(args, io, {
         actorFlag: spec.ownsActorOption !== true,
+        ...(selected.context === undefined
+          ? {}
+          : { context: selected.context }),
       });
       if (!config.ok) {
         io.stderr(config.problems.map((p) => `flotilla: ${p}\n`).join(""));

@@ -1,6 +1,6 @@
 /**
- * A connection to the hub's AdminService for one command: unary calls with the configured deadline
- * and actor header, server streams as async iterables, and the client-streaming object upload.
+ * A connection to the hub's AdminService for one command: unary calls with the configured deadline,
+ * the bearer token (`authorization: Bearer …`) and the actor header, server streams as async iterables, and the client-streaming object upload.
  * Every failure is a FlotillaError (protocol's mapping, field problems included).
  */
 import {
@@ -21,7 +21,12 @@ import {
 } from "@flotilla/protocol";
 import { describeReadError } from "../input.js";
 import type { CliIo } from "../io.js";
-import { ACTOR_HEADER, type HubConfig, type TlsFiles } from "./hub-config.js";
+import {
+  ACTOR_HEADER,
+  type BearerSource,
+  type HubConfig,
+  type TlsFiles,
+} from "./hub-config.js";
 
 type Admin = wire.AdminServiceClient;
 
@@ -45,7 +50,7 @@ export interface HubClient {
   ): AsyncIterable<T>;
   /** The generated client, for client-streaming calls; use {@link metadata} with it. */
   readonly admin: Admin;
-  /** Fresh call metadata with the actor header. */
+  /** Fresh call metadata with the bearer token and the actor header. */
   metadata(): Metadata;
   /** Whether a connection to the hub is up now (tells "unreachable" from "slow"). */
   isConnected(): boolean;
@@ -98,6 +103,39 @@ async function channelCredentials(
   }
 }
 
+/** What the hub accepts in a bearer token (RFC 6750's b64token), and its longest length. */
+const TOKEN_PATTERN = /^[A-Za-z0-9._~+/=-]{1,4096}$/;
+
+/** The bearer token of `source` (a token file's content trimmed), or why it cannot be used. */
+async function bearerToken(
+  io: CliIo,
+  source: BearerSource | undefined,
+  problems: string[],
+): Promise<string | undefined> {
+  if (source === undefined) return undefined;
+  let token: string;
+  if ("file" in source) {
+    try {
+      token = (await io.readFile(source.file)).trim();
+    } catch (error) {
+      problems.push(
+        `${source.from} ${source.file}: cannot read: ${describeReadError(error)}`,
+      );
+      return undefined;
+    }
+  } else {
+    token = source.token.trim();
+  }
+  if (!TOKEN_PATTERN.test(token)) {
+    // Never print the token itself: it is a secret, even a malformed one.
+    problems.push(
+      `${source.from}${"file" in source ? ` ${source.file}` : ""}: the bearer token must be 1 to 4096 of A-Z, a-z, 0-9, . _ ~ + / = -`,
+    );
+    return undefined;
+  }
+  return token;
+}
+
 /** Opens a client for `config` (reading the TLS files), or says why the files are unusable. */
 export async function connectHub(
   config: HubConfig,
@@ -108,10 +146,14 @@ export async function connectHub(
 > {
   const creds = await channelCredentials(io, config.tls);
   if (!creds.ok) return creds;
+  const tokenProblems: string[] = [];
+  const token = await bearerToken(io, config.bearer, tokenProblems);
+  if (tokenProblems.length > 0) return { ok: false, problems: tokenProblems };
   const admin = createAdminServiceClient(config.address, creds.credentials);
   const metadata = (): Metadata => {
     const m = new Metadata();
     m.set(ACTOR_HEADER, config.actor);
+    if (token !== undefined) m.set("authorization", `Bearer ${token}`);
     return m;
   };
   const hub: HubClient = {

@@ -1,11 +1,15 @@
 /**
- * Where and how to reach the hub, from the command's flags and the environment (flags win;
- * empty variables count as unset). Plaintext is never a silent default: without TLS files the
- * caller must say `--insecure-plaintext`, so a typo in a TLS variable cannot downgrade a connection.
+ * Where and how to reach the hub, from the command's flags, the environment and the chosen context
+ * of the config file (cli-config.ts), in that order of precedence (empty variables count as
+ * unset). Plaintext is never a silent default: without TLS files the caller must say
+ * `--insecure-plaintext` (or a context must), so a typo in a TLS variable cannot downgrade a
+ * connection. The bearer token comes from `--token-file`, FLOTILLA_TOKEN_FILE or FLOTILLA_TOKEN,
+ * or the context's `tokenFile` or `token`.
  */
 import { parseDuration } from "@flotilla/core";
 import type { ParsedArgs } from "../commands/command.js";
 import type { CliIo } from "../io.js";
+import type { CliContext } from "./cli-config.js";
 import { DEFAULT_HUB_ADDRESS, DEFAULT_TIMEOUT_MS } from "./options.js";
 
 /** TLS files (paths); `ca` absent means the system's roots. */
@@ -20,13 +24,20 @@ export interface HubConfig {
   readonly address: string;
   /** Undefined: plaintext (`--insecure-plaintext`). */
   readonly tls: TlsFiles | undefined;
-  /** Sent as the `x-flotilla-actor` header. */
+  /** Sent as the `x-flotilla-actor` header (what a hub in insecure development mode records). */
   readonly actor: string;
+  /** Where the bearer token comes from (sent as `authorization: Bearer …`); undefined: none. */
+  readonly bearer: BearerSource | undefined;
   /** Deadline of one call. */
   readonly timeoutMs: number;
 }
 
-/** The header naming the caller (until issue 6's authentication). */
+/** A bearer token given in clear, or the file holding it; `from` names where it was set. */
+export type BearerSource =
+  | { readonly token: string; readonly from: string }
+  | { readonly file: string; readonly from: string };
+
+/** The header naming the caller to a hub in insecure development mode. */
 export const ACTOR_HEADER = "x-flotilla-actor";
 
 // The hub accepts these characters in the header; anything else would be recorded as anonymous.
@@ -41,7 +52,7 @@ function envValue(io: CliIo, name: string): string | undefined {
 }
 
 /** HOST:PORT or [IPv6]:PORT; a gRPC target URI (`dns:///…`, `unix:///…`) passes as it is. */
-function addressProblem(address: string): string | undefined {
+export function addressProblem(address: string): string | undefined {
   if (/^[a-z][a-z0-9+.-]*:\/\//.test(address)) return undefined;
   if (/^(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):\d{1,5}$/.test(address))
     return undefined;
@@ -78,13 +89,21 @@ function tlsChoice(
 export function resolveHubConfig(
   args: ParsedArgs,
   io: CliIo,
-  options: { readonly actorFlag?: boolean } = {},
+  options: {
+    readonly actorFlag?: boolean;
+    /** The config file's chosen context; flags and variables win over it. */
+    readonly context?: CliContext;
+  } = {},
 ):
   | { readonly ok: true; readonly config: HubConfig }
   | { readonly ok: false; readonly problems: readonly string[] } {
   const problems: string[] = [];
+  const { context } = options;
   const address =
-    args.string("hub") ?? envValue(io, "FLOTILLA_HUB") ?? DEFAULT_HUB_ADDRESS;
+    args.string("hub") ??
+    envValue(io, "FLOTILLA_HUB") ??
+    context?.hub ??
+    DEFAULT_HUB_ADDRESS;
   const addressIssue = addressProblem(address);
   if (addressIssue !== undefined) problems.push(addressIssue);
 
@@ -110,13 +129,26 @@ export function resolveHubConfig(
         `FLOTILLA_INSECURE_PLAINTEXT must be 1 or 0 (got "${envInsecureText}")`,
       );
   }
+  const contextFiles: TlsFiles = {
+    ...optional("ca", context?.caFile),
+    ...optional("cert", context?.certFile),
+    ...optional("key", context?.keyFile),
+  };
   const choice =
     tlsChoice(args.flag("insecure-plaintext"), flagFiles, "flags") ??
-    tlsChoice(envInsecure, envFiles, "environment");
+    tlsChoice(envInsecure, envFiles, "environment") ??
+    (context === undefined
+      ? undefined
+      : tlsChoice(
+          context.insecurePlaintext === true,
+          contextFiles,
+          `context "${context.name}"`,
+        ));
   if (choice === undefined) {
     problems.push(
       "no transport security chosen: give --tls-ca FILE (with --tls-cert/--tls-key for mutual TLS), " +
-        "or --insecure-plaintext for a hub without TLS (or set FLOTILLA_TLS_CA / FLOTILLA_INSECURE_PLAINTEXT=1)",
+        "or --insecure-plaintext for a hub without TLS (or set FLOTILLA_TLS_CA / FLOTILLA_INSECURE_PLAINTEXT=1, " +
+        "or use a context: flotilla config set-context)",
     );
   } else {
     problems.push(...choice.problems);
@@ -136,6 +168,8 @@ export function resolveHubConfig(
       `actor must be 1 to 128 letters, digits or . _ @ : / - (got "${actor}")`,
     );
 
+  const bearer = bearerSource(args, io, context);
+
   let timeoutMs = DEFAULT_TIMEOUT_MS;
   const timeout = args.string("timeout");
   if (timeout !== undefined) {
@@ -149,7 +183,33 @@ export function resolveHubConfig(
 
   if (problems.length > 0 || choice === undefined || actor === undefined)
     return { ok: false, problems };
-  return { ok: true, config: { address, tls: choice.tls, actor, timeoutMs } };
+  return {
+    ok: true,
+    config: { address, tls: choice.tls, actor, bearer, timeoutMs },
+  };
+}
+
+function bearerSource(
+  args: ParsedArgs,
+  io: CliIo,
+  context: CliContext | undefined,
+): BearerSource | undefined {
+  const flagFile = args.string("token-file");
+  if (flagFile !== undefined) return { file: flagFile, from: "--token-file" };
+  const envFile = envValue(io, "FLOTILLA_TOKEN_FILE");
+  if (envFile !== undefined)
+    return { file: envFile, from: "FLOTILLA_TOKEN_FILE" };
+  const envToken = envValue(io, "FLOTILLA_TOKEN");
+  if (envToken !== undefined)
+    return { token: envToken, from: "FLOTILLA_TOKEN" };
+  if (context?.tokenFile !== undefined)
+    return {
+      file: context.tokenFile,
+      from: `context "${context.name}" tokenFile`,
+    };
+  if (context?.token !== undefined)
+    return { token: context.token, from: `context "${context.name}" token` };
+  return undefined;
 }
 
 function optional<K extends string>(

@@ -45,12 +45,26 @@ export const HUB_OPTIONS = {
     description:
       "talk to the hub without TLS (env FLOTILLA_INSECURE_PLAINTEXT=1)",
   },
+  context: {
+    type: "string",
+    valueName: "NAME",
+    group: "hub",
+    description:
+      "the config file's context to use (env FLOTILLA_CONTEXT; default its current context)",
+  },
+  "token-file": {
+    type: "string",
+    valueName: "FILE",
+    group: "hub",
+    description:
+      "file holding a bearer token for the hub (env FLOTILLA_TOKEN_FILE, or the token in FLOTILLA_TOKEN)",
+  },
   actor: {
     type: "string",
     valueName: "NAME",
     group: "hub",
     description:
-      "who is acting, recorded in the audit stream (env FLOTILLA_ACTOR; default the OS user)",
+      "who is acting, for a hub in insecure development mode (env FLOTILLA_ACTOR; default the OS user)",
   },
   timeout: {
     type: "string",
