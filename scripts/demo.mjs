@@ -6,9 +6,13 @@
 //       that waits until the demo approves it, a cluster whose maintenance window is still closed
 //       (Pending, finishing when the window opens) and a cluster whose upgrade fails (within the
 //       prod group's failure budget).
+// Secure as docs/security.md sets a fleet up: NATS in operator mode with per-agent credentials
+// (`flotilla-hub nats-setup`), the hub on TLS with its own CA, the operator authenticated by an
+// admin token, and agents that join with a bootstrap token from `flotilla token create`.
 // Live progress on screen, a summary at the end, exit 0 when both rollouts completed. Every
 // process started here is stopped on the way out, whatever happens.
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
@@ -19,11 +23,14 @@ const root = new URL("..", import.meta.url).pathname;
 const { startNatsServer, startProcess, runProcess, freePort } = await import(
   `${root}packages/testkit/dist/index.js`
 );
-const { createAdminServiceClient, callUnary, runFromWire } = await import(
-  `${root}packages/protocol/dist/index.js`
-);
+const {
+  createAdminServiceClient,
+  callUnary,
+  runFromWire,
+  silenceIpServernameWarning,
+} = await import(`${root}packages/protocol/dist/index.js`);
 // grpc-js is a dependency of the workspace packages, not of the repository root.
-const { credentials } = await import(
+const { credentials, Metadata } = await import(
   pathToFileURL(
     createRequire(`${root}packages/protocol/package.json`).resolve(
       "@grpc/grpc-js",
@@ -31,6 +38,7 @@ const { credentials } = await import(
   ).href
 );
 
+silenceIpServernameWarning();
 const tty = process.stdout.isTTY === true;
 const bold = (s) => (tty ? `\x1b[1m${s}\x1b[0m` : s);
 const dim = (s) => (tty ? `\x1b[2m${s}\x1b[0m` : s);
@@ -53,8 +61,31 @@ async function main() {
   say(
     dim("Starting nats-server (JetStream), the hub and 60 simulated clusters…"),
   );
-  const nats = await startNatsServer();
+  // NATS in operator mode: the hub holds the account's signing key and gives each agent a user
+  // that may read its own cluster's intent and nothing else.
+  const natsDir = join(work, "nats");
+  const setup = await runProcess({
+    name: "nats-setup",
+    args: ["packages/hub/dist/main.js", "nats-setup", "--out", natsDir],
+  });
+  if (setup.code !== 0)
+    throw new Error(`flotilla-hub nats-setup failed:\n${setup.stderr}`);
+  const nats = await startNatsServer({
+    config: await readFile(join(natsDir, "nats-auth.conf"), "utf8"),
+  });
   cleanup.push(() => nats.stop());
+
+  // The operator's admin token: the hub keeps its digest, the CLI reads the token from a file.
+  const adminToken = randomBytes(24).toString("base64url");
+  const tokenFile = join(work, "admin.token");
+  await writeFile(tokenFile, `${adminToken}\n`, { mode: 0o600 });
+  const adminTokensFile = join(work, "admin-tokens.yaml");
+  await writeFile(
+    adminTokensFile,
+    `- name: demo\n  role: admin\n  tokenSha256: "${createHash("sha256").update(adminToken).digest("hex")}"\n`,
+    { mode: 0o600 },
+  );
+  const caFile = join(work, "hub-ca.pem");
 
   const hubPort = await freePort();
   const hubAddress = `127.0.0.1:${hubPort}`;
@@ -68,7 +99,14 @@ async function main() {
       "off",
       "--nats",
       nats.url,
-      "--insecure-plaintext",
+      "--nats-creds",
+      join(natsDir, "hub.creds"),
+      "--nats-account-signing-key",
+      join(natsDir, "account-signing.nk"),
+      "--admin-tokens",
+      adminTokensFile,
+      "--write-ca",
+      caFile,
       "--heartbeat-interval",
       "2s",
       "--pass-interval",
@@ -78,20 +116,51 @@ async function main() {
     ],
   });
   cleanup.push(() => hub.stop());
-  await waitUntil(
-    async () => {
-      try {
-        await callUnary(admin(hubAddress), "listClusters", {});
-        return true;
-      } catch {
-        if (hub.lines.length > 0 && (await isExited(hub)))
-          throw new Error(`the hub exited:\n${hub.output()}`);
-        return false;
-      }
-    },
-    30_000,
-    "the hub to serve",
-  );
+  await hub.waitForLine(/serving gRPC/, 30_000);
+  const channel = await adminCredentials(caFile, adminToken);
+  const client = admin(hubAddress, channel);
+
+  const cli = async (args, { quiet = false } = {}) => {
+    const shown = args.map((a) => (/[\s"]/.test(a) ? JSON.stringify(a) : a));
+    say(`${dim("$")} flotilla ${shown.join(" ")}`);
+    const result = await runProcess({
+      name: "flotilla",
+      args: ["packages/cli/dist/main.js", ...args],
+      env: {
+        FLOTILLA_HUB: hubAddress,
+        FLOTILLA_TLS_CA: caFile,
+        FLOTILLA_TOKEN_FILE: tokenFile,
+      },
+    });
+    if (!quiet || result.code !== 0)
+      process.stdout.write(indent(result.stdout));
+    if (result.code !== 0)
+      throw new Error(
+        `flotilla ${args.join(" ")} exited ${result.code}:\n${result.stderr}`,
+      );
+    return result.stdout;
+  };
+
+  // One bootstrap token for the 60 simulated clusters; each registers once and gets its own
+  // certificate and NATS user, then the token is of no further use to it.
+  say(dim("The agents join with a bootstrap token:"));
+  const created = await cli([
+    "token",
+    "create",
+    "--ttl",
+    "10m",
+    "--max-uses",
+    "60",
+    "--reason",
+    "demo fleet",
+  ]);
+  const secret = /flotilla-bt\.\S+/.exec(created)?.[0];
+  if (secret === undefined)
+    throw new Error(
+      `no token secret in the output of token create:\n${created}`,
+    );
+  const bootstrapTokenFile = join(work, "bootstrap.token");
+  await writeFile(bootstrapTokenFile, `${secret}\n`, { mode: 0o600 });
 
   // prod-eu-03's owner allows Kubernetes upgrades only in a window that opens in an hour; the
   // demo plays the owner later and opens one early, by editing the file its agent watches.
@@ -124,7 +193,10 @@ async function main() {
       fleetFile,
       "--hub",
       hubAddress,
-      "--insecure-plaintext",
+      "--tls-ca",
+      caFile,
+      "--bootstrap-token-file",
+      bootstrapTokenFile,
       "--nats",
       nats.url,
       "--state-dir",
@@ -139,9 +211,15 @@ async function main() {
   });
   cleanup.push(() => agents.stop());
 
-  const client = admin(hubAddress);
   await waitUntil(
     async () => {
+      if (await isExited(agents)) {
+        endLine();
+        throw Object.assign(
+          new Error(`the agents exited:\n${agents.output()}`),
+          { fatal: true },
+        );
+      }
       const { clusters } = await callUnary(client, "listClusters", {
         pageSize: 1000,
       });
@@ -155,27 +233,6 @@ async function main() {
     "60 agents to connect",
   );
   endLine();
-
-  const cli = async (args, { quiet = false } = {}) => {
-    const shown = args.map((a) => (/[\s"]/.test(a) ? JSON.stringify(a) : a));
-    say(`${dim("$")} flotilla ${shown.join(" ")}`);
-    const result = await runProcess({
-      name: "flotilla",
-      args: ["packages/cli/dist/main.js", ...args],
-      env: {
-        FLOTILLA_HUB: hubAddress,
-        FLOTILLA_INSECURE_PLAINTEXT: "1",
-        FLOTILLA_ACTOR: "demo",
-      },
-    });
-    if (!quiet || result.code !== 0)
-      process.stdout.write(indent(result.stdout));
-    if (result.code !== 0)
-      throw new Error(
-        `flotilla ${args.join(" ")} exited ${result.code}:\n${result.stderr}`,
-      );
-    return result.stdout;
-  };
 
   say();
   await cli(["cluster", "list", "-l", "env=canary"]);
@@ -345,6 +402,11 @@ async function main() {
   say(
     `  maintenance window    prod-eu-03 ${sawWindowPending ? "waited Pending until its owner opened a window, then upgraded" : "was never held by its window"}`,
   );
+  const { tokens } = await callUnary(client, "listBootstrapTokens", {});
+  const registered = tokens.reduce((n, t) => n + t.uses, 0);
+  say(
+    `  security              ${registered} agents registered with one bootstrap token, each with its own certificate (mTLS) and NATS user; the CLI acted as token:demo`,
+  );
   say(`  took ${elapsed().trim()}`);
   if (
     final.state !== "Completed" ||
@@ -357,8 +419,20 @@ async function main() {
   exitCode = 0;
 }
 
-function admin(address) {
-  return createAdminServiceClient(address, credentials.createInsecure());
+/** TLS to the hub's CA, and the admin token on every call. */
+async function adminCredentials(caFile, token) {
+  return credentials.combineChannelCredentials(
+    credentials.createSsl(await readFile(caFile)),
+    credentials.createFromMetadataGenerator((_params, callback) => {
+      const metadata = new Metadata();
+      metadata.set("authorization", `Bearer ${token}`);
+      callback(null, metadata);
+    }),
+  );
+}
+
+function admin(address, channel) {
+  return createAdminServiceClient(address, channel);
 }
 
 async function isExited(proc) {
@@ -467,6 +541,7 @@ async function waitUntil(check, timeoutMs, what) {
       if (await check()) return;
       lastError = undefined;
     } catch (error) {
+      if (error?.fatal === true) throw error;
       lastError = error;
     }
     if (Date.now() > deadline) {

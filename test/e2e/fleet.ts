@@ -4,8 +4,14 @@
  * CLI (`packages/cli/dist/main.js`) and an AdminService client. Everything runs from the built
  * `dist/` (the test script builds first), with short heartbeat and pass intervals so that tests
  * take seconds, and everything is stopped by `stop()`.
+ *
+ * With `secure: true` it is set up as docs/security.md tells an operator to: NATS in operator mode
+ * (`flotilla-hub nats-setup`), the hub on TLS with its own CA, an admin token file with one token
+ * per role, and agents that join with a bootstrap token; the admin client and the CLI authenticate
+ * with the admin token.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -24,7 +30,7 @@ import {
   type NatsServer,
   type TestProcess,
 } from "@flotilla/testkit";
-import { credentials } from "@grpc/grpc-js";
+import { credentials, Metadata, type ChannelCredentials } from "@grpc/grpc-js";
 
 /** Settings of simulated clusters, as the agent's fleet file has them. */
 export type FleetFile = Readonly<Record<string, unknown>>;
@@ -32,6 +38,27 @@ export type FleetFile = Readonly<Record<string, unknown>>;
 export interface E2EOptions {
   /** Heartbeat interval of the hub (agents follow it); default 500 ms. */
   readonly heartbeatMs?: number;
+  /** NATS authorization, TLS, admin tokens and agent registration (see the module doc). */
+  readonly secure?: boolean;
+}
+
+/** Admin roles of the secure mode's token file. */
+export type E2ERole = "viewer" | "operator" | "admin";
+
+/** What the secure mode set up (undefined in plaintext mode). */
+export interface E2ESecurity {
+  /** The hub's CA certificate (written by `--write-ca`). */
+  readonly caFile: string;
+  /** A file holding the bearer token of each role. */
+  readonly tokenFiles: Readonly<Record<E2ERole, string>>;
+  /** The NATS server's URL and the directory `flotilla-hub nats-setup` wrote. */
+  readonly natsSetupDir: string;
+  /** An AdminService client authenticated with `role`'s token. */
+  client(role: E2ERole): wire.AdminServiceClient;
+  /** A file holding a fresh bootstrap token for `maxUses` agents (from the admin API). */
+  bootstrapTokenFile(maxUses: number, cluster?: string): Promise<string>;
+  /** Runs `flotilla ARGS` with `role`'s token. */
+  cli(role: E2ERole, ...args: string[]): Promise<CliResult>;
 }
 
 export interface CliResult {
@@ -55,20 +82,92 @@ export interface E2E {
   run(name: string): Promise<RunView>;
   /** Waits until `count` agents are connected. */
   connected(count: number, timeoutMs?: number): Promise<void>;
+  /** Set in secure mode. */
+  readonly security: E2ESecurity | undefined;
+  /** The agents processes' state directory of `name`. */
+  stateDir(name: string): string;
   stop(): Promise<void>;
+}
+
+const ROLES: readonly E2ERole[] = ["viewer", "operator", "admin"];
+
+/** Sets up NATS authorization and the admin token file; returns what the hub needs. */
+async function prepareSecurity(work: string): Promise<{
+  natsConfig: string;
+  natsSetupDir: string;
+  tokens: Record<E2ERole, string>;
+  tokenFiles: Record<E2ERole, string>;
+  adminTokensFile: string;
+}> {
+  const natsSetupDir = join(work, "nats-setup");
+  const setup = await runProcess({
+    name: "nats-setup",
+    args: ["packages/hub/dist/main.js", "nats-setup", "--out", natsSetupDir],
+  });
+  if (setup.code !== 0)
+    throw new Error(`flotilla-hub nats-setup failed:\n${setup.stderr}`);
+  const tokens = {} as Record<E2ERole, string>;
+  const tokenFiles = {} as Record<E2ERole, string>;
+  const entries: string[] = [];
+  for (const role of ROLES) {
+    const token = randomBytes(24).toString("base64url");
+    tokens[role] = token;
+    tokenFiles[role] = join(work, `${role}.token`);
+    await writeFile(tokenFiles[role], `${token}\n`, { mode: 0o600 });
+    const digest = createHash("sha256").update(token).digest("hex");
+    entries.push(
+      `- { name: e2e-${role}, role: ${role}, tokenSha256: "${digest}" }`,
+    );
+  }
+  const adminTokensFile = join(work, "admin-tokens.yaml");
+  await writeFile(adminTokensFile, `${entries.join("\n")}\n`, { mode: 0o600 });
+  return {
+    natsConfig: await readFile(join(natsSetupDir, "nats-auth.conf"), "utf8"),
+    natsSetupDir,
+    tokens,
+    tokenFiles,
+    adminTokensFile,
+  };
+}
+
+/** TLS to the hub's CA plus the bearer token on every call. */
+function tokenCredentials(ca: Buffer, token: string): ChannelCredentials {
+  return credentials.combineChannelCredentials(
+    credentials.createSsl(ca),
+    credentials.createFromMetadataGenerator((_params, callback) => {
+      const metadata = new Metadata();
+      metadata.set("authorization", `Bearer ${token}`);
+      callback(null, metadata);
+    }),
+  );
 }
 
 export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
   const work = await mkdtemp(join(tmpdir(), "flotilla-e2e-"));
-  const nats = await startNatsServer();
+  const secure =
+    options.secure === true ? await prepareSecurity(work) : undefined;
+  const nats = await startNatsServer(
+    secure === undefined ? {} : { config: secure.natsConfig },
+  );
   const hubAddress = `127.0.0.1:${String(await freePort())}`;
   const heartbeat = options.heartbeatMs ?? 500;
+  const caFile = join(work, "hub-ca.pem");
   let hub: TestProcess | undefined;
   const agents = new Map<string, TestProcess>();
-  const admin = createAdminServiceClient(
-    hubAddress,
-    credentials.createInsecure(),
-  );
+  const clients: wire.AdminServiceClient[] = [];
+  const securityArgs =
+    secure === undefined
+      ? ["--insecure-plaintext"]
+      : [
+          "--write-ca",
+          caFile,
+          "--admin-tokens",
+          secure.adminTokensFile,
+          "--nats-creds",
+          join(secure.natsSetupDir, "hub.creds"),
+          "--nats-account-signing-key",
+          join(secure.natsSetupDir, "account-signing.nk"),
+        ];
 
   const startHub = async (): Promise<TestProcess> => {
     const proc = startProcess({
@@ -81,7 +180,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
         "off",
         "--nats",
         nats.url,
-        "--insecure-plaintext",
+        ...securityArgs,
         "--heartbeat-interval",
         `${String(heartbeat)}ms`,
         "--pass-interval",
@@ -96,6 +195,57 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
   };
 
   await startHub();
+  const ca = secure === undefined ? undefined : await readFile(caFile);
+  const clientFor = (role: E2ERole): wire.AdminServiceClient => {
+    if (secure === undefined || ca === undefined)
+      return createAdminServiceClient(hubAddress, credentials.createInsecure());
+    const client = createAdminServiceClient(
+      hubAddress,
+      tokenCredentials(ca, secure.tokens[role]),
+    );
+    clients.push(client);
+    return client;
+  };
+  const admin = clientFor("admin");
+  const runCli = (env: Record<string, string>, args: string[]) =>
+    runProcess({
+      name: "flotilla",
+      args: ["packages/cli/dist/main.js", ...args],
+      env: { FLOTILLA_HUB: hubAddress, ...env },
+    });
+  let bootstrapTokens = 0;
+  const security: E2ESecurity | undefined =
+    secure === undefined
+      ? undefined
+      : {
+          caFile,
+          tokenFiles: secure.tokenFiles,
+          natsSetupDir: secure.natsSetupDir,
+          client: clientFor,
+          async bootstrapTokenFile(maxUses, cluster) {
+            const { secret } = await callUnary(admin, "createBootstrapToken", {
+              ttlSeconds: 600,
+              maxUses,
+              ...(cluster === undefined ? {} : { clusterName: cluster }),
+              reason: "e2e",
+            });
+            bootstrapTokens += 1;
+            const file = join(
+              work,
+              `bootstrap-${String(bootstrapTokens)}.token`,
+            );
+            await writeFile(file, `${secret}\n`, { mode: 0o600 });
+            return file;
+          },
+          cli: (role, ...args) =>
+            runCli(
+              {
+                FLOTILLA_TLS_CA: caFile,
+                FLOTILLA_TOKEN_FILE: secure.tokenFiles[role],
+              },
+              args,
+            ),
+        };
 
   const e2e: E2E = {
     nats,
@@ -117,7 +267,14 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
           file,
           "--hub",
           hubAddress,
-          "--insecure-plaintext",
+          ...(security === undefined
+            ? ["--insecure-plaintext"]
+            : [
+                "--tls-ca",
+                caFile,
+                "--bootstrap-token-file",
+                await security.bootstrapTokenFile(clusterCount(fleet)),
+              ]),
           "--nats",
           nats.url,
           "--state-dir",
@@ -137,16 +294,14 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
       return proc;
     },
     async cli(...args) {
-      return runProcess({
-        name: "flotilla",
-        args: ["packages/cli/dist/main.js", ...args],
-        env: {
-          FLOTILLA_HUB: hubAddress,
-          FLOTILLA_INSECURE_PLAINTEXT: "1",
-          FLOTILLA_ACTOR: "e2e",
-        },
-      });
+      if (security !== undefined) return security.cli("admin", ...args);
+      return runCli(
+        { FLOTILLA_INSECURE_PLAINTEXT: "1", FLOTILLA_ACTOR: "e2e" },
+        args,
+      );
     },
+    security,
+    stateDir: (name) => join(work, `state-${name}`),
     async run(name) {
       const { run } = await callUnary(admin, "getUpdateRun", { name });
       if (run === null) throw new Error(`no run ${name} in the answer`);
@@ -175,6 +330,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
     },
     async stop() {
       admin.close();
+      for (const client of clients) client.close();
       await Promise.all([...agents.values()].map((a) => a.stop()));
       await hub?.stop();
       await nats.stop();
@@ -182,6 +338,12 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
     },
   };
   return e2e;
+}
+
+/** How many clusters a fleet file hosts (its entries' `count`, 1 for a named cluster). */
+function clusterCount(fleet: FleetFile): number {
+  const entries = (fleet.clusters ?? []) as readonly { count?: number }[];
+  return entries.reduce((sum, entry) => sum + (entry.count ?? 1), 0);
 }
 
 /** `count` simulated clusters named PREFIX01…, with these labels and settings. */
