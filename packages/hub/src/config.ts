@@ -228,6 +228,8 @@ const BOOLEAN_OPTIONS: ReadonlySet<OptionName> = new Set([
 /** The hub's usage text, with every flag, its variable and its default. */
 export const HUB_USAGE: string = [
   "Usage: flotilla-hub [flags]",
+  "       flotilla-hub nats-setup --out DIR   (once: NATS operator, accounts and the hub's credentials;",
+  "                                            flotilla-hub nats-setup --help)",
   "",
   "Flags (each also read from the environment variable shown; a flag wins):",
   ...Object.values(OPTIONS).map((o: OptionSpec) => {
@@ -239,8 +241,9 @@ export const HUB_USAGE: string = [
   "",
   "Durations: 500ms, 10s, 1m, 1h, 30d, or sums like 1m30s. gRPC serves TLS with the hub's CA (made",
   "on the first start and kept in the state store, or --ca-cert/--ca-key) unless --insecure-plaintext.",
-  "Admin callers present an admin client certificate (TLS) or a bearer token from --admin-tokens; a plaintext hub without --admin-tokens",
-  "is insecure development mode: every caller is admin.",
+  "Admin callers present an admin client certificate (TLS) or a bearer token from --admin-tokens;",
+  "a plaintext hub without --admin-tokens is insecure development mode: every caller is admin.",
+  "docs/security.md explains the set-up.",
 ].join("\n");
 
 // ---- Value schemas: strings in, typed values out; messages say what a good value looks like.
