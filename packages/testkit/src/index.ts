@@ -4,7 +4,8 @@
  * Tests run against real components: `startNatsServer` launches a real `nats-server` with JetStream
  * on a free port in a temporary directory (restartable with its data, for outage tests);
  * `waitFor` replaces sleeps in assertions; `freePort` finds a port for servers that cannot bind
- * port 0 themselves.
+ * port 0 themselves; `startKubeApiServer` serves the Kubernetes REST subset the agent's
+ * Kubernetes backend uses (there is no real API server on the development machines).
  */
 
 export { startNatsServer } from "./nats-server.js";
@@ -14,3 +15,12 @@ export type { WaitForOptions } from "./wait-for.js";
 export { freePort } from "./free-port.js";
 export { REPO_ROOT, startProcess, runProcess } from "./process.js";
 export type { Exit, ProcessOptions, TestProcess } from "./process.js";
+export { startKubeApiServer } from "./kube-api-server.js";
+export type {
+  JsonObject,
+  KubeApiRequest,
+  KubeApiServer,
+  KubeApiServerOptions,
+} from "./kube-api-server.js";
+export { findPromtool, promtoolCheckMetrics } from "./promtool.js";
+export type { PromtoolResult } from "./promtool.js";
