@@ -276,6 +276,57 @@ describe("flotilla bundle apply", () => {
     ]);
   });
 
+  it("sends customization patches, and refuses bad ones with their fleet.yaml paths", async () => {
+    const customizations = `targetCustomizations:
+  - name: eu
+    clusterSelector: {matchLabels: {region: eu}}
+    patches:
+      - target: {kind: Deployment, name: web}
+        patch: {spec: {replicas: 3}}
+`;
+    await using good = await bundleDir({
+      "fleet.yaml": `namespace: web\n${customizations}`,
+      "app.yaml": DEPLOYMENT,
+    });
+    await using hub = await startFakeHub({
+      unary: { ApplyBundle: (req) => appliedBundle(req.bundle ?? undefined) },
+    });
+    const accepted = await cli(hub, ["bundle", "apply", good.path]);
+    expect(accepted.err).toBe("");
+    expect(accepted.code).toBe(0);
+    const [request] =
+      hub.requests<wire.ApplyBundleRequest__Output>("ApplyBundle");
+    expect(JSON.parse(request?.bundle?.targetCustomizationsJson ?? "")).toEqual(
+      [
+        {
+          name: "eu",
+          clusterSelector: { matchLabels: { region: "eu" } },
+          patches: [
+            {
+              target: { kind: "Deployment", name: "web" },
+              patch: { spec: { replicas: 3 } },
+            },
+          ],
+        },
+      ],
+    );
+
+    await using bad = await bundleDir({
+      "fleet.yaml":
+        "targetCustomizations:\n  - clusterName: a\n    patches:\n      - target: {name: web}\n        patch: {kind: Service}\n",
+      "app.yaml": DEPLOYMENT,
+    });
+    await using quiet = await startFakeHub({});
+    const refused = await cli(quiet, ["bundle", "apply", bad.path]);
+    expect(refused.code).toBe(2);
+    const file = join(bad.path, "fleet.yaml");
+    expect(refused.err.trimEnd().split("\n").sort()).toEqual([
+      `${file}: targetCustomizations[0].patches[0].patch.kind: must not change the object's kind (got "Service")`,
+      `${file}: targetCustomizations[0].patches[0].target.kind: is required`,
+    ]);
+    expect(quiet.calls).toEqual([]);
+  });
+
   it("reports a manifest's YAML syntax error as FILE:LINE:COL, and an empty directory", async () => {
     await using dir = await bundleDir({
       "app.yaml": "kind: Deployment\nmetadata: {name: web\n",

@@ -165,6 +165,19 @@ export type {
 } from "./fleet/bundle-spec.js";
 export { bundleTargets, matchesTarget } from "./fleet/bundle-targets.js";
 export type { BundleTarget } from "./fleet/bundle-targets.js";
+export { applyMergePatch } from "./fleet/merge-patch.js";
+export {
+  customizeManifests,
+  matchesPatchTarget,
+  patchProblem,
+} from "./fleet/customize.js";
+export type {
+  ManifestPatch,
+  PatchTarget,
+  ManifestObject,
+  ManifestCustomization,
+  CustomizeOptions,
+} from "./fleet/customize.js";
 
 // Staged update runs (AKS update strategy)
 export {

@@ -1,6 +1,7 @@
 /**
  * A bundle as Fleet's `fleet.yaml` describes it (SPEC 1 "Bundle", SPEC 4): the default namespace,
- * `targets` (which clusters), `targetCustomizations` (per-cluster options), the `rolloutStrategy`
+ * `targets` (which clusters), `targetCustomizations` (per-cluster options: a default namespace and
+ * flotilla's own `patches`, merge patches of the manifests, customize.ts), the `rolloutStrategy`
  * and `paused`. Fleet's own field names and shapes are accepted as they are; fields flotilla does
  * not implement are refused by name rather than silently ignored, so a fleet.yaml never means
  * something other than what its author expects. Which clusters a spec targets: bundle-targets.ts.
@@ -15,6 +16,7 @@ import type { PlanWarning } from "../preview-types.js";
 import { fail, joinPath, ok, type Problem, type Result } from "../result.js";
 import { DNS_LABEL, parseWith, unknownFieldMessage } from "../schema.js";
 import { parseRolloutStrategy, type FleetRolloutStrategy } from "./strategy.js";
+import { patchProblem, type ManifestPatch } from "./customize.js";
 import { HELM_KEYS, UNSUPPORTED_FLEET_KEYS } from "./fleet-yaml-keys.js";
 
 /**
@@ -38,6 +40,8 @@ export interface BundleTargetMatcher {
 export interface BundleTargetCustomization extends BundleTargetMatcher {
   /** Default namespace for these clusters, instead of the bundle's. */
   readonly namespace?: string;
+  /** Merge patches of the bundle's objects for these clusters (customize.ts); unset for none. */
+  readonly patches?: readonly ManifestPatch[];
 }
 
 /** A parsed fleet.yaml-shaped bundle document. */
@@ -141,9 +145,36 @@ const matcherShape = {
 };
 
 const targetSchema = fleetObject(matcherShape);
+
+/** A merge patch: a JSON object that leaves the identity of what it patches alone. */
+const mergePatchField = z
+  .unknown()
+  .transform((raw, ctx): Readonly<Record<string, unknown>> => {
+    const bad = patchProblem(raw);
+    if (bad === undefined) return raw as Readonly<Record<string, unknown>>;
+    ctx.addIssue({
+      code: "custom",
+      message: bad.message,
+      path: pathParts(bad.path),
+      input: bad.value,
+    });
+    return z.NEVER;
+  });
+
+const patchSchema = fleetObject({
+  target: fleetObject({
+    apiVersion: text.nullish(),
+    kind: text,
+    name: text,
+    namespace: namespaceField.nullish(),
+  }),
+  patch: mergePatchField,
+});
+
 const customizationSchema = fleetObject({
   ...matcherShape,
   namespace: namespaceField.nullish(),
+  patches: z.array(patchSchema).nullish(),
 });
 
 // YAML writes an empty field as null: it means "unset", as in Fleet's Go structs.
@@ -208,10 +239,26 @@ export function parseBundleSpec(
     targetCustomizations: (d.targetCustomizations ?? []).map((c) => ({
       ...matcherOf(c),
       ...(c.namespace == null ? {} : { namespace: c.namespace }),
+      ...(c.patches == null || c.patches.length === 0
+        ? {}
+        : { patches: c.patches.map(patchOf) }),
     })),
     rolloutStrategy: strategy.value,
     paused: d.paused ?? false,
   });
+}
+
+function patchOf(raw: z.infer<typeof patchSchema>): ManifestPatch {
+  const t = raw.target;
+  return {
+    target: {
+      ...(t.apiVersion == null ? {} : { apiVersion: t.apiVersion }),
+      kind: t.kind,
+      name: t.name,
+      ...(t.namespace == null ? {} : { namespace: t.namespace }),
+    },
+    patch: raw.patch,
+  };
 }
 
 /** True when `m` sets at least one criterion (an entry without any matches no cluster). */

@@ -21,6 +21,7 @@ import {
 } from "@flotilla/protocol";
 import { nameProblem } from "../names.js";
 import type { ManifestRef } from "./bundle-record.js";
+import { contentVariants, type ContentVariant } from "./bundle-render.js";
 import { parseManifestObjects, type ManifestFile } from "./manifest-objects.js";
 import type { ObjectReader } from "./object-reader.js";
 
@@ -43,6 +44,8 @@ export interface PreparedBundle {
   readonly targetCustomizationsValue: unknown;
   readonly manifests: readonly PreparedManifest[];
   readonly objects: readonly KubernetesObject[];
+  /** The contents targets can get (customization patches applied), by `contents` key. */
+  readonly variants: readonly ContentVariant[];
   readonly warnings: readonly PlanWarning[];
 }
 
@@ -140,7 +143,7 @@ export async function prepareBundle(
     problems,
     signal,
   );
-  let parsedObjects: KubernetesObject[] = [];
+  let parsedObjects: KubernetesObject[] | undefined;
   if (manifests.length === request.manifests.length) {
     const files: ManifestFile[] = manifests.map((m, i) => ({
       path: m.path,
@@ -151,7 +154,19 @@ export async function prepareBundle(
     if (parsed.ok) parsedObjects = parsed.objects;
     else problems.push(...parsed.problems);
   }
-  if (problems.length > 0 || !spec.ok)
+  // Patches are checked against the objects (one that matches none is refused), so only when
+  // the spec and every object could be read.
+  const variants =
+    spec.ok && parsedObjects !== undefined
+      ? contentVariants(spec.value, parsedObjects, "bundle")
+      : undefined;
+  if (variants?.ok === false) problems.push(...variants.problems);
+  if (
+    problems.length > 0 ||
+    !spec.ok ||
+    parsedObjects === undefined ||
+    variants?.ok !== true
+  )
     throw FlotillaError.invalid("bundle", problems);
   const warnings = bundleSpecWarnings(spec.value);
   if (parsedObjects.length === 0) {
@@ -170,6 +185,7 @@ export async function prepareBundle(
     targetCustomizationsValue: customizations,
     manifests,
     objects: parsedObjects,
+    variants: variants.value,
     warnings,
   };
 }

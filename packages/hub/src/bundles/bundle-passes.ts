@@ -20,6 +20,7 @@ import {
   type BundleReport,
 } from "./bundle-observations.js";
 import type { BundleRecord } from "./bundle-record.js";
+import { contentKey } from "./bundle-render.js";
 import type { Evaluation } from "./bundle-status.js";
 
 /** What a pass reads and writes. */
@@ -81,19 +82,23 @@ export async function runBundlePass(
   subject: PassSubject,
   nowMs: number,
 ): Promise<Evaluation> {
-  const { record } = subject;
+  const { record, spec } = subject;
   const log = deps.log.child({ bundleName: record.name });
   const evaluation = await evaluateBundle(deps, subject, nowMs);
-  const namespaceOf = new Map(
-    evaluation.targets.map((t) => [t.cluster.name, t.namespace]),
+  const keyOf = new Map(
+    evaluation.targets.map((t) => [
+      t.cluster.name,
+      contentKey(spec, t.namespace, t.customization),
+    ]),
   );
   for (const release of evaluation.pass.release) {
-    const digest = record.contents[namespaceOf.get(release.cluster) ?? ""];
+    const key = keyOf.get(release.cluster) ?? "";
+    const digest = record.contents[key];
     if (digest === undefined) {
-      // Contents are rendered for every namespace a customization can give; this is a bug.
+      // Contents are rendered for every variant a customization can give; this is a bug.
       log.error(
-        { clusterName: release.cluster },
-        "No bundle content for the cluster's namespace",
+        { clusterName: release.cluster, contentKey: key },
+        "No bundle content for the cluster's customization",
       );
       continue;
     }
@@ -123,7 +128,7 @@ export async function runBundlePass(
       );
     }
   }
-  await removeFromUntargeted(deps, record.name, namespaceOf, log);
+  await removeFromUntargeted(deps, record.name, keyOf, log);
   return evaluation;
 }
 

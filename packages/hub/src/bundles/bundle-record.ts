@@ -1,8 +1,9 @@
 /**
  * How a bundle is stored (collection "bundles", key = its name): the spec as the operator gave it,
  * with every manifest as a reference into the object store (never the bytes), the current
- * revision, and the content digest agents fetch for each default namespace the bundle's target
- * customizations produce. Releases only need the digest, so a restarted hub resumes without
+ * revision, and the content digest agents fetch for each content variant the bundle's target
+ * customizations produce (keyed by default namespace, or `namespace#c<index>` for a customization
+ * with patches: bundle-render.ts). Releases only need the digest, so a restarted hub resumes without
  * reading manifests again.
  */
 import { z } from "zod";
@@ -30,7 +31,7 @@ export interface BundleRecord {
   readonly paused: boolean;
   /** Short content hash of what clusters receive (see bundle-render.ts). */
   readonly revision: string;
-  /** Content digest of this revision by default namespace ("" for none). */
+  /** Content digest of this revision by key: default namespace ("" for none), `ns#c<i>` when patched. */
   readonly contents: Readonly<Record<string, string>>;
   readonly createdAtMs: number;
   readonly updatedAtMs: number;

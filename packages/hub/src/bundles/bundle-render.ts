@@ -7,10 +7,23 @@
  * revision (as Fleet's DeploymentID, which hashes manifests and per-cluster options). Applying
  * the same content again gives the same revision: nothing rolls out.
  *
- * Content is one protocol `BundleContent` per distinct default namespace (the bundle's, and each
- * customization's), so clusters with the same customization share one digest.
+ * Content is one protocol `BundleContent` per variant: per distinct default namespace (the
+ * bundle's, and each customization's without patches), keyed by the namespace, and one per
+ * customization with `patches`, keyed `namespace#c<index>` (index in `targetCustomizations`).
+ * Stored records written before patches existed hold only namespace keys, which mean the same
+ * thing now, so they stay readable as they are. Content is content-addressed, so clusters whose
+ * effective content is the same share one object, whatever their key.
  */
-import { canonicalJson, type FleetBundleSpec } from "@flotilla/core";
+import {
+  canonicalJson,
+  customizeManifests,
+  fail,
+  joinPath,
+  ok,
+  type FleetBundleSpec,
+  type Problem,
+  type Result,
+} from "@flotilla/core";
 import {
   encodeBundleContent,
   sha256Digest,
@@ -37,13 +50,71 @@ export function bundleRevision(
   );
 }
 
-/** Every default namespace a target of `spec` can get: the bundle's and each deploying customization's. */
-export function contentNamespaces(spec: FleetBundleSpec): string[] {
-  const namespaces = new Set<string>([spec.namespace]);
-  for (const c of spec.targetCustomizations) {
-    if (!c.doNotDeploy) namespaces.add(c.namespace ?? spec.namespace);
-  }
-  return [...namespaces].sort();
+/** One content a target of a bundle can get: its key in the record's `contents`, and what it holds. */
+export interface ContentVariant {
+  readonly key: string;
+  readonly namespace: string;
+  readonly objects: readonly KubernetesObject[];
+}
+
+/**
+ * The key in `contents` of the content a target gets: its default namespace, followed by
+ * `#c<index>` when its customization (`customization`, index in `spec.targetCustomizations`)
+ * patches the manifests.
+ */
+export function contentKey(
+  spec: FleetBundleSpec,
+  namespace: string,
+  customization: number | undefined,
+): string {
+  if (customization === undefined) return namespace;
+  const patches = spec.targetCustomizations[customization]?.patches ?? [];
+  return patches.length === 0
+    ? namespace
+    : `${namespace}#c${String(customization)}`;
+}
+
+/**
+ * Every content a target of `spec` can get: the bundle's namespace, each deploying
+ * customization's, and each deploying customization with patches (its objects patched). Fails
+ * with every patch problem, paths starting at `path` (`bundle`).
+ */
+export function contentVariants(
+  spec: FleetBundleSpec,
+  objects: readonly KubernetesObject[],
+  path = "",
+): Result<ContentVariant[]> {
+  const variants = new Map<string, ContentVariant>();
+  const problems: Problem[] = [];
+  variants.set(spec.namespace, {
+    key: spec.namespace,
+    namespace: spec.namespace,
+    objects,
+  });
+  spec.targetCustomizations.forEach((c, i) => {
+    if (c.doNotDeploy) return;
+    const namespace = c.namespace ?? spec.namespace;
+    const key = contentKey(spec, namespace, i);
+    if (key === namespace) {
+      variants.set(key, { key, namespace, objects });
+      return;
+    }
+    const customized = customizeManifests(objects, c, {
+      bundleNamespace: spec.namespace,
+      path: joinPath(joinPath(path, "targetCustomizations"), i),
+    });
+    if (customized.ok) {
+      variants.set(key, { key, namespace, objects: customized.value });
+    } else {
+      problems.push(...customized.problems);
+    }
+  });
+  if (problems.length > 0) return fail(problems);
+  return ok(
+    [...variants.values()].sort((a, b) =>
+      a.key < b.key ? -1 : a.key > b.key ? 1 : 0,
+    ),
+  );
 }
 
 /** The encoded content of one revision for clusters whose default namespace is `namespace`. */

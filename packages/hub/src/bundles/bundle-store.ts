@@ -4,7 +4,6 @@
  * compare-and-set. Applying identical content again changes nothing and keeps the revision.
  */
 import { canonicalJson } from "@flotilla/core";
-import type { KubernetesObject } from "@flotilla/protocol";
 import type { IntentPublisher } from "../intents/intent-publisher.js";
 import {
   isRevisionConflict,
@@ -18,11 +17,7 @@ import {
   type BundleRecord,
   type ManifestRef,
 } from "./bundle-record.js";
-import {
-  bundleRevision,
-  contentNamespaces,
-  renderContent,
-} from "./bundle-render.js";
+import { bundleRevision, renderContent } from "./bundle-render.js";
 
 /** What {@link writeBundle} needs. */
 export interface BundleWriteDeps {
@@ -110,7 +105,7 @@ export async function writeBundle(
   }
 }
 
-/** Renders and stores the content for every namespace a target can get; digests by namespace. */
+/** Renders and stores every content a target can get; digests by `contents` key (bundle-render.ts). */
 async function storeContents(
   deps: BundleWriteDeps,
   name: string,
@@ -119,10 +114,17 @@ async function storeContents(
   options: { signal?: AbortSignal },
 ): Promise<Record<string, string>> {
   const contents: Record<string, string> = {};
-  const objects: readonly KubernetesObject[] = bundle.objects;
-  for (const namespace of contentNamespaces(bundle.spec)) {
-    const bytes = renderContent(name, revision, namespace, objects);
-    contents[namespace] = await deps.publisher.putBundleContent(bytes, options);
+  for (const variant of bundle.variants) {
+    const bytes = renderContent(
+      name,
+      revision,
+      variant.namespace,
+      variant.objects,
+    );
+    contents[variant.key] = await deps.publisher.putBundleContent(
+      bytes,
+      options,
+    );
   }
   return contents;
 }
