@@ -6,7 +6,7 @@
  * every active run's intents are republished before the gRPC server accepts anyone, so the first
  * agent to reconnect after a crash already finds what the stored runs say.
  */
-import type { PlanOutput } from "@flotilla/core";
+import type { FlotillaErrorCode, PlanOutput } from "@flotilla/core";
 import {
   addAdminService,
   loadProtocol,
@@ -47,7 +47,7 @@ import {
   type PublishOutcome,
 } from "./intents/intent-writer.js";
 import { createRunManager, type RunManager } from "./runs/run-manager.js";
-import type { AdminAuth } from "./security/admin-auth.js";
+import type { AdminAuth, AdminAuthHooks } from "./security/admin-auth.js";
 import type { AgentNatsCredentialsIssuer } from "./security/agent-nats-credentials.js";
 import { createBootstrapTokens } from "./security/bootstrap-tokens.js";
 import type { CertificateAuthority } from "./security/certificate-authority.js";
@@ -99,6 +99,13 @@ export interface HubObserver {
     method: string,
     code: number,
     durationMs: number,
+  ) => void;
+  /** An AdminService call refused by authentication or roles (streaming calls too). */
+  readonly onAdminDenied?: (method: string, code: FlotillaErrorCode) => void;
+  /** A Register or RenewIdentity call answered: `ok` or its error's code. */
+  readonly onRegistration?: (
+    method: "Register" | "RenewIdentity",
+    code: FlotillaErrorCode | "ok",
   ) => void;
 }
 
@@ -166,7 +173,7 @@ export interface HubOptions {
    * Authentication and roles of AdminService calls (security/admin-auth.ts), built with the hub's
    * audit log; absent: callers are named by the `x-flotilla-actor` header and all are admin.
    */
-  readonly adminAuth?: (deps: AuditDeps) => AdminAuth;
+  readonly adminAuth?: (deps: AuditDeps, hooks: AdminAuthHooks) => AdminAuth;
 }
 
 export interface Hub {
@@ -195,7 +202,11 @@ export function createHub(options: HubOptions): Hub {
       log.error({ err: error }, "cannot write the audit log");
     },
   };
-  const adminAuth = options.adminAuth?.(auditDeps);
+  const onAdminDenied = options.observer?.onAdminDenied;
+  const adminAuth = options.adminAuth?.(
+    auditDeps,
+    onAdminDenied === undefined ? {} : { onDenied: onAdminDenied },
+  );
   const intents = createIntentWriter(
     publisher,
     options.observer?.onIntentPublish,
@@ -245,6 +256,9 @@ export function createHub(options: HubOptions): Hub {
           },
     onRegistered: (cluster, agentVersion) =>
       registry.enroll(cluster, agentVersion),
+    ...(options.observer?.onRegistration === undefined
+      ? {}
+      : { onAnswered: options.observer.onRegistration }),
   });
   const agents: AgentService = createAgentService({
     registration,

@@ -127,7 +127,22 @@ export { HUB_USAGE, parseHubConfig } from "./config.js";
 export type { HubConfig, HubSettings } from "./config.js";
 export { createLogger } from "./logger.js";
 export { createHubMetrics } from "./metrics.js";
-export type { HubMetrics } from "./metrics.js";
+export type {
+  HubMetrics,
+  MemberCounts,
+  RegistrationMethod,
+} from "./metrics.js";
+export {
+  DEFAULT_FINISHED_RUN_RETENTION_MS,
+  hubObserverOf,
+  membersByRun,
+  startHubGauges,
+} from "./metrics-observer.js";
+export type {
+  HubGaugeOptions,
+  HubGauges,
+  HubGaugeSources,
+} from "./metrics-observer.js";
 export { startHttpServer } from "./http-server.js";
 export type { HttpServer } from "./http-server.js";
 

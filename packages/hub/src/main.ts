@@ -9,7 +9,6 @@
  * Exit codes: 0 after a clean stop, 2 for bad configuration, 1 when it cannot start.
  */
 import { formatProblem } from "@flotilla/core";
-import { codeOfGrpcStatus } from "@flotilla/protocol";
 import { ServerCredentials } from "@grpc/grpc-js";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { auditHandlers } from "./audit/admin-audit.js";
@@ -22,6 +21,7 @@ import { startHttpServer, type HttpServer } from "./http-server.js";
 import { createJetStreamIntentPublisher } from "./intents/jetstream-intent-publisher.js";
 import { createLogger } from "./logger.js";
 import { createHubMetrics } from "./metrics.js";
+import { hubObserverOf, startHubGauges } from "./metrics-observer.js";
 import { createAdminAuth } from "./security/admin-auth.js";
 import { loadAdminTokens, type AdminTokens } from "./security/admin-tokens.js";
 import { prepareHubTls, type HubTls } from "./security/hub-tls.js";
@@ -158,8 +158,9 @@ async function main(): Promise<number> {
     bundles: (deps) => createBundleService({ ...deps, objects }),
     auditHandlers,
     ...(security === undefined ? {} : { security }),
-    adminAuth: (auditDeps) =>
+    adminAuth: (auditDeps, hooks) =>
       createAdminAuth({
+        ...hooks,
         ...(tls === undefined
           ? {}
           : { verifyCertificate: tls.authority.verify }),
@@ -167,49 +168,12 @@ async function main(): Promise<number> {
         ...(adminTokens === undefined ? {} : { tokens: adminTokens }),
         insecure: insecureAdmin,
       }),
-    observer: {
-      onTransition: (scope, to) => {
-        metrics.runTransition(
-          scope as Parameters<typeof metrics.runTransition>[0],
-          to,
-        );
-      },
-      onSessionRefused: (code) => {
-        metrics.agentSessionRefused(
-          code as Parameters<typeof metrics.agentSessionRefused>[0],
-        );
-      },
-      onReport: (phase, accepted) => {
-        metrics.statusReport(
-          phase as Parameters<typeof metrics.statusReport>[0],
-          accepted,
-        );
-      },
-      onIntentPublish: (outcome, durationMs) => {
-        metrics.intentPublish(outcome, durationMs);
-      },
-      onAdminCall: (method, code, durationMs) => {
-        metrics.adminCall(
-          method,
-          code === 0 ? "ok" : codeOfGrpcStatus(code),
-          durationMs,
-        );
-      },
-      onUnreachable: (count) => {
-        for (let i = 0; i < count; i++) metrics.heartbeatTimedOut();
-      },
-    },
+    observer: hubObserverOf(metrics),
   });
 
   const credentials = tls?.credentials ?? ServerCredentials.createInsecure();
   const port = await hub.start(config.listen, credentials);
-  const gauges = setInterval(() => {
-    metrics.setAgentsConnected(hub.registry.connectedCount());
-    const counts: Record<string, number> = {};
-    for (const { run } of hub.runs.list())
-      counts[run.state] = (counts[run.state] ?? 0) + 1;
-    metrics.setRunsByState(counts);
-  }, 2_000);
+  const gauges = startHubGauges(hub, metrics, { intervalMs: 2_000 });
 
   let http: HttpServer | undefined;
   if (config.httpListen !== undefined) {
@@ -238,7 +202,7 @@ async function main(): Promise<number> {
   });
   log.info("stopping");
   stopping.abort();
-  clearInterval(gauges);
+  gauges.stop();
   await hub.stop();
   tls?.stop();
   await http?.close();

@@ -2,11 +2,14 @@
  * The hub's Prometheus metrics (STYLE.md: `flotilla_hub_*`, base units, `_total` on counters) in
  * a registry of their own, so that two hubs in one process (tests) never share counters. Label
  * values come from closed sets only (phases, states, error codes, AdminService method names);
- * anything else is counted as `other`. Cluster and run names are never labels: a fleet of
- * thousands of clusters would make thousands of series.
+ * anything else is counted as `other`. Cluster names are never labels: a fleet of thousands of
+ * clusters would make thousands of series. Run names label one gauge only (members by state), and
+ * only for the runs the caller lists (active and recently finished, see metrics-observer.ts): the
+ * series of every other run are removed, so their number stays bounded.
  */
 import type {
   FlotillaErrorCode,
+  MemberState,
   RunState,
   TransitionScope,
 } from "@flotilla/core";
@@ -35,6 +38,12 @@ export type AdminCallCode = FlotillaErrorCode | "ok";
 export type IntentPublishResult =
   "written" | "unchanged" | "refused" | "failed";
 
+/** An agent registration call. */
+export type RegistrationMethod = "Register" | "RenewIdentity";
+
+/** Member counts of one run, by state; states left out are 0. */
+export type MemberCounts = Readonly<Partial<Record<MemberState, number>>>;
+
 /** The hub's metrics: typed recorders over one registry. */
 export interface HubMetrics {
   /** Serve with `await registry.metrics()` and `registry.contentType`. */
@@ -55,6 +64,15 @@ export interface HubMetrics {
   setRunsByState(counts: Readonly<Partial<Record<RunState, number>>>): void;
   /** One AdminService call: `method` as `StartUpdateRun` or the full gRPC path. */
   adminCall(method: string, code: AdminCallCode, durationMs: number): void;
+  /** An AdminService call refused by authentication or authorization, before any handler ran. */
+  adminCallDenied(method: string, code: FlotillaErrorCode): void;
+  /** A Register or RenewIdentity call answered: `ok`, or its error's code. */
+  registration(method: RegistrationMethod, code: AdminCallCode): void;
+  /**
+   * Members of each listed run by state (keyed by run name). Series of runs not listed are
+   * removed: list the runs worth watching, not every run ever stored.
+   */
+  setMembersByRun(runs: ReadonlyMap<string, MemberCounts>): void;
 }
 
 /** Options of {@link createHubMetrics}. */
@@ -135,6 +153,27 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
     registers,
   });
 
+  const adminDenied = new Counter({
+    name: "flotilla_hub_admin_calls_denied_total",
+    help: "AdminService calls refused by authentication or authorization, by method and code.",
+    labelNames: ["method", "code"] as const,
+    registers,
+  });
+  const registrations = new Counter({
+    name: "flotilla_hub_registrations_total",
+    help: "Agent Register and RenewIdentity calls, by method and outcome code.",
+    labelNames: ["method", "code"] as const,
+    registers,
+  });
+  const runMembers = new Gauge({
+    name: "flotilla_hub_run_members",
+    help: "Members of active and recently finished update runs, by run and member state.",
+    labelNames: ["run", "state"] as const,
+    registers,
+  });
+  /** Runs with series in `runMembers` now. */
+  const runsShown = new Set<string>();
+
   const phases = new Set<string>(STATUS_PHASE.values);
   const scopes = new Set<string>(TRANSITION_SCOPE.values);
   const states = new Set<string>([
@@ -200,6 +239,28 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
       const label = methodLabel(method);
       adminCalls.inc({ method: label, code: known(codes, code) });
       adminDuration.observe({ method: label }, durationMs / 1000);
+    },
+    adminCallDenied(method, code) {
+      adminDenied.inc({
+        method: methodLabel(method),
+        code: known(codes, code),
+      });
+    },
+    registration(method, code) {
+      registrations.inc({ method, code: known(codes, code) });
+    },
+    setMembersByRun(runs) {
+      for (const run of runsShown) {
+        if (runs.has(run)) continue;
+        for (const state of MEMBER_STATE.values)
+          runMembers.remove({ run, state });
+        runsShown.delete(run);
+      }
+      for (const [run, counts] of runs) {
+        for (const state of MEMBER_STATE.values)
+          runMembers.set({ run, state }, counts[state] ?? 0);
+        runsShown.add(run);
+      }
     },
   };
 }

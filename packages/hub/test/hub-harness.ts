@@ -11,7 +11,12 @@ import type { AuditLog } from "../src/audit/audit-log.js";
 import { createMemoryAuditLog } from "../src/audit/memory-audit-log.js";
 import { createBundleService } from "../src/bundles/bundle-service.js";
 import { objectReaderOf } from "../src/bundles/object-reader.js";
-import { createHub, type Hub } from "../src/hub.js";
+import {
+  createHub,
+  type Hub,
+  type HubObserver,
+  type HubOptions,
+} from "../src/hub.js";
 import {
   createMemoryIntentPublisher,
   type MemoryIntentPublisher,
@@ -31,7 +36,15 @@ export interface TestHub {
   stop(): Promise<void>;
 }
 
-export async function startTestHub(): Promise<TestHub> {
+/** Options of {@link startTestHub}: hooks the hub is built with (metrics tests). */
+export interface TestHubOptions {
+  readonly observer?: HubObserver;
+  readonly adminAuth?: HubOptions["adminAuth"];
+}
+
+export async function startTestHub(
+  options: TestHubOptions = {},
+): Promise<TestHub> {
   let now = Date.parse("2026-12-01T10:00:00Z");
   const clock = {
     now: () => now,
@@ -61,6 +74,10 @@ export async function startTestHub(): Promise<TestHub> {
         objects: objectReaderOf((digest) => publisher.bundleContent(digest)),
       }),
     auditHandlers,
+    ...(options.observer === undefined ? {} : { observer: options.observer }),
+    ...(options.adminAuth === undefined
+      ? {}
+      : { adminAuth: options.adminAuth }),
   });
   const port = await hub.start(
     "127.0.0.1:0",

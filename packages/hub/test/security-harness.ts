@@ -14,7 +14,7 @@ import { auditHandlers } from "../src/audit/admin-audit.js";
 import { createMemoryAuditLog } from "../src/audit/memory-audit-log.js";
 import { createBundleService } from "../src/bundles/bundle-service.js";
 import { objectReaderOf } from "../src/bundles/object-reader.js";
-import { createHub, type Hub } from "../src/hub.js";
+import { createHub, type Hub, type HubObserver } from "../src/hub.js";
 import { createMemoryIntentPublisher } from "../src/intents/memory-intent-publisher.js";
 import { loadOrCreateCertificateAuthority } from "../src/security/ca-store.js";
 import type { CertificateAuthority } from "../src/security/certificate-authority.js";
@@ -44,6 +44,8 @@ export async function startSecureTestHub(
     clusterCertificateTtlMs?: number;
     /** Where the hub's clock starts relative to real time (default 0). */
     clockOffsetMs?: number;
+    /** Metrics hooks. */
+    observer?: HubObserver;
   } = {},
 ): Promise<SecureTestHub> {
   // Near real time: TLS checks certificates' validity against the real clock.
@@ -82,6 +84,7 @@ export async function startSecureTestHub(
         objects: objectReaderOf((digest) => publisher.bundleContent(digest)),
       }),
     auditHandlers,
+    ...(options.observer === undefined ? {} : { observer: options.observer }),
     security: {
       authority,
       ...(options.clusterCertificateTtlMs === undefined

@@ -214,6 +214,37 @@ export function createClusterRegistry(
     return entry?.session === session.id ? entry : undefined;
   };
 
+  /** The entry of a cluster seen for the first time: connecting now (`session`) or enrolled. */
+  const newEntry = (
+    cluster: string,
+    agentVersion: string,
+    now: number,
+    from: {
+      readonly facts?: ClusterFacts | undefined;
+      readonly session?: number;
+    },
+  ): Entry => {
+    const record: ClusterRecord = {
+      name: cluster,
+      facts: from.facts ?? { labels: {}, nodePools: [] },
+      operatorLabels: {},
+      removedLabels: [],
+      agentVersion,
+      registeredAtMs: now,
+      lastSeenAtMs: now,
+    };
+    return {
+      record,
+      revision: 0,
+      cluster: recordToCluster(record),
+      ...(from.session === undefined ? {} : { session: from.session }),
+      lastSeenAtMs: now,
+      unreachable: false,
+      everConnected: from.session !== undefined,
+      appliedGeneration: 0,
+    };
+  };
+
   const markSeen = (entry: Entry): void => {
     entry.lastSeenAtMs = deps.now();
     if (entry.unreachable) {
@@ -263,25 +294,11 @@ export function createClusterRegistry(
       }
       const id = nextSession++;
       if (existing === undefined) {
-        const record: ClusterRecord = {
-          name: cluster,
-          facts: facts ?? { labels: {}, nodePools: [] },
-          operatorLabels: {},
-          removedLabels: [],
-          agentVersion,
-          registeredAtMs: now,
-          lastSeenAtMs: now,
-        };
-        const entry: Entry = {
-          record,
-          revision: 0,
-          cluster: recordToCluster(record),
+        const entry = newEntry(cluster, agentVersion, now, {
+          facts,
           session: id,
-          lastSeenAtMs: now,
-          unreachable: false,
-          everConnected: true,
-          appliedGeneration: 0,
-        };
+        });
+        const { record } = entry;
         // Reserve the name before the write so a concurrent hello is refused.
         entries.set(cluster, entry);
         try {
@@ -314,25 +331,8 @@ export function createClusterRegistry(
 
     async enroll(cluster, agentVersion) {
       if (entries.has(cluster)) return;
-      const now = deps.now();
-      const record: ClusterRecord = {
-        name: cluster,
-        facts: { labels: {}, nodePools: [] },
-        operatorLabels: {},
-        removedLabels: [],
-        agentVersion,
-        registeredAtMs: now,
-        lastSeenAtMs: now,
-      };
-      const entry: Entry = {
-        record,
-        revision: 0,
-        cluster: recordToCluster(record),
-        lastSeenAtMs: now,
-        unreachable: false,
-        everConnected: false,
-        appliedGeneration: 0,
-      };
+      const entry = newEntry(cluster, agentVersion, deps.now(), {});
+      const { record } = entry;
       entries.set(cluster, entry);
       try {
         await write(entry, record, 0);

@@ -13,7 +13,11 @@
  * Every Register and RenewIdentity, and every refused stream, goes to the audit log as
  * `cluster:NAME` (or `anonymous@PEER` when no identity is known).
  */
-import { FlotillaError, showValue } from "@flotilla/core";
+import {
+  FlotillaError,
+  showValue,
+  type FlotillaErrorCode,
+} from "@flotilla/core";
 import { intentKeyProblem, toGrpcStatus, type wire } from "@flotilla/protocol";
 import type { sendUnaryData, ServerUnaryCall } from "@grpc/grpc-js";
 import type { Logger } from "pino";
@@ -48,6 +52,11 @@ export interface AgentRegistrationDeps extends AuditDeps {
     cluster: string,
     agentVersion: string,
   ) => Promise<void>;
+  /** Called with every Register and RenewIdentity answer (metrics): `ok` or the error's code. */
+  readonly onAnswered?: (
+    method: "Register" | "RenewIdentity",
+    code: FlotillaErrorCode | "ok",
+  ) => void;
 }
 
 type Call = Pick<
@@ -160,16 +169,19 @@ export function createAgentRegistration(
 
   /** Answers a unary call; an unexpected error is logged here and is "Internal error" on the wire. */
   const reply = <Res>(
-    method: string,
+    method: "Register" | "RenewIdentity",
     result: Promise<Res>,
     callback: sendUnaryData<Res>,
   ): void => {
     result.then(
       (response) => {
+        deps.onAnswered?.(method, "ok");
         callback(null, response);
       },
       (error: unknown) => {
-        if (FlotillaError.from(error).code === "internal") {
+        const { code } = FlotillaError.from(error);
+        deps.onAnswered?.(method, code);
+        if (code === "internal") {
           deps.logger.error({ err: error, method }, "agent call failed");
         }
         callback(toGrpcStatus(error));

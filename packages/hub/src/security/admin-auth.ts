@@ -18,7 +18,7 @@
  * caller's reason and why. The caller of an accepted call is attached to the call object
  * (call-identity.ts), where `callContext` finds it for every handler kind.
  */
-import { FlotillaError } from "@flotilla/core";
+import { FlotillaError, type FlotillaErrorCode } from "@flotilla/core";
 import { loadProtocol, toGrpcStatus, type wire } from "@flotilla/protocol";
 import type { Metadata } from "@grpc/grpc-js";
 import {
@@ -40,8 +40,14 @@ type Handlers = wire.AdminServiceHandlers;
 /** Longest `authorization` value read; longer ones are refused unread. */
 export const MAX_AUTHORIZATION_LENGTH = 4096;
 
+/** What the hub learns of refusals (metrics). */
+export interface AdminAuthHooks {
+  /** A call of `method` (bare name) refused, with the refusal's code. */
+  readonly onDenied?: (method: string, code: FlotillaErrorCode) => void;
+}
+
 /** What authentication needs; give at least one way in, or `insecure`. */
-export interface AdminAuthDeps extends AuditDeps {
+export interface AdminAuthDeps extends AuditDeps, AdminAuthHooks {
   /**
    * Checks a client certificate (DER) against the hub's CA and says whose it is; throws (any
    * error) when it is not good. Absent: certificates do not authenticate admin callers.
@@ -250,6 +256,7 @@ export function createAdminAuth(deps: AdminAuthDeps): AdminAuth {
     method: string,
     verdict: Extract<AdminVerdict, { ok: false }>,
   ): Promise<void> => {
+    deps.onDenied?.(method, verdict.error.code);
     await deps.audit
       .append({
         atMs: deps.now(),
