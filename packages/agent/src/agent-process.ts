@@ -1,6 +1,7 @@
 /**
  * The composition root of `flotilla-agent` (STYLE "Boundaries": only here are the concrete
- * adapters chosen): the simulated clusters, their identities (registered with a bootstrap token
+ * adapters chosen): the clusters (one real cluster through the Kubernetes API, or simulated
+ * ones; hosted-clusters.ts), their identities (registered with a bootstrap token
  * and renewed in the background, issue 6), NATS connections (one per cluster with its own
  * credentials, else one shared), one progress store, one metrics registry and server, and one
  * agent per cluster; then it waits for the stop signal and stops everything in reverse order.
@@ -14,15 +15,16 @@ import {
 } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
-import { parse as parseYaml } from "yaml";
 import type { AgentConfig } from "./config.js";
 import { readHubTls, type HubTransport } from "./hub/transport.js";
 import {
   identityNatsOptions,
   readBootstrapToken,
   startIdentityKeepers,
+  type IdentityStoreChoice,
 } from "./identity/fleet-identities.js";
 import type { IdentityKeeper } from "./identity/identity-keeper.js";
+import { registerAgentGauges } from "./metrics/agent-gauges.js";
 import { createAgentMetrics } from "./metrics/agent-metrics.js";
 import {
   startMetricsServer,
@@ -33,16 +35,13 @@ import {
   createMemoryProgressStore,
 } from "./progress-store.js";
 import { createAgent, type Agent } from "./runtime/agent.js";
-import { systemClock } from "./simulated/clock.js";
-import { loadSimulatedCluster } from "./simulated/cluster-file.js";
-import type { SimulatedClusterConfig } from "./simulated/config.js";
-import { loadSimulatedFleet } from "./simulated/fleet-file.js";
-import { mulberry32 } from "./simulated/random.js";
-import { AGENT_VERSION } from "./version.js";
 import {
-  createSimulatedCluster,
-  type SimulatedCluster,
-} from "./simulated/simulated-cluster.js";
+  loadHostedClusters,
+  type ClusterToHost,
+  type HostedCluster,
+} from "./hosted-clusters.js";
+import { systemClock } from "./simulated/clock.js";
+import { AGENT_VERSION } from "./version.js";
 
 /** Options of {@link runAgentProcess}. */
 export interface AgentProcessOptions {
@@ -52,31 +51,6 @@ export interface AgentProcessOptions {
   readonly signal: AbortSignal;
   /** How often the summary line may be logged; default 30000 ms. */
   readonly summaryIntervalMs?: number;
-}
-
-const parseText = (text: string): unknown => parseYaml(text) as unknown;
-
-async function loadClusters(
-  config: AgentConfig,
-): Promise<readonly SimulatedClusterConfig[]> {
-  const { backend } = config;
-  switch (backend.type) {
-    case "simulated":
-      return [
-        await loadSimulatedCluster(backend.file, {
-          parseText,
-          ...(backend.clusterName === undefined
-            ? {}
-            : { name: backend.clusterName }),
-        }),
-      ];
-    case "simulatedFleet":
-      return (await loadSimulatedFleet(backend.file, { parseText })).clusters;
-    default: {
-      const unreachable: never = backend;
-      return unreachable;
-    }
-  }
 }
 
 async function transportOf(config: AgentConfig): Promise<HubTransport> {
@@ -90,7 +64,7 @@ async function transportOf(config: AgentConfig): Promise<HubTransport> {
 async function keepIdentities(
   config: AgentConfig,
   transport: HubTransport,
-  clusterNames: readonly string[],
+  clusters: readonly ClusterToHost[],
   logger: Logger,
   signal: AbortSignal,
 ): Promise<Map<string, IdentityKeeper> | undefined> {
@@ -102,11 +76,27 @@ async function keepIdentities(
     identity.bootstrapToken === undefined
       ? undefined
       : await readBootstrapToken(identity.bootstrapToken);
+  const store: IdentityStoreChoice =
+    "dir" in identity
+      ? { dir: identity.dir }
+      : {
+          storeFor: (name) => {
+            const create = clusters.find(
+              (c) => c.name === name,
+            )?.secretIdentityStore;
+            if (create === undefined)
+              throw new FlotillaError(
+                "invalid_argument",
+                `Cannot keep the identity of cluster "${name}" in Secret "${identity.secret}": only a cluster of the Kubernetes backend can`,
+              );
+            return create(identity.secret);
+          },
+        };
   return startIdentityKeepers(
     { clock: systemClock, logger },
     {
-      clusterNames,
-      dir: identity.dir,
+      clusterNames: clusters.map((c) => c.name),
+      ...store,
       hub: config.hub,
       hubCa,
       agentVersion: AGENT_VERSION,
@@ -166,18 +156,12 @@ export async function runAgentProcess(
   options: AgentProcessOptions,
 ): Promise<void> {
   const { config, logger, signal } = options;
-  const configs = await loadClusters(config);
+  const configs = await loadHostedClusters(config, logger);
   const transport = await transportOf(config);
   const fleet = config.backend.type === "simulatedFleet";
   let keepers: Map<string, IdentityKeeper> | undefined;
   try {
-    keepers = await keepIdentities(
-      config,
-      transport,
-      configs.map((c) => c.name),
-      logger,
-      signal,
-    );
+    keepers = await keepIdentities(config, transport, configs, logger, signal);
   } catch (error) {
     // Stopped while registering: a graceful stop, not a failure.
     if (!signal.aborted) throw error;
@@ -189,7 +173,15 @@ export async function runAgentProcess(
   collectDefaultMetrics({ register: registry });
   const metrics = createAgentMetrics(registry);
   const agents: Agent[] = [];
-  const clusters: SimulatedCluster[] = [];
+  const held = keepers;
+  registerAgentGauges(registry, {
+    sessionStates: () => agents.map((a) => a.session.state),
+    statuses: () => agents.flatMap((a) => a.session.currentStatuses()),
+    ...(held === undefined
+      ? {}
+      : { identityExpiriesMs: () => identityExpiries(held.values()) }),
+  });
+  const clusters: HostedCluster[] = [];
   let server: MetricsServer | undefined;
   let nc: NatsConnection | undefined;
   /** Connections of clusters with their own NATS credentials. */
@@ -256,15 +248,17 @@ export async function runAgentProcess(
           "internal",
           `No NATS connection for cluster ${c.name}`,
         );
-      const cluster = createSimulatedCluster(c, {
-        clock: systemClock,
-        random: mulberry32(c.seed),
-        parseText,
-      });
+      const cluster = c.create();
       clusters.push(cluster);
       await cluster.start({ signal });
       const agent = createAgent(
-        { nc: clusterNats, backend: cluster, progress, logger, metrics },
+        {
+          nc: clusterNats,
+          backend: cluster.backend,
+          progress,
+          logger,
+          metrics,
+        },
         {
           clusterName: c.name,
           hub: config.hub,
@@ -293,7 +287,7 @@ export async function runAgentProcess(
       await agent.start({ signal });
     }
     logger.info(
-      { agents: agents.length, hub: config.hub, simulated: true },
+      { agents: agents.length, hub: config.hub, backend: config.backend.type },
       "Agents started",
     );
     summary = startSummary(agents, logger, options.summaryIntervalMs ?? 30_000);
@@ -312,7 +306,8 @@ export async function runAgentProcess(
     clearInterval(summary);
     server?.markStopping();
     await Promise.allSettled(agents.map((a) => a.stop()));
-    await Promise.allSettled(clusters.map((c) => c.stop()));
+    // Reverse order of start.
+    await Promise.allSettled(clusters.reverse().map((c) => c.stop()));
     await Promise.allSettled(
       [...(keepers?.values() ?? [])].map((k) => k.stop()),
     );
@@ -350,6 +345,19 @@ function startSummary(
   const timer = setInterval(log, intervalMs);
   timer.unref();
   return timer;
+}
+
+/** The certificate expiry of every loaded identity, epoch ms (for the expiry gauge). */
+function* identityExpiries(
+  keepers: Iterable<IdentityKeeper>,
+): Generator<number> {
+  for (const keeper of keepers) {
+    try {
+      yield keeper.current().expiresAtMs;
+    } catch {
+      // Not loaded yet: nothing to expire.
+    }
+  }
 }
 
 /** Whether an error from {@link runAgentProcess} is bad configuration (exit 2). */

@@ -12,13 +12,23 @@ export type BootstrapTokenSource =
   | { readonly type: "file"; readonly file: string }
   | { readonly type: "env"; readonly variable: string; readonly value: string };
 
-/** The cluster identity the agent registers for and keeps (TLS without `--tls-cert`). */
-export interface IdentityConfig {
-  /** One subdirectory per cluster: `DIR/<cluster>/` (identity/identity-store.ts). */
-  readonly dir: string;
+/**
+ * The cluster identity the agent registers for and keeps (TLS without `--tls-cert`), in files or,
+ * with the Kubernetes backend and no `--identity-dir`, in a Secret.
+ */
+export type IdentityConfig = (
+  | {
+      /** One subdirectory per cluster: `DIR/<cluster>/` (identity/identity-store.ts). */
+      readonly dir: string;
+    }
+  | {
+      /** A Secret in the backend's namespace (identity/secret-identity-store.ts). */
+      readonly secret: string;
+    }
+) & {
   /** Used only when a cluster has no valid identity yet. */
   readonly bootstrapToken?: BootstrapTokenSource;
-}
+};
 
 /** The environment variable that may hold the bootstrap token itself (there is no such flag). */
 export const BOOTSTRAP_TOKEN_ENV = "FLOTILLA_BOOTSTRAP_TOKEN";

@@ -13,8 +13,20 @@ import {
   checkIdentitySettings,
   type IdentityConfig,
 } from "./config-identity.js";
+import {
+  givenKubernetesSettings,
+  KUBERNETES_SETTINGS,
+  parseKubernetesSettings,
+  type KubernetesBackendConfig,
+  type KubernetesRaw,
+} from "./config-kubernetes.js";
 
 export { BOOTSTRAP_TOKEN_ENV };
+export { UPGRADE_DRIVERS } from "./config-kubernetes.js";
+export type {
+  KubernetesBackendConfig,
+  UpgradeDriverConfig,
+} from "./config-kubernetes.js";
 export type {
   BootstrapTokenSource,
   IdentityConfig,
@@ -44,7 +56,8 @@ export type BackendConfig =
       readonly file: string;
       readonly clusterName?: string;
     }
-  | { readonly type: "simulatedFleet"; readonly file: string };
+  | { readonly type: "simulatedFleet"; readonly file: string }
+  | KubernetesBackendConfig;
 
 /** The validated configuration. */
 export interface AgentConfig {
@@ -88,6 +101,8 @@ interface Setting {
   readonly flag: string;
   readonly env?: string;
   readonly boolean?: boolean;
+  /** Repeatable flag; its variable holds the values separated by commas. */
+  readonly multiple?: boolean;
 }
 
 /** Every setting: its flag and its environment variable. */
@@ -118,6 +133,7 @@ export const SETTINGS = {
     flag: "windows-reload-interval",
     env: "FLOTILLA_WINDOWS_RELOAD_INTERVAL",
   },
+  ...KUBERNETES_SETTINGS,
 } as const satisfies Record<string, Setting>;
 
 type Key = keyof typeof SETTINGS;
@@ -230,7 +246,10 @@ export function parseAgentConfig(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
 ): ConfigResult {
-  let values: Record<string, string | boolean | undefined>;
+  let values: Record<
+    string,
+    string | boolean | (string | boolean)[] | undefined
+  >;
   try {
     ({ values } = parseArgs({
       args: [...argv],
@@ -240,7 +259,10 @@ export function parseAgentConfig(
         ...Object.fromEntries(
           Object.values(SETTINGS).map((s: Setting) => [
             s.flag,
-            { type: s.boolean === true ? "boolean" : "string" } as const,
+            {
+              type: s.boolean === true ? "boolean" : "string",
+              multiple: s.multiple === true,
+            } as const,
           ]),
         ),
         help: { type: "boolean", short: "h" },
@@ -261,7 +283,20 @@ export function parseAgentConfig(
   // Raw values with where each came from, for messages.
   const raw: Partial<Record<Key, string>> = {};
   const source: Partial<Record<Key, string>> = {};
+  // Repeatable flags: every value; else the variable's one.
+  const labelFlags = values[SETTINGS.labels.flag];
+  const labelEnv = env[SETTINGS.labels.env]?.trim() ?? "";
+  const labels = Array.isArray(labelFlags)
+    ? labelFlags.filter((x): x is string => typeof x === "string")
+    : labelEnv === ""
+      ? []
+      : [labelEnv];
   for (const [key, s] of Object.entries(SETTINGS) as [Key, Setting][]) {
+    if (s.multiple === true) {
+      source[key] = Array.isArray(labelFlags) ? `--${s.flag}` : s.env;
+      if (labels.length > 0) raw[key] = labels.join(",");
+      continue;
+    }
     const flag = values[s.flag];
     if (flag !== undefined && flag !== "") {
       raw[key] = flag === true ? "true" : String(flag);
@@ -321,19 +356,41 @@ export function parseAgentConfig(
     plaintext,
     clientCertificate: raw.tlsCert !== undefined,
     identityDir: raw.identityDir !== undefined,
-    stateDir: raw.stateDir !== undefined,
+    // With --kubernetes, a Secret keeps the identity when no directory is given.
+    stateDir: raw.stateDir !== undefined || raw.kubernetes !== undefined,
     tokenFile: raw.bootstrapTokenFile !== undefined,
     tokenEnv: tokenEnv !== "",
     where,
   });
   problems.push(...identityProblems);
-  if (raw.simulated !== undefined && raw.simulatedFleet !== undefined)
+  const chosen = (
+    ["kubernetes", "simulated", "simulatedFleet"] as const
+  ).filter((key) => raw[key] !== undefined);
+  if (chosen.length > 1)
+    problems.push(`${chosen.map(describe).join(" and ")}: choose one`);
+  else if (chosen.length === 0)
     problems.push(
-      `${describe("simulated")} and ${describe("simulatedFleet")}: choose one`,
+      "No cluster to manage: run with --kubernetes in-cluster|KUBECONFIG_FILE and --cluster-name NAME (a real cluster), --simulated CONFIG_FILE (one simulated cluster) or --simulated-fleet FILE (many)",
     );
-  else if (raw.simulated === undefined && raw.simulatedFleet === undefined)
+  const kubeRaw: KubernetesRaw = { values: raw, labels, describe };
+  let kubernetes: KubernetesBackendConfig | undefined;
+  if (raw.kubernetes === undefined)
+    for (const key of givenKubernetesSettings(kubeRaw))
+      problems.push(
+        `${describe(key)}: applies only with --kubernetes (FLOTILLA_KUBERNETES)`,
+      );
+  else if (chosen.length === 1) {
+    if (raw.clusterName === undefined)
+      problems.push(
+        `${describe("kubernetes")}: needs --cluster-name NAME (FLOTILLA_CLUSTER_NAME), the cluster's name in the fleet`,
+      );
+    const settings = parseKubernetesSettings(kubeRaw, v?.clusterName);
+    if ("backend" in settings) kubernetes = settings.backend;
+    else problems.push(...settings.problems);
+  }
+  if (raw.identitySecret !== undefined && raw.identityDir !== undefined)
     problems.push(
-      "The Kubernetes backend is not available yet (issue 4): run with --simulated CONFIG_FILE (one simulated cluster) or --simulated-fleet FILE (many)",
+      `${describe("identitySecret")}: does not apply with ${where("identityDir")}, which keeps the identity in files`,
     );
   if (raw.simulatedFleet !== undefined && raw.clusterName !== undefined)
     problems.push(
@@ -343,7 +400,8 @@ export function parseAgentConfig(
   if (problems.length > 0 || v === undefined)
     return { type: "invalid", problems };
   const backend: BackendConfig =
-    v.simulatedFleet !== undefined
+    kubernetes ??
+    (v.simulatedFleet !== undefined
       ? { type: "simulatedFleet", file: v.simulatedFleet }
       : {
           type: "simulated",
@@ -351,7 +409,7 @@ export function parseAgentConfig(
           ...(v.clusterName === undefined
             ? {}
             : { clusterName: v.clusterName }),
-        };
+        });
   return {
     type: "config",
     config: {
@@ -369,7 +427,11 @@ export function parseAgentConfig(
         ? {}
         : {
             identity: {
-              dir: v.identityDir ?? join(v.stateDir ?? "", "identities"),
+              ...(kubernetes !== undefined && v.identityDir === undefined
+                ? { secret: kubernetes.identitySecret }
+                : {
+                    dir: v.identityDir ?? join(v.stateDir ?? "", "identities"),
+                  }),
               ...(v.bootstrapTokenFile !== undefined
                 ? {
                     bootstrapToken: {

@@ -48,6 +48,10 @@ export type {
 } from "./identity/agent-identity.js";
 export { createFileIdentityStore } from "./identity/identity-store.js";
 export type { IdentityStore } from "./identity/identity-store.js";
+export {
+  createSecretIdentityStore,
+  type IdentitySecretRef,
+} from "./identity/secret-identity-store.js";
 export { createKeyAndCsr } from "./identity/csr.js";
 export type { KeyAndCsr } from "./identity/csr.js";
 export {
@@ -71,11 +75,19 @@ export {
   startIdentityKeepers,
   identityNatsOptions,
 } from "./identity/fleet-identities.js";
-export type { StartIdentityKeepersOptions } from "./identity/fleet-identities.js";
+export type {
+  IdentityStoreChoice,
+  StartIdentityKeepersOptions,
+} from "./identity/fleet-identities.js";
 
 // Metrics: prom-client metrics and the /metrics + /healthz server
 export { createAgentMetrics, noopMetrics } from "./metrics/agent-metrics.js";
 export type { AgentMetrics } from "./metrics/agent-metrics.js";
+export {
+  registerAgentGauges,
+  resourcesNotReady,
+} from "./metrics/agent-gauges.js";
+export type { AgentGaugeSources } from "./metrics/agent-gauges.js";
 export { startMetricsServer } from "./metrics/metrics-server.js";
 export type {
   MetricsServer,
@@ -123,6 +135,28 @@ export {
 } from "./kube/manifest.js";
 export type { ResourceRef, ResourceRefsOptions } from "./kube/manifest.js";
 
+// Kubernetes: the @kubernetes/client-node gateway (server-side apply, inventory, readiness, drift)
+export { createClientNodeGateway } from "./kube/client-node-gateway.js";
+export type {
+  ClientNodeGateway,
+  ClientNodeGatewayDeps,
+  ClientNodeGatewayOptions,
+} from "./kube/client-node-gateway.js";
+export { loadKubeConfig, SERVICE_ACCOUNT_TOKEN } from "./kube/kube-config.js";
+export type { LoadKubeConfigOptions } from "./kube/kube-config.js";
+export { readinessOf } from "./kube/readiness.js";
+export type { Readiness } from "./kube/readiness.js";
+export { driftOf, describeDrift } from "./kube/drift.js";
+export type { FieldDrift } from "./kube/drift.js";
+export { applyOrder, deleteOrder } from "./kube/apply-order.js";
+export {
+  BUNDLE_LABEL,
+  INVENTORY_LABEL,
+  inventoryName,
+  parseInventory,
+} from "./kube/inventory.js";
+export type { Inventory } from "./kube/inventory.js";
+
 // Upgrades and maintenance windows: the UpgradeDriver and MaintenanceSource ports, window checks
 export type {
   UpgradeDriver,
@@ -142,6 +176,45 @@ export type {
   MaintenanceError,
   WindowsChanged,
 } from "./upgrade/maintenance-source.js";
+
+// Upgrade drivers on the Kubernetes API (system-upgrade-controller, Cluster API) and owner-set
+// maintenance windows in a ConfigMap, with the `flotilla-agent windows` command
+export { createSucDriver, CONTROL_PLANE_LABEL } from "./upgrade/suc-driver.js";
+export type { SucDriverDeps, SucDriverOptions } from "./upgrade/suc-driver.js";
+export type { FollowOptions } from "./upgrade/kube-upgrade.js";
+export { createCapiDriver } from "./upgrade/capi-driver.js";
+export type {
+  CapiDriverDeps,
+  CapiDriverOptions,
+} from "./upgrade/capi-driver.js";
+export { CAPI_CLUSTER_LABEL } from "./upgrade/capi-objects.js";
+export { createNoneDriver, POOL_LABELS } from "./upgrade/none-driver.js";
+export type { NoneDriverOptions } from "./upgrade/none-driver.js";
+
+// The backend of a real cluster: gateway, chosen driver, windows ConfigMap and facts
+export { createKubernetesBackend } from "./runtime/kubernetes-backend.js";
+export type {
+  KubernetesBackend,
+  KubernetesBackendDeps,
+  KubernetesBackendOptions,
+  UpgradeDriverConfig,
+} from "./runtime/kubernetes-backend.js";
+export { createConfigMapMaintenanceSource } from "./windows/configmap-maintenance-source.js";
+export type {
+  ConfigMapMaintenanceSource,
+  ConfigMapMaintenanceSourceDeps,
+  ConfigMapMaintenanceSourceOptions,
+} from "./windows/configmap-maintenance-source.js";
+export {
+  parseWindowsDocument,
+  withFreeze,
+  withoutFreezes,
+  WINDOWS_KEY,
+} from "./windows/windows-document.js";
+export type { FreezeInput } from "./windows/windows-document.js";
+export { runWindowsCommand, WINDOWS_USAGE } from "./windows/windows-command.js";
+export type { WindowsCommandIo } from "./windows/windows-command.js";
+export { describeOpenings } from "./windows/windows-show.js";
 
 // Simulated clusters: both ports in memory, injected clock and randomness, fleet config
 export { systemClock, createManualClock } from "./simulated/clock.js";

@@ -12,6 +12,7 @@ import { isConfigError, runAgentProcess } from "./agent-process.js";
 import { parseAgentConfig, type AgentConfig } from "./config.js";
 import { USAGE } from "./usage.js";
 import { AGENT_VERSION } from "./version.js";
+import { runWindowsCommand } from "./windows/windows-command.js";
 import { silenceIpServernameWarning } from "@flotilla/protocol";
 
 /** Exit codes. */
@@ -43,6 +44,8 @@ export async function main(
   env: Readonly<Record<string, string | undefined>>,
   io: MainIo,
 ): Promise<number> {
+  // The owner's maintenance-windows command (also a kubectl plugin), not the agent process.
+  if (argv[0] === "windows") return runWindowsCommand(argv.slice(1), env, io);
   const parsed = parseAgentConfig(argv, env);
   switch (parsed.type) {
     case "help":

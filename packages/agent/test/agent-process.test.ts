@@ -9,7 +9,12 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { startNatsServer, waitFor, type NatsServer } from "@flotilla/testkit";
+import {
+  promtoolCheckMetrics,
+  startNatsServer,
+  waitFor,
+  type NatsServer,
+} from "@flotilla/testkit";
 import { FakeHub } from "./support/fake-hub.js";
 import {
   bundleContent,
@@ -143,6 +148,17 @@ test("hosts one session per simulated cluster and stops cleanly on SIGTERM", asy
       /flotilla_agent_reports_sent_total\{phase="Ready"\} [1-9]/,
     );
     expect(metrics).toContain("flotilla_agent_intents_received_total 1");
+    // The process's gauges read its agents: every session is connected.
+    expect(metrics).toContain(
+      'flotilla_agent_hub_sessions{state="connected"} 5\n',
+    );
+    expect(metrics).toContain(
+      'flotilla_agent_hub_sessions{state="waiting"} 0\n',
+    );
+    // prom-client's default `nodejs_active_*_total` gauges break promtool's lint; ours may not.
+    expect(
+      promtoolCheckMetrics(metrics, { acceptLintOf: ["nodejs_"] }).problems,
+    ).toEqual([]);
     // Per-agent events are debug in a fleet: info stays a handful of lines.
     expect(logs.some((l) => l.msg === "Connected to the hub")).toBe(false);
 

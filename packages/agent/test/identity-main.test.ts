@@ -7,7 +7,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { pino } from "pino";
-import { startNatsServer, waitFor, type NatsServer } from "@flotilla/testkit";
+import {
+  freePort,
+  startNatsServer,
+  waitFor,
+  type NatsServer,
+} from "@flotilla/testkit";
 import { main } from "../src/main.js";
 import { parseAgentConfig } from "../src/config.js";
 import { FakeIdentityHub } from "./support/fake-identity-hub.js";
@@ -136,10 +141,15 @@ describe("registering through the agent process", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const argv = (hub: FakeIdentityHub, stateDir: string): string[] => [
+  const argv = (
+    hub: FakeIdentityHub,
+    stateDir: string,
+    metricsListen = "off",
+  ): string[] => [
     ...["--hub", hub.address, "--tls-ca", join(dir, "ca.pem")],
     ...["--simulated", join(dir, "cluster.yaml"), "--cluster-name", "edge-1"],
-    ...["--state-dir", stateDir, "--nats", nats.url, "--metrics-listen", "off"],
+    ...["--state-dir", stateDir, "--nats", nats.url],
+    ...["--metrics-listen", metricsListen],
     ...["--bootstrap-token-file", join(dir, "token")],
   ];
 
@@ -162,22 +172,34 @@ describe("registering through the agent process", () => {
     hub.addToken({ secret: TOKEN, maxUses: 1 });
     const stateDir = join(dir, "joined");
     const stop = new AbortController();
-    const running = run(argv(hub, stateDir), {}, stop.signal);
+    const metricsPort = await freePort();
+    const running = run(
+      argv(hub, stateDir, `127.0.0.1:${String(metricsPort)}`),
+      {},
+      stop.signal,
+    );
+    let metrics: string;
     try {
       await waitFor(() => hub.streams.some((s) => s.hello === "edge-1"), {
         timeoutMs: 15_000,
       });
       expect(hub.streams[0]?.peer?.cluster).toBe("edge-1");
+      metrics = await (
+        await fetch(`http://127.0.0.1:${String(metricsPort)}/metrics`)
+      ).text();
     } finally {
       stop.abort();
     }
     expect(await running).toEqual({ code: 0, stderr: "" });
     const identityDir = join(stateDir, "identities", "edge-1");
-    expect(
-      JSON.parse(await readFile(join(identityDir, "identity.json"), "utf8")),
-    ).toMatchObject({
-      clusterName: "edge-1",
-    });
+    const stored = JSON.parse(
+      await readFile(join(identityDir, "identity.json"), "utf8"),
+    ) as { clusterName: string; expiresAtMs: number };
+    expect(stored).toMatchObject({ clusterName: "edge-1" });
+    // The expiry gauge shows the certificate's notAfter, in seconds.
+    expect(metrics).toContain(
+      `flotilla_agent_identity_certificate_expiry_timestamp_seconds ${String(stored.expiresAtMs / 1000)}\n`,
+    );
     for (const entry of await readdir(identityDir, {
       recursive: true,
       withFileTypes: true,

@@ -182,11 +182,11 @@ describe("configuration", () => {
     );
   });
 
-  test("the Kubernetes backend is not available yet", async () => {
+  test("without a backend it exits 2 naming the three choices", async () => {
     const result = await run(["--insecure-plaintext"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
-      "flotilla-agent: The Kubernetes backend is not available yet (issue 4): run with --simulated CONFIG_FILE (one simulated cluster) or --simulated-fleet FILE (many)\n",
+      "flotilla-agent: No cluster to manage: run with --kubernetes in-cluster|KUBECONFIG_FILE and --cluster-name NAME (a real cluster), --simulated CONFIG_FILE (one simulated cluster) or --simulated-fleet FILE (many)\n",
     );
   });
 

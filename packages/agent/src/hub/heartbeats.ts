@@ -13,7 +13,12 @@ export interface HeartbeatOptions {
   /** Aborts when the stream ends. */
   readonly signal: AbortSignal;
   readonly lastAppliedGeneration: () => number;
-  readonly onSent: (sentAtMs: number) => void;
+  /**
+   * After each heartbeat; `lagMs` is how late it went out: its send time minus when it was due
+   * (the previous heartbeat sent, or the start, plus the interval). A heartbeat skipped because
+   * the stream was backlogged leaves the due time where it was, so the next one shows the delay.
+   */
+  readonly onSent: (sentAtMs: number, lagMs: number) => void;
 }
 
 /**
@@ -25,6 +30,7 @@ export async function sendHeartbeats(
   options: HeartbeatOptions,
 ): Promise<void> {
   const { clock, intervalMs, signal } = options;
+  let dueAtMs = clock.now() + intervalMs;
   for (;;) {
     try {
       await clock.sleep(intervalMs, { signal });
@@ -40,6 +46,7 @@ export async function sendHeartbeats(
         lastAppliedGeneration: options.lastAppliedGeneration(),
       },
     });
-    options.onSent(sentAtMs);
+    options.onSent(sentAtMs, sentAtMs - dueAtMs);
+    dueAtMs = sentAtMs + intervalMs;
   }
 }

@@ -331,9 +331,10 @@ class Session implements HubSession {
       intervalMs: heartbeatIntervalMs,
       signal: live.ended.signal,
       lastAppliedGeneration: this.#options.lastAppliedGeneration,
-      onSent: (sentAtMs) => {
+      onSent: (sentAtMs, lagMs) => {
         this.#stats.heartbeatsSent++;
         this.#metrics.heartbeatSent();
+        this.#metrics.heartbeatLag(lagMs);
         this.#emit({ type: "HeartbeatSent", sentAtMs });
       },
     });

@@ -1,6 +1,7 @@
 /**
- * The identities of every cluster a process hosts (one, or a simulated fleet): one file store per
- * cluster under the identity directory (`DIR/<cluster>/`), one keeper each, all registering with
+ * The identities of every cluster a process hosts (one, or a simulated fleet): one store per
+ * cluster (a file store under the identity directory, `DIR/<cluster>/`, or the store the caller's
+ * factory makes, e.g. a Secret), one keeper each, all registering with
  * the same bootstrap token (whose max uses must cover the fleet), a few at a time. Also reads the
  * token from where the configuration says it is, and builds each cluster's NATS connect options
  * from its identity (intents/nats-credentials.ts), reading the current credentials at every
@@ -20,7 +21,10 @@ import {
   type IdentityKeeper,
   type IdentityKeeperOptions,
 } from "./identity-keeper.js";
-import { createFileIdentityStore } from "./identity-store.js";
+import {
+  createFileIdentityStore,
+  type IdentityStore,
+} from "./identity-store.js";
 
 /** Reads the bootstrap token; `invalid_argument` naming the file when it is unreadable or empty. */
 export async function readBootstrapToken(
@@ -47,17 +51,32 @@ export async function readBootstrapToken(
   return token;
 }
 
+/** Where {@link startIdentityKeepers} keeps each cluster's identity. */
+export type IdentityStoreChoice =
+  /** One file store per cluster: directory `dir/<cluster>`. */
+  | { readonly dir: string }
+  /** Any store, e.g. a Secret (secret-identity-store.ts). */
+  | { readonly storeFor: (clusterName: string) => IdentityStore };
+
 /** Options of {@link startIdentityKeepers}. */
-export interface StartIdentityKeepersOptions extends Omit<
+export type StartIdentityKeepersOptions = Omit<
   IdentityKeeperOptions,
   "clusterName"
-> {
-  readonly clusterNames: readonly string[];
-  /** Holds one directory per cluster. */
-  readonly dir: string;
-  /** How many clusters register at the same time; default 8. */
-  readonly concurrency?: number;
-  readonly signal?: AbortSignal;
+> &
+  IdentityStoreChoice & {
+    readonly clusterNames: readonly string[];
+    /** How many clusters register at the same time; default 8. */
+    readonly concurrency?: number;
+    readonly signal?: AbortSignal;
+  };
+
+/** The store factory of `choice`. */
+function storeFactory(
+  choice: IdentityStoreChoice,
+): (clusterName: string) => IdentityStore {
+  if ("storeFor" in choice) return choice.storeFor;
+  const { dir } = choice;
+  return (name) => createFileIdentityStore(join(dir, name));
 }
 
 /**
@@ -68,13 +87,14 @@ export async function startIdentityKeepers(
   deps: { readonly clock: Clock; readonly logger: Logger },
   options: StartIdentityKeepersOptions,
 ): Promise<Map<string, IdentityKeeper>> {
-  const {
-    clusterNames,
-    dir,
-    concurrency = 8,
-    signal,
-    ...keeperOptions
-  } = options;
+  const storeFor = storeFactory(options);
+  const { clusterNames, concurrency = 8, signal, ...rest } = options;
+  const keeperOptions: Omit<IdentityKeeperOptions, "clusterName"> & {
+    dir?: string;
+    storeFor?: unknown;
+  } = { ...rest };
+  delete keeperOptions.dir;
+  delete keeperOptions.storeFor;
   const keepers = new Map<string, IdentityKeeper>();
   const queue = [...clusterNames];
   let failure: unknown;
@@ -86,7 +106,7 @@ export async function startIdentityKeepers(
     ) {
       const keeper = createIdentityKeeper(
         {
-          store: createFileIdentityStore(join(dir, name)),
+          store: storeFor(name),
           clock: deps.clock,
           logger: deps.logger.child({ clusterName: name }),
         },

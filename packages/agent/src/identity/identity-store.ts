@@ -1,7 +1,7 @@
 /**
  * Where a cluster's identity is kept between runs: the IdentityStore port and its file adapter,
- * for simulated agents and agents outside Kubernetes. (Agents in a real cluster keep it in a
- * Kubernetes Secret; that adapter belongs to the Kubernetes backend, issue 4.)
+ * for simulated agents and agents outside Kubernetes, and the parsing both stores share. (Agents
+ * in a real cluster keep it in a Kubernetes Secret: secret-identity-store.ts.)
  *
  * The file layout of one cluster's directory:
  *
@@ -41,13 +41,20 @@ export interface IdentityStore {
   save(identity: AgentIdentity): Promise<void>;
 }
 
-const FILES = {
+/** The names of an identity's parts: files of the file store, keys of the Secret store. */
+export const IDENTITY_FILES = {
   key: "key.pem",
   cert: "cert.pem",
   ca: "ca.pem",
   creds: "nats.creds",
   meta: "identity.json",
 } as const;
+const FILES = IDENTITY_FILES;
+
+/** The name of one part of a stored identity. */
+export type IdentityFileName =
+  (typeof IDENTITY_FILES)[keyof typeof IDENTITY_FILES];
+
 const DATA_LINK = "..data";
 const VERSION_PREFIX = "..v-";
 
@@ -62,6 +69,70 @@ const metaSchema = z.object({
     })
     .optional(),
 });
+
+/**
+ * Rebuilds an identity from its stored parts, read with `read` (which throws its own error when a
+ * part is missing). Throws what `corrupt(problem)` makes when identity.json is not valid. Shared
+ * by the file and Secret stores, so both accept exactly the same content.
+ */
+export async function parseStoredIdentity(
+  read: (name: IdentityFileName) => string | Promise<string>,
+  corrupt: (problem: string, cause?: unknown) => Error,
+): Promise<AgentIdentity> {
+  const metaText = await read(FILES.meta);
+  let metaJson: unknown;
+  try {
+    metaJson = JSON.parse(metaText);
+  } catch (error) {
+    throw corrupt(`${FILES.meta} is not JSON`, error);
+  }
+  const meta = metaSchema.safeParse(metaJson);
+  if (!meta.success)
+    throw corrupt(
+      `${FILES.meta}: ${meta.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}`,
+    );
+  const [keyPem, certificatePem, caPem, creds] = await Promise.all([
+    read(FILES.key),
+    read(FILES.cert),
+    read(FILES.ca),
+    read(FILES.creds),
+  ]);
+  const { nats } = meta.data;
+  return {
+    clusterName: meta.data.clusterName,
+    keyPem,
+    certificatePem,
+    caPem,
+    expiresAtMs: meta.data.expiresAtMs,
+    ...(nats === undefined ? {} : { nats: { ...nats, creds } }),
+  };
+}
+
+/** The stored parts of `identity` (the inverse of {@link parseStoredIdentity}). */
+export function storedIdentityFiles(
+  identity: AgentIdentity,
+): Record<IdentityFileName, string> {
+  const meta = {
+    clusterName: identity.clusterName,
+    expiresAtMs: identity.expiresAtMs,
+    ...(identity.nats === undefined
+      ? {}
+      : {
+          nats: {
+            servers: identity.nats.servers,
+            bucket: identity.nats.bucket,
+            key: identity.nats.key,
+          },
+        }),
+  };
+  return {
+    [FILES.key]: identity.keyPem,
+    [FILES.cert]: identity.certificatePem,
+    [FILES.ca]: identity.caPem,
+    [FILES.creds]: identity.nats?.creds ?? "",
+    [FILES.meta]: `${JSON.stringify(meta, null, 2)}\n`,
+  };
+}
 
 /** Creates the file store of one cluster's identity in directory `dir` (made 0700 on save). */
 export function createFileIdentityStore(dir: string): IdentityStore {
@@ -90,33 +161,7 @@ export function createFileIdentityStore(dir: string): IdentityStore {
         if ((error as { code?: unknown }).code === "ENOENT") return undefined;
         throw corrupt(`${DATA_LINK} cannot be read`, error);
       }
-      const metaText = await readData(FILES.meta);
-      let metaJson: unknown;
-      try {
-        metaJson = JSON.parse(metaText);
-      } catch (error) {
-        throw corrupt(`${FILES.meta} is not JSON`, error);
-      }
-      const meta = metaSchema.safeParse(metaJson);
-      if (!meta.success)
-        throw corrupt(
-          `${FILES.meta}: ${meta.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}`,
-        );
-      const [keyPem, certificatePem, caPem, creds] = await Promise.all([
-        readData(FILES.key),
-        readData(FILES.cert),
-        readData(FILES.ca),
-        readData(FILES.creds),
-      ]);
-      const { nats } = meta.data;
-      return {
-        clusterName: meta.data.clusterName,
-        keyPem,
-        certificatePem,
-        caPem,
-        expiresAtMs: meta.data.expiresAtMs,
-        ...(nats === undefined ? {} : { nats: { ...nats, creds } }),
-      };
+      return parseStoredIdentity(readData, corrupt);
     },
 
     async save(identity) {
@@ -126,36 +171,13 @@ export function createFileIdentityStore(dir: string): IdentityStore {
       const version = `${VERSION_PREFIX}${suffix}`;
       await mkdir(staging, { mode: 0o700 });
       try {
-        const meta = {
-          clusterName: identity.clusterName,
-          expiresAtMs: identity.expiresAtMs,
-          ...(identity.nats === undefined
-            ? {}
-            : {
-                nats: {
-                  servers: identity.nats.servers,
-                  bucket: identity.nats.bucket,
-                  key: identity.nats.key,
-                },
-              }),
-        };
-        await writeDurably(join(staging, FILES.key), identity.keyPem, 0o600);
-        await writeDurably(
-          join(staging, FILES.cert),
-          identity.certificatePem,
-          0o644,
-        );
-        await writeDurably(join(staging, FILES.ca), identity.caPem, 0o644);
-        await writeDurably(
-          join(staging, FILES.creds),
-          identity.nats?.creds ?? "",
-          0o600,
-        );
-        await writeDurably(
-          join(staging, FILES.meta),
-          `${JSON.stringify(meta, null, 2)}\n`,
-          0o644,
-        );
+        const files = storedIdentityFiles(identity);
+        for (const name of Object.values(FILES))
+          await writeDurably(
+            join(staging, name),
+            files[name],
+            name === FILES.key || name === FILES.creds ? 0o600 : 0o644,
+          );
         await rename(staging, join(dir, version));
       } catch (error) {
         await rm(staging, { recursive: true, force: true });

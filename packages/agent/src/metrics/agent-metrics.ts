@@ -1,7 +1,10 @@
 /**
  * The agent's Prometheus metrics (STYLE "Names": `flotilla_agent_*`, base units, `_total` on
  * counters). No per-cluster labels: one process may host thousands of simulated agents, and the
- * hub already tracks each cluster; these say how the process as a whole is doing.
+ * hub already tracks each cluster; these say how the process as a whole is doing. Bundle names
+ * are the only names used as labels (a fleet has tens of bundles, not thousands); never resource
+ * names. The gauges read at scrape time (session states, resources not ready, certificate
+ * expiry) are in agent-gauges.ts.
  */
 import type { FlotillaErrorCode } from "@flotilla/core";
 import type { StatusPhase } from "@flotilla/protocol";
@@ -14,6 +17,12 @@ export interface AgentMetrics {
   /** A connection attempt after the first one of a session. */
   reconnect(): void;
   heartbeatSent(): void;
+  /**
+   * How late a heartbeat went out: its send time minus when it was due (the previous heartbeat,
+   * or the welcome, plus the interval). A heartbeat skipped while the stream was backlogged makes
+   * the next one an interval late.
+   */
+  heartbeatLag(lagMs: number): void;
   reportSent(phase: StatusPhase): void;
   reportAcked(accepted: boolean): void;
   /** The hub refused a session or a message (a StreamError). */
@@ -23,6 +32,8 @@ export interface AgentMetrics {
   applyFinished(outcome: "Applied" | "Failed", durationMs: number): void;
   /** One upgrade from its start to Succeeded or Failed (time Pending not included). */
   upgradeFinished(outcome: "Succeeded" | "Failed", durationMs: number): void;
+  /** A bundle the agent follows went from another phase to Modified: its objects drifted. */
+  driftDetected(bundle: string): void;
 }
 
 /** Metrics that go nowhere. */
@@ -31,12 +42,14 @@ export const noopMetrics: AgentMetrics = {
   sessionDisconnected: () => undefined,
   reconnect: () => undefined,
   heartbeatSent: () => undefined,
+  heartbeatLag: () => undefined,
   reportSent: () => undefined,
   reportAcked: () => undefined,
   hubError: () => undefined,
   intentReceived: () => undefined,
   applyFinished: () => undefined,
   upgradeFinished: () => undefined,
+  driftDetected: () => undefined,
 };
 
 /** Registers the agent's metrics in `registry`. */
@@ -94,6 +107,18 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200],
     registers,
   });
+  const heartbeatLagSeconds = new Histogram({
+    name: "flotilla_agent_heartbeat_lag_seconds",
+    help: "How late heartbeats were sent: send time minus the time they were due",
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30],
+    registers,
+  });
+  const drifts = new Counter({
+    name: "flotilla_agent_drift_detected_total",
+    help: "Times a followed bundle's objects drifted (its phase became Modified), by bundle",
+    labelNames: ["bundle"] as const,
+    registers,
+  });
   return {
     sessionConnected: () => {
       sessions.inc();
@@ -106,6 +131,9 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     },
     heartbeatSent: () => {
       heartbeats.inc();
+    },
+    heartbeatLag: (lagMs) => {
+      heartbeatLagSeconds.observe(Math.max(0, lagMs) / 1000);
     },
     reportSent: (phase) => {
       reports.inc({ phase });
@@ -124,6 +152,9 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     },
     upgradeFinished: (outcome, durationMs) => {
       upgradeSeconds.observe({ outcome }, durationMs / 1000);
+    },
+    driftDetected: (bundle) => {
+      drifts.inc({ bundle });
     },
   };
 }

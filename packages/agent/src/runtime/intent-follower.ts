@@ -268,6 +268,8 @@ export class IntentFollower {
   #onGatewayStatus(status: BundleStatus): void {
     const item = this.#bundles.get(status.bundle);
     if (item?.revision !== status.revision || !this.#adopted.has(item)) return;
+    if (status.phase === "Modified" && item.status?.phase !== "Modified")
+      this.#deps.metrics.driftDetected(item.name);
     this.#setStatus(item, bundleItemStatus(status));
   }
 

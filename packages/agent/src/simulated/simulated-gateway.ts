@@ -9,8 +9,6 @@ import type {
   ApplyBundleRequest,
   BundlePhase,
   BundleStatus,
-  BundleStatusListener,
-  GatewayCallOptions,
   KubeGateway,
   ResourceStatus,
 } from "../kube/gateway.js";
@@ -25,6 +23,7 @@ import type { Clock } from "./clock.js";
 import type { SimulatedClusterConfig } from "./config.js";
 import { sampleMs } from "./distribution.js";
 import type { Random } from "./random.js";
+import { createStatusListeners } from "../kube/status-listeners.js";
 
 /** Identifies the object `drift()` changes; `namespace` "" or absent for cluster-scoped ones. */
 export interface DriftTarget {
@@ -76,12 +75,12 @@ export function createSimulatedGateway(
 ): SimulatedKubeGateway {
   const { config, clock, random, lifetime } = deps;
   const held = new Map<string, Held>();
-  const listeners = new Set<BundleStatusListener>();
+  const listeners = createStatusListeners();
   const cluster = `cluster "${config.name}"`;
 
   const publish = (h: Held, status: BundleStatus): BundleStatus => {
     h.status = status;
-    for (const listener of [...listeners]) listener(status);
+    listeners.emit(status);
     return status;
   };
 
@@ -289,18 +288,12 @@ export function createSimulatedGateway(
 
     status: (bundle) => held.get(bundle)?.status,
 
-    watch(listener, options: GatewayCallOptions = {}) {
-      const { signal } = options;
-      const stop = (): void => {
-        listeners.delete(listener);
-        signal?.removeEventListener("abort", stop);
-      };
-      if (signal?.aborted) return stop;
-      for (const h of held.values()) listener(h.status);
-      listeners.add(listener);
-      signal?.addEventListener("abort", stop, { once: true });
-      return stop;
-    },
+    watch: (listener, options) =>
+      listeners.watch(
+        listener,
+        [...held.values()].map((h) => h.status),
+        options,
+      ),
 
     drift(bundle, target) {
       const h = held.get(bundle);

@@ -9,6 +9,7 @@ import {
   mulberry32,
   parseSimulatedCluster,
   type Agent,
+  type AgentMetrics,
   type ManualClock,
   type ProgressStore,
   type SimulatedCluster,
@@ -40,6 +41,8 @@ export interface StartAgentOptions {
   readonly clock?: ManualClock;
   /** Default 0: no periodic reload of the maintenance source. */
   readonly windowsReloadIntervalMs?: number;
+  /** Where the agent records its metrics; default none. */
+  readonly metrics?: AgentMetrics;
   /** Runs on the cluster before the agent starts (to spy on its ports). */
   readonly prepare?: (cluster: SimulatedCluster) => void;
 }
@@ -73,6 +76,7 @@ export async function startAgent(
       clock,
       random: () => 0.5,
       logger: pino({ level: "silent" }),
+      ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     },
     {
       clusterName: name,

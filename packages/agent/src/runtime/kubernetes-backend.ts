@@ -1,0 +1,173 @@
+/**
+ * The {@link AgentBackend} of a real cluster (issue 4): the client-node {@link KubeGateway}, the
+ * upgrade driver the configuration chose (none, system-upgrade-controller or Cluster API), and the
+ * owner's maintenance windows from a ConfigMap of the agent's namespace, all on one client
+ * configuration (in-cluster service account or a kubeconfig; kube/kube-config.ts). Facts are the
+ * configured labels and region, the driver's versions and node pools, and the windows in force.
+ *
+ * `start()` starts the gateway and reads and watches the windows ConfigMap; `stop()` ends both, in
+ * reverse order. There is no Kubernetes API server on the development machines: this is tested
+ * against the local API server in @flotilla/testkit.
+ */
+import type { ClusterFacts } from "@flotilla/protocol";
+import type { KubeConfig } from "@kubernetes/client-node";
+import type { Logger } from "pino";
+import {
+  createClientNodeGateway,
+  type ClientNodeGateway,
+} from "../kube/client-node-gateway.js";
+import type { Clock } from "../simulated/clock.js";
+import { createCapiDriver } from "../upgrade/capi-driver.js";
+import type { UpgradeDriver } from "../upgrade/driver.js";
+import { createNoneDriver } from "../upgrade/none-driver.js";
+import { createSucDriver } from "../upgrade/suc-driver.js";
+import {
+  createConfigMapMaintenanceSource,
+  type ConfigMapMaintenanceSource,
+} from "../windows/configmap-maintenance-source.js";
+import type { AgentBackend } from "./agent-backend.js";
+
+/** Which upgrade driver, with its settings. */
+export type UpgradeDriverConfig =
+  | { readonly type: "none" }
+  | {
+      readonly type: "system-upgrade-controller";
+      readonly distribution: "k3s" | "rke2";
+      /** Defaults are the driver's (suc-driver.ts). */
+      readonly namespace?: string;
+      readonly serverPlanName?: string;
+      readonly agentPlanName?: string;
+    }
+  | {
+      readonly type: "cluster-api";
+      /** The `Cluster` object in the management cluster. */
+      readonly clusterName: string;
+      readonly namespace: string;
+    };
+
+/** Dependencies of {@link createKubernetesBackend}. */
+export interface KubernetesBackendDeps {
+  readonly kubeConfig: KubeConfig;
+  readonly logger: Logger;
+  readonly clock: Clock;
+}
+
+/** Options of {@link createKubernetesBackend}. */
+export interface KubernetesBackendOptions {
+  /** The cluster's name in the fleet, for messages. */
+  readonly clusterName: string;
+  /** The agent's namespace: bundle inventories and the windows ConfigMap. */
+  readonly namespace: string;
+  /** Name of the owner's windows ConfigMap in `namespace`. */
+  readonly windowsConfigMap: string;
+  /** Server-side apply takes over fields others own instead of failing; default false. */
+  readonly forceConflicts?: boolean;
+  /** Labels reported to the hub. */
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly region?: string;
+  readonly upgradeDriver: UpgradeDriverConfig;
+}
+
+/** A real cluster's backend; start it before the agent, stop it after. */
+export interface KubernetesBackend extends AgentBackend, AsyncDisposable {
+  readonly kube: ClientNodeGateway;
+  readonly windows: ConfigMapMaintenanceSource;
+  start(options?: { readonly signal?: AbortSignal }): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function createDriver(
+  deps: KubernetesBackendDeps,
+  windows: ConfigMapMaintenanceSource,
+  options: KubernetesBackendOptions,
+): UpgradeDriver {
+  const { kubeConfig, clock } = deps;
+  const driver = options.upgradeDriver;
+  switch (driver.type) {
+    case "none":
+      return createNoneDriver(
+        { kubeConfig },
+        { clusterName: `cluster "${options.clusterName}"` },
+      );
+    case "system-upgrade-controller":
+      return createSucDriver(
+        { kubeConfig, clock, windows },
+        {
+          distribution: driver.distribution,
+          clusterName: `cluster "${options.clusterName}"`,
+          ...(driver.namespace === undefined
+            ? {}
+            : { namespace: driver.namespace }),
+          ...(driver.serverPlanName === undefined
+            ? {}
+            : { serverPlanName: driver.serverPlanName }),
+          ...(driver.agentPlanName === undefined
+            ? {}
+            : { agentPlanName: driver.agentPlanName }),
+        },
+      );
+    case "cluster-api":
+      return createCapiDriver(
+        { kubeConfig, clock, windows },
+        { namespace: driver.namespace, clusterName: driver.clusterName },
+      );
+    default: {
+      const unreachable: never = driver;
+      return unreachable;
+    }
+  }
+}
+
+/** Creates the backend; nothing talks to the API server until `start()`. */
+export function createKubernetesBackend(
+  deps: KubernetesBackendDeps,
+  options: KubernetesBackendOptions,
+): KubernetesBackend {
+  const logger = deps.logger.child({ clusterName: options.clusterName });
+  const kube = createClientNodeGateway(
+    { kubeConfig: deps.kubeConfig, logger, clock: deps.clock },
+    { namespace: options.namespace, force: options.forceConflicts ?? false },
+  );
+  const windows = createConfigMapMaintenanceSource(
+    { kubeConfig: deps.kubeConfig, logger, clock: deps.clock },
+    { namespace: options.namespace, name: options.windowsConfigMap },
+  );
+  const upgrades = createDriver(deps, windows, options);
+  let started = false;
+
+  const stop = async (): Promise<void> => {
+    // Reverse order of start.
+    await windows.stop();
+    await kube.stop();
+  };
+
+  return {
+    kube,
+    upgrades,
+    windows,
+    async facts(callOptions = {}): Promise<ClusterFacts> {
+      const platform = await upgrades.current(callOptions);
+      const { maintenance } = windows.current();
+      return {
+        labels: { ...options.labels },
+        ...platform,
+        nodePools: [...platform.nodePools],
+        ...(options.region === undefined ? {} : { region: options.region }),
+        ...(maintenance === undefined ? {} : { maintenance }),
+      };
+    },
+    async start(startOptions = {}) {
+      if (started) return;
+      started = true;
+      await kube.start();
+      try {
+        await windows.start(startOptions);
+      } catch (error) {
+        await kube.stop();
+        throw error;
+      }
+    },
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
+}
