@@ -28,6 +28,19 @@ if ! have_nats_server; then
   fi
 fi
 
+# The metrics tests validate /metrics with promtool, from Debian's prometheus package.
+if ! command -v promtool >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing promtool (prometheus) with apt-get" >&2
+    { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus; } >&2 ||
+      echo "setup: warning: could not install prometheus with apt-get" >&2
+  fi
+  if ! command -v promtool >/dev/null 2>&1; then
+    echo "setup: warning: promtool is not installed; the metrics tests need it." >&2
+    echo "setup:   install it with: sudo apt-get install -y prometheus" >&2
+  fi
+fi
+
 if [ ! -d node_modules/.pnpm ] || [ pnpm-lock.yaml -nt node_modules/.modules.yaml ]; then
   echo "setup: installing dependencies" >&2
   pnpm install --frozen-lockfile --reporter=append-only >&2

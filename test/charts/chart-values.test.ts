@@ -1,0 +1,125 @@
+/**
+ * Rules of each chart's values.schema.json beyond types: choices that exclude each other (a token
+ * inline or from a Secret, not both; one disruption limit), values one setting needs from another
+ * (the Cluster API driver needs the Cluster's name), closed vocabularies (RBAC modes and verbs,
+ * roles, maintenance scopes), and maintenance windows in the examples that core's own parser
+ * accepts. The checks every chart shares are in charts.test.ts.
+ */
+import { describe, expect, it } from "vitest";
+import { parseMaintenance } from "@flotilla/core";
+import { isObject, mergeValues, readChart } from "./chart-files.js";
+import { valuesChecker } from "./chart-schema.js";
+
+describe("flotilla-agent values", () => {
+  const chart = readChart("flotilla-agent");
+  const check = valuesChecker(chart);
+
+  it("refuses a token given both inline and as an existing Secret", () => {
+    expect(
+      check({ bootstrapToken: { value: "t", existingSecret: "s" } }),
+    ).toContain(
+      "/bootstrapToken/existingSecret: must NOT have more than 0 characters",
+    );
+  });
+
+  it("refuses the cluster-api driver without the Cluster's name", () => {
+    expect(check({ upgradeDriver: { type: "cluster-api" } })).toContain(
+      "/upgradeDriver/clusterApi/clusterName: must NOT have fewer than 1 characters",
+    );
+    expect(
+      check({
+        upgradeDriver: {
+          type: "cluster-api",
+          clusterApi: { clusterName: "w1" },
+        },
+      }),
+    ).toEqual([]);
+  });
+
+  it("refuses unknown RBAC modes, verbs and maintenance scopes", () => {
+    expect(check({ rbac: { mode: "admin" } })).toContain(
+      "/rbac/mode: must be equal to one of the allowed values",
+    );
+    const rule = {
+      apiGroups: ["apps"],
+      resources: ["deployments"],
+      verbs: ["escalate"],
+    };
+    expect(
+      check({ rbac: { leastPrivilege: { resources: [rule] } } }),
+    ).toContain(
+      "/rbac/leastPrivilege/resources/0/verbs/0: must be equal to one of the allowed values",
+    );
+    expect(
+      check({ maintenanceWindows: { maintenance: { network: {} } } }),
+    ).toContain("/maintenanceWindows/maintenance: property name must be valid");
+  });
+
+  it("refuses a simulated cluster file that sets what the chart sets", () => {
+    expect(
+      check({ backend: { simulated: { cluster: { name: "x" } } } }),
+    ).toContain("/backend/simulated/cluster: property name must be valid");
+  });
+
+  it("has maintenance windows in its examples that core's parser accepts", () => {
+    const blocks = [...chart.examples].flatMap(([file, example]) => {
+      const windows = mergeValues(chart.values, example).maintenanceWindows;
+      const block = isObject(windows) ? windows.maintenance : undefined;
+      return isObject(block) && Object.keys(block).length > 0
+        ? [[file, block] as const]
+        : [];
+    });
+    expect(blocks.length).toBeGreaterThan(0);
+    for (const [file, block] of blocks)
+      expect(parseMaintenance(block).ok, file).toBe(true);
+    expect(parseMaintenance({ kubernetes: { startTime: "25:00" } }).ok).toBe(
+      false,
+    );
+  });
+});
+
+describe("flotilla-hub values", () => {
+  const chart = readChart("flotilla-hub");
+  const check = valuesChecker(chart);
+
+  it("refuses a disruption budget with both limits, and accepts minAvailable alone", () => {
+    expect(check({ podDisruptionBudget: { minAvailable: 1 } })).toContain(
+      "/podDisruptionBudget: must NOT be valid",
+    );
+    expect(
+      check({
+        podDisruptionBudget: { maxUnavailable: null, minAvailable: "50%" },
+      }),
+    ).toEqual([]);
+    expect(
+      check({ podDisruptionBudget: { maxUnavailable: "half" } })[0],
+    ).toMatch(/^\/podDisruptionBudget\/maxUnavailable: must match pattern/);
+  });
+
+  it("refuses admin tokens in clear, with unknown roles, or beside an existing Secret", () => {
+    const token = { name: "bob", role: "root", tokenSha256: "secret" };
+    const errors = check({ adminTokens: { tokens: [token] } });
+    expect(errors).toContain(
+      "/adminTokens/tokens/0/role: must be equal to one of the allowed values",
+    );
+    expect(errors).toContain(
+      '/adminTokens/tokens/0/tokenSha256: must match pattern "^[0-9a-f]{64}$"',
+    );
+    const good = { name: "bob", role: "viewer", tokenSha256: "a".repeat(64) };
+    expect(
+      check({ adminTokens: { existingSecret: "t", tokens: [good] } }),
+    ).toContain("/adminTokens/tokens: must NOT have more than 0 items");
+  });
+
+  it("refuses ports, durations and heartbeats out of range", () => {
+    expect(check({ service: { grpcPort: 70000 } })).toContain(
+      "/service/grpcPort: must be <= 65535",
+    );
+    expect(check({ passInterval: "5 seconds" })[0]).toMatch(
+      /^\/passInterval: must match pattern/,
+    );
+    expect(check({ missedHeartbeats: 0 })).toContain(
+      "/missedHeartbeats: must be >= 1",
+    );
+  });
+});
