@@ -42,10 +42,21 @@ export interface TestHubOptions {
   readonly adminAuth?: HubOptions["adminAuth"];
 }
 
-export async function startTestHub(
-  options: TestHubOptions = {},
-): Promise<TestHub> {
-  let now = Date.parse("2026-12-01T10:00:00Z");
+/** The in-memory adapters and manual clock every test hub is built on, started. */
+export async function memoryHubParts(startMs: number): Promise<{
+  readonly clock: {
+    readonly now: () => number;
+    readonly advance: (ms: number) => void;
+  };
+  readonly store: StateStore;
+  readonly publisher: MemoryIntentPublisher;
+  readonly audit: AuditLog;
+  /** HubOptions for a hub on these adapters; `extra` is added (and wins). */
+  readonly options: (
+    extra: Partial<HubOptions> & Pick<HubOptions, "heartbeatIntervalMs">,
+  ) => HubOptions;
+}> {
+  let now = startMs;
   const clock = {
     now: () => now,
     advance: (ms: number) => {
@@ -58,27 +69,46 @@ export async function startTestHub(
   await store.start();
   await publisher.start();
   await audit.start();
-  const heartbeatIntervalMs = 1_000;
-  const hub = createHub({
+  return {
+    clock,
     store,
     publisher,
     audit,
-    logger: pino({ level: "silent" }),
-    now: clock.now,
-    heartbeatIntervalMs,
-    missedHeartbeats: 3,
-    passIntervalMs: 50,
-    bundles: (deps) =>
-      createBundleService({
-        ...deps,
-        objects: objectReaderOf((digest) => publisher.bundleContent(digest)),
-      }),
-    auditHandlers,
-    ...(options.observer === undefined ? {} : { observer: options.observer }),
-    ...(options.adminAuth === undefined
-      ? {}
-      : { adminAuth: options.adminAuth }),
-  });
+    options: (extra) => ({
+      store,
+      publisher,
+      audit,
+      logger: pino({ level: "silent" }),
+      now: clock.now,
+      missedHeartbeats: 3,
+      passIntervalMs: 50,
+      bundles: (deps) =>
+        createBundleService({
+          ...deps,
+          objects: objectReaderOf((digest) => publisher.bundleContent(digest)),
+        }),
+      auditHandlers,
+      ...extra,
+    }),
+  };
+}
+
+export async function startTestHub(
+  options: TestHubOptions = {},
+): Promise<TestHub> {
+  const { clock, store, publisher, audit, ...parts } = await memoryHubParts(
+    Date.parse("2026-12-01T10:00:00Z"),
+  );
+  const heartbeatIntervalMs = 1_000;
+  const hub = createHub(
+    parts.options({
+      heartbeatIntervalMs,
+      ...(options.observer === undefined ? {} : { observer: options.observer }),
+      ...(options.adminAuth === undefined
+        ? {}
+        : { adminAuth: options.adminAuth }),
+    }),
+  );
   const port = await hub.start(
     "127.0.0.1:0",
     ServerCredentials.createInsecure(),

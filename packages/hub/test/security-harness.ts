@@ -3,23 +3,17 @@
  * the hub's CA in the memory store, and gRPC over TLS on 127.0.0.1 through the hub's own server
  * credentials. Clients are real grpc-js clients, with or without a client certificate.
  */
-import pino from "pino";
 import {
   createAdminServiceClient,
   createAgentServiceClient,
   type wire,
 } from "@flotilla/protocol";
 import { credentials } from "@grpc/grpc-js";
-import { auditHandlers } from "../src/audit/admin-audit.js";
-import { createMemoryAuditLog } from "../src/audit/memory-audit-log.js";
-import { createBundleService } from "../src/bundles/bundle-service.js";
-import { objectReaderOf } from "../src/bundles/object-reader.js";
 import { createHub, type Hub, type HubObserver } from "../src/hub.js";
-import { createMemoryIntentPublisher } from "../src/intents/memory-intent-publisher.js";
 import { loadOrCreateCertificateAuthority } from "../src/security/ca-store.js";
 import type { CertificateAuthority } from "../src/security/certificate-authority.js";
 import { createHubServerCredentials } from "../src/security/server-credentials.js";
-import { createMemoryStore } from "../src/store/memory-store.js";
+import { memoryHubParts } from "./hub-harness.js";
 import type { AuditLog } from "../src/audit/audit-log.js";
 import type { StateStore } from "../src/store/state-store.js";
 
@@ -49,19 +43,9 @@ export async function startSecureTestHub(
   } = {},
 ): Promise<SecureTestHub> {
   // Near real time: TLS checks certificates' validity against the real clock.
-  let now = Date.now() + (options.clockOffsetMs ?? 0);
-  const clock = {
-    now: () => now,
-    advance: (ms: number) => {
-      now += ms;
-    },
-  };
-  const store = createMemoryStore();
-  const publisher = createMemoryIntentPublisher();
-  const audit = createMemoryAuditLog();
-  await store.start();
-  await publisher.start();
-  await audit.start();
+  const { clock, store, publisher, audit, ...parts } = await memoryHubParts(
+    Date.now() + (options.clockOffsetMs ?? 0),
+  );
   const authority = await loadOrCreateCertificateAuthority(store, {
     now: clock.now,
   });
@@ -69,29 +53,18 @@ export async function startSecureTestHub(
     ["localhost", "127.0.0.1"],
     24 * 3_600_000,
   );
-  const hub = createHub({
-    store,
-    publisher,
-    audit,
-    logger: pino({ level: "silent" }),
-    now: clock.now,
-    heartbeatIntervalMs: 60_000,
-    missedHeartbeats: 3,
-    passIntervalMs: 50,
-    bundles: (deps) =>
-      createBundleService({
-        ...deps,
-        objects: objectReaderOf((digest) => publisher.bundleContent(digest)),
-      }),
-    auditHandlers,
-    ...(options.observer === undefined ? {} : { observer: options.observer }),
-    security: {
-      authority,
-      ...(options.clusterCertificateTtlMs === undefined
-        ? {}
-        : { clusterCertificateTtlMs: options.clusterCertificateTtlMs }),
-    },
-  });
+  const hub = createHub(
+    parts.options({
+      heartbeatIntervalMs: 60_000,
+      ...(options.observer === undefined ? {} : { observer: options.observer }),
+      security: {
+        authority,
+        ...(options.clusterCertificateTtlMs === undefined
+          ? {}
+          : { clusterCertificateTtlMs: options.clusterCertificateTtlMs }),
+      },
+    }),
+  );
   const server = createHubServerCredentials({
     certificatePem: serving.certificatePem,
     privateKeyPem: serving.privateKeyPem,
