@@ -87,6 +87,8 @@ export interface BundleServiceDeps extends AuditDeps {
 /** Hooks for metrics; every one optional. */
 export interface HubObserver {
   readonly onTransition?: (scope: string, to: string) => void;
+  /** A Ready report started other members: seconds until their intents were published. */
+  readonly onReportToIntent?: (seconds: number) => void;
   readonly onSessionRefused?: (code: string) => void;
   readonly onReport?: (phase: string, accepted: boolean) => void;
   readonly onUnreachable?: (count: number) => void;
@@ -226,6 +228,8 @@ export function createHub(options: HubOptions): Hub {
     now,
     logger: log.child({ component: "runs" }),
     onTransition: (t) => options.observer?.onTransition?.(t.scope, t.to),
+    onReportToIntent: (seconds) =>
+      options.observer?.onReportToIntent?.(seconds),
   });
   const bundles = options.bundles({
     ...auditDeps,

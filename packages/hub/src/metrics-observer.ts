@@ -31,6 +31,9 @@ export function hubObserverOf(metrics: HubMetrics): HubObserver {
       // Unknown scopes and states are counted as `other` by the metrics themselves.
       metrics.runTransition(scope as TransitionScope, to);
     },
+    onReportToIntent: (seconds) => {
+      metrics.reportToIntent(seconds);
+    },
     onSessionRefused: (code) => {
       metrics.agentSessionRefused(
         code as Parameters<HubMetrics["agentSessionRefused"]>[0],

@@ -60,6 +60,8 @@ export interface HubMetrics {
   intentPublish(result: IntentPublishResult, durationMs: number): void;
   /** A state change inside a run (core's `Transitioned` action). */
   runTransition(scope: TransitionScope, to: string): void;
+  /** A Ready report that started other members: seconds until their intents were published. */
+  reportToIntent(seconds: number): void;
   /** The number of runs in each state; states left out are set to 0. */
   setRunsByState(counts: Readonly<Partial<Record<RunState, number>>>): void;
   /** One AdminService call: `method` as `StartUpdateRun` or the full gRPC path. */
@@ -125,6 +127,15 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
     help: "Time to publish one intent, by result.",
     labelNames: ["result"] as const,
     buckets: LATENCY_BUCKETS_SECONDS,
+    registers,
+  });
+  const reportToIntent = new Histogram({
+    name: "flotilla_hub_report_to_intent_seconds",
+    help: "From a member's Ready report arriving to the intents of the members it let start being published.",
+    buckets: [
+      0.001, 0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1, 0.25, 0.5,
+      1, 2.5,
+    ],
     registers,
   });
   const runTransitions = new Counter({
@@ -223,6 +234,9 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
     intentPublish(result, durationMs) {
       if (result === "written") intentsPublished.inc();
       publishDuration.observe({ result }, durationMs / 1000);
+    },
+    reportToIntent(seconds) {
+      reportToIntent.observe(seconds);
     },
     runTransition(scope, to) {
       runTransitions.inc({

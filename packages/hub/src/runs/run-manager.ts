@@ -34,9 +34,8 @@ import type { ClusterChange } from "../clusters/cluster-registry.js";
 import type { ClusterDirectory } from "../clusters/cluster-directory.js";
 import type { IntentWriter } from "../intents/intent-writer.js";
 import { nameProblem } from "../names.js";
-import { nameKey } from "../store/keys.js";
 import type { StateStore } from "../store/state-store.js";
-import { runRecord, RUNS } from "./run-record.js";
+import { RunLog } from "./run-log.js";
 
 /** What a watcher hears after every stored change of a run. */
 export interface RunUpdate {
@@ -71,6 +70,11 @@ export interface RunManagerDeps {
   readonly onTransition?: (transition: Transition) => void;
   /** Delay before retrying a batch the store could not take (ms). */
   readonly retryDelayMs?: number;
+  /**
+   * Called when a member's Ready report started other members: seconds from the report's arrival
+   * to their intents being published (metrics).
+   */
+  readonly onReportToIntent?: (seconds: number) => void;
 }
 
 /** Commands an operator sends; `member` events come from agents and the registry. */
@@ -94,16 +98,23 @@ interface Queued {
   readonly events: readonly RunEvent[];
   readonly resolve?: (run: StoredRun) => void;
   readonly reject?: (error: unknown) => void;
+  /** `performance.now()` when the agent's report arrived. */
+  readonly receivedAtMs?: number;
 }
 
 interface Slot {
+  /**
+   * The run as stored, changed in place by each batch (see {@link RunLog}). While a batch's
+   * journal entry is being written, readers see the batch applied; if the write fails the run is
+   * read back from the store at once.
+   */
   run: Run;
-  revision: number;
-  json: string;
-  strategyName?: string;
+  log: RunLog;
   queue: Queued[];
   busy: boolean;
   reconcile: boolean;
+  /** A batch was applied but could not be stored: read the run back before the next one. */
+  stale: boolean;
   retry?: NodeJS.Timeout;
   readonly listeners: Set<RunListener>;
 }
@@ -170,19 +181,47 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       `Update run ${showValue(name)} does not exist`,
     );
 
-  const snapshot = (slot: Slot): StoredRun => ({
-    run: slot.run,
-    revision: slot.revision,
-    ...(slot.strategyName === undefined
-      ? {}
-      : { strategyName: slot.strategyName }),
-  });
+  /**
+   * The stored run. `run` is the live object, which the next batch changes in place: callers use
+   * it at once (every caller converts it synchronously); answers to commands get a copy.
+   */
+  const snapshot = (slot: Slot, copy = false): StoredRun => {
+    const { strategyName } = slot.log;
+    return {
+      run: copy ? cloneRun(slot.run) : slot.run,
+      revision: slot.log.seq,
+      ...(strategyName === undefined ? {} : { strategyName }),
+    };
+  };
 
   const checkIdle = (): void => {
     for (const slot of slots.values()) {
-      if (slot.busy || slot.queue.length > 0) return;
+      if (slot.busy || slot.queue.length > 0 || slot.log.busy) return;
     }
     for (const waiter of idleWaiters.splice(0)) waiter();
+  };
+
+  /** Stores a snapshot in the background (the batch is already safe in the journal). */
+  const takeSnapshot = (slot: Slot, finished: boolean): void => {
+    slot.log
+      .snapshot(slot.run, finished)
+      .catch((error: unknown) => {
+        log.warn(
+          { run: slot.run.name, err: error },
+          "cannot store a snapshot of the run; its journal keeps it safe",
+        );
+      })
+      .finally(checkIdle);
+  };
+
+  /** Reads the run back after a batch that was applied in memory but not stored. */
+  const reload = async (slot: Slot): Promise<void> => {
+    await slot.log.settled();
+    const loaded = await RunLog.load(deps.store, slot.run.name, log);
+    if (loaded === undefined) throw notFound(slot.run.name);
+    slot.run = loaded.run;
+    slot.log = loaded.log;
+    slot.stale = false;
   };
 
   const enqueue = (slot: Slot, item: Queued): void => {
@@ -244,11 +283,25 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     slot.busy = true;
     try {
       while (slot.queue.length > 0 && !stopped) {
+        if (slot.stale) {
+          try {
+            await reload(slot);
+          } catch (error) {
+            log.warn(
+              { run: slot.run.name, err: error },
+              "cannot read the run back; retrying",
+            );
+            scheduleRetry(slot);
+            return;
+          }
+        }
         const batch = slot.queue.splice(0);
-        let draft = cloneRun(slot.run);
+        // Stepped in place: the journal entry is small whatever the size of the run.
+        let draft = slot.run;
         const transitions: Transition[] = [];
         const starts: { member: string; change: IntentChange }[] = [];
         const accepted: Queued[] = [];
+        const journal: RunEvent[] = [];
         const now = deps.now();
         for (const item of batch) {
           // Several events in one item are all-or-nothing: keep a copy to go back to.
@@ -281,6 +334,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
             continue;
           }
           accepted.push(item);
+          journal.push(...item.events);
           for (const action of actions) {
             if (action.type === "Transitioned") transitions.push(action);
             else if (draft.payload.kind === "upgrade") {
@@ -298,29 +352,27 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
             }
           }
         }
-        const json = JSON.stringify(draft);
-        if (json !== slot.json) {
+        slot.run = draft;
+        if (journal.length > 0) {
           try {
-            slot.revision = await deps.store.put(
-              RUNS,
-              nameKey(draft.name),
-              runRecord(draft, slot.strategyName),
-              { expectedRevision: slot.revision },
-            );
+            await slot.log.append(now, journal);
           } catch (error) {
-            // Nothing of the batch happened: commands get the error, observations wait.
+            // Not stored, so nothing of the batch happened: commands get the error,
+            // observations wait, and the run is read back before the next batch.
             log.warn(
               { run: draft.name, err: error },
               "cannot store run; retrying",
             );
+            slot.stale = true;
             for (const item of accepted) item.reject?.(error);
             const observations = accepted.filter((i) => i.reject === undefined);
             slot.queue.unshift(...observations);
+            await reload(slot).catch(() => undefined);
             scheduleRetry(slot);
             return;
           }
-          slot.run = draft;
-          slot.json = json;
+          if (isRunFinished(slot.run.state)) takeSnapshot(slot, true);
+          else if (slot.log.wantsSnapshot) takeSnapshot(slot, false);
         }
         // Persisted: now publish, then answer.
         const changes = intentChanges(slot.run, transitions, starts);
@@ -337,17 +389,22 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
             }
           }),
         );
+        if (starts.length > 0 && deps.onReportToIntent !== undefined) {
+          const published = performance.now();
+          for (const item of accepted) {
+            if (item.receivedAtMs === undefined) continue;
+            deps.onReportToIntent((published - item.receivedAtMs) / 1000);
+          }
+        }
         for (const t of transitions) deps.onTransition?.(t);
-        const stored = snapshot(slot);
-        for (const item of accepted) item.resolve?.(stored);
-        if (
-          transitions.length > 0 ||
-          json !== slot.json ||
-          accepted.length > 0
-        ) {
+        if (accepted.some((item) => item.resolve !== undefined)) {
+          const stored = snapshot(slot, true);
+          for (const item of accepted) item.resolve?.(stored);
+        }
+        if (transitions.length > 0 || accepted.length > 0) {
           const update = {
             run: slot.run,
-            revision: slot.revision,
+            revision: slot.log.seq,
             transitions,
           };
           for (const listener of slot.listeners) {
@@ -379,28 +436,37 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     return slot;
   };
 
-  const observe = (name: string, event: RunEvent): void => {
+  const observe = (
+    name: string,
+    event: RunEvent,
+    receivedAtMs?: number,
+  ): void => {
     const slot = slots.get(name);
     if (slot === undefined || isRunFinished(slot.run.state)) return;
-    enqueue(slot, { events: [event] });
+    enqueue(
+      slot,
+      receivedAtMs === undefined
+        ? { events: [event] }
+        : { events: [event], receivedAtMs },
+    );
   };
 
   return {
     async start() {
       stopped = false;
-      for (const { value, revision } of await deps.store.list(RUNS)) {
-        const { run, strategyName } = value;
-        const slot: Slot = {
+      for (const { run, log: runLog } of await RunLog.loadAll(
+        deps.store,
+        log,
+      )) {
+        slots.set(run.name, {
           run,
-          revision,
-          json: JSON.stringify(run),
-          ...(strategyName === undefined ? {} : { strategyName }),
+          log: runLog,
           queue: [],
           busy: false,
           reconcile: isActive(run),
+          stale: false,
           listeners: new Set(),
-        };
-        slots.set(run.name, slot);
+        });
       }
       for (const slot of slots.values()) {
         if (!slot.reconcile) continue;
@@ -467,36 +533,17 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
           }
         }
       }
-      const json = JSON.stringify(run);
-      const bytes = Buffer.byteLength(json);
-      if (bytes > deps.store.maxValueBytes) {
-        throw new FlotillaError(
-          "failed_precondition",
-          `Update run ${showValue(input.name)} would be ${String(bytes)} bytes stored, more than the ${String(deps.store.maxValueBytes)} a run record may hold; split the fleet into several runs`,
-        );
-      }
-      const revision = await deps.store.put(
-        RUNS,
-        nameKey(run.name),
-        runRecord(run, input.strategyName),
-        {
-          expectedRevision: 0,
-        },
-      );
       const slot: Slot = {
         run,
-        revision,
-        json,
-        ...(input.strategyName === undefined
-          ? {}
-          : { strategyName: input.strategyName }),
+        log: await RunLog.create(deps.store, run, input.strategyName),
         queue: [],
         busy: false,
         reconcile: false,
+        stale: false,
         listeners: new Set(),
       };
       slots.set(run.name, slot);
-      return { ...snapshot(slot), warnings: runWarnings(run) };
+      return { ...snapshot(slot, true), warnings: runWarnings(run) };
     },
 
     get(name) {
@@ -512,7 +559,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
             states.includes(s.run.state),
         )
         .sort((a, b) => (a.run.name < b.run.name ? -1 : 1))
-        .map(snapshot);
+        .map((slot) => snapshot(slot));
     },
 
     command(name, ...commands) {
@@ -525,13 +572,17 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     memberReport(cluster, runName, report) {
       switch (report.phase) {
         case "Ready":
-          observe(runName, {
-            type: "MemberSucceeded",
-            member: cluster,
-            ...(report.message === undefined
-              ? {}
-              : { message: report.message }),
-          });
+          observe(
+            runName,
+            {
+              type: "MemberSucceeded",
+              member: cluster,
+              ...(report.message === undefined
+                ? {}
+                : { message: report.message }),
+            },
+            performance.now(),
+          );
           return;
         case "Failed":
           observe(runName, {
@@ -604,6 +655,10 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
             );
           });
         }
+        // Only when something is due (deadline, wait, gate, window): a Tick before the run's
+        // wake time changes nothing, and would cost a stored batch.
+        const wake = slot.run.wakeAtMs;
+        if (wake === undefined || deps.now() < wake) continue;
         if (!slot.queue.some((q) => q.events[0]?.type === "Tick")) {
           enqueue(slot, { events: [{ type: "Tick" }] });
         }

@@ -1,0 +1,459 @@
+/**
+ * How a run is stored: a snapshot plus a journal of the event batches applied since, so that a
+ * batch costs one small write whatever the size of the run. (Storing the whole run on every batch
+ * re-encoded every member each time; at 10,000 members that is 1.5 MB per event, and more than
+ * one KV value may hold.)
+ *
+ * Keys of the "runs" collection, for a run named N:
+ * - `N`: the head. It names the snapshot (inline when it fits, otherwise in parts), the sequence
+ *   number the snapshot is at, and the strategy the run was created from.
+ * - `N.p.<slot>.<i>`: part i of a snapshot too large for the head. Two slots (`a`, `b`) alternate,
+ *   so the parts the head names are never overwritten while a new snapshot is written.
+ * - `N.j.<i>`: the journal, a ring of {@link RING} entries, each one batch: `{seq, nowMs, events}`.
+ *   Entry seq S lives in slot S mod RING and is written with compare-and-set (create, or the
+ *   revision of the entry it replaces), so two hubs cannot both append S.
+ *
+ * The run's state is the snapshot with the journal entries after it replayed through core's `step`
+ * (pure and deterministic: same run, event and time give the same result). Only accepted events
+ * are journaled. A snapshot is taken every {@link SNAPSHOT_EVERY} entries and when the run
+ * finishes; the head moves to it with compare-and-set, and a crash in between leaves the old head,
+ * whose entries are all still in the ring. `seq` is the run's revision as clients see it: it
+ * changes with every stored batch and with nothing else.
+ *
+ * Records written by earlier versions (`{run, strategyName}` under `N`) are read as a snapshot at
+ * seq 1 and rewritten in this form at the next snapshot.
+ */
+import { step, type Run, type RunEvent } from "@flotilla/core";
+import type { Logger } from "pino";
+import { z } from "zod";
+import { nameKey } from "../store/keys.js";
+import {
+  defineCollection,
+  type Entry,
+  type StateStore,
+} from "../store/state-store.js";
+
+/** Journal slots per run. */
+export const RING = 512;
+/** Entries between snapshots; well below {@link RING} so a slow snapshot never blocks appends. */
+export const SNAPSHOT_EVERY = 128;
+
+interface Snapshot {
+  readonly seq: number;
+  /** The run's JSON, when it fits in the head. */
+  readonly text?: string;
+  /** Otherwise: the slot and number of its parts. */
+  readonly slot?: "a" | "b";
+  readonly parts?: number;
+}
+
+interface Head {
+  readonly format: 2;
+  readonly snapshot: Snapshot;
+  readonly strategyName?: string;
+}
+
+interface LegacyHead {
+  readonly run: Run;
+  readonly strategyName?: string;
+}
+
+interface JournalEntry {
+  readonly seq: number;
+  readonly nowMs: number;
+  readonly events: readonly RunEvent[];
+}
+
+interface Part {
+  readonly part: string;
+}
+
+type Stored = Head | LegacyHead | JournalEntry | Part;
+
+const seqField = z.number().int().min(1);
+const storedShape = z.union([
+  z.object({
+    format: z.literal(2),
+    snapshot: z.object({
+      seq: seqField,
+      text: z.string().optional(),
+      slot: z.enum(["a", "b"]).optional(),
+      parts: z.number().int().min(1).optional(),
+    }),
+    strategyName: z.string().optional(),
+  }),
+  z.object({
+    run: z.looseObject({
+      apiVersion: z.literal("flotilla.dev/v1"),
+      name: z.string().min(1),
+      stages: z.array(z.unknown()),
+    }),
+    strategyName: z.string().optional(),
+  }),
+  z.object({
+    seq: seqField,
+    nowMs: z.number(),
+    events: z.array(z.looseObject({ type: z.string() })),
+  }),
+  z.object({ part: z.string() }),
+]);
+
+/** The "runs" collection: heads, snapshot parts and journal entries (checked by shape). */
+export const RUN_LOG = defineCollection<Stored>("runs", (value) => {
+  storedShape.parse(value);
+  return value as Stored;
+});
+
+const headKey = (name: string): string => nameKey(name);
+const journalKey = (name: string, seq: number): string =>
+  `${nameKey(name)}.j.${String(seq % RING)}`;
+const partKey = (name: string, slot: "a" | "b", i: number): string =>
+  `${nameKey(name)}.p.${slot}.${String(i)}`;
+
+/** A run read back from the store, with the log that appends to it. */
+export interface LoadedRun {
+  readonly run: Run;
+  readonly log: RunLog;
+}
+
+/** The stored form of one run; one writer (the run's mailbox) at a time. */
+export class RunLog {
+  /** Sequence number of the last stored batch: the run's revision. */
+  #seq: number;
+  #snapshotSeq: number;
+  #slot: "a" | "b" | undefined;
+  #headRevision: number;
+  /** The entry in each journal slot (absent: never written, or deleted). */
+  readonly #ring = new Map<number, { revision: number; seq: number }>();
+  #snapshotting: Promise<void> | undefined;
+
+  private constructor(
+    private readonly store: StateStore,
+    readonly name: string,
+    readonly strategyName: string | undefined,
+    head: { seq: number; slot?: "a" | "b"; revision: number },
+  ) {
+    this.#seq = head.seq;
+    this.#snapshotSeq = head.seq;
+    this.#slot = head.slot;
+    this.#headRevision = head.revision;
+  }
+
+  get seq(): number {
+    return this.#seq;
+  }
+
+  /** True while a snapshot is being written. */
+  get busy(): boolean {
+    return this.#snapshotting !== undefined;
+  }
+
+  /** Stores a new run at seq 1; fails if a run of that name exists. */
+  static async create(
+    store: StateStore,
+    run: Run,
+    strategyName: string | undefined,
+  ): Promise<RunLog> {
+    const text = JSON.stringify(run);
+    const written = await writeSnapshot(store, run.name, text, 1, "a");
+    const revision = await store.put(
+      RUN_LOG,
+      headKey(run.name),
+      headOf(written, strategyName),
+      { expectedRevision: 0 },
+    );
+    return new RunLog(store, run.name, strategyName, {
+      seq: 1,
+      ...(written.slot === undefined ? {} : { slot: written.slot }),
+      revision,
+    });
+  }
+
+  /** Every stored run, in name order. */
+  static async loadAll(
+    store: StateStore,
+    logger: Logger,
+  ): Promise<LoadedRun[]> {
+    const byRun = new Map<string, Entry<Stored>[]>();
+    for (const entry of await store.list(RUN_LOG)) {
+      const token = entry.key.split(".", 1)[0] ?? entry.key;
+      const list = byRun.get(token) ?? [];
+      list.push(entry);
+      byRun.set(token, list);
+    }
+    const out: LoadedRun[] = [];
+    for (const [token, entries] of byRun) {
+      const head = entries.find((e) => e.key === token);
+      if (head === undefined) {
+        // Parts of a run whose creation did not finish: nothing refers to them.
+        logger.warn({ key: token }, "run records without a head are ignored");
+        continue;
+      }
+      out.push(rebuild(store, head, entries, logger));
+    }
+    return out;
+  }
+
+  /** One stored run, or undefined if there is none. */
+  static async load(
+    store: StateStore,
+    name: string,
+    logger: Logger,
+  ): Promise<LoadedRun | undefined> {
+    const head = await store.get(RUN_LOG, headKey(name));
+    if (head === undefined) return undefined;
+    const rest = await store.list(RUN_LOG, { prefix: `${headKey(name)}.` });
+    return rebuild(store, head, [head, ...rest], logger);
+  }
+
+  /** Stores one batch of accepted events; resolves with its seq. */
+  async append(nowMs: number, events: readonly RunEvent[]): Promise<number> {
+    const seq = this.#seq + 1;
+    if (seq - this.#snapshotSeq >= RING) {
+      // The ring is full of entries the head still needs (snapshots kept failing).
+      await this.#snapshotting;
+      if (seq - this.#snapshotSeq >= RING) {
+        throw new Error(
+          `run ${this.name}: ${String(RING)} batches since the last snapshot; waiting for one to be stored`,
+        );
+      }
+    }
+    const slot = seq % RING;
+    const entry: JournalEntry = { seq, nowMs, events };
+    const revision = await this.store.put(
+      RUN_LOG,
+      journalKey(this.name, seq),
+      entry,
+      { expectedRevision: this.#ring.get(slot)?.revision ?? 0 },
+    );
+    this.#ring.set(slot, { revision, seq });
+    this.#seq = seq;
+    return seq;
+  }
+
+  /** True when the journal is long enough that the next batch should take a snapshot. */
+  get wantsSnapshot(): boolean {
+    return (
+      this.#snapshotting === undefined &&
+      this.#seq - this.#snapshotSeq >= SNAPSHOT_EVERY
+    );
+  }
+
+  /**
+   * Starts storing `run` (as it is now, at the current seq) as the snapshot. The run is encoded
+   * before this returns, so the caller may go on changing it. With `dropJournal` (a finished
+   * run) the journal entries are deleted once the head has moved.
+   */
+  snapshot(run: Run, dropJournal = false): Promise<void> {
+    const text = JSON.stringify(run);
+    const seq = this.#seq;
+    const previous = this.#snapshotting ?? Promise.resolve();
+    const work = previous
+      .catch(() => undefined)
+      .then(() => this.#writeSnapshot(text, seq, dropJournal))
+      .finally(() => {
+        if (this.#snapshotting === work) this.#snapshotting = undefined;
+      });
+    this.#snapshotting = work;
+    return work;
+  }
+
+  async #writeSnapshot(
+    text: string,
+    seq: number,
+    dropJournal: boolean,
+  ): Promise<void> {
+    if (seq <= this.#snapshotSeq) return;
+    const slot = this.#slot === "a" ? "b" : "a";
+    const written = await writeSnapshot(this.store, this.name, text, seq, slot);
+    this.#headRevision = await this.store.put(
+      RUN_LOG,
+      headKey(this.name),
+      headOf(written, this.strategyName),
+      { expectedRevision: this.#headRevision },
+    );
+    this.#snapshotSeq = seq;
+    if (written.slot !== undefined) this.#slot = written.slot;
+    if (!dropJournal) return;
+    for (const [index, entry] of [...this.#ring]) {
+      // An entry appended since (a finished run can be retried) stays.
+      if (entry.seq > seq) continue;
+      await this.store.delete(RUN_LOG, journalKey(this.name, entry.seq), {
+        expectedRevision: entry.revision,
+      });
+      if (this.#ring.get(index) === entry) this.#ring.delete(index);
+    }
+  }
+
+  /** Resolves when no snapshot is being written. */
+  async settled(): Promise<void> {
+    while (this.#snapshotting !== undefined) {
+      await this.#snapshotting.catch(() => undefined);
+    }
+  }
+
+  #restore(entries: readonly Entry<Stored>[]): void {
+    for (const e of entries) {
+      const index = Number(e.key.slice(e.key.lastIndexOf(".") + 1));
+      this.#ring.set(index, {
+        revision: e.revision,
+        seq: (e.value as JournalEntry).seq,
+      });
+    }
+  }
+
+  #advanceTo(seq: number): void {
+    this.#seq = seq;
+  }
+
+  /** @internal used by {@link rebuild}. */
+  static restored(
+    store: StateStore,
+    name: string,
+    strategyName: string | undefined,
+    head: { seq: number; slot?: "a" | "b"; revision: number },
+    journal: readonly Entry<Stored>[],
+    seq: number,
+  ): RunLog {
+    const log = new RunLog(store, name, strategyName, head);
+    log.#restore(journal);
+    log.#advanceTo(seq);
+    return log;
+  }
+}
+
+function headOf(snapshot: Snapshot, strategyName: string | undefined): Head {
+  return strategyName === undefined
+    ? { format: 2, snapshot }
+    : { format: 2, snapshot, strategyName };
+}
+
+/** Writes the parts of a snapshot too large for the head; returns what the head says of it. */
+async function writeSnapshot(
+  store: StateStore,
+  name: string,
+  text: string,
+  seq: number,
+  slot: "a" | "b",
+): Promise<Snapshot> {
+  // A UTF-8 character of a JSON string takes at most 3 bytes once escaped again; half the
+  // value size leaves the head room for its own fields.
+  const inline = Math.floor(store.maxValueBytes / 6);
+  if (text.length <= inline) return { seq, text };
+  const size = Math.floor(store.maxValueBytes / 3) - 64;
+  const parts: string[] = [];
+  for (let i = 0; i < text.length; i += size)
+    parts.push(text.slice(i, i + size));
+  await Promise.all(
+    parts.map((part, i) =>
+      store.put(RUN_LOG, partKey(name, slot, i), { part }),
+    ),
+  );
+  return { seq, slot, parts: parts.length };
+}
+
+function isHead(value: Stored): value is Head {
+  return "format" in value;
+}
+
+function isLegacy(value: Stored): value is LegacyHead {
+  return "run" in value;
+}
+
+function isJournal(value: Stored): value is JournalEntry {
+  return "events" in value;
+}
+
+/** The run a head, its parts and its journal describe. */
+function rebuild(
+  store: StateStore,
+  head: Entry<Stored>,
+  entries: readonly Entry<Stored>[],
+  logger: Logger,
+): LoadedRun {
+  const token = head.key;
+  const value = head.value;
+  let run: Run;
+  let snapshot: Snapshot;
+  let strategyName: string | undefined;
+  if (isLegacy(value)) {
+    run = value.run;
+    snapshot = { seq: 1 };
+    strategyName = value.strategyName;
+  } else if (isHead(value)) {
+    snapshot = value.snapshot;
+    strategyName = value.strategyName;
+    run = JSON.parse(snapshotText(token, snapshot, entries)) as Run;
+  } else {
+    throw new Error(`runs/${token}: the head is not a run head`);
+  }
+  const journal = entries.filter(
+    (e) => e.key.startsWith(`${token}.j.`) && isJournal(e.value),
+  );
+  const pending = journal
+    .map((e) => e.value as JournalEntry)
+    .filter((e) => e.seq > snapshot.seq)
+    .sort((a, b) => a.seq - b.seq);
+  let seq = snapshot.seq;
+  for (const entry of pending) {
+    if (entry.seq !== seq + 1) {
+      logger.error(
+        { run: run.name, expected: seq + 1, found: entry.seq },
+        "run journal has a gap; later entries are ignored",
+      );
+      break;
+    }
+    for (const event of entry.events) {
+      const result = step(run, event, entry.nowMs);
+      if (result.rejected !== undefined) {
+        logger.warn(
+          {
+            run: run.name,
+            seq: entry.seq,
+            event: event.type,
+            reason: result.rejected.message,
+          },
+          "journaled event refused on replay",
+        );
+      }
+    }
+    seq = entry.seq;
+  }
+  const log = RunLog.restored(
+    store,
+    run.name,
+    strategyName,
+    {
+      seq: snapshot.seq,
+      ...(snapshot.slot === undefined ? {} : { slot: snapshot.slot }),
+      revision: head.revision,
+    },
+    journal,
+    seq,
+  );
+  return { run, log };
+}
+
+function snapshotText(
+  token: string,
+  snapshot: Snapshot,
+  entries: readonly Entry<Stored>[],
+): string {
+  if (snapshot.text !== undefined) return snapshot.text;
+  const { slot, parts } = snapshot;
+  if (slot === undefined || parts === undefined) {
+    throw new Error(`runs/${token}: the head names no snapshot`);
+  }
+  const byKey = new Map(entries.map((e) => [e.key, e.value]));
+  let text = "";
+  for (let i = 0; i < parts; i++) {
+    const part = byKey.get(`${token}.p.${slot}.${String(i)}`);
+    if (part === undefined || !("part" in part)) {
+      throw new Error(
+        `runs/${token}: part ${String(i)} of ${String(parts)} of its snapshot is missing`,
+      );
+    }
+    text += part.part;
+  }
+  return text;
+}
