@@ -12,7 +12,6 @@ import { isConfigError, runAgentProcess } from "./agent-process.js";
 import { parseAgentConfig, type AgentConfig } from "./config.js";
 import { USAGE } from "./usage.js";
 import { AGENT_VERSION } from "./version.js";
-import { runWindowsCommand } from "./windows/windows-command.js";
 import { silenceIpServernameWarning } from "@flotilla/protocol";
 
 /** Exit codes. */
@@ -45,7 +44,12 @@ export async function main(
   io: MainIo,
 ): Promise<number> {
   // The owner's maintenance-windows command (also a kubectl plugin), not the agent process.
-  if (argv[0] === "windows") return runWindowsCommand(argv.slice(1), env, io);
+  if (argv[0] === "windows") {
+    // Imported on use: it brings @kubernetes/client-node, which the agent loads only for
+    // --kubernetes (see kube-hosted-cluster.ts).
+    const { runWindowsCommand } = await import("./windows/windows-command.js");
+    return runWindowsCommand(argv.slice(1), env, io);
+  }
   const parsed = parseAgentConfig(argv, env);
   switch (parsed.type) {
     case "help":

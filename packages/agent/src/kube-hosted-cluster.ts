@@ -1,0 +1,62 @@
+/**
+ * The one real cluster an agent hosts with `--kubernetes`: its client configuration, its
+ * Kubernetes backend and the Secret store of its identity. Kept apart from hosted-clusters.ts and
+ * imported only when `--kubernetes` is given: @kubernetes/client-node adds about 70 MB to a
+ * process, which simulated agents have no use for.
+ */
+import type { Logger } from "pino";
+import type { KubernetesBackendConfig } from "./config.js";
+import type { ClusterToHost } from "./hosted-cluster.js";
+import { createSecretIdentityStore } from "./identity/secret-identity-store.js";
+import { loadKubeConfig } from "./kube/kube-config.js";
+import { createKubernetesBackend } from "./runtime/kubernetes-backend.js";
+import { systemClock } from "./simulated/clock.js";
+
+/** The cluster behind `backend`'s client configuration; fails if it cannot be loaded. */
+export function kubernetesCluster(
+  backend: KubernetesBackendConfig,
+  logger: Logger,
+): ClusterToHost {
+  // Read now so a bad kubeconfig or a missing service account fails before anything connects.
+  const kubeConfig = loadKubeConfig(
+    backend.kubeconfig === undefined ? {} : { kubeconfig: backend.kubeconfig },
+  );
+  const namespace =
+    backend.namespace ??
+    kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace ??
+    "default";
+  logger.info(
+    {
+      clusterName: backend.clusterName,
+      kubernetes: backend.kubeconfig ?? "in-cluster",
+      server: kubeConfig.getCurrentCluster()?.server,
+      namespace,
+      upgradeDriver: backend.upgradeDriver.type,
+    },
+    "Using the Kubernetes API",
+  );
+  return {
+    name: backend.clusterName,
+    secretIdentityStore: (name) =>
+      createSecretIdentityStore({ kubeConfig }, { namespace, name }),
+    create: () => {
+      const cluster = createKubernetesBackend(
+        { kubeConfig, logger, clock: systemClock },
+        {
+          clusterName: backend.clusterName,
+          namespace,
+          windowsConfigMap: backend.windowsConfigMap,
+          forceConflicts: backend.forceConflicts,
+          labels: backend.labels,
+          ...(backend.region === undefined ? {} : { region: backend.region }),
+          upgradeDriver: backend.upgradeDriver,
+        },
+      );
+      return {
+        backend: cluster,
+        start: (options) => cluster.start(options),
+        stop: () => cluster.stop(),
+      };
+    },
+  };
+}
