@@ -2,9 +2,11 @@
 import { describe, expect, test } from "vitest";
 import { createPassLoop, type PassBatch } from "../src/bundles/pass-loop.js";
 import {
+  BundleObservations,
   deploymentObservation,
   type BundleReport,
 } from "../src/bundles/bundle-observations.js";
+import type { StatusReport } from "@flotilla/protocol";
 
 /** A run function whose batches finish when the test says so. */
 function gatedRun() {
@@ -81,6 +83,64 @@ describe("createPassLoop", () => {
     loop.request("c");
     await loop.idle();
     expect(batches.map(names)).toEqual([["a"]]);
+  });
+});
+
+describe("pass spacing", () => {
+  test("waits between back-to-back batches, and what is asked meanwhile joins the next one", async () => {
+    const { batches, run, release } = gatedRun();
+    const spacings: number[] = [];
+    const loop = createPassLoop(run, () => undefined, {
+      spacingMs: (lastMs) => {
+        spacings.push(lastMs);
+        return 30;
+      },
+    });
+    loop.request("a");
+    await new Promise((r) => setImmediate(r));
+    loop.request("b");
+    release();
+    // Asked after the first batch ended, before the spacing is over: same batch as "b".
+    await new Promise((r) => setImmediate(r));
+    loop.request("c");
+    expect(batches).toHaveLength(1);
+    await expect.poll(() => batches.length).toBe(2);
+    expect(batches.map(names)).toEqual([["a"], ["b", "c"]]);
+    expect(spacings).toHaveLength(1);
+    release();
+    await loop.idle();
+  });
+});
+
+describe("BundleObservations.record", () => {
+  const report = (
+    revision: string,
+    phase: StatusReport["phase"],
+    message?: string,
+  ): StatusReport => ({
+    sequence: 1,
+    generation: 1,
+    subject: { kind: "bundle", bundle: "web", revision },
+    phase,
+    reasons: [],
+    reasonsTruncated: 0,
+    ...(message === undefined ? {} : { message }),
+    observedAtMs: 1,
+  });
+
+  test("says whether a report changes what a pass decides on: revision or phase", () => {
+    const observations = new BundleObservations();
+    expect(observations.record("c1", report("r1", "Applying"))).toBe(true);
+    expect(observations.record("c1", report("r1", "Applying", "50%"))).toBe(
+      false,
+    );
+    expect(observations.record("c1", report("r1", "Ready"))).toBe(true);
+    expect(observations.record("c1", report("r1", "Ready"))).toBe(false);
+    expect(observations.record("c2", report("r1", "Ready"))).toBe(true);
+    expect(observations.record("c1", report("r2", "Ready"))).toBe(true);
+    // The latest report is kept even when it changes nothing decisive.
+    observations.record("c1", report("r2", "Ready", "all good"));
+    expect(observations.get("web", "c1")?.message).toBe("all good");
   });
 });
 

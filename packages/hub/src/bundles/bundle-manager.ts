@@ -123,6 +123,9 @@ interface Loaded {
   deleting: boolean;
 }
 
+/** Least time between two batches of passes while reports keep arriving. */
+export const PASS_SPACING_MS = 20;
+
 const defaultEvery = (intervalMs: number, tick: () => void): (() => void) => {
   const timer = setInterval(tick, intervalMs);
   timer.unref();
@@ -209,9 +212,15 @@ export function createBundleManager(
       }
     }
   };
-  const loop = createPassLoop(runBatch, (err: unknown) => {
-    log.error({ err }, "Bundle pass batch failed");
-  });
+  const loop = createPassLoop(
+    runBatch,
+    (err: unknown) => {
+      log.error({ err }, "Bundle pass batch failed");
+    },
+    // A pass looks at every target: under a stream of reports, wait as long as the last batch
+    // took (at least PASS_SPACING_MS) so reports gather and passes take at most half the hub.
+    { spacingMs: (lastMs) => Math.max(PASS_SPACING_MS, lastMs) },
+  );
 
   const summaryOf = async (b: Loaded): Promise<BundleSummary> => {
     const evaluation = await evaluateBundle(passDeps, b, deps.now());
@@ -351,8 +360,7 @@ export function createBundleManager(
       if (report.subject.kind !== "bundle") return;
       const name = report.subject.bundle;
       if (bundles.get(name)?.deleting !== false) return;
-      observations.record(cluster, report);
-      loop.request(name);
+      if (observations.record(cluster, report)) loop.request(name);
     },
 
     onFleetChanged() {

@@ -30,7 +30,11 @@ export interface BundleReport {
 export class BundleObservations {
   readonly #reports = new Map<string, Map<string, BundleReport>>();
 
-  /** Records a bundle report; returns false for other subjects. */
+  /**
+   * Records a bundle report (other subjects are ignored). Returns true when it changes what a pass
+   * decides on (the revision or the phase): a report that only repeats them, or changes reasons
+   * and messages, needs no pass.
+   */
   record(cluster: string, report: StatusReport): boolean {
     if (report.subject.kind !== "bundle") return false;
     const { bundle, revision } = report.subject;
@@ -39,6 +43,7 @@ export class BundleObservations {
       byCluster = new Map();
       this.#reports.set(bundle, byCluster);
     }
+    const previous = byCluster.get(cluster);
     byCluster.set(cluster, {
       revision,
       phase: report.phase,
@@ -48,7 +53,7 @@ export class BundleObservations {
       ...(report.error === undefined ? {} : { error: report.error }),
       observedAtMs: report.observedAtMs,
     });
-    return true;
+    return previous?.revision !== revision || previous.phase !== report.phase;
   }
 
   get(bundle: string, cluster: string): BundleReport | undefined {
