@@ -312,6 +312,17 @@ export function createClusterRegistry(
       }
       existing.session = id;
       existing.everConnected = true;
+      const same =
+        existing.record.agentVersion === agentVersion &&
+        (facts === undefined ||
+          JSON.stringify(existing.record.facts) === JSON.stringify(facts));
+      if (same) {
+        // A reconnect that changes nothing stored (after a hub restart, 10,000 of them at once)
+        // writes nothing: the record's lastSeenAtMs stays at the last change, the live time is
+        // in memory.
+        markSeen(existing);
+        return { cluster, id };
+      }
       const record: ClusterRecord = {
         ...existing.record,
         agentVersion,
