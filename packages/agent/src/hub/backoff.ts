@@ -5,7 +5,11 @@
  * same hub do not come back in step. Randomness is injected, so tests know every delay.
  */
 
-/** Options of {@link createBackoff}; defaults 500 ms doubling to 30 s, ±50%. */
+/**
+ * Options of {@link createBackoff}; defaults 500 ms doubling to 8 s, ±50%. The ceiling is low
+ * enough that 10,000 agents that lost a restarting hub are all back within about 12 s of it
+ * serving again (bench/e2e.mjs measures it); the jitter spreads them over that time.
+ */
 export interface BackoffOptions {
   readonly initialMs?: number;
   readonly maxMs?: number;
@@ -29,7 +33,7 @@ export interface Backoff {
 export function createBackoff(options: BackoffOptions = {}): Backoff {
   const {
     initialMs = 500,
-    maxMs = 30_000,
+    maxMs = 8_000,
     jitter = 0.5,
     random = Math.random,
   } = options;

@@ -36,7 +36,7 @@ export interface HubSessionOptions {
   readonly transport: HubTransport;
   /** Added to (and overriding) {@link HUB_CHANNEL_DEFAULTS}. */
   readonly channelOptions?: ChannelOptions;
-  /** Reconnect delays; default 500 ms doubling to 30 s, ±50%. */
+  /** Reconnect delays; default 500 ms doubling to 8 s, ±50%. */
   readonly backoff?: Omit<BackoffOptions, "random">;
   /** How long to wait for welcome after hello; default 30000 ms. */
   readonly welcomeTimeoutMs?: number;
@@ -104,7 +104,7 @@ export interface HubSession extends AsyncDisposable {
 export const HUB_CHANNEL_DEFAULTS: ChannelOptions = {
   "grpc.use_local_subchannel_pool": 1,
   "grpc.initial_reconnect_backoff_ms": 500,
-  "grpc.max_reconnect_backoff_ms": 30_000,
+  "grpc.max_reconnect_backoff_ms": 8_000,
   "grpc.keepalive_time_ms": 30_000,
   "grpc.keepalive_timeout_ms": 10_000,
 };
