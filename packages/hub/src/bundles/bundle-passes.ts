@@ -23,6 +23,27 @@ import type { BundleRecord } from "./bundle-record.js";
 import { contentKey } from "./bundle-render.js";
 import type { Evaluation } from "./bundle-status.js";
 
+/** Releases of one pass published at the same time, at most. */
+const RELEASE_CONCURRENCY = 256;
+
+/** Runs `task` for every item, at most `limit` at a time. */
+async function inBatches<T>(
+  items: readonly T[],
+  limit: number,
+  task: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await task(item);
+    }
+  };
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, worker),
+  );
+}
+
 /** What a pass reads and writes. */
 export interface PassDeps {
   readonly intents: IntentWriter;
@@ -49,7 +70,9 @@ export async function evaluateBundle(
   const deployments = new Map<string, DeploymentObservation>();
   const reports = new Map<string, BundleReport>();
   for (const { cluster } of targets) {
-    const { intent } = await deps.intents.current(cluster.name);
+    const { intent } =
+      deps.intents.peek(cluster.name) ??
+      (await deps.intents.current(cluster.name));
     const report = deps.observations.get(record.name, cluster.name);
     if (report !== undefined) reports.set(cluster.name, report);
     deployments.set(
@@ -91,43 +114,48 @@ export async function runBundlePass(
       contentKey(spec, t.namespace, t.customization),
     ]),
   );
-  for (const release of evaluation.pass.release) {
-    const key = keyOf.get(release.cluster) ?? "";
-    const digest = record.contents[key];
-    if (digest === undefined) {
-      // Contents are rendered for every variant a customization can give; this is a bug.
-      log.error(
-        { clusterName: release.cluster, contentKey: key },
-        "No bundle content for the cluster's customization",
-      );
-      continue;
-    }
-    try {
-      const { intent } = await deps.intents.change(release.cluster, [
-        {
-          type: "SetBundle",
-          bundle: record.name,
-          revision: release.revision,
-          digest,
-        },
-      ]);
-      log.info(
-        {
-          clusterName: release.cluster,
-          generation: intent.generation,
-          revision: release.revision,
-          partition: release.partition,
-          kind: release.kind,
-        },
-        "Bundle released",
-      );
-    } catch (err) {
-      log.warn(
-        { err, clusterName: release.cluster },
-        "Bundle release not published",
-      );
-    }
-  }
+  // Releases go to different clusters: publish them side by side, a bounded number at a time.
+  await inBatches(
+    evaluation.pass.release,
+    RELEASE_CONCURRENCY,
+    async (release) => {
+      const key = keyOf.get(release.cluster) ?? "";
+      const digest = record.contents[key];
+      if (digest === undefined) {
+        // Contents are rendered for every variant a customization can give; this is a bug.
+        log.error(
+          { clusterName: release.cluster, contentKey: key },
+          "No bundle content for the cluster's customization",
+        );
+        return;
+      }
+      try {
+        const { intent } = await deps.intents.change(release.cluster, [
+          {
+            type: "SetBundle",
+            bundle: record.name,
+            revision: release.revision,
+            digest,
+          },
+        ]);
+        log.info(
+          {
+            clusterName: release.cluster,
+            generation: intent.generation,
+            revision: release.revision,
+            partition: release.partition,
+            kind: release.kind,
+          },
+          "Bundle released",
+        );
+      } catch (err) {
+        log.warn(
+          { err, clusterName: release.cluster },
+          "Bundle release not published",
+        );
+      }
+    },
+  );
   await removeFromUntargeted(deps, record.name, keyOf, log);
   return evaluation;
 }
@@ -142,7 +170,9 @@ async function removeFromUntargeted(
   for (const cluster of deps.directory.clusters()) {
     if (targets.has(cluster.name)) continue;
     try {
-      const { intent } = await deps.intents.current(cluster.name);
+      const { intent } =
+        deps.intents.peek(cluster.name) ??
+        (await deps.intents.current(cluster.name));
       if (!(bundle in intent.bundles)) continue;
       const after = await deps.intents.change(cluster.name, [
         { type: "RemoveBundle", bundle },

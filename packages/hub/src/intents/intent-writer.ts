@@ -28,6 +28,11 @@ export interface IntentWriter {
   ): Promise<CurrentIntent>;
   /** The cluster's current intent (read from NATS once, then cached). */
   current(cluster: string): Promise<CurrentIntent>;
+  /**
+   * What `current` would resolve with, when that is known now: cached, and no change of the
+   * cluster is in progress. Lets a pass over 10,000 clusters skip 10,000 awaits.
+   */
+  peek(cluster: string): CurrentIntent | undefined;
   /** Removes the cluster's intent (the cluster left the fleet). */
   remove(cluster: string): Promise<void>;
 }
@@ -98,6 +103,9 @@ export function createIntentWriter(
     },
     current(cluster) {
       return serial(cluster, () => load(cluster));
+    },
+    peek(cluster) {
+      return queues.has(cluster) ? undefined : cache.get(cluster);
     },
     remove(cluster) {
       return serial(cluster, async () => {
