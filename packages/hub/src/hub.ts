@@ -34,6 +34,7 @@ import {
   DEFAULT_CLUSTER_CERT_TTL_MS,
 } from "./grpc/agent-registration.js";
 import { runHandlers } from "./grpc/admin-runs.js";
+import { listenGrpc, type GrpcListener } from "./grpc/listener.js";
 import {
   agentServiceDefinition,
   createAgentService,
@@ -305,6 +306,7 @@ export function createHub(options: HubOptions): Hub {
   });
 
   let server: Server | undefined;
+  let listener: GrpcListener | undefined;
   let timer: NodeJS.Timeout | undefined;
   let started = false;
 
@@ -368,12 +370,9 @@ export function createHub(options: HubOptions): Hub {
       new ReflectionService(loadProtocol().packageDefinition).addToServer(
         grpcServer,
       );
-      const port = await new Promise<number>((resolve, reject) => {
-        grpcServer.bindAsync(address, credentials, (error, bound) => {
-          if (error === null) resolve(bound);
-          else reject(error);
-        });
-      });
+      // Not bindAsync: its accept queue overflows when 10,000 agents reconnect (listener.ts).
+      listener = await listenGrpc(grpcServer, address, credentials);
+      const { port } = listener;
       server = grpcServer;
       timer = setInterval(tick, options.passIntervalMs);
       started = true;
@@ -387,6 +386,8 @@ export function createHub(options: HubOptions): Hub {
       runs.stop();
       await bundles.stop();
       agents.closeAll();
+      listener?.close();
+      listener = undefined;
       const current = server;
       server = undefined;
       if (current !== undefined) {
