@@ -322,7 +322,8 @@ export function createAgentService(deps: AgentServiceDeps): AgentService {
       cluster: string,
       report: StatusReport,
     ): Promise<void> => {
-      const { intent } = await deps.intents.current(cluster);
+      const { intent } =
+        deps.intents.peek(cluster) ?? (await deps.intents.current(cluster));
       let reason = "";
       if (report.generation !== intent.generation) {
         reason = `generation ${String(report.generation)} is not the current intent generation ${String(intent.generation)}`;
