@@ -4,7 +4,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { measure } from "./core.mjs";
+import { runEndToEnd } from "./e2e.mjs";
 import { measureIntents } from "./intents.mjs";
+import { runReportFlood } from "./report-flood.mjs";
 
 const quick = process.argv.includes("--quick");
 const startedAt = new Date().toISOString();
@@ -81,6 +83,109 @@ metrics[`intents.all_seen_${intentCount}`] = {
   met: true,
 };
 
+// Status reports: the hub's AgentService against a minimal gRPC server, same client, same run.
+process.stderr.write("bench: status reports vs raw gRPC stream messages ...\n");
+const flood = await runReportFlood({ quick, rounds: quick ? 3 : 5 });
+metrics["grpc.reports_vs_raw_stream"] = {
+  value: Number(flood.hubReportsPerSec.toFixed(0)),
+  unit: "reports/s",
+  baseline: Number(flood.rawMessagesPerSec.toFixed(0)),
+  ratio: Number(flood.ratio.toFixed(3)),
+  target: "ratio ≥ 0.5 (counted status reports vs raw stream messages)",
+  met: flood.ratio >= 0.5,
+};
+
+// End to end: nats-server, the hub and 10,000 simulated agents in four processes.
+const e2eOptions = quick
+  ? {
+      stagedMembers: 500,
+      upgradeSeconds: 1,
+      applySeconds: 0.5,
+      finishRestartRun: false,
+    }
+  : { stagedMembers: 10_000, upgradeSeconds: 2, applySeconds: 1 };
+process.stderr.write(
+  `bench: end to end at 10,000 clusters (staged run over ${e2eOptions.stagedMembers.toLocaleString("en")}) ...\n`,
+);
+const e2e = await runEndToEnd({
+  clusters: 10_000,
+  agentProcesses: 4,
+  ...e2eOptions,
+});
+const figure = (value, digits = 2) =>
+  typeof value === "number" && Number.isFinite(value)
+    ? Number(value.toFixed(digits))
+    : null;
+const e2eMetric = (name, fields) => {
+  const value = figure(fields.value);
+  metrics[name] = {
+    ...fields,
+    value,
+    met: value !== null && fields.met(value),
+  };
+};
+e2eMetric("e2e.staged_makespan_vs_ideal", {
+  value: e2e.stagedMakespanSeconds,
+  unit: "s",
+  baseline: figure(e2e.stagedIdealMakespanSeconds),
+  ratio: figure(e2e.stagedMakespanRatio, 3),
+  target:
+    "ratio ≤ 1.10 (ideal: the strategy's limits × the simulated upgrade time)",
+  met: () => e2e.stagedMakespanRatio <= 1.1,
+});
+e2eMetric("e2e.report_to_intent_p90", {
+  value: e2e.stagedReportToIntentP90Ms,
+  unit: "ms",
+  target:
+    "≤ 50 ms (a member's Ready report to the next members' intents published)",
+  met: (v) => v <= 50,
+});
+e2eMetric("e2e.hub_rss_per_cluster", {
+  value: e2e.hubRssPerClusterKiB,
+  unit: "KiB",
+  target: "≤ 50 KB per connected cluster",
+  met: (v) => v * 1.024 <= 50,
+});
+e2eMetric("e2e.agent_process_rss_one_cluster", {
+  value: e2e.singleAgentProcessRssMiB,
+  unit: "MiB",
+  target: "≤ 60 MB (one agent process, simulated backend)",
+  met: (v) => v * 1.048576 <= 60,
+});
+e2eMetric("e2e.restart_all_resumed", {
+  value: e2e.restartSeconds,
+  unit: "s",
+  target:
+    "≤ 30 s (hub restarted with 10,000 connected: every agent back, every run moving)",
+  met: (v) => v <= 30,
+});
+e2eMetric("e2e.connect_all", {
+  value: e2e.allConnectedSeconds,
+  unit: "s",
+  target: "report (10,000 agents started at once)",
+  met: () => true,
+});
+e2eMetric("e2e.bundle_rollout_makespan", {
+  value: e2e.bundleMakespanSeconds,
+  unit: "s",
+  target: "report (partitioned bundle rollout to 10,000 clusters)",
+  met: () => true,
+});
+e2eMetric("e2e.bundle_intents_per_second", {
+  value: e2e.bundleIntentsPerSecond,
+  unit: "intents/s",
+  target: "report",
+  met: () => true,
+});
+for (const [step, message] of Object.entries(e2e.errors ?? {})) {
+  metrics[`e2e.error.${step}`] = {
+    value: message,
+    unit: "",
+    target: "no error",
+    met: false,
+  };
+}
+
 const machine = {
   cpus: os.cpus().length,
   cpuModel: os.cpus()[0]?.model ?? "unknown",
@@ -88,7 +193,7 @@ const machine = {
   node: process.version,
   platform: `${os.platform()} ${os.release()}`,
 };
-const out = { machine, startedAt, quick, metrics };
+const out = { machine, startedAt, quick, metrics, endToEnd: e2e };
 mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
 writeFileSync(
   new URL("./results/latest.json", import.meta.url),

@@ -1,0 +1,253 @@
+// The measured scenarios of the end-to-end bench (bench/e2e.mjs): the staged run (step 3), the
+// partitioned bundle rollout (step 4) and the hub restart during a staged run (step 5). Each writes
+// its figures into `result`.
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { callUnary } from "@flotilla/protocol";
+import { runProcess } from "@flotilla/testkit";
+import {
+  bundleIdealMakespanSeconds,
+  idealMakespanSeconds,
+  VERSIONS,
+  writeBundle,
+} from "./e2e-fleet.mjs";
+import { scrape, total } from "./e2e-measure.mjs";
+import { follow, getRun, startAndFollowRun, startHub } from "./e2e-steps.mjs";
+
+const round = (x, digits = 2) => Number(x.toFixed(digits));
+export async function stagedRun(admin, o, result, log) {
+  await callUnary(admin, "createUpdateRun", {
+    name: "bench-staged",
+    strategyName: "bench-3stage",
+    payload: {
+      upgrade: { type: "UPGRADE_TYPE_FULL", kubernetesVersion: VERSIONS.mid },
+    },
+    reason: "bench",
+  });
+  const created = await getRun(admin, "bench-staged");
+  const members = created.stages.flatMap((s) =>
+    s.groups.flatMap((g) => g.members),
+  ).length;
+  result.stagedMembers = members;
+  result.stagedIdealMakespanSeconds = idealMakespanSeconds(
+    created,
+    o.upgradeSeconds,
+  );
+  result.stagedEffectiveGroupConcurrency = Object.fromEntries(
+    created.stages.flatMap((s) =>
+      s.groups.map((g) => [g.name, g.maxConcurrency]),
+    ),
+  );
+  const observedMs = await startAndFollowRun({
+    admin,
+    name: "bench-staged",
+    log,
+    timeoutMs: result.stagedIdealMakespanSeconds * 5_000 + 120_000,
+  });
+  const done = await getRun(admin, "bench-staged");
+  result.stagedMakespanObservedSeconds = round(observedMs / 1000);
+  result.stagedMakespanSeconds =
+    done.startedAtMs !== undefined && done.finishedAtMs !== undefined
+      ? round((done.finishedAtMs - done.startedAtMs) / 1000)
+      : result.stagedMakespanObservedSeconds;
+  result.stagedMakespanRatio = round(
+    result.stagedMakespanSeconds / result.stagedIdealMakespanSeconds,
+    3,
+  );
+  log(
+    `e2e: staged run of ${String(members)} members: ${String(result.stagedMakespanSeconds)} s (ideal ${String(result.stagedIdealMakespanSeconds)} s)`,
+  );
+}
+
+export async function bundleRollout(
+  grpc,
+  metricsUrl,
+  admin,
+  o,
+  work,
+  result,
+  log,
+) {
+  const dir = await writeBundle(join(work, "bundle"));
+  const before = total(
+    await scrape(metricsUrl),
+    "flotilla_hub_intents_published_total",
+  );
+  const t0 = performance.now();
+  const applied = await runProcess({
+    name: "flotilla bundle apply",
+    args: [
+      "packages/cli/dist/main.js",
+      "bundle",
+      "apply",
+      dir,
+      "--name",
+      "bench-web",
+    ],
+    env: {
+      FLOTILLA_HUB: grpc,
+      FLOTILLA_INSECURE_PLAINTEXT: "1",
+      FLOTILLA_ACTOR: "bench",
+    },
+  });
+  if (applied.code !== 0)
+    throw new Error(`flotilla bundle apply failed: ${applied.stderr}`);
+  result.bundleApplyCliSeconds = round((performance.now() - t0) / 1000);
+  await follow({
+    what: "bundle",
+    log,
+    intervalMs: 1000,
+    timeoutMs: o.bundleTimeoutSeconds * 1000,
+    check: async () => {
+      // Every GetBundle makes the hub evaluate the whole bundle: ask once a second at most.
+      const { bundle } = await callUnary(
+        admin,
+        "getBundle",
+        { name: "bench-web" },
+        { timeoutMs: 30_000 },
+      );
+      const counts = bundle?.counts ?? { targets: 0, ready: 0 };
+      return {
+        done: counts.targets === o.clusters && counts.ready === o.clusters,
+        line: `${String(counts.ready)}/${String(counts.targets)} Ready`,
+      };
+    },
+  });
+  const seconds = (performance.now() - t0) / 1000;
+  const after = total(
+    await scrape(metricsUrl),
+    "flotilla_hub_intents_published_total",
+  );
+  result.bundleMakespanSeconds = round(seconds);
+  result.bundleIdealMakespanSeconds = bundleIdealMakespanSeconds(
+    o.clusters,
+    o.applySeconds,
+  );
+  result.bundleIntentsPublished = after - before;
+  result.bundleIntentsPerSecond = round((after - before) / seconds, 1);
+  log(
+    `e2e: bundle Ready on ${String(o.clusters)} in ${String(result.bundleMakespanSeconds)} s`,
+  );
+}
+
+/**
+ * Starts a second staged run (to the next minor version, over the same members), waits until it
+ * is Running with at least one member Succeeded, then SIGKILLs the hub and starts a new one on the
+ * same ports with the same NATS. Measures from the new process's spawn to every cluster connected
+ * again and to a member transition after the spawn. A second run rather than a restart inside
+ * step 3 keeps step 3's makespan clean.
+ */
+export async function restartDuringRun(
+  hub,
+  hubArgs,
+  metricsUrl,
+  admin,
+  o,
+  result,
+) {
+  const { log, clusters } = o;
+  await callUnary(admin, "createUpdateRun", {
+    name: "bench-restart",
+    strategyName: "bench-3stage",
+    payload: {
+      upgrade: { type: "UPGRADE_TYPE_FULL", kubernetesVersion: VERSIONS.to },
+    },
+    reason: "bench",
+  });
+  await callUnary(admin, "startUpdateRun", {
+    name: "bench-restart",
+    reason: "bench",
+  });
+  await follow({
+    what: "run bench-restart",
+    log,
+    intervalMs: 500,
+    timeoutMs: 120_000,
+    check: async () => {
+      const run = await getRun(admin, "bench-restart");
+      const ok = run.stages.flatMap((s) => s.groups.flatMap((g) => g.members));
+      const n = ok.filter((m) => m.state === "Succeeded").length;
+      return {
+        done: run.state === "Running" && n > 0,
+        line: `${String(n)} succeeded, ${run.state}`,
+      };
+    },
+  });
+  hub.kill("SIGKILL");
+  await hub.exited;
+  const spawnedAtMs = Date.now();
+  const t0 = performance.now();
+  const next = await startHub(hubArgs);
+  result.hubRestartServingSeconds = round((performance.now() - t0) / 1000);
+  let connectedAt;
+  let progressAt;
+  await follow({
+    what: "after restart",
+    log,
+    intervalMs: 500,
+    timeoutMs: 600_000,
+    check: async () => {
+      const now = performance.now();
+      if (connectedAt === undefined) {
+        const n =
+          total(await scrape(metricsUrl), "flotilla_hub_agents_connected") ?? 0;
+        if (n >= clusters) connectedAt = now;
+      }
+      if (progressAt === undefined) {
+        const run = await getRun(admin, "bench-restart");
+        const members = run.stages.flatMap((s) =>
+          s.groups.flatMap((g) => g.members),
+        );
+        if (
+          run.state !== "Running" ||
+          members.some((m) => m.stateChangedAtMs >= spawnedAtMs)
+        )
+          progressAt = now;
+      }
+      return {
+        done: connectedAt !== undefined && progressAt !== undefined,
+        line: `connected ${connectedAt === undefined ? "no" : "yes"}, run progressed ${progressAt === undefined ? "no" : "yes"}`,
+      };
+    },
+  });
+  result.restartAllConnectedSeconds = round((connectedAt - t0) / 1000);
+  result.restartRunResumedSeconds = round((progressAt - t0) / 1000);
+  result.restartSeconds = Math.max(
+    result.restartAllConnectedSeconds,
+    result.restartRunResumedSeconds,
+  );
+  if (!o.finishRestartRun) {
+    // Quick mode: the restart figures are taken; stop run 2 instead of waiting for it.
+    await callUnary(admin, "stopUpdateRun", {
+      name: "bench-restart",
+      reason: "bench: restart measured",
+    });
+    return next;
+  }
+  // Let run 2 finish so that the bundle rollout does not share the hub with it.
+  try {
+    await follow({
+      what: "run bench-restart",
+      log,
+      intervalMs: 1000,
+      timeoutMs: 1_800_000,
+      check: async () => {
+        const run = await getRun(admin, "bench-restart");
+        if (["Failed", "Stopped"].includes(run.state))
+          return {
+            done: true,
+            line: run.state,
+            error: new Error(`run bench-restart ended ${run.state}`),
+          };
+        if (run.state === "Completed")
+          result.restartRunMakespanSeconds = round(
+            (run.finishedAtMs - run.startedAtMs) / 1000,
+          );
+        return { done: run.state === "Completed", line: run.state };
+      },
+    });
+  } catch (error) {
+    result.errors.restartRun = error.message.split("\n")[0];
+  }
+  return next;
+}
