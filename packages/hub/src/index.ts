@@ -48,6 +48,11 @@ export {
   bundleRevisionsPrefix,
   gateDecisionKey,
   gateDecisionsPrefix,
+  isRunJournalKey,
+  runHeadKey,
+  runJournalKey,
+  runRecordsPrefix,
+  runSnapshotPartKey,
 } from "./store/keys.js";
 export type { CollectionName } from "./store/keys.js";
 

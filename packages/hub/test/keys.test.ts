@@ -7,8 +7,13 @@ import {
   decodeKeyToken,
   encodeKeyToken,
   gateDecisionKey,
+  isRunJournalKey,
   keyProblem,
   nameKey,
+  runHeadKey,
+  runJournalKey,
+  runRecordsPrefix,
+  runSnapshotPartKey,
 } from "@flotilla/hub";
 
 describe("key tokens", () => {
@@ -49,6 +54,25 @@ describe("keys of the hub's collections", () => {
       expect(key.startsWith(bundleRevisionsPrefix("web.app"))).toBe(true);
     }
     expect(bundleRevisionKey("web.app", 7)).toBe("web=2Eapp.0000000007");
+  });
+
+  test("a run's head, journal slots and snapshot parts are valid keys, all but the head under its prefix", () => {
+    const name = "upgrade-1.31";
+    const journal = runJournalKey(name, 511);
+    const part = runSnapshotPartKey(name, "b", 3);
+    for (const key of [runHeadKey(name), journal, part]) {
+      expect(keyProblem(key)).toBeUndefined();
+    }
+    expect(runHeadKey(name)).toBe("upgrade-1=2E31");
+    expect(journal).toBe("upgrade-1=2E31.j.511");
+    expect(part).toBe("upgrade-1=2E31.p.b.3");
+    expect(journal.startsWith(runRecordsPrefix(name))).toBe(true);
+    expect(part.startsWith(runRecordsPrefix(name))).toBe(true);
+    expect(runHeadKey(name).startsWith(runRecordsPrefix(name))).toBe(false);
+    expect(isRunJournalKey(name, journal)).toBe(true);
+    expect(isRunJournalKey(name, part)).toBe(false);
+    // Another run whose name starts the same is not this run's.
+    expect(isRunJournalKey("upgrade", journal)).toBe(false);
   });
 
   test("gate decision keys are run then gate", () => {

@@ -26,7 +26,14 @@
 import { step, type Run, type RunEvent } from "@flotilla/core";
 import type { Logger } from "pino";
 import { z } from "zod";
-import { nameKey } from "../store/keys.js";
+import {
+  decodeKeyToken,
+  isRunJournalKey,
+  runHeadKey,
+  runJournalKey,
+  runRecordsPrefix,
+  runSnapshotPartKey,
+} from "../store/keys.js";
 import {
   defineCollection,
   type Entry,
@@ -104,11 +111,8 @@ export const RUN_LOG = defineCollection<Stored>("runs", (value) => {
   return value as Stored;
 });
 
-const headKey = (name: string): string => nameKey(name);
 const journalKey = (name: string, seq: number): string =>
-  `${nameKey(name)}.j.${String(seq % RING)}`;
-const partKey = (name: string, slot: "a" | "b", i: number): string =>
-  `${nameKey(name)}.p.${slot}.${String(i)}`;
+  runJournalKey(name, seq % RING);
 
 /** A run read back from the store, with the log that appends to it. */
 export interface LoadedRun {
@@ -158,7 +162,7 @@ export class RunLog {
     const written = await writeSnapshot(store, run.name, text, 1, "a");
     const revision = await store.put(
       RUN_LOG,
-      headKey(run.name),
+      runHeadKey(run.name),
       headOf(written, strategyName),
       { expectedRevision: 0 },
     );
@@ -200,9 +204,9 @@ export class RunLog {
     name: string,
     logger: Logger,
   ): Promise<LoadedRun | undefined> {
-    const head = await store.get(RUN_LOG, headKey(name));
+    const head = await store.get(RUN_LOG, runHeadKey(name));
     if (head === undefined) return undefined;
-    const rest = await store.list(RUN_LOG, { prefix: `${headKey(name)}.` });
+    const rest = await store.list(RUN_LOG, { prefix: runRecordsPrefix(name) });
     return rebuild(store, head, [head, ...rest], logger);
   }
 
@@ -268,7 +272,7 @@ export class RunLog {
     const written = await writeSnapshot(this.store, this.name, text, seq, slot);
     this.#headRevision = await this.store.put(
       RUN_LOG,
-      headKey(this.name),
+      runHeadKey(this.name),
       headOf(written, this.strategyName),
       { expectedRevision: this.#headRevision },
     );
@@ -302,10 +306,6 @@ export class RunLog {
     }
   }
 
-  #advanceTo(seq: number): void {
-    this.#seq = seq;
-  }
-
   /** @internal used by {@link rebuild}. */
   static restored(
     store: StateStore,
@@ -317,7 +317,7 @@ export class RunLog {
   ): RunLog {
     const log = new RunLog(store, name, strategyName, head);
     log.#restore(journal);
-    log.#advanceTo(seq);
+    log.#seq = seq;
     return log;
   }
 }
@@ -346,7 +346,7 @@ async function writeSnapshot(
     parts.push(text.slice(i, i + size));
   await Promise.all(
     parts.map((part, i) =>
-      store.put(RUN_LOG, partKey(name, slot, i), { part }),
+      store.put(RUN_LOG, runSnapshotPartKey(name, slot, i), { part }),
     ),
   );
   return { seq, slot, parts: parts.length };
@@ -372,6 +372,7 @@ function rebuild(
   logger: Logger,
 ): LoadedRun {
   const token = head.key;
+  const name = decodeKeyToken(token);
   const value = head.value;
   let run: Run;
   let snapshot: Snapshot;
@@ -383,12 +384,12 @@ function rebuild(
   } else if (isHead(value)) {
     snapshot = value.snapshot;
     strategyName = value.strategyName;
-    run = JSON.parse(snapshotText(token, snapshot, entries)) as Run;
+    run = JSON.parse(snapshotText(name, snapshot, entries)) as Run;
   } else {
     throw new Error(`runs/${token}: the head is not a run head`);
   }
   const journal = entries.filter(
-    (e) => e.key.startsWith(`${token}.j.`) && isJournal(e.value),
+    (e) => isRunJournalKey(name, e.key) && isJournal(e.value),
   );
   const pending = journal
     .map((e) => e.value as JournalEntry)
@@ -435,22 +436,22 @@ function rebuild(
 }
 
 function snapshotText(
-  token: string,
+  name: string,
   snapshot: Snapshot,
   entries: readonly Entry<Stored>[],
 ): string {
   if (snapshot.text !== undefined) return snapshot.text;
   const { slot, parts } = snapshot;
   if (slot === undefined || parts === undefined) {
-    throw new Error(`runs/${token}: the head names no snapshot`);
+    throw new Error(`runs/${name}: the head names no snapshot`);
   }
   const byKey = new Map(entries.map((e) => [e.key, e.value]));
   let text = "";
   for (let i = 0; i < parts; i++) {
-    const part = byKey.get(`${token}.p.${slot}.${String(i)}`);
+    const part = byKey.get(runSnapshotPartKey(name, slot, i));
     if (part === undefined || !("part" in part)) {
       throw new Error(
-        `runs/${token}: part ${String(i)} of ${String(parts)} of its snapshot is missing`,
+        `runs/${name}: part ${String(i)} of ${String(parts)} of its snapshot is missing`,
       );
     }
     text += part.part;

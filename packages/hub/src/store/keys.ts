@@ -153,6 +153,38 @@ export function bundleRevisionsPrefix(bundleName: string): string {
   return `${encodeKeyToken(bundleName)}.`;
 }
 
+/**
+ * Keys of one stored run (runs/run-log.ts): the head is the run's name; its journal slots and
+ * snapshot parts sit under it, so {@link runRecordsPrefix} selects everything but the head.
+ */
+export function runHeadKey(runName: string): string {
+  return nameKey(runName);
+}
+
+/** The prefix of a run's journal slots and snapshot parts. */
+export function runRecordsPrefix(runName: string): string {
+  return `${nameKey(runName)}.`;
+}
+
+/** Key of journal slot `slot` of a run. */
+export function runJournalKey(runName: string, slot: number): string {
+  return `${runRecordsPrefix(runName)}j.${String(slot)}`;
+}
+
+/** True for the key of one of a run's journal slots. */
+export function isRunJournalKey(runName: string, key: string): boolean {
+  return key.startsWith(`${runRecordsPrefix(runName)}j.`);
+}
+
+/** Key of part `index` of a run snapshot kept in `slot` ("a" or "b"). */
+export function runSnapshotPartKey(
+  runName: string,
+  slot: string,
+  index: number,
+): string {
+  return `${runRecordsPrefix(runName)}p.${slot}.${String(index)}`;
+}
+
 /** Key of the decision on one gate of one run. */
 export function gateDecisionKey(runName: string, gateName: string): string {
   return `${gateDecisionsPrefix(runName)}${encodeKeyToken(gateName)}`;
