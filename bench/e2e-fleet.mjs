@@ -179,12 +179,19 @@ export function idealMakespanSeconds(run, upgradeSeconds) {
 export const BUNDLE_MAX_NEW = 500;
 
 /**
- * Ideal makespan of the bench bundle's first rollout: waves of min(maxNew, maxUnavailable 10%)
- * clusters, each taking the simulated apply time.
+ * Ideal makespan of the bench bundle's first rollout. Partitions (25% each) go one after the
+ * other; inside one, first deployments go in batches of maxNew, a batch not held back by
+ * maxUnavailable (SPEC 4.3). Each batch takes the simulated apply time.
  */
 export function bundleIdealMakespanSeconds(clusters, applySeconds) {
-  const wave = Math.max(1, Math.min(BUNDLE_MAX_NEW, Math.floor(clusters / 10)));
-  return Math.ceil(clusters / wave) * applySeconds;
+  const partitions = 4;
+  let waves = 0;
+  for (let p = 0; p < partitions; p++) {
+    const size =
+      Math.floor(clusters / partitions) + (p < clusters % partitions ? 1 : 0);
+    waves += Math.ceil(size / BUNDLE_MAX_NEW);
+  }
+  return waves * applySeconds;
 }
 
 /** Writes a Fleet bundle directory (fleet.yaml + one ConfigMap) targeting the main fleet. */

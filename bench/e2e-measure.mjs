@@ -7,6 +7,13 @@ import { promisify } from "node:util";
 const run = promisify(execFile);
 
 /** VmRSS of a process in KiB (1 KiB = 1024 bytes; /proc reports "kB" meaning KiB). */
+/** `x` to `digits` decimals; null when it is not a number. */
+export function round(x, digits = 2) {
+  return typeof x === "number" && Number.isFinite(x)
+    ? Number(x.toFixed(digits))
+    : null;
+}
+
 export async function rssKiB(pid) {
   const status = await readFile(`/proc/${pid}/status`, "utf8");
   const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status);

@@ -11,10 +11,9 @@ import {
   VERSIONS,
   writeBundle,
 } from "./e2e-fleet.mjs";
-import { scrape, total } from "./e2e-measure.mjs";
+import { round, scrape, total } from "./e2e-measure.mjs";
 import { follow, getRun, startAndFollowRun, startHub } from "./e2e-steps.mjs";
 
-const round = (x, digits = 2) => Number(x.toFixed(digits));
 export async function stagedRun(admin, o, result, log) {
   await callUnary(admin, "createUpdateRun", {
     name: "bench-staged",

@@ -33,6 +33,7 @@ import {
 import {
   cpuPercent,
   histogramPercentiles,
+  round,
   rssKiB,
   scrape,
   total,
@@ -43,11 +44,6 @@ import {
   restartDuringRun,
   stagedRun,
 } from "./e2e-scenarios.mjs";
-
-const round = (x, digits = 2) =>
-  x === null || x === undefined || Number.isNaN(x)
-    ? null
-    : Number(x.toFixed(digits));
 
 function settings(options) {
   const clusters = options.clusters ?? 10_000;

@@ -5,6 +5,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { measure } from "./core.mjs";
 import { runEndToEnd } from "./e2e.mjs";
+import { round } from "./e2e-measure.mjs";
 import { measureIntents } from "./intents.mjs";
 import { runReportFlood } from "./report-flood.mjs";
 
@@ -112,12 +113,8 @@ const e2e = await runEndToEnd({
   agentProcesses: 4,
   ...e2eOptions,
 });
-const figure = (value, digits = 2) =>
-  typeof value === "number" && Number.isFinite(value)
-    ? Number(value.toFixed(digits))
-    : null;
 const e2eMetric = (name, fields) => {
-  const value = figure(fields.value);
+  const value = round(fields.value);
   metrics[name] = {
     ...fields,
     value,
@@ -127,8 +124,8 @@ const e2eMetric = (name, fields) => {
 e2eMetric("e2e.staged_makespan_vs_ideal", {
   value: e2e.stagedMakespanSeconds,
   unit: "s",
-  baseline: figure(e2e.stagedIdealMakespanSeconds),
-  ratio: figure(e2e.stagedMakespanRatio, 3),
+  baseline: round(e2e.stagedIdealMakespanSeconds),
+  ratio: round(e2e.stagedMakespanRatio, 3),
   target:
     "ratio ≤ 1.10 (ideal: the strategy's limits × the simulated upgrade time)",
   met: () => e2e.stagedMakespanRatio <= 1.1,
