@@ -14,7 +14,12 @@ import { pathToFileURL } from "node:url";
 import { jetstream } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { connect } from "@nats-io/transport-node";
-import { createJetStreamIntentPublisher, prepareIntent } from "@flotilla/hub";
+import { randomBytes } from "node:crypto";
+import {
+  contentKeysOfSecret,
+  createJetStreamIntentPublisher,
+  prepareIntent,
+} from "@flotilla/hub";
 import { createIntentWatcher } from "@flotilla/agent";
 import { startNatsServer, waitFor } from "@flotilla/testkit";
 
@@ -79,7 +84,10 @@ export async function measureIntents({
     );
     for (const nc of agentNcs) closers.push(() => nc.close());
 
-    const publisher = createJetStreamIntentPublisher({ nc: hubNc });
+    const publisher = createJetStreamIntentPublisher({
+      nc: hubNc,
+      contentKeys: contentKeysOfSecret(randomBytes(32)),
+    });
     await publisher.start();
     closers.unshift(() => publisher.stop());
     // The publisher's bucket under the default prefix (`intentsBucket()` in @flotilla/protocol).

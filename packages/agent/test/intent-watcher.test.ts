@@ -2,6 +2,7 @@
 // writes documents exactly as @flotilla/protocol defines them (the hub's own publisher is tested in
 // packages/hub; hub and agent never import each other).
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { randomBytes } from "node:crypto";
 import { jetstream } from "@nats-io/jetstream";
 import { Kvm, type KV } from "@nats-io/kv";
 import { Objm } from "@nats-io/obj";
@@ -20,8 +21,11 @@ import {
 } from "@flotilla/agent";
 import {
   bundleContentBucket,
+  deriveContentKey,
   encodeIntentDocument,
   intentsBucketSettings,
+  sealContent,
+  sealedObjectName,
   sha256Digest,
 } from "@flotilla/protocol";
 import { startNatsServer, waitFor, type NatsServer } from "@flotilla/testkit";
@@ -390,60 +394,78 @@ describe("shared server", () => {
   });
 
   describe("getBundleContent", () => {
-    test("returns the stored content once its digest checks out", async () => {
-      const prefix = nextPrefix();
+    const secret = randomBytes(32);
+    const sealedPut = async (
+      prefix: string,
+      content: Uint8Array,
+    ): Promise<{ digest: string; key: string }> => {
       const store = await new Objm(jetstream(nc)).create(
         bundleContentBucket(prefix),
       );
+      const digest = sha256Digest(content);
+      const key = deriveContentKey(secret, digest);
+      await store.putBlob(
+        { name: sealedObjectName(key) },
+        sealContent(content, key, digest),
+      );
+      return { digest, key };
+    };
+
+    test("returns the stored content once its key opens it and its digest checks out", async () => {
+      const prefix = nextPrefix();
       const content = new TextEncoder().encode(
         "kind: Service\n".repeat(20_000),
       );
-      const digest = sha256Digest(content);
-      await store.putBlob({ name: digest }, content);
-      expect(await getBundleContent({ nc }, digest, { prefix })).toEqual(
-        content,
-      );
+      const ref = await sealedPut(prefix, content);
+      expect(await getBundleContent({ nc }, ref, { prefix })).toEqual(content);
       await expect(
-        getBundleContent({ nc }, digest, { prefix, maxBytes: 1_000 }),
+        getBundleContent({ nc }, ref, { prefix, maxBytes: 1_000 }),
       ).rejects.toMatchObject({ code: "failed_precondition" });
     });
 
-    test("refuses content whose bytes do not hash to the digest", async () => {
+    test("refuses stored bytes that were changed", async () => {
       const prefix = nextPrefix();
-      const store = await new Objm(jetstream(nc)).create(
+      const ref = await sealedPut(
+        prefix,
+        new TextEncoder().encode("the real manifests"),
+      );
+      const store = await new Objm(jetstream(nc)).open(
         bundleContentBucket(prefix),
       );
-      const digest = sha256Digest("the real manifests");
-      await store.putBlob(
-        { name: digest },
-        new TextEncoder().encode("tampered"),
-      );
-      const error = await getBundleContent({ nc }, digest, { prefix }).catch(
+      const name = sealedObjectName(ref.key);
+      const sealed = (await store.getBlob(name)) ?? new Uint8Array();
+      const last = sealed.byteLength - 1;
+      sealed[last] = (sealed[last] ?? 0) ^ 1;
+      await store.putBlob({ name }, sealed);
+      const error = await getBundleContent({ nc }, ref, { prefix }).catch(
         (e: unknown) => e,
       );
       expect(error).toMatchObject({ code: "internal" });
       expect((error as Error).message).toBe(
-        `Cannot fetch bundle content ${digest}: the stored bytes hash to ${sha256Digest("tampered")}; refusing them`,
+        `Cannot open bundle content ${ref.digest}: the key does not open it (sealed with another key, for other content, or changed)`,
       );
     });
 
-    test("missing content, a missing bucket and a malformed digest are told apart", async () => {
+    test("missing content, a missing bucket and a malformed key are told apart", async () => {
       const prefix = nextPrefix();
       const digest = sha256Digest("absent");
-      // A missing bucket shows only after the direct get's timeout: keep it short here.
+      const ref = { digest, key: deriveContentKey(secret, digest) };
+      // No bucket: nothing answers the direct get, an outage as far as the agent can tell.
       await expect(
-        getBundleContent({ nc }, digest, { prefix, timeoutMs: 500 }),
+        getBundleContent({ nc }, ref, { prefix, timeoutMs: 500 }),
       ).rejects.toMatchObject({
-        code: "not_found",
+        code: expect.stringMatching(
+          /^(unavailable|deadline_exceeded)$/,
+        ) as unknown,
       });
       await new Objm(jetstream(nc)).create(bundleContentBucket(prefix));
       await expect(
-        getBundleContent({ nc }, digest, { prefix }),
+        getBundleContent({ nc }, ref, { prefix }),
       ).rejects.toMatchObject({
         code: "not_found",
       });
       await expect(
-        getBundleContent({ nc }, "sha256:nope", { prefix }),
+        getBundleContent({ nc }, { digest, key: "nope" }, { prefix }),
       ).rejects.toMatchObject({
         code: "invalid_argument",
       });

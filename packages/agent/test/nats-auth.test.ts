@@ -1,9 +1,9 @@
 /**
- * The agent under NATS authorization (issue 6, part 3), against a real nats-server 2.9 in operator
- * mode: connected with natsConnectOptions and the permissions the hub grants, the real intent
- * watcher sees its own intent and getBundleContent fetches content by digest (small and
- * multi-chunk); another cluster's intent, and every read of the bundle-content store that does not
- * name an object, are denied by the server.
+ * The agent under NATS authorization (docs/security.md, "NATS: two accounts"), against a real
+ * nats-server 2.9 in operator mode: connected with natsConnectOptions and the permissions the hub
+ * grants, in the agents' account, the real intent watcher sees its own intent and getBundleContent
+ * fetches and opens sealed content (small and multi-chunk) with direct gets only; another
+ * cluster's intent, consumers and everything of the hub's account are denied by the server.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { randomBytes } from "node:crypto";
@@ -14,7 +14,7 @@ import {
   type JetStreamManager,
 } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
-import { Base64UrlPaddedCodec, Objm, type ObjectStore } from "@nats-io/obj";
+import { Objm, type ObjectStore } from "@nats-io/obj";
 import {
   connect,
   credsAuthenticator,
@@ -23,7 +23,10 @@ import {
 import type { ClusterIntent, FlotillaError } from "@flotilla/core";
 import {
   bundleContentBucket,
+  deriveContentKey,
   encodeIntentDocument,
+  sealContent,
+  sealedObjectName,
   intentKvSubject,
   intentsBucketSettings,
   intentsStream,
@@ -48,6 +51,23 @@ let hub: NatsConnection;
 let store: ObjectStore;
 const content = te.encode("alpha's bundle");
 const digest = sha256Digest(content);
+const contentSecret = randomBytes(32);
+const keyOf = (d: string): string => deriveContentKey(contentSecret, d);
+const ref = { digest, key: keyOf(digest) };
+
+/** Stores `bytes` as the hub does: sealed with its key, under the name derived from the key. */
+async function putSealed(bytes: Uint8Array): Promise<{
+  digest: string;
+  key: string;
+}> {
+  const d = sha256Digest(bytes);
+  const key = keyOf(d);
+  await store.putBlob(
+    { name: sealedObjectName(key) },
+    sealContent(bytes, key, d),
+  );
+  return { digest: d, key };
+}
 const contentBucket = bundleContentBucket();
 const stream = `OBJ_${contentBucket}`;
 
@@ -88,7 +108,7 @@ function connectAgent(cluster: string, creds: string): Promise<NatsConnection> {
 }
 
 beforeAll(async () => {
-  operator = createTestOperator();
+  operator = createTestOperator(["flotilla", "spare"]);
   server = await startNatsServer({ config: operator.serverConfig });
   hub = await connect({
     servers: server.url,
@@ -100,7 +120,7 @@ beforeAll(async () => {
   await kv.put("alpha", encodeIntentDocument(intentFor("alpha", 1)).bytes);
   await kv.put("beta", encodeIntentDocument(intentFor("beta", 1)).bytes);
   store = await new Objm(js).create(contentBucket);
-  await store.putBlob({ name: digest }, content);
+  await putSealed(content);
 });
 
 afterAll(async () => {
@@ -140,7 +160,7 @@ describe("an agent connected with natsConnectOptions", () => {
       expect(events[1]).toMatchObject({ intent: { generation: 2 } });
       expect(errors).toEqual([]);
       expect(
-        new TextDecoder().decode(await getBundleContent({ nc }, digest)),
+        new TextDecoder().decode(await getBundleContent({ nc }, ref)),
       ).toBe("alpha's bundle");
     } finally {
       await nc.close();
@@ -194,95 +214,92 @@ describe("an agent connected with natsConnectOptions", () => {
 });
 
 describe("bundle content under an agent's permissions", () => {
-  test("is fetched by digest, small and multi-chunk, its size and digest checked", async () => {
+  test("is fetched and opened, small and multi-chunk, its size and digest checked", async () => {
     const large = randomBytes(5 * 1024 * 1024);
-    const largeDigest = sha256Digest(large);
-    await store.putBlob({ name: largeDigest }, large);
-    expect((await store.info(largeDigest))?.chunks).toBeGreaterThan(10);
+    const largeRef = await putSealed(large);
+    expect(
+      (await store.info(sealedObjectName(largeRef.key)))?.chunks,
+    ).toBeGreaterThan(10);
     await using nc = await agentAlpha();
-    expect(await getBundleContent({ nc }, digest)).toEqual(content);
-    const fetched = await getBundleContent({ nc }, largeDigest);
+    expect(await getBundleContent({ nc }, ref)).toEqual(content);
+    const fetched = await getBundleContent({ nc }, largeRef);
     // Buffer.equals, not toEqual: a deep comparison of 5 MiB element by element takes long.
     expect(fetched.byteLength).toBe(large.byteLength);
     expect(Buffer.from(fetched).equals(large)).toBe(true);
     await expect(
-      getBundleContent({ nc }, largeDigest, { maxBytes: 1024 * 1024 }),
+      getBundleContent({ nc }, largeRef, { maxBytes: 1024 * 1024 }),
     ).rejects.toMatchObject({ code: "failed_precondition" });
+    const never = sha256Digest("never stored");
     await expect(
-      getBundleContent({ nc }, sha256Digest("never stored")),
+      getBundleContent({ nc }, { digest: never, key: keyOf(never) }),
     ).rejects.toThrow(/: it is not stored$/);
   });
 
-  test("a missing bucket is not_found, told apart from an outage", async () => {
+  test("is refused when the key does not open it: another content's key, or a changed object", async () => {
+    await using nc = await agentAlpha();
+    // The key of other content names another object: not stored.
+    await expect(
+      getBundleContent({ nc }, { digest, key: keyOf(sha256Digest("x")) }),
+    ).rejects.toThrow(/it is not stored/);
+    // An object under the right name whose bytes were sealed for other content.
+    const other = te.encode("beta's bundle");
+    const otherDigest = sha256Digest(other);
+    const forged = sha256Digest("forged");
+    await store.putBlob(
+      { name: sealedObjectName(keyOf(forged)) },
+      sealContent(other, keyOf(forged), otherDigest),
+    );
+    await expect(
+      getBundleContent({ nc }, { digest: forged, key: keyOf(forged) }),
+    ).rejects.toMatchObject({
+      code: "internal",
+      message: expect.stringMatching(/the key does not open it/) as unknown,
+    });
+  });
+
+  test("a missing bucket is unavailable within the timeout, not a hang", async () => {
     await using nc = await agentAlpha("spare");
-    const error = await getBundleContent({ nc }, digest, {
+    const error = await getBundleContent({ nc }, ref, {
       prefix: "spare",
       timeoutMs: 500,
     }).catch((e: unknown) => e);
     expect(error).toMatchObject({
-      code: "not_found",
-      message: expect.stringMatching(
-        /object store "spare-bundle-content" does not exist/,
+      code: expect.stringMatching(
+        /^(unavailable|deadline_exceeded|not_found)$/,
       ) as unknown,
     });
   });
 
-  test("is denied every read that does not name an object", async () => {
+  test("is denied every consumer and every read of the hub's account but the exported direct gets", async () => {
     await using nc = await agentAlpha();
     const jsm = await jetstreamManager(nc, {
       checkAPI: false,
       timeout: 2_000,
     });
     const denied = /Permissions Violation for Publish/;
-    // The message get by sequence, the leak this design closes.
     await expect(jsm.streams.getMessage(stream, { seq: 1 })).rejects.toThrow(
       /Permissions Violation for Publish to "\$JS.API.STREAM.MSG.GET/,
     );
-    // The body form of the direct get, which could ask for any sequence or subject.
-    await expect(
-      nc.request(`$JS.API.DIRECT.GET.${stream}`, JSON.stringify({ seq: 1 }), {
-        timeout: 2_000,
-      }),
-    ).rejects.toThrow(denied);
-    // Listing: a consumer on the meta subjects, or on the whole stream.
+    // No consumer at all: on the chunks, the meta subjects, the whole stream.
+    await expect(addConsumer(jsm, `$O.${contentBucket}.C.>`)).rejects.toThrow(
+      denied,
+    );
     await expect(addConsumer(jsm, `$O.${contentBucket}.M.>`)).rejects.toThrow(
       denied,
     );
     await expect(addConsumer(jsm, ">")).rejects.toThrow(denied);
     await expect(jsm.streams.info(stream)).rejects.toThrow(denied);
-    // Account info: the generic object store client cannot even open the store.
     await expect(
       new Objm(jetstream(nc)).open(contentBucket, false),
     ).rejects.toThrow(/Permissions Violation for Publish to "\$JS.API.INFO"/);
-  });
-
-  // nats-server matches a published token that is a literal `*` or `>` against a `*` grant, and
-  // no deny entry can name a literal wildcard: these requests, which nats.js never makes, still
-  // reach objects by other names (agent-nats-permissions.ts in @flotilla/protocol). Pinned so that
-  // a server or permission change that closes them is noticed.
-  test("known limit: a literal wildcard in a granted name token is not denied", async () => {
-    await using nc = await agentAlpha();
-    const jsm = await jetstreamManager(nc, {
-      checkAPI: false,
-      timeout: 2_000,
+    // What the exported direct gets give by sequence is sealed: never the content in clear.
+    const first = await jsm.direct.getMessage(stream, {
+      seq: 1,
+      next_by_subj: `$O.${contentBucket}.C.>`,
     });
-    const chunks = (await jetstreamManager(hub)).streams;
-    const total = (
-      await chunks.info(stream, { subjects_filter: `$O.${contentBucket}.C.>` })
-    ).state.num_subjects;
-    expect(total).toBeGreaterThan(1);
-    const consumer = await addConsumer(jsm, `$O.${contentBucket}.C.>`);
-    expect(consumer.num_pending).toBeGreaterThan(1);
-    const latest = await jsm.direct.getMessage(stream, {
-      last_by_subj: `$O.${contentBucket}.M.*`,
-    });
-    expect(latest?.subject).toMatch(
-      new RegExp(`^\\$O\\.${contentBucket}\\.M\\.`),
+    expect(first).not.toBeNull();
+    expect(Buffer.from(first?.data ?? []).includes(Buffer.from(content))).toBe(
+      false,
     );
-    // Named reads are what the agent does; the meta subject is the padded base64url of the name.
-    const own = await jsm.direct.getMessage(stream, {
-      last_by_subj: `$O.${contentBucket}.M.${Base64UrlPaddedCodec.encode(digest)}`,
-    });
-    expect(own?.json<{ name: string }>().name).toBe(digest);
   });
 });

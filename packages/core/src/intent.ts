@@ -18,6 +18,12 @@ export interface BundleIntent {
   readonly revision: string;
   /** Content digest of the manifests (`sha256:…`), resolved in the object store by the agent. */
   readonly digest: string;
+  /**
+   * The key that opens the stored content (base64url, 32 bytes; docs/security.md, "Bundle
+   * content"). Only the intents of the clusters the content is for carry it. Absent in intents
+   * written before content was sealed.
+   */
+  readonly key?: string;
 }
 
 /** The upgrade part of an intent: one member of one staged run. */
@@ -50,6 +56,7 @@ export type IntentChange =
       readonly bundle: string;
       readonly revision: string;
       readonly digest: string;
+      readonly key?: string;
     }
   | { readonly type: "RemoveBundle"; readonly bundle: string }
   | { readonly type: "SetUpgrade"; readonly upgrade: UpgradeIntent }
@@ -73,13 +80,18 @@ export function changeIntent(
       const current = intent.bundles[change.bundle];
       if (
         current?.revision === change.revision &&
-        current.digest === change.digest
+        current.digest === change.digest &&
+        current.key === change.key
       )
         return intent;
       return next({
         bundles: {
           ...intent.bundles,
-          [change.bundle]: { revision: change.revision, digest: change.digest },
+          [change.bundle]: {
+            revision: change.revision,
+            digest: change.digest,
+            ...(change.key === undefined ? {} : { key: change.key }),
+          },
         },
       });
     }
@@ -156,6 +168,10 @@ const intentSchema = strictObject({
     strictObject({
       revision: z.string().min(1).max(128),
       digest: z.string().min(1).max(200),
+      key: z
+        .string()
+        .regex(/^[A-Za-z0-9_-]{43}$/, "must be 32 bytes in unpadded base64url")
+        .optional(),
     }),
   ),
   upgrade: strictObject({

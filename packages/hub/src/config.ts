@@ -7,6 +7,7 @@
  * reads it through its `env` argument.
  */
 import { accessSync, constants, statSync } from "node:fs";
+import { join } from "node:path";
 import { isIP } from "node:net";
 import {
   fail,
@@ -17,6 +18,10 @@ import {
 } from "@flotilla/core";
 import { z } from "zod";
 import { LOG_LEVELS, type LogLevel } from "./logger.js";
+import {
+  HUB_NATS_AUTH_FILES,
+  NATS_SETUP_FILES,
+} from "./security/nats-setup-files.js";
 import { bucketPrefixProblem } from "./store/keys.js";
 
 /**
@@ -57,8 +62,11 @@ export interface HubSettings {
   readonly logLevel: LogLevel;
   /** The hub's own NATS user (a `.creds` file); undefined: connect without credentials. */
   readonly natsCredsFile: string | undefined;
-  /** Seed file of the account signing key agents' NATS users are minted with; undefined: none. */
-  readonly natsAccountSigningKeyFile: string | undefined;
+  /**
+   * The directory `flotilla-hub nats-setup` wrote (the hub's users, the agents' account and the
+   * keys to mint and revoke agents' users); undefined: agents get no NATS credentials.
+   */
+  readonly natsAuthDir: string | undefined;
   /** NATS URLs agents are told in their credentials; default the hub's own `nats`. */
   readonly agentNatsServers: readonly string[];
   /** The admin token file (bearer tokens of AdminService callers); undefined when not given. */
@@ -109,11 +117,11 @@ const OPTIONS = {
     arg: "FILE",
     help: "the hub's NATS user credentials (hub.creds of flotilla-hub nats-setup)",
   },
-  natsAccountSigningKey: {
-    flag: "--nats-account-signing-key",
-    env: "FLOTILLA_NATS_ACCOUNT_SIGNING_KEY",
-    arg: "FILE",
-    help: "account signing key seed (account-signing.nk) for agents' NATS credentials",
+  natsAuthDir: {
+    flag: "--nats-auth-dir",
+    env: "FLOTILLA_NATS_AUTH_DIR",
+    arg: "DIR",
+    help: "the files of flotilla-hub nats-setup: the hub connects as hub.creds and mints and revokes agents' NATS users",
   },
   agentNatsServers: {
     flag: "--agent-nats-servers",
@@ -304,7 +312,7 @@ const schemas = {
   httpListen: z.union([z.literal("off").transform(() => undefined), hostPort]),
   nats: natsUrls,
   natsCreds: z.string(),
-  natsAccountSigningKey: z.string(),
+  natsAuthDir: z.string(),
   agentNatsServers: natsUrls,
   statePrefix: z.string().superRefine((v, ctx) => {
     const problem = bucketPrefixProblem(v);
@@ -520,7 +528,7 @@ export function parseHubConfig(
     passIntervalMs: values.passInterval ?? 0,
     logLevel: values.logLevel ?? "info",
     natsCredsFile: values.natsCreds,
-    natsAccountSigningKeyFile: values.natsAccountSigningKey,
+    natsAuthDir: values.natsAuthDir,
     agentNatsServers: values.agentNatsServers ?? values.nats ?? [],
     adminTokensFile: values.adminTokens,
     ...transport,
@@ -644,34 +652,41 @@ function checkTransport(
   };
 }
 
-/** NATS credential files readable; the signing key's account comes from the hub's creds. */
+/** NATS credentials readable: a creds file, or the setup's directory with every file (not both). */
 function checkNatsAuth(
   values: Partial<Values>,
   sources: ReadonlyMap<OptionName, Raw>,
   problems: Problem[],
 ): void {
-  for (const name of ["natsCreds", "natsAccountSigningKey"] as const) {
-    const file = values[name];
-    const problem = file === undefined ? undefined : unreadableFile(file);
+  const at = (name: "natsCreds" | "natsAuthDir"): string =>
+    sources.get(name)?.source ?? OPTIONS[name].flag;
+  const creds = values.natsCreds;
+  const dir = values.natsAuthDir;
+  const credsProblem = creds === undefined ? undefined : unreadableFile(creds);
+  if (credsProblem !== undefined) {
+    problems.push({
+      path: at("natsCreds"),
+      message: `${credsProblem} (${spelled("natsCreds")})`,
+      value: creds,
+    });
+  }
+  if (dir === undefined) return;
+  if (creds !== undefined) {
+    problems.push({
+      path: at("natsAuthDir"),
+      message: `cannot be given with ${spelled("natsCreds")}: the hub connects as the directory's ${NATS_SETUP_FILES.hubCreds}`,
+      value: dir,
+    });
+  }
+  for (const name of HUB_NATS_AUTH_FILES) {
+    const problem = unreadableFile(join(dir, NATS_SETUP_FILES[name]));
     if (problem !== undefined) {
       problems.push({
-        path: sources.get(name)?.source ?? OPTIONS[name].flag,
-        message: `${problem} (${spelled(name)})`,
-        value: file,
+        path: at("natsAuthDir"),
+        message: `${NATS_SETUP_FILES[name]} in it ${problem} (run flotilla-hub nats-setup --out DIR)`,
+        value: dir,
       });
     }
-  }
-  if (
-    values.natsAccountSigningKey !== undefined &&
-    values.natsCreds === undefined
-  ) {
-    problems.push({
-      path:
-        sources.get("natsAccountSigningKey")?.source ??
-        OPTIONS.natsAccountSigningKey.flag,
-      message: `needs ${spelled("natsCreds")} too: the agents' account is the one of the hub's NATS user (${spelled("natsAccountSigningKey")})`,
-      value: values.natsAccountSigningKey,
-    });
   }
 }
 

@@ -52,7 +52,14 @@ import type { AdminAuth, AdminAuthHooks } from "./security/admin-auth.js";
 import type { AgentNatsCredentialsIssuer } from "./security/agent-nats-credentials.js";
 import { createBootstrapTokens } from "./security/bootstrap-tokens.js";
 import type { CertificateAuthority } from "./security/certificate-authority.js";
-import { createClusterIdentities } from "./security/cluster-identities.js";
+import {
+  createClusterIdentities,
+  type NatsUserRevoker,
+} from "./security/cluster-identities.js";
+import {
+  createContentKeys,
+  type ContentKeys,
+} from "./security/content-keys.js";
 import type { StateStore } from "./store/state-store.js";
 import {
   createUpdateStrategies,
@@ -80,6 +87,8 @@ export interface BundleService {
 export interface BundleServiceDeps extends AuditDeps {
   readonly store: StateStore;
   readonly intents: IntentWriter;
+  /** Loaded before the bundle service starts. */
+  readonly contentKeys: ContentKeys;
   readonly publisher: IntentPublisher;
   readonly directory: ClusterDirectory;
   readonly logger: Logger;
@@ -151,6 +160,8 @@ export interface HubSecurity {
   readonly authority: CertificateAuthority;
   /** Absent: registration returns no NATS credentials. */
   readonly natsCredentials?: AgentNatsCredentialsIssuer;
+  /** Revokes the NATS users of removed or re-registered clusters (agents-account.ts). */
+  readonly natsUsers?: NatsUserRevoker;
   /** Lifetime of cluster certificates (default 30 days). */
   readonly clusterCertificateTtlMs?: number;
 }
@@ -161,6 +172,11 @@ export interface HubOptions {
   readonly audit: AuditLog;
   readonly logger: Logger;
   readonly now?: () => number;
+  /**
+   * The keys bundle content is sealed with (the publisher's, when it seals); default: from the
+   * content secret in `store`. Loaded by `start()`.
+   */
+  readonly contentKeys?: ContentKeys;
   readonly heartbeatIntervalMs: number;
   readonly missedHeartbeats: number;
   /** How often runs tick, bundles pass and heartbeats are checked. */
@@ -222,6 +238,7 @@ export function createHub(options: HubOptions): Hub {
     groups: () => groups.all(),
   });
   const strategies = createUpdateStrategies({ store, now });
+  const contentKeys = options.contentKeys ?? createContentKeys({ store, now });
   const runs = createRunManager({
     store,
     intents,
@@ -236,13 +253,20 @@ export function createHub(options: HubOptions): Hub {
     ...auditDeps,
     store,
     intents,
+    contentKeys,
     publisher,
     directory: registry,
     logger: log.child({ component: "bundles" }),
   });
   const tokens = createBootstrapTokens({ store, now });
-  const identities = createClusterIdentities({ store, now });
   const { security } = options;
+  const identities = createClusterIdentities({
+    store,
+    now,
+    ...(security?.natsUsers === undefined
+      ? {}
+      : { natsUsers: security.natsUsers }),
+  });
   const registration = createAgentRegistration({
     ...auditDeps,
     logger: log.child({ component: "registration" }),
@@ -357,6 +381,7 @@ export function createHub(options: HubOptions): Hub {
       await registry.start();
       await strategies.start();
       await runs.start();
+      await contentKeys.load();
       await bundles.start();
       const grpcServer = new Server({ ...SERVER_OPTIONS });
       grpcServer.addService(agentServiceDefinition(), agents.handlers);

@@ -152,7 +152,11 @@ export { startHttpServer } from "./http-server.js";
 export type { HttpServer } from "./http-server.js";
 
 // NATS authorization: the operator setup and agents' NATS credentials
-export { HUB_NATS_USER, createNatsAuthSetup } from "./security/nats-auth.js";
+export {
+  CLAIMS_UPDATE_SUBJECT,
+  HUB_NATS_USER,
+  createNatsAuthSetup,
+} from "./security/nats-auth.js";
 export type {
   NatsAuthSetup,
   NatsAuthSetupOptions,
@@ -168,9 +172,36 @@ export type {
   AgentNatsCredentialsIssuer,
 } from "./security/agent-nats-credentials.js";
 export { loadNatsAuth } from "./security/nats-auth-config.js";
-export type { NatsAuth, NatsAuthConfig } from "./security/nats-auth-config.js";
+export type {
+  AgentsAccountAuth,
+  NatsAuth,
+  NatsAuthConfig,
+} from "./security/nats-auth-config.js";
 export {
-  NATS_SETUP_FILES,
+  AGENTS_REVOCATIONS_KEY,
+  createAgentsAccount,
+} from "./security/agents-account.js";
+export type {
+  AgentsAccount,
+  AgentsAccountDeps,
+  AgentsAccountOptions,
+  AgentsAccountTemplate,
+} from "./security/agents-account.js";
+export {
+  agentsAccountClaims,
+  agentsAccountImports,
+} from "./security/agents-account-claims.js";
+export {
+  CONTENT_SECRET_KEY,
+  contentKeysOfSecret,
+  createContentKeys,
+} from "./security/content-keys.js";
+export type { ContentKeys } from "./security/content-keys.js";
+export {
   parseNatsSetupArgs,
   runNatsSetup,
 } from "./security/nats-setup-command.js";
+export {
+  HUB_NATS_AUTH_FILES,
+  NATS_SETUP_FILES,
+} from "./security/nats-setup-files.js";

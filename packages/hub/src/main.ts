@@ -27,6 +27,11 @@ import { loadAdminTokens, type AdminTokens } from "./security/admin-tokens.js";
 import { prepareHubTls, type HubTls } from "./security/hub-tls.js";
 import { createJetStreamStore } from "./store/jetstream-store.js";
 import { loadNatsAuth, type NatsAuth } from "./security/nats-auth-config.js";
+import {
+  createAgentsAccount,
+  type AgentsAccount,
+} from "./security/agents-account.js";
+import { createContentKeys } from "./security/content-keys.js";
 import { natsSetupMain } from "./security/nats-setup-command.js";
 
 async function main(): Promise<number> {
@@ -81,10 +86,14 @@ async function main(): Promise<number> {
     );
     return 2;
   }
-  if (natsAuth.agentNatsCredentials !== undefined) {
+  if (natsAuth.agentsAccount !== undefined) {
     log.info(
-      { account: natsAuth.accountPublicKey, servers: config.agentNatsServers },
-      "Agents get NATS credentials of their own",
+      {
+        account: natsAuth.accountPublicKey,
+        agentsAccount: natsAuth.agentsAccount.template.publicKey,
+        servers: config.agentNatsServers,
+      },
+      "Agents get NATS credentials of their own, in their own account",
     );
   }
 
@@ -116,15 +125,44 @@ async function main(): Promise<number> {
     { nc },
     { bucketPrefix: config.statePrefix },
   );
-  const publisher = createJetStreamIntentPublisher({ nc });
   const audit = createJetStreamAuditLog(
     { nc, log },
     { prefix: config.statePrefix },
   );
-  const objects = createJetStreamObjectReader({ nc });
   await store.start();
+  // Bundle content is sealed with keys from the content secret in the store (docs/security.md).
+  const contentKeys = createContentKeys({ store, now: Date.now });
+  await contentKeys.load();
+  const publisher = createJetStreamIntentPublisher({
+    nc,
+    contentKeys,
+    onLegacyContentSealed: (count) => {
+      log.info({ count }, "Bundle content stored in clear was sealed");
+    },
+  });
+  const objects = createJetStreamObjectReader({ nc, contentKeys });
   await publisher.start();
   await audit.start();
+  let agentsAccount: AgentsAccount | undefined;
+  if (natsAuth.agentsAccount !== undefined) {
+    const { systemConnectOptions, signer, template } = natsAuth.agentsAccount;
+    const system = await connect({
+      ...systemConnectOptions,
+      servers: [...config.nats],
+      name: "flotilla-hub-system",
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+    });
+    agentsAccount = createAgentsAccount({
+      store,
+      system,
+      signer,
+      template,
+      now: Date.now,
+      log: log.child({ component: "agents-account" }),
+    });
+    await agentsAccount.start();
+  }
   // Under TLS the hub's CA signs agents' and admins' certificates (issue 6).
   let tls: HubTls | undefined;
   let security: HubSecurity | undefined;
@@ -137,6 +175,7 @@ async function main(): Promise<number> {
         ...(natsAuth.agentNatsCredentials === undefined
           ? {}
           : { natsCredentials: natsAuth.agentNatsCredentials }),
+        ...(agentsAccount === undefined ? {} : { natsUsers: agentsAccount }),
       };
     } catch (error) {
       log.fatal({ err: error }, "cannot prepare TLS");
@@ -149,6 +188,7 @@ async function main(): Promise<number> {
 
   const hub = createHub({
     store,
+    contentKeys,
     publisher,
     audit,
     logger: log,
@@ -206,6 +246,7 @@ async function main(): Promise<number> {
   await hub.stop();
   tls?.stop();
   await http?.close();
+  await agentsAccount?.stop();
   await audit.stop();
   await publisher.stop();
   await store.stop();

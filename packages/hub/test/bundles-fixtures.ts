@@ -1,5 +1,8 @@
 // Shared set-up for the bundle tests: a plain-object fleet, the memory store and publisher, a
 // bundle manager with a hand-driven interval, and builders for specs and agent reports.
+import { randomBytes } from "node:crypto";
+import { contentKeysOfSecret } from "../src/security/content-keys.js";
+
 import type { Cluster, ClusterGroup, Labels } from "@flotilla/core";
 import type { StatusPhase, StatusReport, wire } from "@flotilla/protocol";
 import { pino } from "pino";
@@ -19,6 +22,9 @@ import {
   type BundleManager,
 } from "../src/bundles/bundle-manager.js";
 import { objectReaderOf } from "../src/bundles/object-reader.js";
+
+/** Content keys of the harnesses (the memory publisher stores content in clear). */
+export const contentKeys = contentKeysOfSecret(randomBytes(32));
 
 /** A fleet the test edits directly: clusters, groups and unreachable agents. */
 export class TestFleet implements ClusterDirectory {
@@ -152,6 +158,7 @@ export async function startHarness(members: Cluster[] = []): Promise<Harness> {
         intents: writer,
         publisher,
         objects: objectReaderOf((d) => publisher.bundleContent(d)),
+        contentKeys,
         directory: fleet,
         now: () => (harness as Harness).nowMs,
         log: pino({ level: "silent" }),

@@ -1,5 +1,6 @@
 // The bundle handlers over real gRPC (grpc-js on 127.0.0.1:0): refusals carry the problems
 // trailer, PutObject uploads are checked and referenced by ApplyBundle, calls are audited.
+
 import { describe, expect, test } from "vitest";
 import { status, type ServiceError } from "@grpc/grpc-js";
 import type { createAdminServiceClient } from "@flotilla/protocol";
@@ -19,6 +20,7 @@ import {
   bundleSpec,
   clusters,
   configMap,
+  contentKeys,
   startHarness,
   type Harness,
 } from "./bundles-fixtures.js";
@@ -36,6 +38,7 @@ async function startServer(h: Harness) {
     directory: h.fleet,
     logger: pino({ level: "silent" }),
     objects: objectReaderOf((digest) => h.publisher.bundleContent(digest)),
+    contentKeys,
     audit,
     now: () => h.nowMs,
     onAuditError: (e: unknown) => {

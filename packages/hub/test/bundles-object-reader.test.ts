@@ -1,4 +1,6 @@
 // The JetStream ObjectReader against a real nats-server: reads what the intent publisher stored.
+import { randomBytes } from "node:crypto";
+import { contentKeysOfSecret } from "../src/security/content-keys.js";
 import { describe, expect, test } from "vitest";
 import { connect } from "@nats-io/transport-node";
 import { sha256Digest } from "@flotilla/protocol";
@@ -14,14 +16,18 @@ describe("createJetStreamObjectReader", () => {
     await using server = await startNatsServer();
     const nc = await connect({ servers: server.url });
     try {
+      const contentKeys = contentKeysOfSecret(randomBytes(32));
       const publisher = createJetStreamIntentPublisher(
-        { nc },
+        { nc, contentKeys },
         { prefix: "objr" },
       );
       await publisher.start();
       const bytes = new TextEncoder().encode("kind: ConfigMap\n");
       const digest = await publisher.putBundleContent(bytes);
-      const reader = createJetStreamObjectReader({ nc }, { prefix: "objr" });
+      const reader = createJetStreamObjectReader(
+        { nc, contentKeys },
+        { prefix: "objr" },
+      );
       expect(new Uint8Array((await reader.read(digest)) ?? [])).toEqual(bytes);
       expect(await reader.read(sha256Digest("never stored"))).toBeUndefined();
       await publisher.stop();

@@ -7,6 +7,7 @@ import {
   bundleSpec,
   cluster,
   clusters,
+  contentKeys,
   holding,
   report,
   reportReady,
@@ -243,5 +244,40 @@ describe("delete", () => {
     await expect(h.manager.delete("web", "again")).rejects.toMatchObject({
       code: "not_found",
     });
+  });
+});
+
+describe("content keys", () => {
+  test("every release carries the key of its content, which only that content's key opens", async () => {
+    await using h = await startHarness(clusters(3));
+    const r1 = await applyAndSettle(h);
+    for (const stored of h.publisher.snapshot().values()) {
+      const web = stored.intent.bundles.web;
+      expect(web?.revision).toBe(r1);
+      expect(web?.key).toBe(contentKeys.keyOf(web?.digest ?? ""));
+    }
+  });
+
+  test("an intent written before content was sealed gets its key on the next pass, at the same revision", async () => {
+    await using h = await startHarness(clusters(2));
+    const r1 = await applyAndSettle(h);
+    // As an earlier version wrote it: the same revision and digest, no key.
+    const held = h.publisher.snapshot().get("c-00")?.intent.bundles.web;
+    const { intent: keyless } = await h.intents.change("c-00", [
+      { type: "RemoveBundle", bundle: "web" },
+    ]);
+    await h.publisher.publish({
+      ...keyless,
+      generation: keyless.generation + 1,
+      bundles: {
+        web: { revision: r1, digest: held?.digest ?? "" },
+      },
+    });
+    const restarted = await h.restart();
+    restarted.tick();
+    await restarted.idle();
+    const after = h.publisher.snapshot().get("c-00")?.intent;
+    expect(after?.generation).toBe(keyless.generation + 2);
+    expect(after?.bundles.web).toEqual({ ...held, revision: r1 });
   });
 });

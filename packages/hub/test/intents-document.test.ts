@@ -4,7 +4,7 @@ import { describe, expect, test } from "vitest";
 import { canonicalIntentJson, type ClusterIntent } from "@flotilla/core";
 import {
   bundleContentBucket,
-  bundleObjectName,
+  deriveContentKey,
   encodeIntentDocument,
   intentKey,
   intentKvSubject,
@@ -61,12 +61,12 @@ describe("intent names", () => {
     }
   });
 
-  test("bundle objects are named by a well-formed sha256 digest only", () => {
+  test("content is sealed with a key derived from a well-formed sha256 digest only", () => {
     const digest = sha256Digest("content");
     expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect(bundleObjectName(digest)).toBe(digest);
+    const secret = new Uint8Array(32).fill(7);
     for (const bad of ["sha256:abc", digest.toUpperCase(), "md5:00"]) {
-      expect(() => bundleObjectName(bad)).toThrow(
+      expect(() => deriveContentKey(secret, bad)).toThrow(
         /Invalid bundle content digest/,
       );
     }

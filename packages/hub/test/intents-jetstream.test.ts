@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { randomBytes } from "node:crypto";
+import { contentKeysOfSecret } from "../src/security/content-keys.js";
+
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { Objm } from "@nats-io/obj";
@@ -14,7 +17,8 @@ import {
 } from "@flotilla/hub";
 import {
   bundleContentBucket,
-  bundleObjectName,
+  openContent,
+  sealedObjectName,
   INTENT_GENERATION_HEADER,
   INTENT_HASH_HEADER,
   intentsStream,
@@ -27,6 +31,8 @@ import {
   rejection,
   type PublisherFixture,
 } from "./intents-contract.js";
+
+const contentKeys = contentKeysOfSecret(randomBytes(32));
 
 function connectTo(server: NatsServer): Promise<NatsConnection> {
   // Reconnect forever, quickly: the publisher must outlive NATS restarts.
@@ -48,7 +54,7 @@ async function openPublishers(
   const connections = [await connectTo(server), await connectTo(server)];
   const [publisher, peer] = connections.map((nc) =>
     createJetStreamIntentPublisher(
-      { nc },
+      { nc, contentKeys },
       { timeoutMs: 2_000, ...options, prefix },
     ),
   ) as [IntentPublisher, IntentPublisher];
@@ -137,24 +143,33 @@ describe("shared server", () => {
     });
   });
 
-  test("bundle content is stored under its digest once, and re-stored if the stored bytes differ", async () => {
+  test("bundle content is stored sealed once, under a name that is not its digest, and re-stored if the stored bytes differ", async () => {
     await using fx = await openPublishers(server);
     const content = new TextEncoder().encode("kind: Deployment\n".repeat(5000));
     const digest = await fx.publisher.putBundleContent(content);
     const objects = await new Objm(jetstream(fx.nc)).open(
       bundleContentBucket(fx.prefix),
     );
-    expect(await objects.getBlob(bundleObjectName(digest))).toEqual(content);
+    const key = contentKeys.keyOf(digest);
+    const name = sealedObjectName(key);
+    expect(await objects.info(digest)).toBeNull();
+    const sealed = (await objects.getBlob(name)) ?? new Uint8Array();
+    expect(Buffer.from(sealed).includes(Buffer.from("kind: Deployment"))).toBe(
+      false,
+    );
+    expect(openContent(sealed, key, digest)).toEqual(content);
     const jsm = await jetstreamManager(fx.nc);
     const stream = `OBJ_${bundleContentBucket(fx.prefix)}`;
     const before = (await jsm.streams.info(stream)).state.messages;
     await fx.peer.putBundleContent(content);
     expect((await jsm.streams.info(stream)).state.messages).toBe(before);
 
-    // A foreign writer put other bytes under the digest's name: the next put repairs it.
-    await objects.putBlob({ name: digest }, new TextEncoder().encode("junk"));
+    // Other bytes under the name (a damaged object): the next put repairs it.
+    await objects.putBlob({ name }, new TextEncoder().encode("junk"));
     await fx.publisher.putBundleContent(content);
-    expect(await objects.getBlob(digest)).toEqual(content);
+    expect(
+      openContent((await objects.getBlob(name)) ?? sealed, key, digest),
+    ).toEqual(content);
   });
 
   test("read refuses a stored document that is not a valid intent, as internal", async () => {
@@ -176,7 +191,7 @@ describe("createJetStreamIntentPublisher", () => {
     await using server = await startNatsServer();
     const nc = await connectTo(server);
     try {
-      const publisher = createJetStreamIntentPublisher({ nc });
+      const publisher = createJetStreamIntentPublisher({ nc, contentKeys });
       const error = await rejection(publisher.publish(intentFor("web-1", 1)));
       expect(error.code).toBe("unavailable");
     } finally {
@@ -189,7 +204,7 @@ describe("createJetStreamIntentPublisher", () => {
     const nc = await connectTo(server);
     try {
       await new Kvm(jetstream(nc)).create("flotilla-intents", { history: 1 });
-      const publisher = createJetStreamIntentPublisher({ nc });
+      const publisher = createJetStreamIntentPublisher({ nc, contentKeys });
       const error = await rejection(publisher.start());
       expect(error.code).toBe("failed_precondition");
       expect(error.message).toContain("republishes");

@@ -1,9 +1,12 @@
 /**
- * NATS authorization against a real nats-server 2.9 in operator mode (issue 6, part 3): the hub's
- * user can do everything the hub does; an agent's user (raw nats.js calls standing in for the
- * agent) reads its own intent and bundle-content objects by name and is denied everything else by
- * the server; the hub turns on direct gets of a bundle-content store created without them.
+ * NATS authorization against a real nats-server 2.9 in operator mode (docs/security.md, "NATS: two
+ * accounts"): the hub's user can do everything the hub does; an agent's user, in the agents'
+ * account (raw nats.js calls standing in for the agent), reads its own intent and sealed bundle
+ * content and is denied everything else by the server; the hub turns on direct gets of a
+ * bundle-content store created without them and seals what an earlier version stored in clear;
+ * a revoked agent user is disconnected and refused, also after the server restarts.
  */
+import { randomBytes } from "node:crypto";
 import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,25 +24,37 @@ import {
   credsAuthenticator,
   type NatsConnection,
 } from "@nats-io/transport-node";
+import { fromSeed } from "@nats-io/jwt";
+import { pino } from "pino";
 import {
+  agentsAccountClaims,
+  contentKeysOfSecret,
+  createAgentsAccount,
+  createMemoryStore,
   createAgentNatsCredentialsIssuer,
   createJetStreamAuditLog,
   createJetStreamIntentPublisher,
+  createJetStreamObjectReader,
   createJetStreamStore,
   createNatsAuthSetup,
   defineCollection,
   NATS_SETUP_FILES,
   runNatsSetup,
   type AgentNatsCredentialsIssuer,
+  type AgentsAccount,
   type IntentPublisher,
   type NatsAuthSetup,
 } from "@flotilla/hub";
 import {
   agentInboxPrefix,
   bundleContentBucket,
+  bundleContentStream,
   intentKvSubject,
   intentsStream,
   intentSubject,
+  openContent,
+  sealedObjectName,
+  sha256Digest,
 } from "@flotilla/protocol";
 import { startNatsServer, waitFor, type NatsServer } from "@flotilla/testkit";
 import { intentFor } from "./intents-contract.js";
@@ -52,6 +67,8 @@ let hub: NatsConnection;
 let publisher: IntentPublisher;
 let issuer: AgentNatsCredentialsIssuer;
 let digest: string;
+let resolverDir: string;
+const contentKeys = contentKeysOfSecret(randomBytes(32));
 
 function connectWith(creds: string, cluster?: string): Promise<NatsConnection> {
   return connect({
@@ -79,26 +96,37 @@ async function agentFor(cluster: string): Promise<NatsConnection> {
   return connectWith(issued.creds, cluster);
 }
 
+/** The issuer of agents' users, as the hub makes it from the setup. */
+function issuerFor(
+  options: { readonly prefix?: string; readonly now?: () => number } = {},
+): AgentNatsCredentialsIssuer {
+  return createAgentNatsCredentialsIssuer({
+    signingKeySeed: setup.agentsAccount.signingSeed,
+    accountPublicKey: setup.agentsAccount.publicKey,
+    servers: [server.url],
+    ...(options.prefix === undefined ? {} : { intentsPrefix: options.prefix }),
+    ...(options.now === undefined ? {} : { now: options.now }),
+  });
+}
+
 beforeAll(async () => {
-  setup = await createNatsAuthSetup();
+  resolverDir = await mkdtemp(join(tmpdir(), "flotilla-nats-jwt-"));
+  setup = await createNatsAuthSetup({ resolverDir });
   server = await startNatsServer({ config: setup.serverConfig });
   hub = await connectWith(setup.hubCreds);
-  publisher = createJetStreamIntentPublisher({ nc: hub });
+  publisher = createJetStreamIntentPublisher({ nc: hub, contentKeys });
   await publisher.start();
   await publisher.publish(intentFor("alpha", 1));
   await publisher.publish(intentFor("beta", 1));
   digest = await publisher.putBundleContent(te.encode("alpha's bundle"));
-  issuer = createAgentNatsCredentialsIssuer({
-    signingKeySeed: setup.account.signingSeed,
-    accountPublicKey: setup.account.publicKey,
-    servers: [server.url],
-  });
+  issuer = issuerFor();
 });
 
 afterAll(async () => {
   await publisher.stop();
   await hub.close();
   await server.stop();
+  await rm(resolverDir, { recursive: true, force: true });
 });
 
 describe("the hub's NATS user", () => {
@@ -147,20 +175,34 @@ describe("an agent's NATS user", () => {
     expect(received[0]).toContain('"generation":2');
   });
 
-  test("reads a bundle-content object's metadata by name, not by sequence", async () => {
+  test("reads sealed bundle content with direct gets: its metadata by name, its chunks by sequence", async () => {
     await using nc = await agentFor("alpha");
     const jsm = await jetstreamManager(nc, { checkAPI: false, timeout: 2_000 });
     const bucket = bundleContentBucket();
-    const meta = await jsm.direct.getMessage(`OBJ_${bucket}`, {
-      last_by_subj: `$O.${bucket}.M.${Base64UrlPaddedCodec.encode(digest)}`,
+    const key = contentKeys.keyOf(digest);
+    const meta = await jsm.direct.getMessage(bundleContentStream(), {
+      last_by_subj: `$O.${bucket}.M.${Base64UrlPaddedCodec.encode(sealedObjectName(key))}`,
     });
-    expect(meta?.json<{ name: string }>().name).toBe(digest);
-    await expect(
-      jsm.streams.getMessage(`OBJ_${bucket}`, { seq: 1 }),
-    ).rejects.toThrow(/Permissions Violation for Publish/);
+    const { nuid } = meta?.json<{ nuid: string }>() ?? { nuid: "" };
+    const chunk = await jsm.direct.getMessage(bundleContentStream(), {
+      seq: 1,
+      next_by_subj: `$O.${bucket}.C.${nuid}`,
+    });
+    const sealed = chunk?.data ?? new Uint8Array();
+    // What the store holds is not the content; the key from the intent opens it.
+    expect(Buffer.from(sealed).includes(Buffer.from("alpha's bundle"))).toBe(
+      false,
+    );
+    expect(te.encode("alpha's bundle")).toEqual(
+      new Uint8Array(openContent(sealed, key, digest)),
+    );
+    // A key for other content does not.
+    expect(() =>
+      openContent(sealed, contentKeys.keyOf(sha256Digest("other")), digest),
+    ).toThrow(/the key does not open it/);
   });
 
-  test("can read a store created without direct gets once the hub has opened it", async () => {
+  test("seals content that a store created by an earlier version holds in clear, and turns on direct gets", async () => {
     const prefix = "legacy";
     const bucket = bundleContentBucket(prefix);
     const jsm = await jetstreamManager(hub);
@@ -173,25 +215,23 @@ describe("an agent's NATS user", () => {
     });
     const old = await new Objm(jetstream(hub)).open(bucket, false);
     await old.putBlob({ name: digest }, te.encode("alpha's bundle"));
-    const legacy = createJetStreamIntentPublisher({ nc: hub }, { prefix });
+    const legacy = createJetStreamIntentPublisher(
+      { nc: hub, contentKeys },
+      { prefix },
+    );
     await legacy.start();
     try {
       const info = await jsm.streams.info(`OBJ_${bucket}`);
       expect(info.config.allow_direct).toBe(true);
-      expect(info.state.messages).toBe(2);
-      const agentIssuer = createAgentNatsCredentialsIssuer({
-        signingKeySeed: setup.account.signingSeed,
-        accountPublicKey: setup.account.publicKey,
-        servers: [server.url],
-        intentsPrefix: prefix,
-      });
-      const issued = await agentIssuer.issue("alpha", Date.now() + 60_000);
-      await using nc = await connectWith(issued.creds, "alpha");
-      const agentJsm = await jetstreamManager(nc, { checkAPI: false });
-      const meta = await agentJsm.direct.getMessage(`OBJ_${bucket}`, {
-        last_by_subj: `$O.${bucket}.M.${Base64UrlPaddedCodec.encode(digest)}`,
-      });
-      expect(meta?.json<{ size: number }>().size).toBe(14);
+      // The clear copy is gone; the hub reads the content back from the sealed one.
+      expect((await old.info(digest))?.deleted ?? true).toBe(true);
+      const reader = createJetStreamObjectReader(
+        { nc: hub, contentKeys },
+        { prefix },
+      );
+      expect(new Uint8Array((await reader.read(digest)) ?? [])).toEqual(
+        te.encode("alpha's bundle"),
+      );
     } finally {
       await legacy.stop();
     }
@@ -256,7 +296,7 @@ describe("an agent's NATS user", () => {
     expect((await publisher.read("alpha"))?.intent.cluster).toBe("alpha");
   });
 
-  test("cannot list the object store nor read hub state", async () => {
+  test("cannot create a consumer, list the object store nor read hub state", async () => {
     await using nc = await agentFor("alpha");
     const js = jetstream(nc, { timeout: 2_000 });
     // Opening with the object store client needs account info, which is not granted.
@@ -287,12 +327,7 @@ describe("an agent's NATS user", () => {
   });
 
   test("with an expired JWT is refused at connect", async () => {
-    const past = createAgentNatsCredentialsIssuer({
-      signingKeySeed: setup.account.signingSeed,
-      accountPublicKey: setup.account.publicKey,
-      servers: [server.url],
-      now: () => 0,
-    });
+    const past = issuerFor({ now: () => 0 });
     const issued = await past.issue("alpha", Date.now() - 60_000);
     // nats-server 2.9 answers "Authorization Violation" without a reason on the wire.
     await expect(connectWith(issued.creds, "alpha")).rejects.toThrow(
@@ -310,6 +345,125 @@ describe("an agent's NATS user", () => {
     await expect(issuer.issue("alpha", Date.now() - 1)).rejects.toThrow(
       /expiresAtMs .* must be a time in the future/,
     );
+  });
+});
+
+describe("revoking an agent's user", () => {
+  async function agentsAccountOf(
+    store: ReturnType<typeof createMemoryStore>,
+  ): Promise<AgentsAccount> {
+    const account = createAgentsAccount({
+      store,
+      system: await connect({
+        servers: server.url,
+        authenticator: credsAuthenticator(te.encode(setup.hubSystemCreds)),
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 100,
+      }),
+      signer: fromSeed(te.encode(setup.operator.signingSeed)),
+      template: {
+        name: setup.agentsAccount.name,
+        publicKey: setup.agentsAccount.publicKey,
+        claims: agentsAccountClaims({
+          flotillaAccount: setup.account.publicKey,
+          signingKey: fromSeed(
+            te.encode(setup.agentsAccount.signingSeed),
+          ).getPublicKey(),
+          prefix: "flotilla",
+          revocations: {},
+        }),
+      },
+      now: Date.now,
+      log: pino({ level: "silent" }),
+    });
+    await account.start();
+    return account;
+  }
+
+  async function agentUser(cluster: string): Promise<{
+    creds: string;
+    user: { publicKey: string; expiresAtMs: number };
+  }> {
+    const expiresAtMs = Date.now() + 3_600_000;
+    const issued = await issuer.issue(cluster, expiresAtMs);
+    return {
+      creds: issued.creds,
+      user: { publicKey: issued.userPublicKey, expiresAtMs },
+    };
+  }
+
+  test("closes its connections, refuses it from then on, and leaves other agents alone", async () => {
+    const store = createMemoryStore();
+    await store.start();
+    const account = await agentsAccountOf(store);
+    const gamma = await agentUser("gamma");
+    const delta = await agentUser("delta");
+    const gammaNc = await connect({
+      servers: server.url,
+      authenticator: credsAuthenticator(te.encode(gamma.creds)),
+      inboxPrefix: agentInboxPrefix("gamma"),
+      reconnect: false,
+    });
+    await using deltaNc = await connectWith(delta.creds, "delta");
+    try {
+      await account.revoke([gamma.user]);
+      await waitFor(() => gammaNc.isClosed(), { timeoutMs: 20_000 });
+      await expect(connectWith(gamma.creds, "gamma")).rejects.toThrow(
+        /Authorization Violation/,
+      );
+      // delta still reads its intent.
+      const jsm = await jetstreamManager(deltaNc, { checkAPI: false });
+      await deltaNc.flush();
+      expect(
+        await jsm.direct.getMessage(intentsStream(), {
+          last_by_subj: intentKvSubject("delta"),
+        }),
+      ).toBeNull();
+    } finally {
+      await account.stop();
+      if (!gammaNc.isClosed()) await gammaNc.close();
+    }
+  });
+
+  test("holds after the server restarts, and is pushed again when the server lost its resolver directory", async () => {
+    const store = createMemoryStore();
+    await store.start();
+    const account = await agentsAccountOf(store);
+    const epsilon = await agentUser("epsilon");
+    try {
+      await account.revoke([epsilon.user]);
+      await server.restart();
+      await expect(connectWith(epsilon.creds, "epsilon")).rejects.toThrow(
+        /Authorization Violation/,
+      );
+      // Without the directory, the server starts from the preloaded account (no revocations);
+      // the hub pushes its own again as soon as its system connection is back.
+      await server.halt();
+      await rm(resolverDir, { recursive: true, force: true });
+      await server.restart();
+      await waitFor(
+        async () => {
+          try {
+            await (await connectWith(epsilon.creds, "epsilon")).close();
+            return false;
+          } catch {
+            return true;
+          }
+        },
+        { timeoutMs: 30_000, message: "the revocation to be pushed again" },
+      );
+    } finally {
+      await account.stop();
+      // Later tests need the hub's connection back.
+      await waitFor(
+        () =>
+          hub.flush().then(
+            () => true,
+            () => false,
+          ),
+        { timeoutMs: 10_000 },
+      );
+    }
   });
 });
 

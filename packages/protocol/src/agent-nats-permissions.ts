@@ -1,31 +1,38 @@
 /**
- * What an agent may do in NATS (issue 6, "NATS authorization"): the exact subjects the hub puts in
- * an agent's user JWT, and the inbox prefix the agent must connect with so that its replies land
- * on subjects it may subscribe to. Both sides use this module: the hub to mint credentials, the
- * agent (and its tests) to connect. Everything not listed is denied by the server.
+ * What an agent may do in NATS (docs/security.md, "NATS: two accounts"): the subjects the hub puts
+ * in an agent's user JWT, the inbox prefix the agent connects with, and the exports and imports
+ * that join the agents' account to the hub's. The hub (minting users, checking the setup), its
+ * `nats-setup` command (rendering the accounts) and the agents' tests all read this module, so the
+ * three cannot drift apart.
  *
- * The set was found by running the agent's real code (intents/intent-watcher.ts and
- * intents/bundle-content.ts, nats.js 3.4) against nats-server 2.9.10 with only these grants; each
- * entry says which call needs it. Every grant names its subject in the subject itself, never in a
- * request body: the agent reads its own intent key, and a bundle-content object only by its name
- * (a content digest, which it learns only from its own intent). It cannot list the object store,
- * get its messages by sequence (`STREAM.MSG.GET`, whose selector is in the body, is not granted),
- * nor ask for account or stream info (only the info of one consumer that is never created).
+ * Agents live in an account of their own, apart from the flotilla account where the hub keeps its
+ * state, the audit stream, the intents and the bundle content. Nothing an agent publishes, nor any
+ * reply or delivery it can cause the server to send, lands in the flotilla account: a JetStream
+ * request reaches it only through a service import, whose answer the server routes back into the
+ * agents' account. (In one shared account, any request an agent may send carries a reply subject
+ * of its choosing, and the server publishes the answer there; a reply subject of `flotilla.audit`
+ * or of another cluster's KV key wrote into the audit stream or over that cluster's intent.)
  *
- * Known limit: the object grants end in a `*` token (any name, any chunk nuid), and nats-server
- * matches a published subject token that is itself a literal `*` or `>` against a `*` grant; a deny
- * list cannot name a literal wildcard either. So a client that deliberately publishes
- * `$JS.API.DIRECT.GET.<stream>.$O.<bucket>.M.*` gets the metadata of the most recently stored
- * object, and one that creates a consumer on `…CONSUMER.CREATE.<stream>.<name>.$O.<bucket>.C.>`
- * (filter `$O.<bucket>.C.>`) reads every chunk of the store. nats.js never sends these; closing
- * them needs isolation by stream (a bucket per cluster), not by subject. The agent's tests pin
- * this behaviour so that a change in it is noticed.
+ * The flotilla account exports exactly three JetStream reads and one stream of subjects, all of
+ * them answering with one message and none able to create anything:
+ *
+ * * a direct get by subject of an intent key, `$JS.API.DIRECT.GET.<intents stream>.$KV.<bucket>.*`
+ *   (each agent's user may publish only its own key's);
+ * * direct gets on the bundle-content object store, by subject of an object's metadata and by
+ *   sequence (the body form, to read an object's chunks). The store's objects are sealed with a
+ *   key per content (bundle-content-seal.ts) that the hub puts only in the intents of clusters the
+ *   content is for: any agent can read the ciphertext, only those clusters can open it;
+ * * the republished intents `<prefix>.intents.*` (each agent may subscribe to its own only).
+ *
+ * No agent may create a consumer, so none can choose a delivery subject.
  */
 import {
+  allIntentSubjects,
   bundleContentBucket,
   DEFAULT_INTENTS_PREFIX,
   intentKey,
   intentKvSubject,
+  intentsBucket,
   intentsStream,
   intentSubject,
 } from "./intents.js";
@@ -36,62 +43,102 @@ export interface AgentNatsPermissions {
   readonly subscribe: readonly string[];
 }
 
+/** One subject the flotilla account exports to the agents' account. */
+export interface AgentsAccountExport {
+  /** A stable name, the same in the export and its import. */
+  readonly name: string;
+  readonly subject: string;
+  /** `service`: requests go in, one answer comes back; `stream`: messages flow out. */
+  readonly type: "service" | "stream";
+}
+
 /**
  * The inbox prefix cluster `cluster`'s agent connects with (`inboxPrefix` of nats.js), e.g.
- * `_INBOX_edge-1`. Request replies and push-consumer deliveries go to subjects under it; an agent
- * may subscribe only there, so no agent can listen to another's replies.
+ * `_INBOX_edge-1`. Request replies go to subjects under it; an agent may subscribe only there, so
+ * no agent can listen to another's replies.
  */
 export function agentInboxPrefix(cluster: string): string {
   return `_INBOX_${intentKey(cluster)}`;
 }
 
-/**
- * A consumer name nobody creates on the bundle-content stream: asking for its info is how an agent
- * tells a missing bucket ("stream not found") from an outage when a direct get goes unanswered.
- */
-export const BUNDLE_CONTENT_PROBE_CONSUMER = "flotilla-existence-probe";
-
 /** The object store's stream behind `bundleContentBucket(prefix)`. */
-function bundleContentStream(prefix: string): string {
+export function bundleContentStream(
+  prefix: string = DEFAULT_INTENTS_PREFIX,
+): string {
   return `OBJ_${bundleContentBucket(prefix)}`;
 }
 
+/** The direct-get subject that reads an object's metadata by its (encoded) name token. */
+export function bundleContentMetaGetSubject(
+  encodedName: string,
+  prefix: string = DEFAULT_INTENTS_PREFIX,
+): string {
+  const bucket = bundleContentBucket(prefix);
+  return `$JS.API.DIRECT.GET.${bundleContentStream(prefix)}.$O.${bucket}.M.${encodedName}`;
+}
+
+/** The body-form direct-get subject of the bundle-content stream (a message by sequence). */
+export function bundleContentGetSubject(
+  prefix: string = DEFAULT_INTENTS_PREFIX,
+): string {
+  return `$JS.API.DIRECT.GET.${bundleContentStream(prefix)}`;
+}
+
 /**
- * The permissions of cluster `cluster`'s agent: read its own intent and bundle content by name,
- * nothing else. Throws `invalid_argument` for a cluster name that is not an intent key.
+ * What the flotilla account exports and the agents' account imports, for intents prefix
+ * `prefix`. The setup renders both accounts from this list, and the hub refuses to start when
+ * the agents' account it is given imports anything else.
+ */
+export function agentsAccountExports(
+  prefix: string = DEFAULT_INTENTS_PREFIX,
+): readonly AgentsAccountExport[] {
+  const bucket = intentsBucket(prefix);
+  return [
+    {
+      name: "flotilla-intent-get",
+      subject: `$JS.API.DIRECT.GET.${intentsStream(prefix)}.$KV.${bucket}.*`,
+      type: "service",
+    },
+    {
+      name: "flotilla-content-meta-get",
+      subject: bundleContentMetaGetSubject("*", prefix),
+      type: "service",
+    },
+    {
+      name: "flotilla-content-get",
+      subject: bundleContentGetSubject(prefix),
+      type: "service",
+    },
+    {
+      name: "flotilla-intents",
+      subject: allIntentSubjects(prefix),
+      type: "stream",
+    },
+  ];
+}
+
+/**
+ * The permissions of cluster `cluster`'s agent in the agents' account: read its own intent and
+ * bundle content, nothing else. Throws `invalid_argument` for a cluster name that is not an
+ * intent key.
  */
 export function agentNatsPermissions(
   cluster: string,
   prefix: string = DEFAULT_INTENTS_PREFIX,
 ): AgentNatsPermissions {
-  const objects = bundleContentStream(prefix);
-  const bucket = bundleContentBucket(prefix);
   return {
     publish: [
-      // The intent watcher's direct get of its own key. nats.js puts `last_by_subj` in the
-      // subject (no body), so the grant names the one key; the other form of the API
-      // (`$JS.API.DIRECT.GET.<stream>` with a JSON body) is not granted.
+      // The intent watcher's direct get of its own key, the key named in the subject.
       `$JS.API.DIRECT.GET.${intentsStream(prefix)}.${intentKvSubject(cluster, prefix)}`,
-      // getBundleContent's read of an object's metadata: a direct get of the last message on
-      // `$O.<bucket>.M.<name>` (the name in padded base64url, one token), again with the
-      // subject in the request's subject. The hub creates the stream with allow_direct.
-      `$JS.API.DIRECT.GET.${objects}.$O.${bucket}.M.*`,
-      // The object's chunks come through an ordered push consumer created with the filtered
-      // form of the API (`CONSUMER.CREATE.<stream>.<name>.<filter>`); the server refuses a
-      // config whose filter differs from the subject's, so only chunk subjects can be read,
-      // and only with the nuid the metadata gives (see the module doc for wildcards).
-      `$JS.API.CONSUMER.CREATE.${objects}.*.$O.${bucket}.C.*`,
-      // Flow-control replies of that push consumer (large objects).
-      `$JS.FC.${objects}.>`,
-      // A direct get to a missing stream goes unanswered, like one in an outage: the info of
-      // this one (never created) consumer tells them apart. An exact subject: it answers
-      // "stream not found" or "consumer not found", nothing about the stream's content.
-      `$JS.API.CONSUMER.INFO.${objects}.${BUNDLE_CONTENT_PROBE_CONSUMER}`,
+      // The bundle-content reader: an object's metadata by its name, then its chunks by
+      // sequence. Everything it can read there is sealed (see the module doc).
+      bundleContentMetaGetSubject("*", prefix),
+      bundleContentGetSubject(prefix),
     ],
     subscribe: [
       // The republished writes of its own intent key: one core subscription, no consumer.
       intentSubject(cluster, prefix),
-      // Request replies and push-consumer deliveries (see agentInboxPrefix).
+      // Request replies (see agentInboxPrefix).
       `${agentInboxPrefix(cluster)}.>`,
     ],
   };

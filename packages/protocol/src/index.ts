@@ -81,11 +81,11 @@ export {
   intentKey,
   intentKvSubject,
   intentSubject,
+  allIntentSubjects,
   intentsRepublish,
   intentsBucketSettings,
   sha256Digest,
   isSha256Digest,
-  bundleObjectName,
   intentHash,
   encodeIntentDocument,
   parseIntentDocument,
@@ -98,11 +98,26 @@ export {
 } from "./bundle-content.js";
 export type { BundleContent, KubernetesObject } from "./bundle-content.js";
 export {
+  CONTENT_KEY_BYTES,
+  isContentKey,
+  deriveContentKey,
+  sealedObjectName,
+  isSealedObjectName,
+  sealContent,
+  openContent,
+} from "./bundle-content-seal.js";
+export {
   agentInboxPrefix,
   agentNatsPermissions,
-  BUNDLE_CONTENT_PROBE_CONSUMER,
+  agentsAccountExports,
+  bundleContentStream,
+  bundleContentMetaGetSubject,
+  bundleContentGetSubject,
 } from "./agent-nats-permissions.js";
-export type { AgentNatsPermissions } from "./agent-nats-permissions.js";
+export type {
+  AgentNatsPermissions,
+  AgentsAccountExport,
+} from "./agent-nats-permissions.js";
 
 // Errors
 export {

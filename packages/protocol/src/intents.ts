@@ -14,7 +14,8 @@
  *   value over the size limit), so an agent could act on an intent that was never stored. The
  *   republished subject carries only writes the stream stored, in stream order.
  * * Manifest bundles too large for a message go into the object store `<prefix>-bundle-content`,
- *   named by their content digest (`sha256:<hex>`); intents reference them by that digest.
+ *   sealed (bundle-content-seal.ts); intents reference them by their content digest
+ *   (`sha256:<hex>`) and carry the key that opens them.
  */
 import { createHash } from "node:crypto";
 import {
@@ -117,6 +118,13 @@ export function intentSubject(
   return `${checkPrefix(prefix)}.intents.${intentKey(cluster)}`;
 }
 
+/** Every cluster's {@link intentSubject}: `<prefix>.intents.*`. */
+export function allIntentSubjects(
+  prefix: string = DEFAULT_INTENTS_PREFIX,
+): string {
+  return `${checkPrefix(prefix)}.intents.*`;
+}
+
 /** The stream's republish rule that feeds {@link intentSubject} with every stored write. */
 export function intentsRepublish(prefix: string = DEFAULT_INTENTS_PREFIX): {
   readonly src: string;
@@ -157,17 +165,6 @@ export function sha256Digest(content: Uint8Array | string): string {
 /** True for a well-formed content digest, `sha256:` and 64 lower-case hex digits. */
 export function isSha256Digest(value: string): boolean {
   return DIGEST_PATTERN.test(value);
-}
-
-/** The object name of bundle content in {@link bundleContentBucket}: its digest. */
-export function bundleObjectName(digest: string): string {
-  if (!isSha256Digest(digest)) {
-    throw new FlotillaError(
-      "invalid_argument",
-      `Invalid bundle content digest ${JSON.stringify(digest.slice(0, 100))}: it must be "sha256:" and 64 lower-case hex digits`,
-    );
-  }
-  return digest;
 }
 
 /** The content hash of an intent: the digest of its canonical JSON. */

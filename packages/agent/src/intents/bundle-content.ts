@@ -1,38 +1,35 @@
 /**
- * Fetching a bundle revision's content from the `flotilla-bundle-content` object store by its
- * digest (docs/agent-protocol.md, "Bundle content"); decoding it is protocol's parseBundleContent.
+ * Fetching a bundle revision's content from the `flotilla-bundle-content` object store
+ * (docs/agent-protocol.md, "Bundle content"); decoding it is protocol's parseBundleContent.
  *
- * The read uses only what an agent's NATS user is granted (`agentNatsPermissions` of
- * @flotilla/protocol), nothing that reads the store as a whole: the object's metadata is the last
- * message on its meta subject `$O.<bucket>.M.<name>`, fetched with a JetStream direct get whose
- * subject names it (the hub creates the stream with `allow_direct`); its chunks come through an
- * ordered push consumer filtered to `$O.<bucket>.C.<nuid>`, the nuid the metadata gives. No
- * account or stream info, no message get by sequence, no listing (only when a direct get goes
- * unanswered, the info of one fixed, never-created consumer tells a missing bucket from an outage). So an agent reads an object
- * when it knows the object's name, a content digest it learns only from its own intent. (A client
- * that deliberately sends a literal `*` or `>` in those subjects is not stopped by the server:
- * see agent-nats-permissions.ts in @flotilla/protocol.)
+ * The hub stores every content sealed with a key of its own, under a name derived from that key,
+ * and puts the key only in the intents of the clusters the content is for (docs/security.md,
+ * "Bundle content"). The agent reads with JetStream direct gets only, the one kind of read its
+ * NATS user may make: the object's metadata is the last message on its meta subject
+ * `$O.<bucket>.M.<name>`, and its chunks are the messages on `$O.<bucket>.C.<nuid>`, read one
+ * after another by sequence. No consumer is created. Then it opens the content with the key and
+ * checks that it is the content the digest names.
  */
-import { FlotillaError, showValue } from "@flotilla/core";
-import {
-  jetstream,
-  jetstreamManager,
-  JetStreamApiCodes,
-  JetStreamApiError,
-  type JetStreamManager,
-} from "@nats-io/jetstream";
+import { FlotillaError } from "@flotilla/core";
+import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import { Base64UrlPaddedCodec } from "@nats-io/obj";
-import { TimeoutError, type NatsConnection } from "@nats-io/transport-node";
+import type { NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
 import {
-  BUNDLE_CONTENT_PROBE_CONSUMER,
   bundleContentBucket,
-  bundleObjectName,
+  bundleContentStream,
   DEFAULT_INTENTS_PREFIX,
   MAX_BUNDLE_CONTENT_BYTES,
-  sha256Digest,
+  openContent,
+  sealedObjectName,
 } from "@flotilla/protocol";
 import { abortable, toNatsError } from "./nats-helpers.js";
+
+/** Where a bundle revision's content is: its digest and the key that opens it (from the intent). */
+export interface BundleContentRef {
+  readonly digest: string;
+  readonly key: string;
+}
 
 /** Options of {@link getBundleContent}. */
 export interface GetBundleContentOptions {
@@ -40,13 +37,15 @@ export interface GetBundleContentOptions {
   readonly signal?: AbortSignal;
   /** Largest content accepted; default MAX_BUNDLE_CONTENT_BYTES. */
   readonly maxBytes?: number;
-  /** How long each JetStream request, and the wait for each chunk, may take; default 5000 ms. */
+  /** How long each JetStream request may take; default 5000 ms. */
   readonly timeoutMs?: number;
 }
 
+/** Sealing adds a 4-byte mark, a 12-byte nonce and a 16-byte tag. */
+const SEALING_OVERHEAD_BYTES = 32;
+
 /** What the reader needs of an object's metadata (the object store's JSON, other fields ignored). */
 const objectMeta = z.object({
-  // One subject token: it becomes part of the consumer's filter subject.
   nuid: z.string().regex(/^[A-Za-z0-9]+$/),
   size: z.number().int().nonnegative(),
   deleted: z.boolean().optional(),
@@ -54,104 +53,55 @@ const objectMeta = z.object({
 type ObjectMeta = z.infer<typeof objectMeta>;
 
 /**
- * Fetches bundle content by digest from the object store and checks that it hashes to that
- * digest: `not_found` if absent (or the bucket is), `failed_precondition` if larger than
- * `maxBytes`, `internal` if the stored bytes are not the content the digest names.
+ * Fetches bundle content from the object store and opens it: `not_found` if absent,
+ * `failed_precondition` if larger than `maxBytes`, `internal` if the stored bytes are not the
+ * content the reference names (or the key does not open them), `unavailable` or
+ * `deadline_exceeded` when NATS does not answer.
  */
 export async function getBundleContent(
   deps: { readonly nc: NatsConnection },
-  digest: string,
+  ref: BundleContentRef,
   options: GetBundleContentOptions = {},
 ): Promise<Uint8Array> {
   const { signal, maxBytes = MAX_BUNDLE_CONTENT_BYTES } = options;
   const timeoutMs = options.timeoutMs ?? 5_000;
-  const name = bundleObjectName(digest);
-  const what = `Cannot fetch bundle content ${digest}`;
+  const prefix = options.prefix ?? DEFAULT_INTENTS_PREFIX;
+  const what = `Cannot fetch bundle content ${ref.digest}`;
   signal?.throwIfAborted();
-  const bucket = bundleContentBucket(options.prefix ?? DEFAULT_INTENTS_PREFIX);
-  let bytes: Uint8Array;
+  const name = sealedObjectName(ref.key);
+  let sealed: Uint8Array;
   try {
-    const meta = await abortable(
-      readMeta(deps.nc, bucket, name, timeoutMs, what),
-      signal,
-    );
-    if (meta.size > maxBytes) throw tooLarge(what, meta.size, maxBytes);
-    bytes =
-      meta.size === 0
-        ? new Uint8Array(0)
-        : await readChunks(deps.nc, bucket, meta, { timeoutMs, what, signal });
+    const jsm = await jetstreamManager(deps.nc, {
+      checkAPI: false,
+      timeout: timeoutMs,
+    });
+    const meta = await abortable(readMeta(jsm, prefix, name, what), signal);
+    if (meta.size > maxBytes + SEALING_OVERHEAD_BYTES) {
+      throw new FlotillaError(
+        "failed_precondition",
+        `${what}: it is ${String(meta.size - SEALING_OVERHEAD_BYTES)} bytes, more than the ${String(maxBytes)} accepted`,
+      );
+    }
+    sealed = await readChunks(jsm, prefix, meta, what, signal);
   } catch (error) {
     if (signal?.aborted && error === signal.reason) throw error;
     throw toNatsError(error, what);
   }
-  const actual = sha256Digest(bytes);
-  if (actual !== digest) {
-    throw new FlotillaError(
-      "internal",
-      `${what}: the stored bytes hash to ${actual}; refusing them`,
-    );
-  }
-  return bytes;
+  return openContent(sealed, ref.key, ref.digest);
 }
 
-/** The stream behind an object store bucket (nats.js's and the server's naming). */
-function objectStream(bucket: string): string {
-  return `OBJ_${bucket}`;
-}
-
-/**
- * A direct get to a stream that does not exist goes unanswered, as one in an outage does; this
- * tells them apart with the one stream-level question an agent may ask, the info of a consumer
- * whose name is fixed: `not_found` if JetStream says the stream does not exist.
- */
-async function checkStreamExists(
-  jsm: JetStreamManager,
-  bucket: string,
-  what: string,
-): Promise<void> {
-  try {
-    await jsm.consumers.info(
-      objectStream(bucket),
-      BUNDLE_CONTENT_PROBE_CONSUMER,
-    );
-  } catch (error) {
-    if (
-      error instanceof JetStreamApiError &&
-      error.code === JetStreamApiCodes.StreamNotFound
-    ) {
-      throw new FlotillaError(
-        "not_found",
-        `${what}: object store ${showValue(bucket)} does not exist`,
-        { cause: error },
-      );
-    }
-  }
-}
-
-/** The last message of `$O.<bucket>.M.<name>` by a direct get that names it, parsed. */
+/** The last message of `$O.<bucket>.M.<name>`, by a direct get that names it, parsed. */
 async function readMeta(
-  nc: NatsConnection,
-  bucket: string,
+  jsm: JetStreamManager,
+  prefix: string,
   name: string,
-  timeoutMs: number,
   what: string,
 ): Promise<ObjectMeta> {
-  const jsm = await jetstreamManager(nc, {
-    checkAPI: false,
-    timeout: timeoutMs,
-  });
+  const bucket = bundleContentBucket(prefix);
   // The object store's own encoding of names in subjects (padded base64url: one token).
-  const subject = `$O.${bucket}.M.${Base64UrlPaddedCodec.encode(name)}`;
-  let message;
-  try {
-    message = await jsm.direct.getMessage(objectStream(bucket), {
-      last_by_subj: subject,
-    });
-  } catch (error) {
-    if (error instanceof TimeoutError)
-      await checkStreamExists(jsm, bucket, what);
-    throw error;
-  }
+  const message = await jsm.direct.getMessage(bundleContentStream(prefix), {
+    last_by_subj: `$O.${bucket}.M.${Base64UrlPaddedCodec.encode(name)}`,
+  });
   if (message === null) {
     throw new FlotillaError("not_found", `${what}: it is not stored`);
   }
@@ -176,84 +126,41 @@ async function readMeta(
 }
 
 /**
- * The object's chunks, in order, through an ordered push consumer filtered to its chunk subject:
- * exactly `meta.size` bytes, or `internal`. Gives up (`deadline_exceeded`) when no chunk arrives
- * within `timeoutMs`.
+ * The object's chunks in stream order, each the first message on its chunk subject after the
+ * previous one: exactly `meta.size` bytes, or `internal`.
  */
 async function readChunks(
-  nc: NatsConnection,
-  bucket: string,
+  jsm: JetStreamManager,
+  prefix: string,
   meta: ObjectMeta,
-  options: {
-    readonly timeoutMs: number;
-    readonly what: string;
-    readonly signal: AbortSignal | undefined;
-  },
+  what: string,
+  signal: AbortSignal | undefined,
 ): Promise<Uint8Array> {
-  const { timeoutMs, what, signal } = options;
-  const js = jetstream(nc, { timeout: timeoutMs });
-  const consumer = await abortable(
-    js.consumers.getPushConsumer(objectStream(bucket), {
-      filter_subjects: `$O.${bucket}.C.${meta.nuid}`,
-    }),
-    signal,
-  );
-  const messages = await consumer.consume();
+  const stream = bundleContentStream(prefix);
+  const subject = `$O.${bundleContentBucket(prefix)}.C.${meta.nuid}`;
   const bytes = new Uint8Array(meta.size);
   let received = 0;
-  let failure: Error | undefined;
-  const fail = (error: Error): void => {
-    failure ??= error;
-    messages.stop();
-  };
-  let idle: ReturnType<typeof setTimeout> | undefined;
-  const armIdle = (): void => {
-    clearTimeout(idle);
-    idle = setTimeout(() => {
-      fail(
-        new FlotillaError(
-          "deadline_exceeded",
-          `${what}: no chunk arrived within ${String(timeoutMs)} ms (${String(received)} of ${String(meta.size)} bytes received)`,
-        ),
-      );
-    }, timeoutMs);
-  };
-  const onAbort = (): void => {
-    fail(signal?.reason as Error);
-  };
-  signal?.addEventListener("abort", onAbort, { once: true });
-  armIdle();
-  try {
-    for await (const m of messages) {
-      armIdle();
-      if (received + m.data.byteLength > meta.size) {
-        throw new FlotillaError(
-          "internal",
-          `${what}: its chunks hold more than the ${String(meta.size)} bytes its metadata says`,
-        );
-      }
-      bytes.set(m.data, received);
-      received += m.data.byteLength;
-      if (m.info.pending === 0) break;
-    }
-  } finally {
-    clearTimeout(idle);
-    signal?.removeEventListener("abort", onAbort);
-    await messages.close().catch(() => undefined);
-  }
-  if (failure !== undefined) throw failure;
-  if (received !== meta.size) {
-    throw new FlotillaError(
-      "internal",
-      `${what}: its chunks hold ${String(received)} bytes, not the ${String(meta.size)} its metadata says`,
+  let seq = 1;
+  while (received < meta.size) {
+    const chunk = await abortable(
+      jsm.direct.getMessage(stream, { seq, next_by_subj: subject }),
+      signal,
     );
+    if (chunk === null) {
+      throw new FlotillaError(
+        "internal",
+        `${what}: its chunks end after ${String(received)} of the ${String(meta.size)} bytes its metadata says`,
+      );
+    }
+    if (received + chunk.data.byteLength > meta.size) {
+      throw new FlotillaError(
+        "internal",
+        `${what}: its chunks hold more than the ${String(meta.size)} bytes its metadata says`,
+      );
+    }
+    bytes.set(chunk.data, received);
+    received += chunk.data.byteLength;
+    seq = chunk.seq + 1;
   }
   return bytes;
-}
-
-function tooLarge(what: string, size: number, maxBytes: number): FlotillaError {
-  return new FlotillaError(
-    "failed_precondition",
-    `${what}: it is ${String(size)} bytes, more than the ${String(maxBytes)} accepted`,
-  );
 }

@@ -124,13 +124,24 @@ export function createAgent(deps: AgentDeps, options: AgentOptions): Agent {
   );
 
   const fetchContent = async (
-    digest: string,
+    ref: { readonly digest: string; readonly key: string | undefined },
     fetchOptions: { readonly signal: AbortSignal },
   ): Promise<BundleContent> => {
-    const bytes = await getBundleContent({ nc: deps.nc }, digest, {
-      ...(prefix === undefined ? {} : { prefix }),
-      signal: fetchOptions.signal,
-    });
+    const { digest, key } = ref;
+    if (key === undefined) {
+      throw new FlotillaError(
+        "failed_precondition",
+        `Cannot fetch bundle content ${digest}: the intent carries no key for it (it was written before content was sealed; the hub adds the key on its next pass)`,
+      );
+    }
+    const bytes = await getBundleContent(
+      { nc: deps.nc },
+      { digest, key },
+      {
+        ...(prefix === undefined ? {} : { prefix }),
+        signal: fetchOptions.signal,
+      },
+    );
     const parsed = parseBundleContent(bytes);
     if (!parsed.ok)
       throw FlotillaError.invalid(`bundle content ${digest}`, parsed.problems);

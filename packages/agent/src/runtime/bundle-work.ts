@@ -48,7 +48,7 @@ export async function applyBundleItem(
   for (;;) {
     if (signal.aborted) return;
     try {
-      content = await ctx.fetchContent(item.digest, { signal });
+      content = await ctx.fetchContent(item, { signal });
       break;
     } catch (caught) {
       if (signal.aborted) return;

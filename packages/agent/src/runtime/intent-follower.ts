@@ -183,7 +183,11 @@ export class IntentFollower {
       }
     for (const [name, wanted] of Object.entries(intent.bundles)) {
       const held = this.#bundles.get(name);
-      if (held?.revision === wanted.revision && held.digest === wanted.digest)
+      if (
+        held?.revision === wanted.revision &&
+        held.digest === wanted.digest &&
+        held.key === wanted.key
+      )
         continue;
       held?.work.abort();
       const item: BundleItem = {
@@ -191,6 +195,7 @@ export class IntentFollower {
         name,
         revision: wanted.revision,
         digest: wanted.digest,
+        key: wanted.key,
         subject: { kind: "bundle", bundle: name, revision: wanted.revision },
         work: new AbortController(),
       };

@@ -37,6 +37,8 @@ export interface BundleItem extends ItemBase {
   readonly name: string;
   readonly revision: string;
   readonly digest: string;
+  /** The key that opens the content (absent in intents of hubs that stored it in clear). */
+  readonly key: string | undefined;
 }
 
 /** The intent's upgrade. */

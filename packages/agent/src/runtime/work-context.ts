@@ -16,9 +16,9 @@ export interface WorkContext {
   readonly metrics: AgentMetrics;
   /** Records the item's new status and reports it, unless the item left the intent. */
   readonly setStatus: (item: Item, status: ItemStatus) => void;
-  /** Fetches and decodes a bundle revision's content by digest. */
+  /** Fetches, opens and decodes a bundle revision's content. */
   readonly fetchContent: (
-    digest: string,
+    ref: { readonly digest: string; readonly key: string | undefined },
     options: { readonly signal: AbortSignal },
   ) => Promise<BundleContent>;
   /**

@@ -1,11 +1,17 @@
 /**
  * A NATS operator-mode setup for agent tests, standing in for the hub's `nats-setup` and its
  * credentials issuer (the agent package cannot import the hub, nor does it depend on
- * @nats-io/jwt): NATS JWTs are signed here with the nkeys nats.js itself ships. Agents' users get
- * exactly `agentNatsPermissions` of @flotilla/protocol, the set the hub grants.
+ * @nats-io/jwt): NATS JWTs are signed here with the nkeys nats.js itself ships. As the hub's setup
+ * does, it puts the hub in the flotilla account, which exports `agentsAccountExports`, and agents
+ * in an account of their own that imports them; agents' users get exactly `agentNatsPermissions`
+ * of @flotilla/protocol, the set the hub grants.
  */
 import { nkeys } from "@nats-io/transport-node";
-import { agentNatsPermissions } from "@flotilla/protocol";
+import {
+  agentNatsPermissions,
+  agentsAccountExports,
+  DEFAULT_INTENTS_PREFIX,
+} from "@flotilla/protocol";
 
 type KeyPair = ReturnType<typeof nkeys.createAccount>;
 
@@ -61,7 +67,7 @@ const connectionLimits = {
   leaf: UNLIMITED,
 };
 
-/** An operator, a system account and a JetStream account with a signing key. */
+/** An operator, a system account, the flotilla account and the agents' account. */
 export interface TestOperator {
   /** nats-server configuration (for startNatsServer's `config`). */
   readonly serverConfig: string;
@@ -71,13 +77,18 @@ export interface TestOperator {
   agentCreds(cluster: string, expiresAtMs: number, prefix?: string): string;
 }
 
-/** Creates the operator setup. */
-export function createTestOperator(): TestOperator {
+/** Creates the operator setup, with exports and imports for each intents prefix of `prefixes`. */
+export function createTestOperator(
+  prefixes: readonly string[] = [DEFAULT_INTENTS_PREFIX],
+): TestOperator {
   const operator = nkeys.createOperator();
   const system = nkeys.createAccount();
   const account = nkeys.createAccount();
   const signing = nkeys.createAccount();
+  const agents = nkeys.createAccount();
+  const agentsSigning = nkeys.createAccount();
   const accountPub = account.getPublicKey();
+  const exported = prefixes.flatMap((p) => agentsAccountExports(p));
   const operatorJwt = signJwt(operator, operator.getPublicKey(), "op", {
     type: "operator",
     system_account: system.getPublicKey(),
@@ -96,20 +107,38 @@ export function createTestOperator(): TestOperator {
       streams: UNLIMITED,
       consumer: UNLIMITED,
     },
+    exports: exported.map((e) => ({
+      name: e.name,
+      subject: e.subject,
+      type: e.type,
+      ...(e.type === "service" ? { response_type: "Singleton" } : {}),
+    })),
+  });
+  const agentsJwt = signJwt(operator, agents.getPublicKey(), "agents", {
+    type: "account",
+    signing_keys: [agentsSigning.getPublicKey()],
+    limits: connectionLimits,
+    imports: exported.map((e) => ({
+      name: e.name,
+      subject: e.subject,
+      account: accountPub,
+      type: e.type,
+    })),
   });
   const user = (
     name: string,
     permissions: Record<string, unknown>,
     expiresAtMs?: number,
+    inAgents = false,
   ): string => {
     const kp = nkeys.createUser();
     const jwt = signJwt(
-      signing,
+      inAgents ? agentsSigning : signing,
       kp.getPublicKey(),
       name,
       {
         type: "user",
-        issuer_account: accountPub,
+        issuer_account: inAgents ? agents.getPublicKey() : accountPub,
         subs: UNLIMITED,
         data: UNLIMITED,
         payload: UNLIMITED,
@@ -127,6 +156,7 @@ export function createTestOperator(): TestOperator {
       "resolver_preload: {",
       `  ${JSON.stringify(system.getPublicKey())}: ${JSON.stringify(systemJwt)}`,
       `  ${JSON.stringify(accountPub)}: ${JSON.stringify(accountJwt)}`,
+      `  ${JSON.stringify(agents.getPublicKey())}: ${JSON.stringify(agentsJwt)}`,
       "}",
     ].join("\n"),
     hubCreds: user("hub", {}),
@@ -136,6 +166,7 @@ export function createTestOperator(): TestOperator {
         `cluster:${cluster}`,
         { pub: { allow: [...p.publish] }, sub: { allow: [...p.subscribe] } },
         expiresAtMs,
+        true,
       );
     },
   };

@@ -1,5 +1,7 @@
 // Stands in for the hub's intent publisher: creates the intents bucket and the bundle-content
-// object store as the hub does (settings from @flotilla/protocol) and writes into them.
+// object store as the hub does (settings from @flotilla/protocol) and writes into them, content
+// sealed and intents carrying the keys, as the hub writes them.
+import { randomBytes } from "node:crypto";
 import type { ClusterIntent } from "@flotilla/core";
 import { jetstream } from "@nats-io/jetstream";
 import { Kvm, type KV } from "@nats-io/kv";
@@ -7,9 +9,12 @@ import { Objm, type ObjectStore } from "@nats-io/obj";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import {
   bundleContentBucket,
+  deriveContentKey,
   encodeBundleContent,
   encodeIntentDocument,
   intentsBucketSettings,
+  sealContent,
+  sealedObjectName,
   sha256Digest,
   type BundleContent,
 } from "@flotilla/protocol";
@@ -25,10 +30,17 @@ export function connectTo(url: string): Promise<NatsConnection> {
 
 /** The hub's side of intents, for tests. */
 export class TestIntents {
+  readonly #secret = randomBytes(32);
+
   private constructor(
     readonly kv: KV,
     readonly store: ObjectStore,
   ) {}
+
+  /** The key the hub would give content `digest`. */
+  keyOf(digest: string): string {
+    return deriveContentKey(this.#secret, digest);
+  }
 
   static async open(nc: NatsConnection, prefix: string): Promise<TestIntents> {
     const js = jetstream(nc);
@@ -38,16 +50,30 @@ export class TestIntents {
     return new TestIntents(kv, store);
   }
 
-  /** Stores bundle content; resolves with its digest. */
+  /** Stores bundle content sealed; resolves with its digest. */
   async putContent(content: BundleContent): Promise<string> {
     const bytes = encodeBundleContent(content);
     const digest = sha256Digest(bytes);
-    await this.store.putBlob({ name: digest }, bytes);
+    const key = this.keyOf(digest);
+    await this.store.putBlob(
+      { name: sealedObjectName(key) },
+      sealContent(bytes, key, digest),
+    );
     return digest;
   }
 
+  /** Publishes `intent`, giving each bundle entry without a key the key of its digest. */
   publish(intent: ClusterIntent): Promise<number> {
-    return this.kv.put(intent.cluster, encodeIntentDocument(intent).bytes);
+    const keyed: ClusterIntent = {
+      ...intent,
+      bundles: Object.fromEntries(
+        Object.entries(intent.bundles).map(([name, b]) => [
+          name,
+          { ...b, key: b.key ?? this.keyOf(b.digest) },
+        ]),
+      ),
+    };
+    return this.kv.put(intent.cluster, encodeIntentDocument(keyed).bytes);
   }
 }
 

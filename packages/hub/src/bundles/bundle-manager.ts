@@ -50,6 +50,7 @@ import {
   writeBundle,
 } from "./bundle-store.js";
 import type { ObjectReader } from "./object-reader.js";
+import type { ContentKeys } from "../security/content-keys.js";
 import { createPassLoop, type PassBatch } from "./pass-loop.js";
 
 /** What the bundle manager needs from the hub. */
@@ -60,6 +61,8 @@ export interface BundleManagerDeps {
   readonly publisher: Pick<IntentPublisher, "putBundleContent">;
   /** Reads manifests uploaded with PutObject (createJetStreamObjectReader, objectReaderOf). */
   readonly objects: ObjectReader;
+  /** The key of each content, for the intents (security/content-keys.ts). */
+  readonly contentKeys: Pick<ContentKeys, "keyOf">;
   readonly directory: ClusterDirectory;
   readonly now: () => number;
   /** The component's logger (lines carry `bundleName`, `clusterName`, `revision`). */
@@ -167,6 +170,7 @@ export function createBundleManager(
   const observations = new BundleObservations();
   const passDeps: PassDeps = {
     intents: deps.intents,
+    contentKeys: deps.contentKeys,
     directory: deps.directory,
     observations,
     log,

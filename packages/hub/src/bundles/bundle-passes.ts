@@ -14,6 +14,7 @@ import {
 import type { ClusterDirectory } from "../clusters/cluster-directory.js";
 import type { IntentWriter } from "../intents/intent-writer.js";
 import type { Logger } from "../logger.js";
+import type { ContentKeys } from "../security/content-keys.js";
 import {
   deploymentObservation,
   type BundleObservations,
@@ -47,6 +48,8 @@ async function inBatches<T>(
 /** What a pass reads and writes. */
 export interface PassDeps {
   readonly intents: IntentWriter;
+  /** The key of each content, which the intents of the clusters it is for carry. */
+  readonly contentKeys: Pick<ContentKeys, "keyOf">;
   readonly directory: ClusterDirectory;
   readonly observations: BundleObservations;
   readonly log: Logger;
@@ -136,6 +139,7 @@ export async function runBundlePass(
             bundle: record.name,
             revision: release.revision,
             digest,
+            key: deps.contentKeys.keyOf(digest),
           },
         ]);
         log.info(
@@ -157,7 +161,33 @@ export async function runBundlePass(
     },
   );
   await removeFromUntargeted(deps, record.name, keyOf, log);
+  await keyHeldContent(deps, record.name, evaluation, log);
   return evaluation;
+}
+
+/**
+ * Gives the content key to every target whose intent holds `bundle` without it (written before
+ * content was sealed): without the key its agent could not fetch that content again.
+ */
+async function keyHeldContent(
+  deps: PassDeps,
+  bundle: string,
+  evaluation: Evaluation,
+  log: Logger,
+): Promise<void> {
+  for (const { cluster } of evaluation.targets) {
+    const held = deps.intents.peek(cluster.name)?.intent.bundles[bundle];
+    if (held === undefined) continue;
+    const key = deps.contentKeys.keyOf(held.digest);
+    if (held.key === key) continue;
+    try {
+      await deps.intents.change(cluster.name, [
+        { type: "SetBundle", bundle, ...held, key },
+      ]);
+    } catch (err) {
+      log.warn({ err, clusterName: cluster.name }, "Content key not published");
+    }
+  }
 }
 
 /** RemoveBundle for every registered cluster whose intent holds `bundle` but is not a target. */

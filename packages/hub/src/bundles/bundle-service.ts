@@ -9,6 +9,7 @@ import type { AuditDeps } from "../grpc/unary.js";
 import type { IntentPublisher } from "../intents/intent-publisher.js";
 import type { IntentWriter } from "../intents/intent-writer.js";
 import type { Logger } from "../logger.js";
+import type { ContentKeys } from "../security/content-keys.js";
 import type { StateStore } from "../store/state-store.js";
 import { bundleHandlers } from "./admin-bundles.js";
 import {
@@ -26,6 +27,8 @@ export interface BundleServiceDeps extends AuditDeps {
   readonly publisher: Pick<IntentPublisher, "putBundleContent">;
   readonly directory: ClusterDirectory;
   readonly logger: Logger;
+  /** The key of each content, for the intents (security/content-keys.ts). */
+  readonly contentKeys: Pick<ContentKeys, "keyOf">;
   /** Reads PutObject uploads back: createJetStreamObjectReader({ nc }, { prefix }) in main.ts. */
   readonly objects: ObjectReader;
 }
@@ -49,6 +52,7 @@ export function createBundleService(
       intents: deps.intents,
       publisher: deps.publisher,
       objects: deps.objects,
+      contentKeys: deps.contentKeys,
       directory: deps.directory,
       now: deps.now,
       log: deps.logger,

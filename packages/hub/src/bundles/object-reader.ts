@@ -1,7 +1,8 @@
 /**
  * Reading objects back from the bundle-content object store: manifest files uploaded with
- * PutObject (stored there by `IntentPublisher.putBundleContent`) that an ApplyBundle references by
- * digest. The IntentPublisher port only writes, so the bundle manager takes this port beside it.
+ * PutObject (stored there, sealed, by `IntentPublisher.putBundleContent`) that an ApplyBundle
+ * references by digest. The IntentPublisher port only writes, so the bundle manager takes this
+ * port beside it.
  */
 import { FlotillaError } from "@flotilla/core";
 import { jetstream } from "@nats-io/jetstream";
@@ -9,11 +10,14 @@ import { Objm, type ObjectStore } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
 import {
   bundleContentBucket,
-  bundleObjectName,
   DEFAULT_INTENTS_PREFIX,
+  isSha256Digest,
+  openContent,
+  sealedObjectName,
   sha256Digest,
 } from "@flotilla/protocol";
 import { toNatsFlotillaError } from "../nats-errors.js";
+import type { ContentKeys } from "../security/content-keys.js";
 import { abortable } from "../store/state-store.js";
 
 /** Reads stored objects by digest. */
@@ -52,7 +56,7 @@ export interface JetStreamObjectReaderOptions {
 
 /** An ObjectReader on the JetStream object store `<prefix>-bundle-content`. */
 export function createJetStreamObjectReader(
-  deps: { readonly nc: NatsConnection },
+  deps: { readonly nc: NatsConnection; readonly contentKeys: ContentKeys },
   options: JetStreamObjectReaderOptions = {},
 ): ObjectReader {
   const js = jetstream(deps.nc, { timeout: options.timeoutMs ?? 5_000 });
@@ -61,14 +65,21 @@ export function createJetStreamObjectReader(
   return {
     async read(digest, { signal } = {}) {
       const what = `Cannot read object ${digest}`;
-      const name = bundleObjectName(digest);
+      if (!isSha256Digest(digest)) {
+        throw new FlotillaError(
+          "invalid_argument",
+          `${what}: it is not "sha256:" and 64 lower-case hex digits`,
+        );
+      }
+      const key = deps.contentKeys.keyOf(digest);
+      const name = sealedObjectName(key);
       try {
         store ??= new Objm(js).open(bucket, false);
         const objects = await abortable(store, signal);
         const info = await abortable(objects.info(name), signal);
         if (info === null || info.deleted) return undefined;
         const bytes = await abortable(objects.getBlob(name), signal);
-        return bytes === null ? undefined : checked(digest, bytes);
+        return bytes === null ? undefined : openContent(bytes, key, digest);
       } catch (error) {
         store = undefined;
         throw toNatsFlotillaError(error, what, signal);

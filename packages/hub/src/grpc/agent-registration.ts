@@ -25,7 +25,10 @@ import type { BootstrapTokens } from "../security/bootstrap-tokens.js";
 import type { CertificateAuthority } from "../security/certificate-authority.js";
 import type { ClusterIdentities } from "../security/cluster-identities.js";
 import type { ClusterIdentity } from "../security/identity.js";
-import type { AgentNatsCredentialsIssuer } from "../security/agent-nats-credentials.js";
+import type {
+  AgentNatsCredentials,
+  AgentNatsCredentialsIssuer,
+} from "../security/agent-nats-credentials.js";
 import { audited, callContext, type AuditDeps } from "./unary.js";
 
 /** A cluster certificate's default lifetime: 30 days. */
@@ -70,6 +73,16 @@ function peerOf(call: Pick<Call, "getPeer">): string {
   } catch {
     return "unknown";
   }
+}
+
+/** What the agent is sent of its NATS credentials (the user's public key stays with the hub). */
+function natsToWire(nats: AgentNatsCredentials): wire.NatsCredentials {
+  return {
+    servers: [...nats.servers],
+    creds: nats.creds,
+    intentBucket: nats.intentBucket,
+    intentKey: nats.intentKey,
+  };
 }
 
 function needsTls(method: string): FlotillaError {
@@ -233,6 +246,7 @@ export function createAgentRegistration(
         serial: issued.serial,
         issuedAtMs: deps.now(),
         expiresAtMs: issued.expiresAtMs,
+        ...(nats === undefined ? {} : { natsUser: nats.userPublicKey }),
       },
       existing !== undefined,
     );
@@ -247,9 +261,7 @@ export function createAgentRegistration(
         clientCertificatePem: issued.certificatePem,
         caCertificatePem: security.authority.certificatePem,
         certificateExpiresAtMs: issued.expiresAtMs,
-        ...(nats === undefined
-          ? {}
-          : { nats: { ...nats, servers: [...nats.servers] } }),
+        ...(nats === undefined ? {} : { nats: natsToWire(nats) }),
       },
     };
   };
@@ -273,6 +285,7 @@ export function createAgentRegistration(
       serial: issued.serial,
       issuedAtMs: deps.now(),
       expiresAtMs: issued.expiresAtMs,
+      ...(nats === undefined ? {} : { natsUser: nats.userPublicKey }),
     });
     deps.logger.info(
       {
@@ -287,9 +300,7 @@ export function createAgentRegistration(
         clientCertificatePem: issued.certificatePem,
         caCertificatePem: security.authority.certificatePem,
         certificateExpiresAtMs: issued.expiresAtMs,
-        ...(nats === undefined
-          ? {}
-          : { nats: { ...nats, servers: [...nats.servers] } }),
+        ...(nats === undefined ? {} : { nats: natsToWire(nats) }),
       },
     };
   };

@@ -41,13 +41,19 @@ import {
 import {
   openBundleContentStore,
   putBundleContent,
+  sealLegacyContent,
 } from "./bundle-content-store.js";
 import { toNatsFlotillaError } from "../nats-errors.js";
+import type { ContentKeys } from "../security/content-keys.js";
 
 /** What {@link createJetStreamIntentPublisher} needs: a connection it uses but does not close. */
 export interface JetStreamIntentPublisherDeps {
   /** Connect with `maxReconnectAttempts: -1` so that the publisher outlives NATS restarts. */
   readonly nc: NatsConnection;
+  /** Seal bundle content (loaded before `start()`). */
+  readonly contentKeys: ContentKeys;
+  /** Told how many objects stored in clear by an earlier version were sealed at start. */
+  readonly onLegacyContentSealed?: (count: number) => void;
 }
 
 /** Options of {@link createJetStreamIntentPublisher}. */
@@ -78,7 +84,7 @@ export function createJetStreamIntentPublisher(
   options: JetStreamIntentPublisherOptions = {},
 ): IntentPublisher {
   const prefix = options.prefix ?? DEFAULT_INTENTS_PREFIX;
-  return new JetStreamIntentPublisher(deps.nc, {
+  return new JetStreamIntentPublisher(deps, {
     prefix,
     settings: intentsBucketSettings(prefix),
     timeoutMs: options.timeoutMs ?? 5_000,
@@ -106,6 +112,7 @@ type Known =
 
 class JetStreamIntentPublisher implements IntentPublisher {
   readonly #nc: NatsConnection;
+  readonly #deps: JetStreamIntentPublisherDeps;
   readonly #js: JetStreamClient;
   readonly #config: Config;
   readonly #known = new Map<string, Known>();
@@ -114,10 +121,11 @@ class JetStreamIntentPublisher implements IntentPublisher {
   #connected = true;
   #statuses: QueuedIterator<Status> | undefined;
 
-  constructor(nc: NatsConnection, config: Config) {
-    this.#nc = nc;
+  constructor(deps: JetStreamIntentPublisherDeps, config: Config) {
+    this.#nc = deps.nc;
+    this.#deps = deps;
     this.#config = config;
-    this.#js = jetstream(nc, { timeout: config.timeoutMs });
+    this.#js = jetstream(deps.nc, { timeout: config.timeoutMs });
   }
 
   async start(options: IntentOperationOptions = {}): Promise<void> {
@@ -158,6 +166,12 @@ class JetStreamIntentPublisher implements IntentPublisher {
           `${what}: bucket "${settings.bucket}" republishes ${showValue(republish)}, not ${showValue(settings.republish)}; update its stream or delete the bucket`,
         );
       }
+      const sealed = await sealLegacyContent(
+        objects,
+        this.#deps.contentKeys,
+        options.signal,
+      );
+      if (sealed > 0) this.#deps.onLegacyContentSealed?.(sealed);
       this.#kv = kv;
       this.#objects = objects;
     } catch (error) {
@@ -281,7 +295,12 @@ class JetStreamIntentPublisher implements IntentPublisher {
     const objects = this.#objects;
     if (objects === undefined) throw notStarted(what);
     try {
-      return await putBundleContent(objects, content, options.signal);
+      return await putBundleContent(
+        objects,
+        this.#deps.contentKeys,
+        content,
+        options.signal,
+      );
     } catch (error) {
       throw toNatsFlotillaError(error, what, options.signal);
     }

@@ -1,9 +1,10 @@
 /**
  * The AgentNatsCredentialsIssuer adapter (agent-nats-credentials.ts): mints, per registration or
- * renewal, a NATS user for one cluster's agent, signed with the flotilla account's signing key
- * (nats-auth.ts). The user may do exactly what `agentNatsPermissions` of @flotilla/protocol lists
- * (its own intent, bundle content, its own inbox) and expires with the agent's identity: the
- * server refuses it at connect after that and closes connections still using it.
+ * renewal, a NATS user for one cluster's agent in the agents' account, signed with that account's
+ * signing key (nats-auth.ts). The user may do exactly what `agentNatsPermissions` of
+ * @flotilla/protocol lists (its own intent, sealed bundle content, its own inbox) and expires with
+ * the agent's identity: the server refuses it at connect after that and closes connections still
+ * using it. Removing the cluster revokes it earlier (agents-account.ts).
  */
 import { createUser, encodeUser, fmtCreds, fromSeed } from "@nats-io/jwt";
 import { FlotillaError, showValue } from "@flotilla/core";
@@ -20,9 +21,9 @@ import type {
 
 /** Options of {@link createAgentNatsCredentialsIssuer}. */
 export interface AgentNatsCredentialsIssuerOptions {
-  /** The account signing key's seed (`SA…`, the content of `account-signing.nk`). */
+  /** The agents' account signing key's seed (`SA…`, the content of `agents-signing.nk`). */
   readonly signingKeySeed: string;
-  /** The flotilla account's public key (`A…`), the issuer account of every agent user. */
+  /** The agents' account's public key (`A…`), the issuer account of every agent user. */
   readonly accountPublicKey: string;
   /** NATS URLs agents are told to connect to. */
   readonly servers: readonly string[];
@@ -109,6 +110,7 @@ export function createAgentNatsCredentialsIssuer(
         creds: new TextDecoder().decode(fmtCreds(jwt, user)),
         intentBucket: bucket,
         intentKey: key,
+        userPublicKey: user.getPublicKey(),
       };
     },
   };

@@ -3,11 +3,10 @@
  * the state store ("security" collection, key "ca"), created on the first start. Hubs that start
  * at the same time race with a compare-and-set create: one CA wins, every hub loads the winner.
  */
-import { FlotillaError } from "@flotilla/core";
 import { z } from "zod";
+import { loadOrCreate } from "../store/load-or-create.js";
 import {
   defineCollection,
-  isRevisionConflict,
   type OperationOptions,
   type StateStore,
 } from "../store/state-store.js";
@@ -46,30 +45,15 @@ export async function loadOrCreateCertificateAuthority(
   store: StateStore,
   options: CertificateAuthorityOptions & OperationOptions = {},
 ): Promise<CertificateAuthority> {
-  const { signal } = options;
-  const existing = await store.get(SECURITY_CA, CA_KEY, { signal });
-  if (existing !== undefined) {
-    return createCertificateAuthority(existing.value, options);
-  }
-  const material = await generateCaMaterial(options);
-  try {
-    await store.put(
-      SECURITY_CA,
-      CA_KEY,
-      { ...material, createdAtMs: (options.now ?? Date.now)() },
-      { expectedRevision: 0, signal },
-    );
-    return await createCertificateAuthority(material, options);
-  } catch (error) {
-    if (!isRevisionConflict(error)) throw error;
-    const winner = await store.get(SECURITY_CA, CA_KEY, { signal });
-    if (winner === undefined) {
-      throw new FlotillaError(
-        "unavailable",
-        "Cannot load the hub's CA: it was created by another hub and deleted since; start again",
-        { cause: error },
-      );
-    }
-    return createCertificateAuthority(winner.value, options);
-  }
+  const stored = await loadOrCreate(
+    store,
+    SECURITY_CA,
+    CA_KEY,
+    async () => ({
+      ...(await generateCaMaterial(options)),
+      createdAtMs: (options.now ?? Date.now)(),
+    }),
+    { signal: options.signal, what: "Cannot load the hub's CA" },
+  );
+  return createCertificateAuthority(stored, options);
 }

@@ -1,12 +1,15 @@
 /**
- * The clusters that hold an identity (issue 6): collection "identities", keyed by cluster name,
- * with the serials of the certificates issued to each (the current one, and the previous one until
- * it expires, so that rotation needs no downtime). A certificate counts only while its serial is
- * listed here: registering again replaces the list (older certificates stop working), and
- * removing the cluster deletes the record (every certificate of the cluster stops working).
+ * The clusters that hold an identity (docs/security.md): collection "identities", keyed by cluster
+ * name, with the serials of the certificates issued to each (the current one, and the previous one
+ * until it expires, so that rotation needs no downtime) and the NATS user issued with each. A
+ * certificate counts only while its serial is listed here: registering again replaces the list
+ * (older certificates stop working), and removing the cluster deletes the record (every
+ * certificate of the cluster stops working). In both cases the NATS users of the certificates
+ * that stop working are revoked (agents-account.ts), so the server refuses them within seconds.
  *
  * Removal takes effect in this process at once ({@link ClusterIdentities.forget} is synchronous
- * for {@link ClusterIdentities.holds}), before the record's deletion is written.
+ * for {@link ClusterIdentities.holds}), before the record's deletion is written. The revocation
+ * is recorded before the deletion, so that a hub stopped in between has nothing left to undo.
  */
 import { FlotillaError, showValue } from "@flotilla/core";
 import { z } from "zod";
@@ -23,6 +26,19 @@ export interface IssuedSerial {
   readonly serial: string;
   readonly issuedAtMs: number;
   readonly expiresAtMs: number;
+  /** The public key of the NATS user issued with it (same expiry), when NATS has users. */
+  readonly natsUser?: string;
+}
+
+/** Revokes NATS users before they expire (agents-account.ts). */
+export interface NatsUserRevoker {
+  revoke(
+    users: readonly {
+      readonly publicKey: string;
+      readonly expiresAtMs: number;
+    }[],
+    options?: OperationOptions,
+  ): Promise<void>;
 }
 
 /** A registered cluster's identity record. */
@@ -37,6 +53,10 @@ const serialSchema = z.object({
   serial: z.string().regex(/^[0-9a-f]+$/),
   issuedAtMs: z.number(),
   expiresAtMs: z.number(),
+  natsUser: z
+    .string()
+    .regex(/^U[A-Z2-7]{55}$/)
+    .optional(),
 });
 
 /** The "identities" collection. */
@@ -90,12 +110,33 @@ export interface ClusterIdentities {
 export interface ClusterIdentitiesDeps {
   readonly store: StateStore;
   readonly now: () => number;
+  /** Absent: agents have no NATS users of their own (nothing to revoke). */
+  readonly natsUsers?: NatsUserRevoker;
+}
+
+/** The NATS users of `record`'s certificates that have not expired yet. */
+function liveNatsUsers(
+  record: ClusterIdentityRecord | undefined,
+  nowMs: number,
+): { publicKey: string; expiresAtMs: number }[] {
+  return (record?.certificates ?? []).flatMap((c) =>
+    c.natsUser !== undefined && c.expiresAtMs > nowMs
+      ? [{ publicKey: c.natsUser, expiresAtMs: c.expiresAtMs }]
+      : [],
+  );
 }
 
 export function createClusterIdentities(
   deps: ClusterIdentitiesDeps,
 ): ClusterIdentities {
   const { store, now } = deps;
+  const revoke = async (
+    record: ClusterIdentityRecord | undefined,
+    options: OperationOptions | undefined,
+  ): Promise<void> => {
+    const users = liveNatsUsers(record, now());
+    if (users.length > 0) await deps.natsUsers?.revoke(users, options);
+  };
   // Removed in this process and not registered again since: refused before the store says so.
   const forgotten = new Set<string>();
 
@@ -132,6 +173,8 @@ export function createClusterIdentities(
         );
       }
       forgotten.delete(cluster);
+      // The replaced certificates' NATS users stop working with them.
+      await revoke(existing?.value, options);
       return record;
     },
 
@@ -184,7 +227,9 @@ export function createClusterIdentities(
 
     async forget(cluster, options) {
       forgotten.add(cluster);
-      await store.delete(IDENTITIES, nameKey(cluster), options);
+      const key = nameKey(cluster);
+      await revoke((await store.get(IDENTITIES, key, options))?.value, options);
+      await store.delete(IDENTITIES, key, options);
     },
   };
 }

@@ -1,16 +1,22 @@
 /**
- * NATS decentralized JWT authorization for a flotilla deployment (issue 6, "NATS authorization").
+ * NATS decentralized JWT authorization for a flotilla deployment (docs/security.md, "NATS: two
+ * accounts").
  *
  * {@link createNatsAuthSetup} makes, once, everything a nats-server 2.9 needs to run in operator
- * mode: an operator, a system account, and the flotilla account (JetStream enabled) whose users
- * are signed by a separate account signing key. The hub holds that signing key and mints a user
- * per agent (agent-nats-issuer.ts) whose permissions allow reading only its own cluster's intent;
- * the hub's own user has every permission in the account. The account's identity key is thrown
- * away: users are signed by the signing key, and the account JWT is re-signed by the operator.
+ * mode:
  *
- * The server configuration uses the memory resolver with both account JWTs preloaded, so the
- * server needs no account server; changing an account (a revocation, new limits) means
- * re-rendering the configuration and reloading the server.
+ * * an operator, with a signing key the hub holds to re-sign the agents' account when it revokes
+ *   an agent's user (the operator's own key goes offline);
+ * * the system account, with a user for the hub allowed only to push account updates;
+ * * the flotilla account (JetStream enabled), the hub's alone: state, audit stream, intents and
+ *   bundle content. It exports the few reads agents need (agent-nats-permissions.ts in
+ *   @flotilla/protocol);
+ * * the agents' account (no JetStream), which imports those reads. Its users, one per agent, are
+ *   signed by a signing key the hub holds (agent-nats-issuer.ts).
+ *
+ * The server configuration uses the full (directory) account resolver with the three accounts
+ * preloaded, so that the hub can push a new agents' account JWT at run time (a revocation) with
+ * no reload; the server keeps it in the resolver directory.
  */
 import {
   createAccount,
@@ -23,6 +29,12 @@ import {
   type OperatorLimits,
 } from "@nats-io/jwt";
 import { FlotillaError } from "@flotilla/core";
+import {
+  agentsAccountExports,
+  DEFAULT_INTENTS_PREFIX,
+} from "@flotilla/protocol";
+import { agentsAccountClaims } from "./agents-account-claims.js";
+import { unlimitedConnections } from "./nats-limits.js";
 
 /** JetStream limits of the flotilla account; -1 is unlimited. */
 export interface NatsJetStreamLimits {
@@ -34,35 +46,49 @@ export interface NatsJetStreamLimits {
 
 /** Options of {@link createNatsAuthSetup}. */
 export interface NatsAuthSetupOptions {
-  /** Name of the account flotilla runs in; default `flotilla`. */
+  /** Name of the account the hub runs in; default `flotilla`. */
   readonly accountName?: string;
+  /** Name of the agents' account; default `flotilla-agents`. */
+  readonly agentsAccountName?: string;
   /** Operator name; default `flotilla-operator`. */
   readonly operatorName?: string;
-  /** JetStream limits of the account; default unlimited. */
+  /** JetStream limits of the flotilla account; default unlimited. */
   readonly jetStream?: Partial<NatsJetStreamLimits>;
+  /** Where nats-server keeps account JWTs (the full resolver's directory); default `/data/jwt`. */
+  readonly resolverDir?: string;
+  /** The intents prefix the exports name; default `flotilla`. */
+  readonly intentsPrefix?: string;
 }
 
-/** What {@link createNatsAuthSetup} made: keys, JWTs, the hub's creds and the server config. */
+/** What {@link createNatsAuthSetup} made: keys, JWTs, the hub's credentials, the server config. */
 export interface NatsAuthSetup {
   readonly operator: {
     readonly publicKey: string;
     readonly jwt: string;
-    /** Kept offline: only needed to sign accounts again. */
+    /** Kept offline: only needed to change the operator or the system and flotilla accounts. */
     readonly seed: string;
+    /** The hub re-signs the agents' account with it (revocations). */
+    readonly signingSeed: string;
   };
   readonly systemAccount: { readonly publicKey: string; readonly jwt: string };
   readonly account: {
     readonly name: string;
     readonly publicKey: string;
     readonly jwt: string;
-    /** The signing key's public key, listed in the account JWT. */
-    readonly signingKey: string;
-    /** The signing key's seed: the hub mints agent users with it. */
+  };
+  readonly agentsAccount: {
+    readonly name: string;
+    readonly publicKey: string;
+    /** Signed by the operator; the hub's template for the JWTs it pushes. */
+    readonly jwt: string;
+    /** The hub mints agent users with it. */
     readonly signingSeed: string;
   };
-  /** The hub user's `.creds` file (every permission in the account, no expiry). */
+  /** The hub's user in the flotilla account (every permission there, no expiry). */
   readonly hubCreds: string;
-  /** A nats-server configuration fragment: operator, system account, memory resolver. */
+  /** The hub's user in the system account: may push account JWTs, nothing else. */
+  readonly hubSystemCreds: string;
+  /** A nats-server configuration fragment: operator, system account, full resolver, preload. */
   readonly serverConfig: string;
 }
 
@@ -72,75 +98,132 @@ const UNLIMITED = -1;
 /** Name of the hub's NATS user. */
 export const HUB_NATS_USER = "flotilla-hub";
 
-/** Creates an operator, a system account and the flotilla account with its hub user. */
+/** The subjects a system-account user publishes account JWTs to (full resolver). */
+export const CLAIMS_UPDATE_SUBJECT = "$SYS.REQ.CLAIMS.UPDATE";
+
+/** Creates an operator, the system, flotilla and agents' accounts, and the hub's users. */
 export async function createNatsAuthSetup(
   options: NatsAuthSetupOptions = {},
 ): Promise<NatsAuthSetup> {
   const accountName = options.accountName ?? "flotilla";
+  const agentsAccountName = options.agentsAccountName ?? "flotilla-agents";
   const operatorName = options.operatorName ?? "flotilla-operator";
+  const resolverDir = options.resolverDir ?? "/data/jwt";
+  const prefix = options.intentsPrefix ?? DEFAULT_INTENTS_PREFIX;
+  const what = "Cannot create the NATS authorization setup";
   for (const [field, value] of [
     ["accountName", accountName],
+    ["agentsAccountName", agentsAccountName],
     ["operatorName", operatorName],
   ] as const) {
     if (!ACCOUNT_NAME_PATTERN.test(value) || value === "SYS") {
       throw new FlotillaError(
         "invalid_argument",
-        `Cannot create the NATS authorization setup: ${field} ${JSON.stringify(value)} must be 1 to 64 of A-Z, a-z, 0-9, - and _, starting alphanumeric, and not SYS`,
+        `${what}: ${field} ${JSON.stringify(value)} must be 1 to 64 of A-Z, a-z, 0-9, - and _, starting alphanumeric, and not SYS`,
       );
     }
+  }
+  if (accountName === agentsAccountName) {
+    throw new FlotillaError(
+      "invalid_argument",
+      `${what}: agentsAccountName must differ from accountName, both are ${JSON.stringify(accountName)}`,
+    );
+  }
+  if (resolverDir === "" || /["\n\r]/.test(resolverDir)) {
+    throw new FlotillaError(
+      "invalid_argument",
+      `${what}: resolverDir ${JSON.stringify(resolverDir)} must be a non-empty path without quotes or line breaks`,
+    );
   }
   const jetStream = jetStreamLimits(options.jetStream ?? {});
 
   const operator = createOperator();
+  const operatorSigning = createOperator();
   const system = createAccount();
   const account = createAccount();
-  const signing = createAccount();
+  const agents = createAccount();
+  const agentsSigning = createAccount();
   const hub = createUser();
+  const hubSystem = createUser();
   const seed = (kp: { getSeed(): Uint8Array }): string =>
     new TextDecoder().decode(kp.getSeed());
 
   const operatorJwt = await encodeOperator(operatorName, operator, {
     system_account: system.getPublicKey(),
+    signing_keys: [operatorSigning.getPublicKey()],
   });
   const systemJwt = await encodeAccount(
     "SYS",
     system,
-    { limits: connectionLimits() },
+    { limits: unlimitedConnections() },
     { signer: operator },
   );
   const accountJwt = await encodeAccount(
     accountName,
     account,
     {
-      limits: { ...connectionLimits(), ...jetStream },
-      signing_keys: [signing.getPublicKey()],
+      limits: { ...unlimitedConnections(), ...jetStream },
+      exports: agentsAccountExports(prefix).map((e) => ({
+        name: e.name,
+        subject: e.subject,
+        type: e.type,
+        ...(e.type === "service"
+          ? { response_type: "Singleton" as const }
+          : {}),
+      })),
     },
     { signer: operator },
   );
-  const hubJwt = await encodeUser(
-    HUB_NATS_USER,
-    hub,
-    account.getPublicKey(),
-    {},
-    { signer: signing },
+  const agentsJwt = await encodeAccount(
+    agentsAccountName,
+    agents,
+    agentsAccountClaims({
+      flotillaAccount: account.getPublicKey(),
+      signingKey: agentsSigning.getPublicKey(),
+      prefix,
+      revocations: {},
+    }),
+    { signer: operator },
   );
+  const hubJwt = await encodeUser(HUB_NATS_USER, hub, account, {});
+  const hubSystemJwt = await encodeUser(
+    `${HUB_NATS_USER}-system`,
+    hubSystem,
+    system,
+    {
+      pub: {
+        allow: [CLAIMS_UPDATE_SUBJECT, "$SYS.REQ.ACCOUNT.*.CLAIMS.UPDATE"],
+      },
+      sub: { allow: ["_INBOX.>"] },
+    },
+  );
+  const creds = (jwt: string, kp: Parameters<typeof fmtCreds>[1]): string =>
+    new TextDecoder().decode(fmtCreds(jwt, kp));
   return {
     operator: {
       publicKey: operator.getPublicKey(),
       jwt: operatorJwt,
       seed: seed(operator),
+      signingSeed: seed(operatorSigning),
     },
     systemAccount: { publicKey: system.getPublicKey(), jwt: systemJwt },
     account: {
       name: accountName,
       publicKey: account.getPublicKey(),
       jwt: accountJwt,
-      signingKey: signing.getPublicKey(),
-      signingSeed: seed(signing),
     },
-    hubCreds: new TextDecoder().decode(fmtCreds(hubJwt, hub)),
+    agentsAccount: {
+      name: agentsAccountName,
+      publicKey: agents.getPublicKey(),
+      jwt: agentsJwt,
+      signingSeed: seed(agentsSigning),
+    },
+    hubCreds: creds(hubJwt, hub),
+    hubSystemCreds: creds(hubSystemJwt, hubSystem),
     serverConfig: renderServerConfig({
       operatorJwt,
+      systemAccount: system.getPublicKey(),
+      resolverDir,
       accounts: [
         { name: "SYS", publicKey: system.getPublicKey(), jwt: systemJwt },
         {
@@ -148,21 +231,13 @@ export async function createNatsAuthSetup(
           publicKey: account.getPublicKey(),
           jwt: accountJwt,
         },
+        {
+          name: agentsAccountName,
+          publicKey: agents.getPublicKey(),
+          jwt: agentsJwt,
+        },
       ],
     }),
-  };
-}
-
-function connectionLimits(): OperatorLimits {
-  return {
-    subs: UNLIMITED,
-    data: UNLIMITED,
-    payload: UNLIMITED,
-    imports: UNLIMITED,
-    exports: UNLIMITED,
-    wildcards: true,
-    conn: UNLIMITED,
-    leaf: UNLIMITED,
   };
 }
 
@@ -194,20 +269,27 @@ function jetStreamLimits(given: Partial<NatsJetStreamLimits>): OperatorLimits {
 /** Renders the nats-server configuration fragment of an operator setup. */
 function renderServerConfig(input: {
   readonly operatorJwt: string;
+  readonly systemAccount: string;
+  readonly resolverDir: string;
   readonly accounts: readonly {
     readonly name: string;
     readonly publicKey: string;
     readonly jwt: string;
   }[];
 }): string {
-  const [system] = input.accounts;
-  if (system === undefined) throw new Error("no system account");
   return [
     "# NATS decentralized authorization for flotilla (flotilla-hub nats-setup).",
     "# Include it in the server's configuration; keep operator.nk offline.",
     `operator: ${JSON.stringify(input.operatorJwt)}`,
-    `system_account: ${JSON.stringify(system.publicKey)}`,
-    "resolver: MEMORY",
+    `system_account: ${JSON.stringify(input.systemAccount)}`,
+    "# The hub pushes the agents' account (revocations) at run time; the server keeps the",
+    "# newest JWT of each account in this directory. Deletes are not allowed.",
+    "resolver: {",
+    "  type: full",
+    `  dir: ${JSON.stringify(input.resolverDir)}`,
+    "  allow_delete: false",
+    '  interval: "2m"',
+    "}",
     "resolver_preload: {",
     ...input.accounts.flatMap((a) => [
       `  # ${a.name}`,

@@ -1,12 +1,9 @@
 /**
- * `flotilla-hub nats-setup --out DIR [--account NAME] [--force]`: what an operator runs once to
- * put NATS in operator mode for flotilla (nats-auth.ts). It writes, each readable by its owner
- * only:
- *
- * * `nats-auth.conf`: the server configuration fragment (include it in nats-server's config);
- * * `hub.creds`: the hub's NATS user (`--nats-creds`);
- * * `account-signing.nk`: the seed the hub mints agent users with (`--nats-account-signing-key`);
- * * `operator.nk`: the operator's seed, to be moved offline.
+ * `flotilla-hub nats-setup --out DIR [--account NAME] [--resolver-dir DIR] [--force]`: what an
+ * operator runs once to put NATS in operator mode for flotilla (nats-auth.ts). It writes the
+ * files of {@link NATS_SETUP_FILES}, each readable by its owner only: the server configuration
+ * fragment, what the hub reads with `--nats-auth-dir` (its two users, the agents' account and the
+ * two signing keys), and the operator's seed, to be moved offline.
  *
  * Existing files are never overwritten without `--force`: a second run would otherwise lock out
  * every agent issued credentials by the first one.
@@ -23,27 +20,22 @@ import {
   type Result,
 } from "@flotilla/core";
 import { createNatsAuthSetup } from "./nats-auth.js";
+import { HUB_NATS_AUTH_FILES, NATS_SETUP_FILES } from "./nats-setup-files.js";
 
 /** Usage of the subcommand. */
 export const NATS_SETUP_USAGE = [
-  "Usage: flotilla-hub nats-setup --out DIR [--account NAME] [--force]",
+  "Usage: flotilla-hub nats-setup --out DIR [--account NAME] [--resolver-dir DIR] [--force]",
   "",
-  "Creates a NATS operator, system account and flotilla account (JetStream enabled) and writes",
-  "nats-auth.conf, hub.creds, account-signing.nk and operator.nk (mode 0600) into DIR.",
+  "Creates a NATS operator, the system account, the flotilla account (JetStream, the hub's)",
+  "and the agents' account, and writes into DIR (mode 0600):",
+  `  ${Object.values(NATS_SETUP_FILES).join(", ")}.`,
   "",
-  "  --out DIR        directory to write to (created if missing)",
-  "  --account NAME   name of the flotilla account (default flotilla)",
-  "  --force          overwrite existing files",
-  "  --help           print this help and exit",
+  "  --out DIR            directory to write to (created if missing)",
+  "  --account NAME       name of the flotilla account (default flotilla)",
+  "  --resolver-dir DIR   where nats-server keeps account JWTs (default /data/jwt)",
+  "  --force              overwrite existing files",
+  "  --help               print this help and exit",
 ].join("\n");
-
-/** File names written by the subcommand. */
-export const NATS_SETUP_FILES = {
-  serverConfig: "nats-auth.conf",
-  hubCreds: "hub.creds",
-  accountSigningKey: "account-signing.nk",
-  operatorKey: "operator.nk",
-} as const;
 
 /** Parsed arguments of the subcommand. */
 export type NatsSetupArgs =
@@ -52,6 +44,7 @@ export type NatsSetupArgs =
       readonly help: false;
       readonly outDir: string;
       readonly accountName: string | undefined;
+      readonly resolverDir: string | undefined;
       readonly force: boolean;
     };
 
@@ -62,6 +55,7 @@ export function parseNatsSetupArgs(
   const problems: Problem[] = [];
   let outDir: string | undefined;
   let accountName: string | undefined;
+  let resolverDir: string | undefined;
   let force = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? "";
@@ -73,14 +67,15 @@ export function parseNatsSetupArgs(
       force = true;
       continue;
     }
-    if (flag === "--out" || flag === "--account") {
+    if (flag === "--out" || flag === "--account" || flag === "--resolver-dir") {
       const value =
         inline ??
         (argv[i + 1]?.startsWith("--") === false ? argv[++i] : undefined);
       if (value === undefined || value === "") {
         problems.push({ path: flag, message: `needs a value: ${flag} VALUE` });
       } else if (flag === "--out") outDir = value;
-      else accountName = value;
+      else if (flag === "--account") accountName = value;
+      else resolverDir = value;
       continue;
     }
     problems.push({
@@ -93,7 +88,7 @@ export function parseNatsSetupArgs(
     problems.push({ path: "--out", message: "is required: --out DIR" });
   }
   if (problems.length > 0 || outDir === undefined) return fail(problems);
-  return ok({ help: false, outDir, accountName, force });
+  return ok({ help: false, outDir, accountName, resolverDir, force });
 }
 
 /**
@@ -104,15 +99,24 @@ export function parseNatsSetupArgs(
 export async function runNatsSetup(args: {
   readonly outDir: string;
   readonly accountName?: string | undefined;
+  readonly resolverDir?: string | undefined;
   readonly force: boolean;
 }): Promise<string> {
-  const setup = await createNatsAuthSetup(
-    args.accountName === undefined ? {} : { accountName: args.accountName },
-  );
+  const setup = await createNatsAuthSetup({
+    ...(args.accountName === undefined
+      ? {}
+      : { accountName: args.accountName }),
+    ...(args.resolverDir === undefined
+      ? {}
+      : { resolverDir: args.resolverDir }),
+  });
   const files: readonly (readonly [string, string])[] = [
     [NATS_SETUP_FILES.serverConfig, setup.serverConfig],
     [NATS_SETUP_FILES.hubCreds, setup.hubCreds],
-    [NATS_SETUP_FILES.accountSigningKey, `${setup.account.signingSeed}\n`],
+    [NATS_SETUP_FILES.hubSystemCreds, setup.hubSystemCreds],
+    [NATS_SETUP_FILES.agentsAccount, `${setup.agentsAccount.jwt}\n`],
+    [NATS_SETUP_FILES.agentsSigningKey, `${setup.agentsAccount.signingSeed}\n`],
+    [NATS_SETUP_FILES.operatorSigningKey, `${setup.operator.signingSeed}\n`],
     [NATS_SETUP_FILES.operatorKey, `${setup.operator.seed}\n`],
   ];
   await mkdir(args.outDir, { recursive: true, mode: 0o700 });
@@ -140,11 +144,12 @@ export async function runNatsSetup(args: {
   }
   return [
     `Wrote ${files.map(([name]) => name).join(", ")} to ${args.outDir}.`,
-    `Account ${setup.account.name}: ${setup.account.publicKey}`,
+    `Account ${setup.account.name} (the hub's): ${setup.account.publicKey}`,
+    `Account ${setup.agentsAccount.name} (agents'): ${setup.agentsAccount.publicKey}`,
     `Operator: ${setup.operator.publicKey}`,
-    "Next: include nats-auth.conf in nats-server's configuration (JetStream enabled) and restart it;",
-    "run the hub with --nats-creds hub.creds --nats-account-signing-key account-signing.nk;",
-    "move operator.nk offline.",
+    `Next: include ${NATS_SETUP_FILES.serverConfig} in nats-server's configuration (JetStream enabled) and restart it;`,
+    `run the hub with --nats-auth-dir ${args.outDir} (it reads ${HUB_NATS_AUTH_FILES.map((f) => NATS_SETUP_FILES[f]).join(", ")});`,
+    `move ${NATS_SETUP_FILES.operatorKey} offline.`,
   ].join("\n");
 }
 
