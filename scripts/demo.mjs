@@ -61,12 +61,19 @@ async function main() {
   say(
     dim("Starting nats-server (JetStream), the hub and 60 simulated clusters…"),
   );
-  // NATS in operator mode: the hub holds the account's signing key and gives each agent a user
-  // that may read its own cluster's intent and nothing else.
+  // NATS in operator mode: agents live in an account of their own; the hub gives each agent a
+  // user that may read its own cluster's intent and sealed bundle content, and nothing else.
   const natsDir = join(work, "nats");
   const setup = await runProcess({
     name: "nats-setup",
-    args: ["packages/hub/dist/main.js", "nats-setup", "--out", natsDir],
+    args: [
+      "packages/hub/dist/main.js",
+      "nats-setup",
+      "--out",
+      natsDir,
+      "--resolver-dir",
+      join(work, "nats-jwt"),
+    ],
   });
   if (setup.code !== 0)
     throw new Error(`flotilla-hub nats-setup failed:\n${setup.stderr}`);
@@ -99,10 +106,8 @@ async function main() {
       "off",
       "--nats",
       nats.url,
-      "--nats-creds",
-      join(natsDir, "hub.creds"),
-      "--nats-account-signing-key",
-      join(natsDir, "account-signing.nk"),
+      "--nats-auth-dir",
+      natsDir,
       "--admin-tokens",
       adminTokensFile,
       "--write-ca",

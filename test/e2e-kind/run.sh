@@ -100,10 +100,12 @@ kubectl create namespace "$ns"
 step "NATS in operator mode"
 mkdir -p "$work/nats"
 docker run --rm --user "$(id -u):$(id -g)" -v "$work/nats:/out" "$image" \
-  node /app/packages/hub/dist/main.js nats-setup --out /out
+  node /app/packages/hub/dist/main.js nats-setup --out /out --resolver-dir /data/jwt
 kubectl -n "$ns" create secret generic nats-auth --from-file="$work/nats/nats-auth.conf"
 kubectl -n "$ns" create secret generic flotilla-hub-nats \
-  --from-file="$work/nats/hub.creds" --from-file="$work/nats/account-signing.nk"
+  --from-file="$work/nats/hub.creds" --from-file="$work/nats/hub-system.creds" \
+  --from-file="$work/nats/agents-account.jwt" --from-file="$work/nats/agents-signing.nk" \
+  --from-file="$work/nats/operator-signing.nk"
 kubectl -n "$ns" apply -f "$repo/deploy/nats/nats.yaml"
 kubectl -n "$ns" rollout status deploy/nats --timeout="${timeout_s}s"
 

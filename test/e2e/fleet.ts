@@ -102,7 +102,14 @@ async function prepareSecurity(work: string): Promise<{
   const natsSetupDir = join(work, "nats-setup");
   const setup = await runProcess({
     name: "nats-setup",
-    args: ["packages/hub/dist/main.js", "nats-setup", "--out", natsSetupDir],
+    args: [
+      "packages/hub/dist/main.js",
+      "nats-setup",
+      "--out",
+      natsSetupDir,
+      "--resolver-dir",
+      join(work, "nats-jwt"),
+    ],
   });
   if (setup.code !== 0)
     throw new Error(`flotilla-hub nats-setup failed:\n${setup.stderr}`);
@@ -163,10 +170,8 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
           caFile,
           "--admin-tokens",
           secure.adminTokensFile,
-          "--nats-creds",
-          join(secure.natsSetupDir, "hub.creds"),
-          "--nats-account-signing-key",
-          join(secure.natsSetupDir, "account-signing.nk"),
+          "--nats-auth-dir",
+          secure.natsSetupDir,
         ];
 
   const startHub = async (): Promise<TestProcess> => {
