@@ -53,6 +53,48 @@ export const CLUSTERS = defineCollection<ClusterRecord>("clusters", (value) =>
   recordSchema.parse(value),
 );
 
+/** An operator's change of a cluster's labels and update group (LabelCluster). */
+export interface LabelChange {
+  readonly set: Labels;
+  readonly remove: readonly string[];
+  /** Absent: unchanged; empty string: cleared. */
+  readonly updateGroup?: string;
+  readonly expectedRevision?: number;
+}
+
+/** `record` with `change` applied: set labels win, removed ones are hidden from the agent's. */
+export function applyLabelChange(
+  record: ClusterRecord,
+  change: LabelChange,
+): ClusterRecord {
+  const operatorLabels: Record<string, string> = { ...record.operatorLabels };
+  const removed = new Set(record.removedLabels);
+  for (const key of change.remove) {
+    Reflect.deleteProperty(operatorLabels, key);
+    removed.add(key);
+  }
+  for (const [key, value] of Object.entries(change.set)) {
+    operatorLabels[key] = value;
+    removed.delete(key);
+  }
+  const base: { -readonly [K in keyof ClusterRecord]: ClusterRecord[K] } = {
+    ...record,
+  };
+  delete base.updateGroup;
+  const updateGroup =
+    change.updateGroup === undefined
+      ? record.updateGroup
+      : change.updateGroup === ""
+        ? undefined
+        : change.updateGroup;
+  return {
+    ...base,
+    operatorLabels,
+    removedLabels: [...removed].sort(),
+    ...(updateGroup === undefined ? {} : { updateGroup }),
+  };
+}
+
 /** The labels the cluster has: the agent's, with the operator's changes. */
 export function effectiveLabels(record: ClusterRecord): Labels {
   const out: Record<string, string> = {};

@@ -14,6 +14,7 @@ import { z } from "zod";
 import { nameProblem } from "../names.js";
 import { nameKey } from "../store/keys.js";
 import { defineCollection, type StateStore } from "../store/state-store.js";
+import { createUpdateQueue } from "../store/update-queue.js";
 
 export interface StrategyRecord {
   readonly name: string;
@@ -84,6 +85,7 @@ export function createUpdateStrategies(deps: {
   readonly now: () => number;
 }): UpdateStrategies {
   const strategies = new Map<string, StoredStrategy>();
+  const updates = createUpdateQueue();
   const notFound = (name: string): FlotillaError =>
     new FlotillaError(
       "not_found",
@@ -137,20 +139,42 @@ export function createUpdateStrategies(deps: {
     async update(name, strategyJson, expectedRevision) {
       checkName(name);
       const strategy = parseStrategyJson(strategyJson, "strategyJson");
-      const current = strategies.get(name);
-      if (current === undefined) throw notFound(name);
-      const record = {
-        name,
-        strategyJson,
-        createdAtMs: current.record.createdAtMs,
-        updatedAtMs: deps.now(),
-      };
-      const revision = await deps.store.put(STRATEGIES, nameKey(name), record, {
-        expectedRevision: expectedRevision ?? current.revision,
+      const key = nameKey(name);
+      return updates.update(name, {
+        what: `update strategy ${showValue(name)}`,
+        expectedRevision,
+        write: async () => {
+          const current = strategies.get(name);
+          if (current === undefined) throw notFound(name);
+          const record = {
+            name,
+            strategyJson,
+            createdAtMs: current.record.createdAtMs,
+            updatedAtMs: deps.now(),
+          };
+          const revision = await deps.store.put(STRATEGIES, key, record, {
+            expectedRevision: expectedRevision ?? current.revision,
+          });
+          const stored = { record, strategy, revision };
+          strategies.set(name, stored);
+          return stored;
+        },
+        reload: async () => {
+          const entry = await deps.store.get(STRATEGIES, key);
+          if (entry === undefined) {
+            strategies.delete(name);
+            throw notFound(name);
+          }
+          strategies.set(name, {
+            record: entry.value,
+            revision: entry.revision,
+            strategy: parseStrategyJson(
+              entry.value.strategyJson,
+              "strategyJson",
+            ),
+          });
+        },
       });
-      const stored = { record, strategy, revision };
-      strategies.set(name, stored);
-      return stored;
     },
     async delete(name) {
       const current = strategies.get(name);
