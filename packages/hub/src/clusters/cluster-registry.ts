@@ -27,6 +27,7 @@ import type { ClusterDirectory } from "./cluster-directory.js";
 import {
   applyLabelChange,
   CLUSTERS,
+  labelCountProblem,
   recordToCluster,
   type ClusterRecord,
   type LabelChange,
@@ -462,6 +463,9 @@ export function createClusterRegistry(
           const entry = entries.get(name);
           if (entry === undefined) throw notFound(name);
           const record = applyLabelChange(entry.record, change);
+          const tooMany = labelCountProblem(entry.record, record);
+          if (tooMany !== undefined)
+            throw FlotillaError.invalid("cluster labels", [tooMany]);
           await write(entry, record, change.expectedRevision ?? entry.revision);
           emit({ type: "changed", cluster: name });
           return statusOf(entry);

@@ -5,6 +5,7 @@
  */
 import {
   FlotillaError,
+  parseJsonText,
   parseUpdateStrategy,
   showValue,
   type Problem,
@@ -40,21 +41,11 @@ export interface StoredStrategy {
   readonly revision: number;
 }
 
-/** Parses strategy JSON text; problems are under `path` (`strategyJson`). */
+/** Parses strategy JSON text within core's input bounds; problems are under `path` (`strategyJson`). */
 export function parseStrategyJson(text: string, path: string): UpdateStrategy {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    throw FlotillaError.invalid("update strategy", [
-      {
-        path,
-        message: `is not valid JSON (${error instanceof Error ? error.message : String(error)})`,
-        value: text.slice(0, 200),
-      },
-    ]);
-  }
-  const parsed = parseUpdateStrategy(raw);
+  const raw = parseJsonText(text, path);
+  if (!raw.ok) throw FlotillaError.invalid("update strategy", raw.problems);
+  const parsed = parseUpdateStrategy(raw.value);
   if (!parsed.ok) {
     throw FlotillaError.invalid(
       "update strategy",
