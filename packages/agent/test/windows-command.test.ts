@@ -5,6 +5,7 @@ import {
   createConfigMapMaintenanceSource,
   runWindowsCommand,
 } from "@flotilla/agent";
+import { MAX_NESTING_DEPTH } from "@flotilla/core";
 import { waitFor, type KubeApiServer } from "@flotilla/testkit";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
@@ -97,6 +98,31 @@ describe("flotilla-agent windows", () => {
     expect(code).toBe(2);
     expect(stderr).toContain("maintenance.kubernetes[0].durationHours");
     expect(stderr).toContain("nothing was written");
+    expect(patches(t.server)).toBe(0);
+  });
+
+  it("set refuses a file nested too deeply or with a __proto__ key, and writes nothing", async () => {
+    await using t = await setup();
+    const deep = join(t.dir, "deep.yaml");
+    await writeFile(
+      deep,
+      `maintenance: ${"[".repeat(10_000)}${"]".repeat(10_000)}\n`,
+    );
+    const tooDeep = await t.run("set", deep);
+    expect(tooDeep.code).toBe(2);
+    expect(tooDeep.stderr).toContain(
+      `is nested more than ${String(MAX_NESTING_DEPTH)} levels deep`,
+    );
+    expect(tooDeep.stderr).toContain("nothing was written");
+    const proto = join(t.dir, "proto.yaml");
+    await writeFile(
+      proto,
+      WEEKLY.replace("  kubernetes:", '  "__proto__": {x: 1}\n  kubernetes:'),
+    );
+    const refused = await t.run("set", proto);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("maintenance.__proto__: is not allowed");
+    expect(refused.stderr).toContain("nothing was written");
     expect(patches(t.server)).toBe(0);
   });
 

@@ -1,9 +1,16 @@
 /**
  * Reading input files. YAML and JSON are told apart by content, not by name: the `yaml` parser
  * reads both (JSON is YAML's flow syntax). Every problem is a printable line that starts with the
- * file name, so a person can jump to it: `FILE:LINE:COL: message` for syntax errors.
+ * file name, so a person can jump to it: `FILE:LINE:COL: message` for syntax errors. Documents are
+ * held to core's input bounds (nesting depth, refused keys), as the hub holds what it is sent.
  */
-import { LineCounter, parseAllDocuments, parseDocument } from "yaml";
+import { boundsProblems, formatProblem, tooDeepProblem } from "@flotilla/core";
+import {
+  LineCounter,
+  parseAllDocuments,
+  parseDocument,
+  type YAMLError,
+} from "yaml";
 import type { CliIo } from "./io.js";
 
 /** A parsed document, or the lines that explain why it could not be read. */
@@ -42,6 +49,23 @@ function caretLines(source: string, line: number, col: number): string[] {
 }
 
 /**
+ * The errors worth showing of a document: the parser reports running out of stack on deep
+ * nesting once per level it unwinds, so only the first of those is kept, in the limit's words.
+ */
+function shownErrors(
+  errors: readonly YAMLError[],
+): { readonly pos: number; readonly message: string }[] {
+  const deep = errors.find((e) => e.code === "RESOURCE_EXHAUSTION");
+  const rest = errors.filter((e) => e.code !== "RESOURCE_EXHAUSTION");
+  return [
+    ...(deep === undefined
+      ? []
+      : [{ pos: deep.pos[0], message: tooDeepProblem("").message }]),
+    ...rest.map((e) => ({ pos: e.pos[0], message: e.message })),
+  ];
+}
+
+/**
  * The syntax errors of a YAML stream (a manifest file may hold several documents), as
  * `FILE:LINE:COL: message` lines with a caret under the spot; empty when it parses.
  */
@@ -54,8 +78,8 @@ export function yamlStreamErrors(file: string, source: string): string[] {
   const docs = Array.isArray(parsed) ? parsed : [parsed];
   const messages: string[] = [];
   for (const doc of docs) {
-    for (const error of doc.errors) {
-      const { line, col } = lineCounter.linePos(error.pos[0]);
+    for (const error of shownErrors(doc.errors)) {
+      const { line, col } = lineCounter.linePos(error.pos);
       messages.push(
         `${file}:${String(line)}:${String(col)}: ${error.message}`,
         ...caretLines(source, line, col),
@@ -78,8 +102,8 @@ export function parseDocumentText(
   const doc = parseDocument(source, { lineCounter, prettyErrors: false });
   if (doc.errors.length > 0) {
     const messages: string[] = [];
-    for (const error of doc.errors) {
-      const { line, col } = lineCounter.linePos(error.pos[0]);
+    for (const error of shownErrors(doc.errors)) {
+      const { line, col } = lineCounter.linePos(error.pos);
       messages.push(
         `${file}:${String(line)}:${String(col)}: ${error.message}`,
         ...caretLines(source, line, col),
@@ -91,12 +115,21 @@ export function parseDocumentText(
   try {
     value = doc.toJS({ maxAliasCount: 1000 });
   } catch (error) {
-    // Unresolved or excessive aliases only surface when the document is converted.
+    // Unresolved or excessive aliases only surface when the document is converted, and so does
+    // nesting deep enough to exhaust the stack there.
+    const message =
+      error instanceof RangeError
+        ? tooDeepProblem("").message
+        : error instanceof Error
+          ? error.message
+          : String(error);
+    return { ok: false, messages: [`${file}: ${message}`] };
+  }
+  const outOfBounds = boundsProblems(value, "");
+  if (outOfBounds.length > 0) {
     return {
       ok: false,
-      messages: [
-        `${file}: ${error instanceof Error ? error.message : String(error)}`,
-      ],
+      messages: outOfBounds.map((p) => `${file}: ${formatProblem(p)}`),
     };
   }
   if ((value === null || value === undefined) && options.allowEmpty === true)

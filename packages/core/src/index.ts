@@ -14,6 +14,15 @@ export type { Problem, Result } from "./result.js";
 export { FlotillaError } from "./errors.js";
 export type { FlotillaErrorCode } from "./errors.js";
 
+// Bounds on every document read from outside
+export {
+  MAX_NESTING_DEPTH,
+  REFUSED_KEYS,
+  boundsProblems,
+  parseJsonText,
+  tooDeepProblem,
+} from "./input-bounds.js";
+
 // Numbers, durations and selectors
 export { parseDuration } from "./duration.js";
 export {
@@ -31,6 +40,7 @@ export type {
 export {
   matchesSelector,
   EVERYTHING,
+  MAX_LABELS,
   labelKeyProblem,
   labelValueProblem,
   parseLabels,
@@ -185,6 +195,7 @@ export {
   isUpdateStrategyDocument,
   MAX_STAGE_CONCURRENCY,
 } from "./update-strategy.js";
+export { MAX_STAGES, MAX_GROUPS_PER_STAGE } from "./update-strategy-rules.js";
 export type {
   UpdateStrategy,
   StageSpec,

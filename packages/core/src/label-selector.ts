@@ -5,7 +5,15 @@
  * semantics: `!=` and `notin` match objects that lack the key; an empty selector matches everything.
  * "Absent selector matches nothing" is the caller's business: there is no selector value for it.
  */
+import { boundsProblems } from "./input-bounds.js";
 import { fail, joinPath, ok, type Problem, type Result } from "./result.js";
+
+/**
+ * Most labels one map may hold: a cluster's as its agent reports them, an operator's changes, a
+ * cluster group's. Kubernetes has no such limit, but label maps travel in every cluster's facts and
+ * every selector match walks them.
+ */
+export const MAX_LABELS = 64;
 
 /** A requirement's operator, as Kubernetes spells it in `matchExpressions`. */
 export type SelectorOperator = "In" | "NotIn" | "Exists" | "DoesNotExist";
@@ -100,7 +108,7 @@ export function labelValueProblem(value: string): string | undefined {
   return undefined;
 }
 
-/** Validates a labels map from untrusted input. */
+/** Validates a labels map from untrusted input: at most {@link MAX_LABELS}, keys and values. */
 export function parseLabels(raw: unknown, path: string): Result<Labels> {
   if (raw === undefined || raw === null) return ok({});
   if (typeof raw !== "object" || Array.isArray(raw)) {
@@ -112,9 +120,21 @@ export function parseLabels(raw: unknown, path: string): Result<Labels> {
       },
     ]);
   }
+  const entries = Object.entries(raw as Record<string, unknown>);
+  if (entries.length > MAX_LABELS) {
+    return fail([
+      {
+        path,
+        message: `must have at most ${String(MAX_LABELS)} labels`,
+        value: `${String(entries.length)} labels`,
+      },
+    ]);
+  }
+  const refused = boundsProblems(raw, path);
+  if (refused.length > 0) return fail(refused);
   const problems: Problem[] = [];
   const labels: Record<string, string> = {};
-  for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
+  for (const [key, value] of entries) {
     const at = joinPath(path, key);
     const keyProblem = labelKeyProblem(key);
     if (keyProblem !== undefined)

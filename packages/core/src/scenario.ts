@@ -232,5 +232,8 @@ export function behaviourOf(
   scenario: Scenario,
   cluster: string,
 ): ClusterBehaviour {
-  return scenario.clusters[cluster] ?? scenario.defaults;
+  // By own key: a cluster may be named "constructor", which every object inherits.
+  return Object.hasOwn(scenario.clusters, cluster)
+    ? (scenario.clusters[cluster] ?? scenario.defaults)
+    : scenario.defaults;
 }

@@ -12,6 +12,13 @@ import type { Problem } from "./result.js";
 /** Most groups a stage may have (AKS system limit). */
 export const MAX_GROUPS_PER_STAGE = 50;
 
+/**
+ * Most stages a strategy may have. AKS documents no limit; stages run one after another, each
+ * waiting for the last, so a real rollout has a handful. 100 is generous and keeps a strategy
+ * (and every run frozen from it) within what the hub checks, stores and shows at once.
+ */
+export const MAX_STAGES = 100;
+
 function record(value: unknown): Record<string, unknown> | undefined {
   return value !== null && typeof value === "object" && !Array.isArray(value)
     ? (value as Record<string, unknown>)

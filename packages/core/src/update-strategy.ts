@@ -11,8 +11,8 @@ import {
   type DayOfWeek,
 } from "./maintenance/calendar.js";
 import type { LabelSelector } from "./label-selector.js";
-import { fail, ok, type Result } from "./result.js";
-import { strategyRuleProblems } from "./update-strategy-rules.js";
+import { fail, joinPath, ok, type Result } from "./result.js";
+import { MAX_STAGES, strategyRuleProblems } from "./update-strategy-rules.js";
 
 import {
   DNS_LABEL,
@@ -244,6 +244,17 @@ export function parseUpdateStrategy(
   limits = { maxStageConcurrency: MAX_STAGE_CONCURRENCY },
 ): Result<UpdateStrategy> {
   const unwrapped = unwrapStrategy(raw) ?? { doc: raw, prefix: "" };
+  // Refused before anything else is checked: every stage would add its own problems.
+  const rawStages = (unwrapped.doc as { stages?: unknown } | null)?.stages;
+  if (Array.isArray(rawStages) && rawStages.length > MAX_STAGES) {
+    return fail([
+      {
+        path: joinPath(unwrapped.prefix, "stages"),
+        message: `must have at most ${String(MAX_STAGES)} stages`,
+        value: `${String(rawStages.length)} stages`,
+      },
+    ]);
+  }
   const parsed = parseWith(strategySchema, unwrapped.doc, unwrapped.prefix);
   const rules = strategyRuleProblems(
     unwrapped.doc,

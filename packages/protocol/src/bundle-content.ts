@@ -7,7 +7,12 @@
  * Format: UTF-8 JSON `{ apiVersion: "flotilla.dev/v1", kind: "BundleContent", bundle, revision,
  * namespace, resources: [ Kubernetes objects ] }`, keys sorted (equal content, equal digest).
  */
-import { canonicalJson, fail, type Result } from "@flotilla/core";
+import {
+  boundsProblems,
+  canonicalJson,
+  fail,
+  type Result,
+} from "@flotilla/core";
 import { z } from "zod";
 import { MAX_NAME_LENGTH } from "./limits.js";
 import { boundedString, parseWire } from "./codecs/validate.js";
@@ -77,5 +82,7 @@ export function parseBundleContent(bytes: Uint8Array): Result<BundleContent> {
       },
     ]);
   }
+  const outOfBounds = boundsProblems(raw, "");
+  if (outOfBounds.length > 0) return fail(outOfBounds);
   return parseWire(contentSchema, raw, "");
 }

@@ -19,6 +19,7 @@
  */
 import { createHash } from "node:crypto";
 import {
+  boundsProblems,
   canonicalIntentJson,
   fail,
   FlotillaError,
@@ -222,6 +223,8 @@ export function parseIntentDocument(
     const message = error instanceof Error ? error.message : String(error);
     return fail([{ path: "", message: `is not UTF-8 JSON: ${message}` }]);
   }
+  const outOfBounds = boundsProblems(raw, "");
+  if (outOfBounds.length > 0) return fail(outOfBounds);
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     return fail([{ path: "", message: "must be an object", value: raw }]);
   }

@@ -30,8 +30,8 @@ export const OBJECT_CHUNK_BYTES = 1 * MiB;
 /** Per-resource reasons in one status report; the rest are counted in `reasonsTruncated`. */
 export const MAX_REASONS = 20;
 
-/** Labels on one cluster. */
-export const MAX_LABELS = 64;
+/** Labels on one cluster: core's bound on every label map, so the agent and the API agree. */
+export { MAX_LABELS } from "@flotilla/core";
 
 /** Node pools of one cluster. */
 export const MAX_NODE_POOLS = 100;

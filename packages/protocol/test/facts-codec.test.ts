@@ -152,6 +152,17 @@ describe("cluster facts codec", () => {
     expect(valueOf(clusterFactsFromWire(decoded))).toEqual(bare);
   });
 
+  it("refuses a __proto__ label, which protobuf carries and a plain record would drop", () => {
+    const labels = JSON.parse('{"__proto__":"x","env":"prod"}') as Record<
+      string,
+      string
+    >;
+    const decoded = sent({ facts: { labels } }).facts;
+    expect(problemsOf(clusterFactsFromWire(decoded))).toMatchObject([
+      { path: "facts.labels.__proto__" },
+    ]);
+  });
+
   it("normalises versions and refuses bad labels, versions, duplicate pools and too many labels", () => {
     const labels = Object.fromEntries(
       Array.from({ length: MAX_LABELS + 1 }, (_, i) => [`k${String(i)}`, "v"]),

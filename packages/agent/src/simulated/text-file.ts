@@ -1,11 +1,17 @@
 /**
  * Reading a local JSON or YAML document (fleet files, maintenance files). JSON is parsed here;
  * YAML needs a parser passed in (`parseText`, e.g. the `yaml` package's `parse`), which the
- * agent's composition root supplies, so this module has no YAML dependency of its own.
+ * agent's composition root supplies, so this module has no YAML dependency of its own. Documents
+ * are held to core's input bounds (nesting depth, refused keys).
  */
 import { readFile } from "node:fs/promises";
 import { extname } from "node:path";
-import { FlotillaError } from "@flotilla/core";
+import {
+  boundsProblems,
+  FlotillaError,
+  formatProblem,
+  tooDeepProblem,
+} from "@flotilla/core";
 
 /** Parses a document's text; throws on syntax errors. `file` is for messages. */
 export type TextParser = (text: string, file: string) => unknown;
@@ -59,13 +65,26 @@ export async function readDocument(
           : String(error);
     return { ok: false, message: why };
   }
+  let value: unknown;
   try {
-    return { ok: true, value: parse(text, file) };
+    value = parse(text, file);
   } catch (error) {
+    // A parser that runs out of stack on deep nesting: the yaml package reports it by this code.
+    if (
+      error instanceof RangeError ||
+      (error as { code?: unknown }).code === "RESOURCE_EXHAUSTION"
+    ) {
+      return { ok: false, message: tooDeepProblem("").message };
+    }
     const why = error instanceof Error ? error.message : String(error);
     return {
       ok: false,
       message: `not valid ${isYamlFile(file) ? "YAML" : "JSON"}: ${why}`,
     };
   }
+  const problems = boundsProblems(value, "");
+  if (problems.length > 0) {
+    return { ok: false, message: problems.map(formatProblem).join("; ") };
+  }
+  return { ok: true, value };
 }

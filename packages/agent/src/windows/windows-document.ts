@@ -6,7 +6,9 @@
  * model so the owner's comments and layout survive.
  */
 import {
+  boundsProblems,
   parseMaintenance,
+  tooDeepProblem,
   type Maintenance,
   type Problem,
   type Result,
@@ -22,6 +24,9 @@ function problem(path: string, message: string, value?: unknown): Problem {
 
 function yamlDocument(text: string): Result<Document> {
   const doc = parseDocument(text, { prettyErrors: false });
+  // The parser gives up on deep nesting when its stack runs out: say what the limit is instead.
+  if (doc.errors.some((e) => e.code === "RESOURCE_EXHAUSTION"))
+    return { ok: false, problems: [tooDeepProblem("")] };
   const error = doc.errors[0];
   if (error !== undefined)
     return {
@@ -31,13 +36,31 @@ function yamlDocument(text: string): Result<Document> {
   return { ok: true, value: doc };
 }
 
+/** The document's value within core's input bounds (nesting depth, refused keys). */
+function boundedValue(doc: Document): Result<unknown> {
+  let raw: unknown;
+  try {
+    raw = doc.toJS();
+  } catch (error) {
+    if (error instanceof RangeError)
+      return { ok: false, problems: [tooDeepProblem("")] };
+    throw error;
+  }
+  const problems = boundsProblems(raw, "");
+  return problems.length > 0
+    ? { ok: false, problems }
+    : { ok: true, value: raw };
+}
+
 /** The configuration in `text`; undefined means no constraints ("any time"). */
 export function parseWindowsDocument(
   text: string,
 ): Result<Maintenance | undefined> {
   const doc = yamlDocument(text);
   if (!doc.ok) return doc;
-  const raw: unknown = doc.value.toJS();
+  const bounded = boundedValue(doc.value);
+  if (!bounded.ok) return bounded;
+  const raw = bounded.value;
   if (raw === null || raw === undefined) return { ok: true, value: undefined };
   if (typeof raw !== "object" || Array.isArray(raw))
     return {

@@ -17,6 +17,7 @@
  * A bad file is reported with the file and each field's path and value. The file is written with
  * mode 0600 (it may hold a token) and atomically, so that a crash never leaves half of it.
  */
+import { boundsProblems, formatProblem } from "@flotilla/core";
 import { parseDocument, stringify } from "yaml";
 import { describeReadError } from "../input.js";
 import type { CliIo } from "../io.js";
@@ -145,6 +146,13 @@ export function parseCliConfig(
     };
   }
   const raw: unknown = document.toJS() ?? {};
+  const outOfBounds = boundsProblems(raw, "");
+  if (outOfBounds.length > 0) {
+    return {
+      ok: false,
+      problems: outOfBounds.map((p) => `${file}: ${formatProblem(p)}`),
+    };
+  }
   const problems: Problems = [];
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     return {

@@ -8,6 +8,7 @@ import {
   bundleSpecWarnings,
   FlotillaError,
   parseBundleSpec,
+  parseJsonText,
   type FleetBundleSpec,
   type PlanWarning,
   type Problem,
@@ -49,19 +50,13 @@ export interface PreparedBundle {
   readonly warnings: readonly PlanWarning[];
 }
 
-/** Parses a `*_json` field; "" is undefined. Problems go to `field`. */
+/** Parses a `*_json` field within core's input bounds; "" is undefined. Problems go to `field`. */
 function jsonField(text: string, field: string, problems: Problem[]): unknown {
   if (text.trim() === "") return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (error) {
-    problems.push({
-      path: field,
-      message: `is not valid JSON (${error instanceof Error ? error.message : String(error)})`,
-      value: text.length > 200 ? `${text.slice(0, 199)}…` : text,
-    });
-    return undefined;
-  }
+  const parsed = parseJsonText(text, field);
+  if (parsed.ok) return parsed.value;
+  problems.push(...parsed.problems);
+  return undefined;
 }
 
 /** The document core's parseBundleSpec reads, assembled from the request's fields. */

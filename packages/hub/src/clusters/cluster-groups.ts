@@ -14,6 +14,7 @@ import {
 import { z } from "zod";
 import { nameKey } from "../store/keys.js";
 import { defineCollection, type StateStore } from "../store/state-store.js";
+import { createUpdateQueue } from "../store/update-queue.js";
 import { nameProblem } from "../names.js";
 
 export interface ClusterGroupRecord {
@@ -92,6 +93,7 @@ export function createClusterGroups(deps: {
   const groups = new Map<string, StoredGroup>();
   let all: ClusterGroup[] | undefined;
   const listeners = new Set<() => void>();
+  const updates = createUpdateQueue();
   const changed = (): void => {
     all = undefined;
     for (const listener of listeners) listener();
@@ -161,25 +163,42 @@ export function createClusterGroups(deps: {
     },
     async update(input, expectedRevision) {
       toGroup(input, "group");
-      const current = groups.get(input.name);
-      if (current === undefined) throw notFound(input.name);
-      const record: ClusterGroupRecord = {
-        name: input.name,
-        labels: { ...input.labels },
-        ...(input.selector === undefined ? {} : { selector: input.selector }),
-        createdAtMs: current.record.createdAtMs,
-        updatedAtMs: deps.now(),
-      };
-      const revision = await deps.store.put(
-        CLUSTER_GROUPS,
-        nameKey(input.name),
-        record,
-        { expectedRevision: expectedRevision ?? current.revision },
-      );
-      const group = stored(record, revision);
-      groups.set(input.name, group);
-      changed();
-      return group;
+      const { name } = input;
+      const key = nameKey(name);
+      return updates.update(name, {
+        what: `cluster group ${showValue(name)}`,
+        expectedRevision,
+        write: async () => {
+          const current = groups.get(name);
+          if (current === undefined) throw notFound(name);
+          const record: ClusterGroupRecord = {
+            name,
+            labels: { ...input.labels },
+            ...(input.selector === undefined
+              ? {}
+              : { selector: input.selector }),
+            createdAtMs: current.record.createdAtMs,
+            updatedAtMs: deps.now(),
+          };
+          const revision = await deps.store.put(CLUSTER_GROUPS, key, record, {
+            expectedRevision: expectedRevision ?? current.revision,
+          });
+          const group = stored(record, revision);
+          groups.set(name, group);
+          changed();
+          return group;
+        },
+        reload: async () => {
+          const entry = await deps.store.get(CLUSTER_GROUPS, key);
+          if (entry === undefined) {
+            groups.delete(name);
+            changed();
+            throw notFound(name);
+          }
+          groups.set(name, stored(entry.value, entry.revision));
+          changed();
+        },
+      });
     },
     async delete(name) {
       const current = groups.get(name);

@@ -3,7 +3,13 @@
  * operators set on top (labels, update group). The effective labels are the agent's with the
  * operator's changes applied, so an agent re-registering does not undo `flotilla cluster label`.
  */
-import type { Cluster, Labels, Maintenance } from "@flotilla/core";
+import {
+  MAX_LABELS,
+  type Cluster,
+  type Labels,
+  type Maintenance,
+  type Problem,
+} from "@flotilla/core";
 import type { ClusterFacts } from "@flotilla/protocol";
 import { z } from "zod";
 import { defineCollection } from "../store/state-store.js";
@@ -52,6 +58,78 @@ const recordSchema = z.object({
 export const CLUSTERS = defineCollection<ClusterRecord>("clusters", (value) =>
   recordSchema.parse(value),
 );
+
+/** An operator's change of a cluster's labels and update group (LabelCluster). */
+export interface LabelChange {
+  readonly set: Labels;
+  readonly remove: readonly string[];
+  /** Absent: unchanged; empty string: cleared. */
+  readonly updateGroup?: string;
+  readonly expectedRevision?: number;
+}
+
+/** `record` with `change` applied: set labels win, removed ones are hidden from the agent's. */
+export function applyLabelChange(
+  record: ClusterRecord,
+  change: LabelChange,
+): ClusterRecord {
+  const operatorLabels: Record<string, string> = { ...record.operatorLabels };
+  const removed = new Set(record.removedLabels);
+  for (const key of change.remove) {
+    Reflect.deleteProperty(operatorLabels, key);
+    removed.add(key);
+  }
+  for (const [key, value] of Object.entries(change.set)) {
+    operatorLabels[key] = value;
+    removed.delete(key);
+  }
+  // Removals of labels the agent does not report are kept (the agent may report them later) only
+  // while the list stays within MAX_LABELS; past it, only the ones hiding an agent's label are
+  // kept, and those are at most MAX_LABELS, as the agent's labels are.
+  if (removed.size > MAX_LABELS) {
+    for (const key of removed) {
+      if (!Object.hasOwn(record.facts.labels, key)) removed.delete(key);
+    }
+  }
+  const base: { -readonly [K in keyof ClusterRecord]: ClusterRecord[K] } = {
+    ...record,
+  };
+  delete base.updateGroup;
+  const updateGroup =
+    change.updateGroup === undefined
+      ? record.updateGroup
+      : change.updateGroup === ""
+        ? undefined
+        : change.updateGroup;
+  return {
+    ...base,
+    operatorLabels,
+    removedLabels: [...removed].sort(),
+    ...(updateGroup === undefined ? {} : { updateGroup }),
+  };
+}
+
+/**
+ * Why a label change leaves the cluster with too many labels: more than {@link MAX_LABELS}, and
+ * more than it had (an agent may have brought it past the bound; a change that does not add to it
+ * still goes through). Undefined when it does not.
+ */
+export function labelCountProblem(
+  before: ClusterRecord,
+  after: ClusterRecord,
+): Problem | undefined {
+  const count = Object.keys(effectiveLabels(after)).length;
+  if (
+    count <= MAX_LABELS ||
+    count <= Object.keys(effectiveLabels(before)).length
+  ) {
+    return undefined;
+  }
+  return {
+    path: "setLabels",
+    message: `would give the cluster ${String(count)} labels; a cluster may have at most ${String(MAX_LABELS)}`,
+  };
+}
 
 /** The labels the cluster has: the agent's, with the operator's changes. */
 export function effectiveLabels(record: ClusterRecord): Labels {

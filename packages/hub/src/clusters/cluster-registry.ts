@@ -17,17 +17,20 @@ import {
   type Cluster,
   type ClusterGroup,
   type LabelSelector,
-  type Labels,
   type Maintenance,
 } from "@flotilla/core";
 import type { ClusterFacts } from "@flotilla/protocol";
 import { nameKey } from "../store/keys.js";
 import { isRevisionConflict, type StateStore } from "../store/state-store.js";
+import { createUpdateQueue } from "../store/update-queue.js";
 import type { ClusterDirectory } from "./cluster-directory.js";
 import {
+  applyLabelChange,
   CLUSTERS,
+  labelCountProblem,
   recordToCluster,
   type ClusterRecord,
+  type LabelChange,
 } from "./cluster-record.js";
 
 export type ConnectionState =
@@ -85,14 +88,6 @@ export interface SessionHandle {
   readonly id: number;
 }
 
-export interface LabelChange {
-  readonly set: Labels;
-  readonly remove: readonly string[];
-  /** Absent: unchanged; empty string: cleared. */
-  readonly updateGroup?: string;
-  readonly expectedRevision?: number;
-}
-
 export interface ClusterRegistry extends ClusterDirectory {
   start(): Promise<void>;
   onChange(listener: (change: ClusterChange) => void): () => void;
@@ -143,6 +138,7 @@ export function createClusterRegistry(
     (session: SessionHandle, why: "removed" | "replaced") => void
   >();
   let nextSession = 1;
+  const labelUpdates = createUpdateQueue();
 
   const emit = (change: ClusterChange): void => {
     sorted = undefined;
@@ -459,40 +455,34 @@ export function createClusterRegistry(
         .map(statusOf);
     },
 
-    async label(name, change) {
-      const entry = entries.get(name);
-      if (entry === undefined) throw notFound(name);
-      const operatorLabels: Record<string, string> = {
-        ...entry.record.operatorLabels,
-      };
-      const removed = new Set(entry.record.removedLabels);
-      for (const key of change.remove) {
-        Reflect.deleteProperty(operatorLabels, key);
-        removed.add(key);
-      }
-      for (const [key, value] of Object.entries(change.set)) {
-        operatorLabels[key] = value;
-        removed.delete(key);
-      }
-      const base: { -readonly [K in keyof ClusterRecord]: ClusterRecord[K] } = {
-        ...entry.record,
-      };
-      delete base.updateGroup;
-      const updateGroup =
-        change.updateGroup === undefined
-          ? entry.record.updateGroup
-          : change.updateGroup === ""
-            ? undefined
-            : change.updateGroup;
-      const record: ClusterRecord = {
-        ...base,
-        operatorLabels,
-        removedLabels: [...removed].sort(),
-        ...(updateGroup === undefined ? {} : { updateGroup }),
-      };
-      await write(entry, record, change.expectedRevision ?? entry.revision);
-      emit({ type: "changed", cluster: name });
-      return statusOf(entry);
+    label(name, change) {
+      return labelUpdates.update(name, {
+        what: `cluster ${showValue(name)}`,
+        expectedRevision: change.expectedRevision,
+        write: async () => {
+          const entry = entries.get(name);
+          if (entry === undefined) throw notFound(name);
+          const record = applyLabelChange(entry.record, change);
+          const tooMany = labelCountProblem(entry.record, record);
+          if (tooMany !== undefined)
+            throw FlotillaError.invalid("cluster labels", [tooMany]);
+          await write(entry, record, change.expectedRevision ?? entry.revision);
+          emit({ type: "changed", cluster: name });
+          return statusOf(entry);
+        },
+        reload: async () => {
+          const stored = await deps.store.get(CLUSTERS, nameKey(name));
+          const entry = entries.get(name);
+          if (stored === undefined || entry === undefined) throw notFound(name);
+          // Facts kept in memory through a store outage are newer than the stored ones.
+          entry.record =
+            entry.unsaved === true
+              ? { ...stored.value, facts: entry.record.facts }
+              : stored.value;
+          entry.revision = stored.revision;
+          entry.cluster = recordToCluster(entry.record);
+        },
+      });
     },
 
     async remove(name) {

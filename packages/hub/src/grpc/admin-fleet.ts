@@ -170,7 +170,7 @@ export function fleetHandlers(
           );
           if (!remove.ok) problems.push(...remove.problems);
           for (const key of request.removeLabels) {
-            if (key in request.setLabels) {
+            if (Object.hasOwn(request.setLabels, key)) {
               problems.push({
                 path: "removeLabels",
                 message: "must not name a label that setLabels sets",

@@ -15,9 +15,15 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
-import { FlotillaError, formatProblem, type Problem } from "@flotilla/core";
+import {
+  boundsProblems,
+  FlotillaError,
+  formatProblem,
+  tooDeepProblem,
+  type Problem,
+} from "@flotilla/core";
 import type { Logger } from "pino";
-import { parse as parseYaml } from "yaml";
+import { parse as parseYaml, YAMLParseError } from "yaml";
 import { z } from "zod";
 import {
   ADMIN_NAME_PATTERN,
@@ -131,10 +137,22 @@ export function parseAdminTokenFile(
   try {
     document = parseYaml(text) as unknown;
   } catch (error) {
+    const why =
+      error instanceof YAMLParseError && error.code === "RESOURCE_EXHAUSTION"
+        ? tooDeepProblem("").message
+        : `not YAML (${error instanceof Error ? error.message : String(error)})`;
     throw new FlotillaError(
       "invalid_argument",
-      `Cannot read admin token file "${file}": not YAML (${error instanceof Error ? error.message : String(error)})`,
+      `Cannot read admin token file "${file}": ${why}`,
       { cause: error },
+    );
+  }
+  const outOfBounds = boundsProblems(document, "");
+  if (outOfBounds.length > 0) {
+    throw new FlotillaError(
+      "invalid_argument",
+      `Invalid admin token file "${file}": ${outOfBounds.map(formatProblem).join("; ")}`,
+      { problems: outOfBounds },
     );
   }
   // An empty file is an empty list: every token revoked.

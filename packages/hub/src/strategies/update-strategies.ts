@@ -5,6 +5,7 @@
  */
 import {
   FlotillaError,
+  parseJsonText,
   parseUpdateStrategy,
   showValue,
   type Problem,
@@ -14,6 +15,7 @@ import { z } from "zod";
 import { nameProblem } from "../names.js";
 import { nameKey } from "../store/keys.js";
 import { defineCollection, type StateStore } from "../store/state-store.js";
+import { createUpdateQueue } from "../store/update-queue.js";
 
 export interface StrategyRecord {
   readonly name: string;
@@ -39,21 +41,11 @@ export interface StoredStrategy {
   readonly revision: number;
 }
 
-/** Parses strategy JSON text; problems are under `path` (`strategyJson`). */
+/** Parses strategy JSON text within core's input bounds; problems are under `path` (`strategyJson`). */
 export function parseStrategyJson(text: string, path: string): UpdateStrategy {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    throw FlotillaError.invalid("update strategy", [
-      {
-        path,
-        message: `is not valid JSON (${error instanceof Error ? error.message : String(error)})`,
-        value: text.slice(0, 200),
-      },
-    ]);
-  }
-  const parsed = parseUpdateStrategy(raw);
+  const raw = parseJsonText(text, path);
+  if (!raw.ok) throw FlotillaError.invalid("update strategy", raw.problems);
+  const parsed = parseUpdateStrategy(raw.value);
   if (!parsed.ok) {
     throw FlotillaError.invalid(
       "update strategy",
@@ -84,6 +76,7 @@ export function createUpdateStrategies(deps: {
   readonly now: () => number;
 }): UpdateStrategies {
   const strategies = new Map<string, StoredStrategy>();
+  const updates = createUpdateQueue();
   const notFound = (name: string): FlotillaError =>
     new FlotillaError(
       "not_found",
@@ -137,20 +130,42 @@ export function createUpdateStrategies(deps: {
     async update(name, strategyJson, expectedRevision) {
       checkName(name);
       const strategy = parseStrategyJson(strategyJson, "strategyJson");
-      const current = strategies.get(name);
-      if (current === undefined) throw notFound(name);
-      const record = {
-        name,
-        strategyJson,
-        createdAtMs: current.record.createdAtMs,
-        updatedAtMs: deps.now(),
-      };
-      const revision = await deps.store.put(STRATEGIES, nameKey(name), record, {
-        expectedRevision: expectedRevision ?? current.revision,
+      const key = nameKey(name);
+      return updates.update(name, {
+        what: `update strategy ${showValue(name)}`,
+        expectedRevision,
+        write: async () => {
+          const current = strategies.get(name);
+          if (current === undefined) throw notFound(name);
+          const record = {
+            name,
+            strategyJson,
+            createdAtMs: current.record.createdAtMs,
+            updatedAtMs: deps.now(),
+          };
+          const revision = await deps.store.put(STRATEGIES, key, record, {
+            expectedRevision: expectedRevision ?? current.revision,
+          });
+          const stored = { record, strategy, revision };
+          strategies.set(name, stored);
+          return stored;
+        },
+        reload: async () => {
+          const entry = await deps.store.get(STRATEGIES, key);
+          if (entry === undefined) {
+            strategies.delete(name);
+            throw notFound(name);
+          }
+          strategies.set(name, {
+            record: entry.value,
+            revision: entry.revision,
+            strategy: parseStrategyJson(
+              entry.value.strategyJson,
+              "strategyJson",
+            ),
+          });
+        },
       });
-      const stored = { record, strategy, revision };
-      strategies.set(name, stored);
-      return stored;
     },
     async delete(name) {
       const current = strategies.get(name);

@@ -4,6 +4,7 @@
  * sizes, string lengths, Kubernetes version syntax (normalised without "v"), maintenance windows.
  */
 import {
+  boundsProblems,
   fail,
   formatKubernetesVersion,
   joinPath,
@@ -92,6 +93,9 @@ export function clusterFactsFromWire(
   raw: unknown,
   path = "facts",
 ): Result<ClusterFacts> {
+  // Before zod, whose record parsing silently drops a "__proto__" label.
+  const outOfBounds = boundsProblems(raw, path);
+  if (outOfBounds.length > 0) return fail(outOfBounds);
   const shaped = parseWire(factsSchema, raw, path);
   if (!shaped.ok) return shaped;
   const f = shaped.value;
