@@ -148,6 +148,21 @@ describe("agent registration", () => {
     expect((error as Error).message).not.toContain(token.secret.split(".")[2]);
     expect(await t.store.get(IDENTITIES, "web-1")).toBeUndefined();
     expect(await tokenUses(t, token.id)).toBe(usesBefore);
+    // The caller proved nothing: the record names its address, the name it claimed is the target.
+    const { events } = await t.audit.list({
+      method: "/flotilla.v1.AgentService/Register",
+      targetName: "web-1",
+    });
+    expect(events).toMatchObject([
+      {
+        actor: expect.stringMatching(/^anonymous@127\.0\.0\.1:\d+$/),
+        role: "",
+        targetKind: "Cluster",
+        targetName: "web-1",
+        outcome: code === "invalid_argument" ? "Failed" : "Denied",
+        errorCode: code,
+      },
+    ]);
   });
 
   it("refuses a CSR whose signature does not verify and a bad cluster name, counting no use", async () => {

@@ -10,8 +10,10 @@
  * * Connect: the stream's certificate must name a registered cluster holding it, and hello must
  *   name that same cluster.
  *
- * Every Register and RenewIdentity, and every refused stream, goes to the audit log as
- * `cluster:NAME` (or `anonymous@PEER` when no identity is known).
+ * Every Register and RenewIdentity, and every refused stream, goes to the audit log. The actor is
+ * `cluster:NAME` only once the caller proved it: a certificate of that cluster, or a Register that
+ * succeeded. Otherwise it is `anonymous@PEER`, and the name the caller claimed is only the record's
+ * target, so that nobody can put records under another cluster's name.
  */
 import {
   FlotillaError,
@@ -138,26 +140,27 @@ export function createAgentRegistration(
 ): AgentRegistration {
   const { security } = deps;
 
-  const record = (
+  /** Audits one call; an anonymous caller has no role. Resolves once the record is stored. */
+  const record = async (
     method: string,
     actor: string,
     targetName: string,
     error: FlotillaError | undefined,
-  ): void => {
+  ): Promise<void> => {
     const outcome =
       error === undefined
         ? ("Succeeded" as const)
         : error.code === "unauthenticated" || error.code === "permission_denied"
           ? ("Denied" as const)
           : ("Failed" as const);
-    deps.audit
+    await deps.audit
       .append({
         atMs: deps.now(),
-        actor,
-        role: "agent",
+        actor: actor.slice(0, 256),
+        role: actor.startsWith("cluster:") ? "agent" : "",
         method: `${AGENT_SERVICE}${method}`,
         targetKind: "Cluster",
-        targetName,
+        targetName: targetName.slice(0, 256),
         reason: "",
         outcome,
         ...(error === undefined
@@ -298,26 +301,29 @@ export function createAgentRegistration(
     handlers: {
       Register: (call, callback) => {
         const request = call.request;
-        const actor =
-          intentKeyProblem(request.clusterName) === undefined
-            ? `cluster:${request.clusterName}`
-            : `anonymous@${peerOf(call)}`;
-        const handler = audited(
-          deps,
-          {
-            method: `${AGENT_SERVICE}Register`,
-            targetKind: "cluster",
-            targetName: (r: wire.RegisterRequest__Output) => r.clusterName,
-          },
-          register,
-        );
-        reply(
-          "Register",
-          Promise.resolve(
-            handler(request, { ...callContext(call), actor, role: "agent" }),
-          ),
-          callback,
-        );
+        const answer = async (): Promise<wire.RegisterResponse> => {
+          let response: wire.RegisterResponse;
+          try {
+            response = await register(request);
+          } catch (error) {
+            // Even with a good token the name is only claimed (an unbound token allows any).
+            await record(
+              "Register",
+              `anonymous@${peerOf(call)}`,
+              request.clusterName,
+              FlotillaError.from(error),
+            );
+            throw error;
+          }
+          await record(
+            "Register",
+            `cluster:${request.clusterName}`,
+            request.clusterName,
+            undefined,
+          );
+          return response;
+        };
+        reply("Register", answer(), callback);
       },
 
       RenewIdentity: (call, callback) => {
@@ -327,7 +333,7 @@ export function createAgentRegistration(
           try {
             identity = await clusterOfCall(security, call);
           } catch (error) {
-            record(
+            await record(
               "RenewIdentity",
               `anonymous@${peerOf(call)}`,
               "",
@@ -361,7 +367,7 @@ export function createAgentRegistration(
         return await clusterOfCall(security, call);
       } catch (error) {
         const refusal = FlotillaError.from(error);
-        record("Connect", `anonymous@${peerOf(call)}`, "", refusal);
+        await record("Connect", `anonymous@${peerOf(call)}`, "", refusal);
         throw refusal;
       }
     },
@@ -375,7 +381,7 @@ export function createAgentRegistration(
         { clusterName: identity.cluster, claimed, peer },
         "agent hello named another cluster",
       );
-      record("Connect", `cluster:${identity.cluster}`, claimed, error);
+      void record("Connect", `cluster:${identity.cluster}`, claimed, error);
       return error;
     },
   };
