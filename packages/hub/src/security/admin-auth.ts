@@ -14,8 +14,8 @@
  *    the `x-flotilla-actor` header as before authentication existed.
  *
  * Unauthenticated → UNAUTHENTICATED; a role too weak → PERMISSION_DENIED; both are recorded in the
- * audit log (outcome Denied) with the caller (`anonymous@PEER` when unknown), the method, the
- * caller's reason and why. The caller of an accepted call is attached to the call object
+ * audit log (outcome Denied) with the caller (`cluster:C` for a cluster's certificate,
+ * `anonymous@PEER` when unknown), the method, the caller's reason and why. The caller of an accepted call is attached to the call object
  * (call-identity.ts), where `callContext` finds it for every handler kind.
  */
 import { FlotillaError, type FlotillaErrorCode } from "@flotilla/core";
@@ -166,9 +166,12 @@ function targetNameOf(request: unknown): string {
   return "";
 }
 
+type Refusal = Extract<AdminVerdict, { ok: false }>;
+
 /** Builds the authentication of a hub from its ways in. */
 export function createAdminAuth(deps: AdminAuthDeps): AdminAuth {
-  const identify = (call: AuthCall, peer: string): CallIdentity => {
+  /** The caller; a refusal of a caller who proved who it is; throws for anyone unproven. */
+  const identify = (call: AuthCall, peer: string): CallIdentity | Refusal => {
     if (deps.insecure === true) {
       const name = headerActor(call.metadata, peer);
       return {
@@ -207,10 +210,16 @@ export function createAdminAuth(deps: AdminAuthDeps): AdminAuth {
         );
       }
       if (peerIdentity.kind === "cluster") {
-        throw new FlotillaError(
-          "permission_denied",
-          `Cluster "${peerIdentity.cluster}"'s certificate may not call AdminService`,
-        );
+        // The certificate is good, so the record names the cluster that used it.
+        return {
+          ok: false,
+          error: new FlotillaError(
+            "permission_denied",
+            `Cluster "${peerIdentity.cluster}"'s certificate may not call AdminService`,
+          ),
+          actor: `cluster:${peerIdentity.cluster}`,
+          role: "agent",
+        };
       }
       return {
         identity: peerIdentity,
@@ -226,13 +235,15 @@ export function createAdminAuth(deps: AdminAuthDeps): AdminAuth {
   const check = (call: AuthCall, method: string): AdminVerdict => {
     const peer = peerOf(call);
     const anonymous = peer === "" ? "anonymous" : `anonymous@${peer}`;
-    let who: CallIdentity;
+    let found: CallIdentity | Refusal;
     try {
-      who = identify(call, peer);
+      found = identify(call, peer);
     } catch (error) {
       const refusal = FlotillaError.from(error);
       return { ok: false, error: refusal, actor: anonymous, role: "" };
     }
+    if ("error" in found) return found;
+    const who = found;
     const needed = requiredRole(method);
     if (needed === undefined || !roleAllows(who.role, needed)) {
       return {
@@ -254,7 +265,7 @@ export function createAdminAuth(deps: AdminAuthDeps): AdminAuth {
   const recordDenial = async (
     call: AuthCall,
     method: string,
-    verdict: Extract<AdminVerdict, { ok: false }>,
+    verdict: Refusal,
   ): Promise<void> => {
     deps.onDenied?.(method, verdict.error.code);
     await deps.audit
