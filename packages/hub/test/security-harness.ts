@@ -38,6 +38,8 @@ export interface SecureTestHubOptions {
   readonly adminAuth?: boolean;
   /** gRPC address (default `127.0.0.1:0`); `[::]:0` serves IPv4 and IPv6 loopback clients. */
   readonly listen?: string;
+  /** How many refused calls the audit log records per peer (HubOptions.refusalAudit). */
+  readonly refusalAudit?: HubOptions["refusalAudit"];
 }
 
 export interface SecureTestHub {
@@ -108,6 +110,9 @@ export async function startSecureTestHub(
         ...(options.observer === undefined
           ? {}
           : { observer: options.observer }),
+        ...(options.refusalAudit === undefined
+          ? {}
+          : { refusalAudit: options.refusalAudit }),
         security: {
           authority,
           ...(options.clusterCertificateTtlMs === undefined

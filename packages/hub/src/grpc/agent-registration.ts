@@ -1,5 +1,6 @@
 /**
- * How an agent gets and keeps its identity (issue 6), and how its session stream proves it:
+ * How an agent gets and keeps its identity (docs/security.md), and how its session stream proves
+ * it:
  *
  * * Register (no client certificate): a bootstrap token is checked, the cluster name validated
  *   (an intent key), the CSR's signature verified; a cluster already registered needs a token
@@ -10,10 +11,11 @@
  * * Connect: the stream's certificate must name a registered cluster holding it, and hello must
  *   name that same cluster.
  *
- * Every Register and RenewIdentity, and every refused stream, goes to the audit log. The actor is
- * `cluster:NAME` only once the caller proved it: a certificate of that cluster, or a Register that
- * succeeded. Otherwise it is `anonymous@PEER`, and the name the caller claimed is only the record's
- * target, so that nobody can put records under another cluster's name.
+ * Every Register and RenewIdentity, and every refused stream, goes to the audit log (refusals
+ * within a limit per peer: audit/refusal-audit.ts). The actor is `cluster:NAME` only once the
+ * caller proved it: a certificate of that cluster, or a Register that succeeded. Otherwise it is
+ * `anonymous@PEER`, and the name the caller claimed is only the record's target, so that nobody
+ * can put records under another cluster's name.
  */
 import {
   FlotillaError,
@@ -28,6 +30,8 @@ import type { CertificateAuthority } from "../security/certificate-authority.js"
 import type { ClusterIdentities } from "../security/cluster-identities.js";
 import type { ClusterIdentity } from "../security/identity.js";
 import type { AgentNatsCredentialsIssuer } from "../security/agent-nats-credentials.js";
+import type { AuditRecord } from "../audit/audit-log.js";
+import { refusalPeer, type RefusalAudit } from "../audit/refusal-audit.js";
 import { audited, callContext, type AuditDeps } from "./unary.js";
 
 /** A cluster certificate's default lifetime: 30 days. */
@@ -47,6 +51,8 @@ export interface AgentSecurity {
 }
 
 export interface AgentRegistrationDeps extends AuditDeps {
+  /** Where refusals are audited, within a limit per peer. */
+  readonly refusals: RefusalAudit;
   readonly security: AgentSecurity | undefined;
   readonly logger: Logger;
   /** Called once a cluster is registered (the registry creates its record). */
@@ -140,34 +146,50 @@ export function createAgentRegistration(
 ): AgentRegistration {
   const { security } = deps;
 
-  /** Audits one call; an anonymous caller has no role. Resolves once the record is stored. */
-  const record = async (
+  /** The audit record of one call; an anonymous caller has no role. */
+  const auditRecord = (
     method: string,
     actor: string,
     targetName: string,
-    error: FlotillaError | undefined,
+    error?: FlotillaError,
+  ): AuditRecord => ({
+    atMs: deps.now(),
+    actor: actor.slice(0, 256),
+    role: actor.startsWith("cluster:") ? "agent" : "",
+    method: `${AGENT_SERVICE}${method}`,
+    targetKind: "Cluster",
+    targetName: targetName.slice(0, 256),
+    reason: "",
+    ...(error === undefined
+      ? { outcome: "Succeeded", message: "" }
+      : {
+          outcome:
+            error.code === "unauthenticated" ||
+            error.code === "permission_denied"
+              ? "Denied"
+              : "Failed",
+          errorCode: error.code,
+          message: error.message.slice(0, 1024),
+        }),
+  });
+
+  /**
+   * Audits a refused call, within the limit per peer (refusal-audit.ts): as `cluster:C` when the
+   * caller proved it is cluster C, else as `anonymous@PEER`.
+   */
+  const refused = (
+    method: string,
+    cluster: string | undefined,
+    peer: string,
+    targetName: string,
+    error: FlotillaError,
   ): Promise<void> => {
-    const outcome =
-      error === undefined
-        ? ("Succeeded" as const)
-        : error.code === "unauthenticated" || error.code === "permission_denied"
-          ? ("Denied" as const)
-          : ("Failed" as const);
-    await deps.audit
-      .append({
-        atMs: deps.now(),
-        actor: actor.slice(0, 256),
-        role: actor.startsWith("cluster:") ? "agent" : "",
-        method: `${AGENT_SERVICE}${method}`,
-        targetKind: "Cluster",
-        targetName: targetName.slice(0, 256),
-        reason: "",
-        outcome,
-        ...(error === undefined
-          ? { message: "" }
-          : { errorCode: error.code, message: error.message.slice(0, 1024) }),
-      })
-      .catch(deps.onAuditError);
+    const actor =
+      cluster === undefined ? `anonymous@${peer}` : `cluster:${cluster}`;
+    return deps.refusals.record(
+      refusalPeer(cluster === undefined ? undefined : actor, peer),
+      auditRecord(method, actor, targetName, error),
+    );
   };
 
   /** Answers a unary call; an unexpected error is logged here and is "Internal error" on the wire. */
@@ -307,20 +329,19 @@ export function createAgentRegistration(
             response = await register(request);
           } catch (error) {
             // Even with a good token the name is only claimed (an unbound token allows any).
-            await record(
+            await refused(
               "Register",
-              `anonymous@${peerOf(call)}`,
+              undefined,
+              peerOf(call),
               request.clusterName,
               FlotillaError.from(error),
             );
             throw error;
           }
-          await record(
-            "Register",
-            `cluster:${request.clusterName}`,
-            request.clusterName,
-            undefined,
-          );
+          const name = request.clusterName;
+          await deps.audit
+            .append(auditRecord("Register", `cluster:${name}`, name))
+            .catch(deps.onAuditError);
           return response;
         };
         reply("Register", answer(), callback);
@@ -333,9 +354,10 @@ export function createAgentRegistration(
           try {
             identity = await clusterOfCall(security, call);
           } catch (error) {
-            await record(
+            await refused(
               "RenewIdentity",
-              `anonymous@${peerOf(call)}`,
+              undefined,
+              peerOf(call),
               "",
               FlotillaError.from(error),
             );
@@ -367,7 +389,7 @@ export function createAgentRegistration(
         return await clusterOfCall(security, call);
       } catch (error) {
         const refusal = FlotillaError.from(error);
-        await record("Connect", `anonymous@${peerOf(call)}`, "", refusal);
+        await refused("Connect", undefined, peerOf(call), "", refusal);
         throw refusal;
       }
     },
@@ -381,7 +403,7 @@ export function createAgentRegistration(
         { clusterName: identity.cluster, claimed, peer },
         "agent hello named another cluster",
       );
-      void record("Connect", `cluster:${identity.cluster}`, claimed, error);
+      void refused("Connect", identity.cluster, peer, claimed, error);
       return error;
     },
   };
