@@ -11,11 +11,8 @@
  * * Connect: the stream's certificate must name a registered cluster holding it, and hello must
  *   name that same cluster.
  *
- * Every Register and RenewIdentity, and every refused stream, goes to the audit log (refusals
- * within a limit per peer: audit/refusal-audit.ts). The actor is `cluster:NAME` only once the
- * caller proved it: a certificate of that cluster, or a Register that succeeded. Otherwise it is
- * `anonymous@PEER`, and the name the caller claimed is only the record's target, so that nobody
- * can put records under another cluster's name.
+ * Every Register and RenewIdentity, and every refused stream, goes to the audit log
+ * (agent-audit.ts: who is named how, and the limit on refusals per peer).
  */
 import {
   FlotillaError,
@@ -30,15 +27,17 @@ import type { CertificateAuthority } from "../security/certificate-authority.js"
 import type { ClusterIdentities } from "../security/cluster-identities.js";
 import type { ClusterIdentity } from "../security/identity.js";
 import type { AgentNatsCredentialsIssuer } from "../security/agent-nats-credentials.js";
-import type { AuditRecord } from "../audit/audit-log.js";
-import { refusalPeer, type RefusalAudit } from "../audit/refusal-audit.js";
-import { audited, callContext, type AuditDeps } from "./unary.js";
+import {
+  AGENT_METHOD_PREFIX,
+  createAgentAudit,
+  type AgentAuditDeps,
+} from "./agent-audit.js";
+import { audited, callContext } from "./unary.js";
 
 /** A cluster certificate's default lifetime: 30 days. */
 export const DEFAULT_CLUSTER_CERT_TTL_MS = 30 * 24 * 3_600_000;
 
 const MAX_AGENT_VERSION_LENGTH = 128;
-const AGENT_SERVICE = "/flotilla.v1.AgentService/";
 
 /** What the hub needs to register and authenticate agents (absent: plaintext development mode). */
 export interface AgentSecurity {
@@ -50,9 +49,7 @@ export interface AgentSecurity {
   readonly clusterCertificateTtlMs: number;
 }
 
-export interface AgentRegistrationDeps extends AuditDeps {
-  /** Where refusals are audited, within a limit per peer. */
-  readonly refusals: RefusalAudit;
+export interface AgentRegistrationDeps extends AgentAuditDeps {
   readonly security: AgentSecurity | undefined;
   readonly logger: Logger;
   /** Called once a cluster is registered (the registry creates its record). */
@@ -146,51 +143,7 @@ export function createAgentRegistration(
 ): AgentRegistration {
   const { security } = deps;
 
-  /** The audit record of one call; an anonymous caller has no role. */
-  const auditRecord = (
-    method: string,
-    actor: string,
-    targetName: string,
-    error?: FlotillaError,
-  ): AuditRecord => ({
-    atMs: deps.now(),
-    actor: actor.slice(0, 256),
-    role: actor.startsWith("cluster:") ? "agent" : "",
-    method: `${AGENT_SERVICE}${method}`,
-    targetKind: "Cluster",
-    targetName: targetName.slice(0, 256),
-    reason: "",
-    ...(error === undefined
-      ? { outcome: "Succeeded", message: "" }
-      : {
-          outcome:
-            error.code === "unauthenticated" ||
-            error.code === "permission_denied"
-              ? "Denied"
-              : "Failed",
-          errorCode: error.code,
-          message: error.message.slice(0, 1024),
-        }),
-  });
-
-  /**
-   * Audits a refused call, within the limit per peer (refusal-audit.ts): as `cluster:C` when the
-   * caller proved it is cluster C, else as `anonymous@PEER`.
-   */
-  const refused = (
-    method: string,
-    cluster: string | undefined,
-    peer: string,
-    targetName: string,
-    error: FlotillaError,
-  ): Promise<void> => {
-    const actor =
-      cluster === undefined ? `anonymous@${peer}` : `cluster:${cluster}`;
-    return deps.refusals.record(
-      refusalPeer(cluster === undefined ? undefined : actor, peer),
-      auditRecord(method, actor, targetName, error),
-    );
-  };
+  const audit = createAgentAudit(deps);
 
   /** Answers a unary call; an unexpected error is logged here and is "Internal error" on the wire. */
   const reply = <Res>(
@@ -329,7 +282,7 @@ export function createAgentRegistration(
             response = await register(request);
           } catch (error) {
             // Even with a good token the name is only claimed (an unbound token allows any).
-            await refused(
+            await audit.refused(
               "Register",
               undefined,
               peerOf(call),
@@ -339,9 +292,7 @@ export function createAgentRegistration(
             throw error;
           }
           const name = request.clusterName;
-          await deps.audit
-            .append(auditRecord("Register", `cluster:${name}`, name))
-            .catch(deps.onAuditError);
+          await audit.succeeded("Register", name);
           return response;
         };
         reply("Register", answer(), callback);
@@ -354,7 +305,7 @@ export function createAgentRegistration(
           try {
             identity = await clusterOfCall(security, call);
           } catch (error) {
-            await refused(
+            await audit.refused(
               "RenewIdentity",
               undefined,
               peerOf(call),
@@ -366,7 +317,7 @@ export function createAgentRegistration(
           const handler = audited(
             deps,
             {
-              method: `${AGENT_SERVICE}RenewIdentity`,
+              method: `${AGENT_METHOD_PREFIX}RenewIdentity`,
               targetKind: "cluster",
               targetName: () => identity.cluster,
             },
@@ -389,7 +340,7 @@ export function createAgentRegistration(
         return await clusterOfCall(security, call);
       } catch (error) {
         const refusal = FlotillaError.from(error);
-        await refused("Connect", undefined, peerOf(call), "", refusal);
+        await audit.refused("Connect", undefined, peerOf(call), "", refusal);
         throw refusal;
       }
     },
@@ -403,7 +354,7 @@ export function createAgentRegistration(
         { clusterName: identity.cluster, claimed, peer },
         "agent hello named another cluster",
       );
-      void refused("Connect", identity.cluster, peer, claimed, error);
+      void audit.refused("Connect", identity.cluster, peer, claimed, error);
       return error;
     },
   };
