@@ -122,4 +122,16 @@ describe("flotilla-hub values", () => {
       "/missedHeartbeats: must be >= 1",
     );
   });
+
+  it("refuses an audit refusal limit below zero, a bad window and no room for peers", () => {
+    const errors = check({
+      auditRefusals: { perPeer: -1, window: "a minute", maxPeers: 0 },
+    });
+    expect(errors).toContain("/auditRefusals/perPeer: must be >= 0");
+    expect(errors).toContain("/auditRefusals/maxPeers: must be >= 1");
+    expect(
+      errors.some((e) => e.startsWith("/auditRefusals/window: must match")),
+    ).toBe(true);
+    expect(check({ auditRefusals: { perPeer: 0 } })).toEqual([]);
+  });
 });

@@ -17,6 +17,7 @@ import {
   type Result,
 } from "@flotilla/core";
 import { z } from "zod";
+import type { RefusalAuditSettings } from "./audit/refusal-audit.js";
 import { LOG_LEVELS, type LogLevel } from "./logger.js";
 import {
   HUB_NATS_AUTH_FILES,
@@ -71,6 +72,8 @@ export interface HubSettings {
   readonly agentNatsServers: readonly string[];
   /** The admin token file (bearer tokens of AdminService callers); undefined when not given. */
   readonly adminTokensFile: string | undefined;
+  /** How many refused calls per peer the audit log records one by one (audit/refusal-audit.ts). */
+  readonly refusalAudit: RefusalAuditSettings;
 }
 
 /** gRPC transport security: plaintext only when asked for explicitly. */
@@ -217,6 +220,27 @@ const OPTIONS = {
     fallback: "5s",
     help: "how often bundle passes and run ticks happen",
   },
+  auditRefusalsPerPeer: {
+    flag: "--audit-refusals-per-peer",
+    env: "FLOTILLA_AUDIT_REFUSALS_PER_PEER",
+    arg: "N",
+    fallback: "100",
+    help: "refused calls per peer and window recorded one by one in the audit log; more are counted in a summary record",
+  },
+  auditRefusalsWindow: {
+    flag: "--audit-refusals-window",
+    env: "FLOTILLA_AUDIT_REFUSALS_WINDOW",
+    arg: "DURATION",
+    fallback: "1m",
+    help: "the window of --audit-refusals-per-peer",
+  },
+  auditRefusalsPeers: {
+    flag: "--audit-refusals-peers",
+    env: "FLOTILLA_AUDIT_REFUSALS_PEERS",
+    arg: "N",
+    fallback: "10000",
+    help: "peers counted apart at a time (the limiter's memory); refusals of further peers share one count",
+  },
   logLevel: {
     flag: "--log-level",
     env: "FLOTILLA_LOG_LEVEL",
@@ -294,6 +318,16 @@ function duration(minMs: number, maxMs: number) {
   });
 }
 
+/** A whole number from `min` to `max`, written without a sign or separators. */
+function wholeNumber(min: number, max: number) {
+  const message = `must be a whole number from ${String(min)} to ${String(max)}`;
+  return z
+    .string()
+    .regex(/^\d{1,9}$/, message)
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, message);
+}
+
 const natsUrls = z.string().transform((v, ctx) => {
   const urls = v.split(",").map((u) => u.trim());
   for (const url of urls) {
@@ -351,6 +385,9 @@ const schemas = {
     .transform(Number)
     .refine((n) => n >= 1 && n <= 100, "must be a whole number from 1 to 100"),
   passInterval: duration(100, 3_600_000),
+  auditRefusalsPerPeer: wholeNumber(0, 1_000_000),
+  auditRefusalsWindow: duration(1_000, 24 * 3_600_000),
+  auditRefusalsPeers: wholeNumber(1, 1_000_000),
   logLevel: z.enum(LOG_LEVELS, {
     error: `must be one of ${LOG_LEVELS.join(", ")}`,
   }),
@@ -531,6 +568,11 @@ export function parseHubConfig(
     natsAuthDir: values.natsAuthDir,
     agentNatsServers: values.agentNatsServers ?? values.nats ?? [],
     adminTokensFile: values.adminTokens,
+    refusalAudit: {
+      perPeer: values.auditRefusalsPerPeer ?? 0,
+      windowMs: values.auditRefusalsWindow ?? 0,
+      maxPeers: values.auditRefusalsPeers ?? 0,
+    },
     ...transport,
   });
 }

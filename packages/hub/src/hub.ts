@@ -18,6 +18,11 @@ import { ReflectionService } from "@grpc/reflection";
 import { Server, type ServerCredentials } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { AuditLog } from "./audit/audit-log.js";
+import {
+  createRefusalAudit,
+  type RefusalAudit,
+  type RefusalAuditSettings,
+} from "./audit/refusal-audit.js";
 import type { ClusterDirectory } from "./clusters/cluster-directory.js";
 import {
   createClusterGroups,
@@ -114,6 +119,8 @@ export interface HubObserver {
   ) => void;
   /** An AdminService call refused by authentication or roles (streaming calls too). */
   readonly onAdminDenied?: (method: string, code: FlotillaErrorCode) => void;
+  /** A refused call counted but not recorded in the audit log (`method`: its full name). */
+  readonly onRefusalSuppressed?: (method: string) => void;
   /** A Register or RenewIdentity call answered: `ok` or its error's code. */
   readonly onRegistration?: (
     method: "Register" | "RenewIdentity",
@@ -192,7 +199,12 @@ export interface HubOptions {
    * Authentication and roles of AdminService calls (security/admin-auth.ts), built with the hub's
    * audit log; absent: callers are named by the `x-flotilla-actor` header and all are admin.
    */
-  readonly adminAuth?: (deps: AuditDeps, hooks: AdminAuthHooks) => AdminAuth;
+  readonly adminAuth?: (
+    deps: AuditDeps & { readonly refusals: RefusalAudit },
+    hooks: AdminAuthHooks,
+  ) => AdminAuth;
+  /** How many refused calls per peer the audit log records one by one (default 100 a minute). */
+  readonly refusalAudit?: RefusalAuditSettings;
 }
 
 export interface Hub {
@@ -221,9 +233,19 @@ export function createHub(options: HubOptions): Hub {
       log.error({ err: error }, "cannot write the audit log");
     },
   };
+  const onRefusalSuppressed = options.observer?.onRefusalSuppressed;
+  const refusals = createRefusalAudit(
+    {
+      ...auditDeps,
+      ...(onRefusalSuppressed === undefined
+        ? {}
+        : { onSuppressed: onRefusalSuppressed }),
+    },
+    options.refusalAudit,
+  );
   const onAdminDenied = options.observer?.onAdminDenied;
   const adminAuth = options.adminAuth?.(
-    auditDeps,
+    { ...auditDeps, refusals },
     onAdminDenied === undefined ? {} : { onDenied: onAdminDenied },
   );
   const intents = createIntentWriter(
@@ -269,6 +291,7 @@ export function createHub(options: HubOptions): Hub {
   });
   const registration = createAgentRegistration({
     ...auditDeps,
+    refusals,
     logger: log.child({ component: "registration" }),
     security:
       security === undefined
@@ -363,6 +386,7 @@ export function createHub(options: HubOptions): Hub {
     }
     runs.tick();
     bundles.tick();
+    void refusals.flush();
     registry.flush().catch((error: unknown) => {
       log.debug({ err: error }, "cluster records not written yet");
     });
@@ -427,6 +451,8 @@ export function createHub(options: HubOptions): Hub {
           });
         });
       }
+      // No call comes in any more: write what windows still open counted, or it is lost.
+      await refusals.flush({ all: true });
     },
 
     health() {

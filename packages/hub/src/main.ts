@@ -195,6 +195,7 @@ async function main(): Promise<number> {
     heartbeatIntervalMs: config.heartbeatIntervalMs,
     missedHeartbeats: config.missedHeartbeats,
     passIntervalMs: config.passIntervalMs,
+    refusalAudit: config.refusalAudit,
     bundles: (deps) => createBundleService({ ...deps, objects }),
     auditHandlers,
     ...(security === undefined ? {} : { security }),

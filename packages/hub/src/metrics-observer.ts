@@ -58,6 +58,9 @@ export function hubObserverOf(metrics: HubMetrics): HubObserver {
     onRegistration: (method, code) => {
       metrics.registration(method, code);
     },
+    onRefusalSuppressed: (method) => {
+      metrics.auditRefusalSuppressed(method);
+    },
     onUnreachable: (count) => {
       for (let i = 0; i < count; i++) metrics.heartbeatTimedOut();
     },

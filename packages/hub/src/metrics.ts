@@ -70,6 +70,8 @@ export interface HubMetrics {
   adminCallDenied(method: string, code: FlotillaErrorCode): void;
   /** A Register or RenewIdentity call answered: `ok`, or its error's code. */
   registration(method: RegistrationMethod, code: AdminCallCode): void;
+  /** A refused call counted but not recorded in the audit log; `method` bare or full. */
+  auditRefusalSuppressed(method: string): void;
   /**
    * Members of each listed run by state (keyed by run name). Series of runs not listed are
    * removed: list the runs worth watching, not every run ever stored.
@@ -176,6 +178,12 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
     labelNames: ["method", "code"] as const,
     registers,
   });
+  const refusalsSuppressed = new Counter({
+    name: "flotilla_hub_audit_refusals_suppressed_total",
+    help: "Refused calls not recorded one by one in the audit log (past the limit per peer; summary records count them), by method.",
+    labelNames: ["method"] as const,
+    registers,
+  });
   const runMembers = new Gauge({
     name: "flotilla_hub_run_members",
     help: "Members of active and recently finished update runs, by run and member state.",
@@ -194,6 +202,10 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
     ...GATE_STATE.values,
   ]);
   const methods = new Set(Object.keys(loadProtocol().adminService));
+  const refusedMethods = new Set([
+    ...methods,
+    ...Object.keys(loadProtocol().agentService),
+  ]);
   const codes = new Set<string>([
     "ok",
     "invalid_argument",
@@ -262,6 +274,14 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
     },
     registration(method, code) {
       registrations.inc({ method, code: known(codes, code) });
+    },
+    auditRefusalSuppressed(method) {
+      refusalsSuppressed.inc({
+        method: known(
+          refusedMethods,
+          method.slice(method.lastIndexOf("/") + 1),
+        ),
+      });
     },
     setMembersByRun(runs) {
       for (const run of runsShown) {

@@ -308,8 +308,8 @@ describe("client certificates", () => {
     );
     expect(server.seen).toEqual([]);
     const { events } = await audit.list({});
-    expect(events.map((e) => [e.outcome, e.errorCode])).toEqual([
-      ["Denied", "permission_denied"],
+    expect(events.map((e) => [e.actor, e.outcome, e.errorCode])).toEqual([
+      ["cluster:prod-eu-1", "Denied", "permission_denied"],
     ]);
   });
 

@@ -60,7 +60,49 @@ describe("parseHubConfig", () => {
       natsCredsFile: undefined,
       natsAccountSigningKeyFile: undefined,
       agentNatsServers: ["nats://127.0.0.1:4222"],
+      refusalAudit: { perPeer: 100, windowMs: 60_000, maxPeers: 10_000 },
     });
+  });
+
+  test("limits the audit of refused calls as told, by flag or variable, and names a bad value", () => {
+    expect(
+      parsed(
+        [
+          ...PLAIN,
+          "--audit-refusals-per-peer",
+          "0",
+          "--audit-refusals-window=10s",
+        ],
+        { FLOTILLA_AUDIT_REFUSALS_PEERS: "500" },
+      ),
+    ).toMatchObject({
+      refusalAudit: { perPeer: 0, windowMs: 10_000, maxPeers: 500 },
+    });
+    expect(
+      problems([...PLAIN, "--audit-refusals-window", "10ms"], {
+        FLOTILLA_AUDIT_REFUSALS_PER_PEER: "-1",
+        FLOTILLA_AUDIT_REFUSALS_PEERS: "0",
+      }),
+    ).toEqual([
+      {
+        path: "FLOTILLA_AUDIT_REFUSALS_PER_PEER",
+        message:
+          "must be a whole number from 0 to 1000000 (--audit-refusals-per-peer or FLOTILLA_AUDIT_REFUSALS_PER_PEER)",
+        value: "-1",
+      },
+      {
+        path: "--audit-refusals-window",
+        message:
+          "must be a duration from 1000ms to 24h, like 500ms, 10s or 1m (--audit-refusals-window or FLOTILLA_AUDIT_REFUSALS_WINDOW)",
+        value: "10ms",
+      },
+      {
+        path: "FLOTILLA_AUDIT_REFUSALS_PEERS",
+        message:
+          "must be a whole number from 1 to 1000000 (--audit-refusals-peers or FLOTILLA_AUDIT_REFUSALS_PEERS)",
+        value: "0",
+      },
+    ]);
   });
 
   test("reads every setting from flags, in both spellings", () => {
@@ -355,6 +397,9 @@ describe("HUB_USAGE", () => {
       "--missed-heartbeats N",
       "--pass-interval DURATION",
       "--log-level LEVEL",
+      "--audit-refusals-per-peer N",
+      "[FLOTILLA_AUDIT_REFUSALS_WINDOW]",
+      "--audit-refusals-peers N",
       "--help",
     ]) {
       expect(HUB_USAGE).toContain(text);

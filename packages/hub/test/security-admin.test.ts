@@ -118,3 +118,45 @@ describe("admin certificates", () => {
     });
   });
 });
+
+describe("a cluster's certificate on AdminService", () => {
+  it("is refused with PERMISSION_DENIED and audited under the cluster it proves, not as anonymous", async () => {
+    await using t = await startSecureTestHub({ adminAuth: true });
+    const token = await callUnary(t.admin, "createBootstrapToken", {
+      ttlSeconds: 3_600,
+    });
+    const key = await newKeyAndCsr();
+    const registered = await callUnary(t.agentClient(), "register", {
+      bootstrapToken: token.secret,
+      clusterName: "web-1",
+      csrPem: key.csrPem,
+      agentVersion: "test",
+    });
+    const cluster = t.adminClient({
+      keyPem: key.keyPem,
+      certificatePem: registered.identity?.clientCertificatePem ?? "",
+    });
+    await expect(
+      callUnary(cluster, "removeCluster", { name: "web-1", reason: "x" }),
+    ).rejects.toMatchObject({
+      code: "permission_denied",
+      message: 'Cluster "web-1"\'s certificate may not call AdminService',
+    });
+    const { events } = await t.audit.list({ outcomes: ["Denied"] });
+    expect(events).toMatchObject([
+      {
+        actor: "cluster:web-1",
+        role: "agent",
+        method: "/flotilla.v1.AdminService/RemoveCluster",
+        targetName: "web-1",
+        reason: "x",
+        errorCode: "permission_denied",
+      },
+    ]);
+    // The admin certificate that made the token is the actor of its record.
+    const created = await t.audit.list({ targetKind: "BootstrapToken" });
+    expect(created.events.map((e) => [e.actor, e.role])).toEqual([
+      ["test-admin", "admin"],
+    ]);
+  });
+});

@@ -148,6 +148,21 @@ describe("agent registration", () => {
     expect((error as Error).message).not.toContain(token.secret.split(".")[2]);
     expect(await t.store.get(IDENTITIES, "web-1")).toBeUndefined();
     expect(await tokenUses(t, token.id)).toBe(usesBefore);
+    // The caller proved nothing: the record names its address, the name it claimed is the target.
+    const { events } = await t.audit.list({
+      method: "/flotilla.v1.AgentService/Register",
+      targetName: "web-1",
+    });
+    expect(events).toMatchObject([
+      {
+        actor: expect.stringMatching(/^anonymous@127\.0\.0\.1:\d+$/),
+        role: "",
+        targetKind: "Cluster",
+        targetName: "web-1",
+        outcome: code === "invalid_argument" ? "Failed" : "Denied",
+        errorCode: code,
+      },
+    ]);
   });
 
   it("refuses a CSR whose signature does not verify and a bad cluster name, counting no use", async () => {
@@ -217,6 +232,52 @@ describe("agent sessions with mTLS", () => {
     const session = await connect(t, a, "cluster-a");
     expect(session.welcome).toBe("cluster-a");
     session.close();
+  });
+
+  it("shows a registered cluster whose agent never connected as NeverConnected, past the heartbeat timeout and across a hub restart", async () => {
+    await using t = await startSecureTestHub();
+    const a = await register(t, (await createToken(t)).secret, "cluster-a");
+    const shown = async () => {
+      const { cluster } = await callUnary(t.admin, "getCluster", {
+        name: "cluster-a",
+      });
+      return [cluster?.connection, cluster?.lastSeenAtMs];
+    };
+    // Three missed heartbeats of the harness's 60 s, and a tick of the hub to notice.
+    const silence = async () => {
+      t.clock.advance(4 * 60_000);
+      await waitFor(
+        () => t.hub.registry.isUnreachable("cluster-a") || undefined,
+        {
+          timeoutMs: 10_000,
+          message: "the hub to count cluster-a's agent away",
+        },
+      );
+    };
+    const never = ["CONNECTION_STATE_NEVER_CONNECTED", undefined];
+    expect(await shown()).toEqual(never);
+    await silence();
+    expect(await shown()).toEqual(never);
+    await t.restart();
+    expect(await shown()).toEqual(never);
+    await silence();
+    expect(await shown()).toEqual(never);
+
+    // Once its agent has connected, it is Connected, then Disconnected and Unreachable as before,
+    // and a restart does not make it NeverConnected again.
+    const session = await connect(t, a, "cluster-a");
+    expect(session.welcome).toBe("cluster-a");
+    expect((await shown())[0]).toBe("CONNECTION_STATE_CONNECTED");
+    session.close();
+    await waitFor(() => t.hub.registry.connectedCount() === 0 || undefined, {
+      timeoutMs: 10_000,
+      message: "the session to close",
+    });
+    expect((await shown())[0]).toBe("CONNECTION_STATE_DISCONNECTED");
+    await silence();
+    expect((await shown())[0]).toBe("CONNECTION_STATE_UNREACHABLE");
+    await t.restart();
+    expect((await shown())[0]).toBe("CONNECTION_STATE_DISCONNECTED");
   });
 
   it("refuses a stream without a client certificate", async () => {

@@ -26,6 +26,12 @@ export interface ClusterRecord {
   readonly registeredAtMs: number;
   /** Persisted on connect and disconnect only (heartbeats are kept in memory). */
   readonly lastSeenAtMs: number;
+  /**
+   * True while the cluster is registered but its agent has never opened a session (it shows as
+   * NeverConnected, also after a hub restart); removed at its first connection. Records stored
+   * before the field existed lack it and count as connected once.
+   */
+  readonly neverConnected?: true;
 }
 
 const labels = z.record(z.string(), z.string());
@@ -53,6 +59,7 @@ const recordSchema = z.object({
   agentVersion: z.string(),
   registeredAtMs: z.number(),
   lastSeenAtMs: z.number(),
+  neverConnected: z.literal(true).optional(),
 });
 
 export const CLUSTERS = defineCollection<ClusterRecord>("clusters", (value) =>

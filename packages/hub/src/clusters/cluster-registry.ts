@@ -4,7 +4,9 @@
  * Records live in the StateStore and are cached here; agents' heartbeats are kept in memory only
  * (persisting 10,000 heartbeats every 10 s would be most of the hub's writes). A hub that restarts
  * loads every record as Disconnected, seen at its start: a cluster whose agent does not come back
- * becomes Unreachable one heartbeat timeout later, as if the hub had never gone away.
+ * becomes Unreachable one heartbeat timeout later, as if the hub had never gone away. A cluster
+ * that registered and whose agent never connected shows NeverConnected (its record says so), even
+ * once the schedulers count it unreachable: it never had a session to lose.
  *
  * Listeners hear every change that matters to the schedulers: a cluster joined, left, changed its
  * facts or labels, its windows changed, it became unreachable or reachable again.
@@ -152,9 +154,9 @@ export function createClusterRegistry(
     );
 
   const connection = (entry: Entry): ConnectionState => {
+    if (!entry.everConnected) return "NeverConnected";
     if (entry.unreachable) return "Unreachable";
-    if (entry.session !== undefined) return "Connected";
-    return entry.everConnected ? "Disconnected" : "NeverConnected";
+    return entry.session === undefined ? "Disconnected" : "Connected";
   };
 
   const statusOf = (entry: Entry): ClusterStatus => ({
@@ -228,6 +230,7 @@ export function createClusterRegistry(
       agentVersion,
       registeredAtMs: now,
       lastSeenAtMs: now,
+      ...(from.session === undefined ? { neverConnected: true } : {}),
     };
     return {
       record,
@@ -260,7 +263,7 @@ export function createClusterRegistry(
           // Seen at the hub's start: Unreachable only if it stays away a whole timeout.
           lastSeenAtMs: Math.max(value.lastSeenAtMs, now),
           unreachable: false,
-          everConnected: true,
+          everConnected: value.neverConnected !== true,
           appliedGeneration: 0,
         });
       }
@@ -307,8 +310,10 @@ export function createClusterRegistry(
         return { cluster, id };
       }
       existing.session = id;
+      const wasNeverConnected = !existing.everConnected;
       existing.everConnected = true;
       const same =
+        !wasNeverConnected &&
         existing.record.agentVersion === agentVersion &&
         (facts === undefined ||
           JSON.stringify(existing.record.facts) === JSON.stringify(facts));
@@ -319,16 +324,20 @@ export function createClusterRegistry(
         markSeen(existing);
         return { cluster, id };
       }
-      const record: ClusterRecord = {
+      const record: {
+        -readonly [K in keyof ClusterRecord]: ClusterRecord[K];
+      } = {
         ...existing.record,
         agentVersion,
         lastSeenAtMs: now,
         ...(facts === undefined ? {} : { facts }),
       };
+      delete record.neverConnected;
       try {
         await writeOrDefer(existing, record);
       } catch (error) {
         existing.session = undefined;
+        existing.everConnected = !wasNeverConnected;
         throw error;
       }
       markSeen(existing);

@@ -76,7 +76,10 @@ export function fleetHandlers(
       connection: CONNECTION[status.connection],
       agentVersion: record.agentVersion,
       registeredAtMs: record.registeredAtMs,
-      lastSeenAtMs: status.lastSeenAtMs,
+      // A cluster whose agent never connected was never seen: the CLI says "never".
+      ...(status.connection === "NeverConnected"
+        ? {}
+        : { lastSeenAtMs: status.lastSeenAtMs }),
       intentGeneration: intent.generation,
       appliedGeneration: status.appliedGeneration,
       revision: status.revision,

@@ -1,5 +1,6 @@
 /**
- * How an agent gets and keeps its identity (issue 6), and how its session stream proves it:
+ * How an agent gets and keeps its identity (docs/security.md), and how its session stream proves
+ * it:
  *
  * * Register (no client certificate): a bootstrap token is checked, the cluster name validated
  *   (an intent key), the CSR's signature verified; a cluster already registered needs a token
@@ -10,8 +11,8 @@
  * * Connect: the stream's certificate must name a registered cluster holding it, and hello must
  *   name that same cluster.
  *
- * Every Register and RenewIdentity, and every refused stream, goes to the audit log as
- * `cluster:NAME` (or `anonymous@PEER` when no identity is known).
+ * Every Register and RenewIdentity, and every refused stream, goes to the audit log
+ * (agent-audit.ts: who is named how, and the limit on refusals per peer).
  */
 import {
   FlotillaError,
@@ -29,13 +30,17 @@ import type {
   AgentNatsCredentials,
   AgentNatsCredentialsIssuer,
 } from "../security/agent-nats-credentials.js";
-import { audited, callContext, type AuditDeps } from "./unary.js";
+import {
+  AGENT_METHOD_PREFIX,
+  createAgentAudit,
+  type AgentAuditDeps,
+} from "./agent-audit.js";
+import { audited, callContext } from "./unary.js";
 
 /** A cluster certificate's default lifetime: 30 days. */
 export const DEFAULT_CLUSTER_CERT_TTL_MS = 30 * 24 * 3_600_000;
 
 const MAX_AGENT_VERSION_LENGTH = 128;
-const AGENT_SERVICE = "/flotilla.v1.AgentService/";
 
 /** What the hub needs to register and authenticate agents (absent: plaintext development mode). */
 export interface AgentSecurity {
@@ -47,7 +52,7 @@ export interface AgentSecurity {
   readonly clusterCertificateTtlMs: number;
 }
 
-export interface AgentRegistrationDeps extends AuditDeps {
+export interface AgentRegistrationDeps extends AgentAuditDeps {
   readonly security: AgentSecurity | undefined;
   readonly logger: Logger;
   /** Called once a cluster is registered (the registry creates its record). */
@@ -151,34 +156,7 @@ export function createAgentRegistration(
 ): AgentRegistration {
   const { security } = deps;
 
-  const record = (
-    method: string,
-    actor: string,
-    targetName: string,
-    error: FlotillaError | undefined,
-  ): void => {
-    const outcome =
-      error === undefined
-        ? ("Succeeded" as const)
-        : error.code === "unauthenticated" || error.code === "permission_denied"
-          ? ("Denied" as const)
-          : ("Failed" as const);
-    deps.audit
-      .append({
-        atMs: deps.now(),
-        actor,
-        role: "agent",
-        method: `${AGENT_SERVICE}${method}`,
-        targetKind: "Cluster",
-        targetName,
-        reason: "",
-        outcome,
-        ...(error === undefined
-          ? { message: "" }
-          : { errorCode: error.code, message: error.message.slice(0, 1024) }),
-      })
-      .catch(deps.onAuditError);
-  };
+  const audit = createAgentAudit(deps);
 
   /** Answers a unary call; an unexpected error is logged here and is "Internal error" on the wire. */
   const reply = <Res>(
@@ -309,26 +287,26 @@ export function createAgentRegistration(
     handlers: {
       Register: (call, callback) => {
         const request = call.request;
-        const actor =
-          intentKeyProblem(request.clusterName) === undefined
-            ? `cluster:${request.clusterName}`
-            : `anonymous@${peerOf(call)}`;
-        const handler = audited(
-          deps,
-          {
-            method: `${AGENT_SERVICE}Register`,
-            targetKind: "cluster",
-            targetName: (r: wire.RegisterRequest__Output) => r.clusterName,
-          },
-          register,
-        );
-        reply(
-          "Register",
-          Promise.resolve(
-            handler(request, { ...callContext(call), actor, role: "agent" }),
-          ),
-          callback,
-        );
+        const answer = async (): Promise<wire.RegisterResponse> => {
+          let response: wire.RegisterResponse;
+          try {
+            response = await register(request);
+          } catch (error) {
+            // Even with a good token the name is only claimed (an unbound token allows any).
+            await audit.refused(
+              "Register",
+              undefined,
+              peerOf(call),
+              request.clusterName,
+              FlotillaError.from(error),
+            );
+            throw error;
+          }
+          const name = request.clusterName;
+          await audit.succeeded("Register", name);
+          return response;
+        };
+        reply("Register", answer(), callback);
       },
 
       RenewIdentity: (call, callback) => {
@@ -338,9 +316,10 @@ export function createAgentRegistration(
           try {
             identity = await clusterOfCall(security, call);
           } catch (error) {
-            record(
+            await audit.refused(
               "RenewIdentity",
-              `anonymous@${peerOf(call)}`,
+              undefined,
+              peerOf(call),
               "",
               FlotillaError.from(error),
             );
@@ -349,7 +328,7 @@ export function createAgentRegistration(
           const handler = audited(
             deps,
             {
-              method: `${AGENT_SERVICE}RenewIdentity`,
+              method: `${AGENT_METHOD_PREFIX}RenewIdentity`,
               targetKind: "cluster",
               targetName: () => identity.cluster,
             },
@@ -372,7 +351,7 @@ export function createAgentRegistration(
         return await clusterOfCall(security, call);
       } catch (error) {
         const refusal = FlotillaError.from(error);
-        record("Connect", `anonymous@${peerOf(call)}`, "", refusal);
+        await audit.refused("Connect", undefined, peerOf(call), "", refusal);
         throw refusal;
       }
     },
@@ -386,7 +365,7 @@ export function createAgentRegistration(
         { clusterName: identity.cluster, claimed, peer },
         "agent hello named another cluster",
       );
-      record("Connect", `cluster:${identity.cluster}`, claimed, error);
+      void audit.refused("Connect", identity.cluster, peer, claimed, error);
       return error;
     },
   };

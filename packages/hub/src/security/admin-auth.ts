@@ -1,5 +1,5 @@
 /**
- * Admin authentication and authorization (issue 6, part 4): every AdminService call is
+ * Admin authentication and authorization (docs/security.md): every AdminService call is
  * authenticated, then checked against the least role its method needs (admin-roles.ts), before
  * its handler runs.
  *
@@ -14,7 +14,8 @@
  *    the `x-flotilla-actor` header as before authentication existed.
  *
  * Unauthenticated → UNAUTHENTICATED; a role too weak → PERMISSION_DENIED; both are recorded in the
- * audit log (outcome Denied) with the caller (`anonymous@PEER` when unknown), the method, the
+ * audit log (outcome Denied, within a limit per peer: audit/refusal-audit.ts) with the caller
+ * (`cluster:C` for a cluster's certificate, `anonymous@PEER` when unknown), the method, the
  * caller's reason and why. The caller of an accepted call is attached to the call object
  * (call-identity.ts), where `callContext` finds it for every handler kind.
  */
@@ -26,6 +27,7 @@ import {
   headerActor,
   type AuditDeps,
 } from "../grpc/unary.js";
+import { refusalPeer, type RefusalAudit } from "../audit/refusal-audit.js";
 import { requiredRole } from "./admin-roles.js";
 import type { AdminTokens } from "./admin-tokens.js";
 import {
@@ -48,6 +50,11 @@ export interface AdminAuthHooks {
 
 /** What authentication needs; give at least one way in, or `insecure`. */
 export interface AdminAuthDeps extends AuditDeps, AdminAuthHooks {
+  /**
+   * Limits how many refusals per peer are recorded one by one (audit/refusal-audit.ts); absent:
+   * every refusal is appended to the audit log.
+   */
+  readonly refusals?: RefusalAudit;
   /**
    * Checks a client certificate (DER) against the hub's CA and says whose it is; throws (any
    * error) when it is not good. Absent: certificates do not authenticate admin callers.
@@ -166,9 +173,12 @@ function targetNameOf(request: unknown): string {
   return "";
 }
 
+type Refusal = Extract<AdminVerdict, { ok: false }>;
+
 /** Builds the authentication of a hub from its ways in. */
 export function createAdminAuth(deps: AdminAuthDeps): AdminAuth {
-  const identify = (call: AuthCall, peer: string): CallIdentity => {
+  /** The caller; a refusal of a caller who proved who it is; throws for anyone unproven. */
+  const identify = (call: AuthCall, peer: string): CallIdentity | Refusal => {
     if (deps.insecure === true) {
       const name = headerActor(call.metadata, peer);
       return {
@@ -207,10 +217,16 @@ export function createAdminAuth(deps: AdminAuthDeps): AdminAuth {
         );
       }
       if (peerIdentity.kind === "cluster") {
-        throw new FlotillaError(
-          "permission_denied",
-          `Cluster "${peerIdentity.cluster}"'s certificate may not call AdminService`,
-        );
+        // The certificate is good, so the record names the cluster that used it.
+        return {
+          ok: false,
+          error: new FlotillaError(
+            "permission_denied",
+            `Cluster "${peerIdentity.cluster}"'s certificate may not call AdminService`,
+          ),
+          actor: `cluster:${peerIdentity.cluster}`,
+          role: "agent",
+        };
       }
       return {
         identity: peerIdentity,
@@ -226,13 +242,15 @@ export function createAdminAuth(deps: AdminAuthDeps): AdminAuth {
   const check = (call: AuthCall, method: string): AdminVerdict => {
     const peer = peerOf(call);
     const anonymous = peer === "" ? "anonymous" : `anonymous@${peer}`;
-    let who: CallIdentity;
+    let found: CallIdentity | Refusal;
     try {
-      who = identify(call, peer);
+      found = identify(call, peer);
     } catch (error) {
       const refusal = FlotillaError.from(error);
       return { ok: false, error: refusal, actor: anonymous, role: "" };
     }
+    if ("error" in found) return found;
+    const who = found;
     const needed = requiredRole(method);
     if (needed === undefined || !roleAllows(who.role, needed)) {
       return {
@@ -254,23 +272,31 @@ export function createAdminAuth(deps: AdminAuthDeps): AdminAuth {
   const recordDenial = async (
     call: AuthCall,
     method: string,
-    verdict: Extract<AdminVerdict, { ok: false }>,
+    verdict: Refusal,
   ): Promise<void> => {
     deps.onDenied?.(method, verdict.error.code);
-    await deps.audit
-      .append({
-        atMs: deps.now(),
-        actor: verdict.actor.slice(0, 256),
-        role: verdict.role,
-        method: `${ADMIN_METHOD_PREFIX}${method}`.slice(0, 128),
-        targetKind: "",
-        targetName: targetNameOf(call.request).slice(0, 256),
-        reason: requestField(call.request, "reason").slice(0, 1024),
-        outcome: "Denied",
-        errorCode: verdict.error.code,
-        message: verdict.error.message.slice(0, 1024),
-      })
-      .catch(deps.onAuditError);
+    const record = {
+      atMs: deps.now(),
+      actor: verdict.actor.slice(0, 256),
+      role: verdict.role,
+      method: `${ADMIN_METHOD_PREFIX}${method}`.slice(0, 128),
+      targetKind: "",
+      targetName: targetNameOf(call.request).slice(0, 256),
+      reason: requestField(call.request, "reason").slice(0, 1024),
+      outcome: "Denied" as const,
+      errorCode: verdict.error.code,
+      message: verdict.error.message.slice(0, 1024),
+    };
+    if (deps.refusals === undefined) {
+      await deps.audit.append(record).catch(deps.onAuditError);
+      return;
+    }
+    // Only anonymous callers have no role.
+    const peer = refusalPeer(
+      verdict.role === "" ? undefined : verdict.actor,
+      peerOf(call),
+    );
+    await deps.refusals.record(peer, record);
   };
 
   const wrap = (handlers: Handlers): Handlers => {
