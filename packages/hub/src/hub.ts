@@ -219,6 +219,11 @@ export function createHub(options: HubOptions): Hub {
     store,
     now,
     unreachableAfterMs: options.heartbeatIntervalMs * options.missedHeartbeats,
+    // `tick` checks heartbeats on the pass interval.
+    stalls: {
+      checkIntervalMs: options.passIntervalMs,
+      heartbeatIntervalMs: options.heartbeatIntervalMs,
+    },
     groups: () => groups.all(),
   });
   const strategies = createUpdateStrategies({ store, now });

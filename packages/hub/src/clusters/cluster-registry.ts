@@ -24,6 +24,7 @@ import type { ClusterFacts } from "@flotilla/protocol";
 import { nameKey } from "../store/keys.js";
 import { isRevisionConflict, type StateStore } from "../store/state-store.js";
 import type { ClusterDirectory } from "./cluster-directory.js";
+import { createHeartbeatStalls } from "./heartbeat-stalls.js";
 import {
   CLUSTERS,
   recordToCluster,
@@ -63,6 +64,8 @@ interface Entry {
   cluster: Cluster;
   session?: number;
   lastSeenAtMs: number;
+  /** Where the silence that makes it Unreachable starts: lastSeenAtMs, moved on by hub stalls. */
+  silenceFromMs: number;
   unreachable: boolean;
   everConnected: boolean;
   appliedGeneration: number;
@@ -75,6 +78,14 @@ export interface ClusterRegistryDeps {
   readonly now: () => number;
   /** How long without a message before an agent is Unreachable (3 heartbeat intervals). */
   readonly unreachableAfterMs: number;
+  /**
+   * How heartbeats are checked, so that a stalled hub does not count its own stall as the agents'
+   * silence (heartbeat-stalls.ts); absent: silence is measured by the clock alone.
+   */
+  readonly stalls?: {
+    readonly checkIntervalMs: number;
+    readonly heartbeatIntervalMs: number;
+  };
   /** The cluster groups, for {@link ClusterDirectory.groups}. */
   readonly groups: () => readonly ClusterGroup[];
 }
@@ -143,6 +154,13 @@ export function createClusterRegistry(
     (session: SessionHandle, why: "removed" | "replaced") => void
   >();
   let nextSession = 1;
+  const stalls =
+    deps.stalls === undefined
+      ? undefined
+      : createHeartbeatStalls({
+          ...deps.stalls,
+          unreachableAfterMs: deps.unreachableAfterMs,
+        });
 
   const emit = (change: ClusterChange): void => {
     sorted = undefined;
@@ -239,6 +257,7 @@ export function createClusterRegistry(
       cluster: recordToCluster(record),
       ...(from.session === undefined ? {} : { session: from.session }),
       lastSeenAtMs: now,
+      silenceFromMs: now,
       unreachable: false,
       everConnected: from.session !== undefined,
       appliedGeneration: 0,
@@ -247,6 +266,7 @@ export function createClusterRegistry(
 
   const markSeen = (entry: Entry): void => {
     entry.lastSeenAtMs = deps.now();
+    entry.silenceFromMs = entry.lastSeenAtMs;
     if (entry.unreachable) {
       entry.unreachable = false;
       emit({ type: "reachable", cluster: entry.record.name });
@@ -257,12 +277,14 @@ export function createClusterRegistry(
     async start() {
       const now = deps.now();
       for (const { value, revision } of await deps.store.list(CLUSTERS)) {
+        const seenAtMs = Math.max(value.lastSeenAtMs, now);
         entries.set(value.name, {
           record: value,
           revision,
           cluster: recordToCluster(value),
           // Seen at the hub's start: Unreachable only if it stays away a whole timeout.
-          lastSeenAtMs: Math.max(value.lastSeenAtMs, now),
+          lastSeenAtMs: seenAtMs,
+          silenceFromMs: seenAtMs,
           unreachable: false,
           everConnected: true,
           appliedGeneration: 0,
@@ -406,6 +428,7 @@ export function createClusterRegistry(
       if (entry === undefined) return;
       entry.session = undefined;
       entry.lastSeenAtMs = deps.now();
+      entry.silenceFromMs = entry.lastSeenAtMs;
       try {
         await write(entry, {
           ...entry.record,
@@ -432,10 +455,18 @@ export function createClusterRegistry(
 
     checkHeartbeats() {
       const now = deps.now();
+      const blindMs = stalls?.blindMsAt(now) ?? 0;
       const gone: string[] = [];
       for (const entry of entries.values()) {
+        if (stalls !== undefined && blindMs > 0) {
+          entry.silenceFromMs = stalls.silenceFromAfter(
+            entry.silenceFromMs,
+            blindMs,
+            now,
+          );
+        }
         if (entry.unreachable) continue;
-        if (now - entry.lastSeenAtMs < deps.unreachableAfterMs) continue;
+        if (now - entry.silenceFromMs < deps.unreachableAfterMs) continue;
         entry.unreachable = true;
         gone.push(entry.record.name);
         emit({ type: "unreachable", cluster: entry.record.name });
