@@ -16,6 +16,7 @@ import {
   type Result,
 } from "@flotilla/core";
 import { z } from "zod";
+import { parseByteSize } from "./byte-size.js";
 import { LOG_LEVELS, type LogLevel } from "./logger.js";
 import { bucketPrefixProblem } from "./store/keys.js";
 
@@ -54,6 +55,8 @@ export interface HubSettings {
   readonly missedHeartbeats: number;
   /** How often bundle passes and run ticks happen. */
   readonly passIntervalMs: number;
+  /** The audit stream's size limit (JetStream reserves it), when the hub creates the stream. */
+  readonly auditMaxBytes: number;
   readonly logLevel: LogLevel;
   /** The hub's own NATS user (a `.creds` file); undefined: connect without credentials. */
   readonly natsCredsFile: string | undefined;
@@ -209,6 +212,13 @@ const OPTIONS = {
     fallback: "5s",
     help: "how often bundle passes and run ticks happen",
   },
+  auditMaxBytes: {
+    flag: "--audit-max-bytes",
+    env: "FLOTILLA_AUDIT_MAX_BYTES",
+    arg: "SIZE",
+    fallback: "1GiB",
+    help: "size limit of the audit stream, reserved in JetStream when the hub creates it",
+  },
   logLevel: {
     flag: "--log-level",
     env: "FLOTILLA_LOG_LEVEL",
@@ -247,6 +257,9 @@ export const HUB_USAGE: string = [
 ].join("\n");
 
 // ---- Value schemas: strings in, typed values out; messages say what a good value looks like.
+
+// Smaller would not hold a few records of the largest size the stream accepts (16 KiB).
+const MIN_AUDIT_MAX_BYTES = 1024 * 1024;
 
 const DNS_NAME =
   /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
@@ -343,6 +356,18 @@ const schemas = {
     .transform(Number)
     .refine((n) => n >= 1 && n <= 100, "must be a whole number from 1 to 100"),
   passInterval: duration(100, 3_600_000),
+  auditMaxBytes: z.string().transform((v, ctx) => {
+    const bytes = parseByteSize(v);
+    if (bytes === undefined || bytes < MIN_AUDIT_MAX_BYTES) {
+      ctx.addIssue({
+        code: "custom",
+        message:
+          "must be a size of at least 1MiB: bytes, or a number with KiB, MiB, GiB or TiB, like 256MiB",
+      });
+      return z.NEVER;
+    }
+    return bytes;
+  }),
   logLevel: z.enum(LOG_LEVELS, {
     error: `must be one of ${LOG_LEVELS.join(", ")}`,
   }),
@@ -518,6 +543,7 @@ export function parseHubConfig(
     heartbeatIntervalMs: values.heartbeatInterval ?? 0,
     missedHeartbeats: values.missedHeartbeats ?? 0,
     passIntervalMs: values.passInterval ?? 0,
+    auditMaxBytes: values.auditMaxBytes ?? 0,
     logLevel: values.logLevel ?? "info",
     natsCredsFile: values.natsCreds,
     natsAccountSigningKeyFile: values.natsAccountSigningKey,

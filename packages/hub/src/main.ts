@@ -119,7 +119,7 @@ async function main(): Promise<number> {
   const publisher = createJetStreamIntentPublisher({ nc });
   const audit = createJetStreamAuditLog(
     { nc, log },
-    { prefix: config.statePrefix },
+    { prefix: config.statePrefix, maxBytes: config.auditMaxBytes },
   );
   const objects = createJetStreamObjectReader({ nc });
   await store.start();
