@@ -121,6 +121,9 @@ describe("flotilla-hub values", () => {
     expect(check({ missedHeartbeats: 0 })).toContain(
       "/missedHeartbeats: must be >= 1",
     );
+    expect(check({ shutdownTimeout: "10" })[0]).toMatch(
+      /^\/shutdownTimeout: must match pattern/,
+    );
   });
 
   it("takes the audit stream's size as a string of bytes or binary units only", () => {

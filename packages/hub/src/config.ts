@@ -57,6 +57,8 @@ export interface HubSettings {
   readonly passIntervalMs: number;
   /** The audit stream's size limit (JetStream reserves it), when the hub creates the stream. */
   readonly auditMaxBytes: number;
+  /** How long a stop may take before what is left is closed at once. */
+  readonly shutdownTimeoutMs: number;
   readonly logLevel: LogLevel;
   /** The hub's own NATS user (a `.creds` file); undefined: connect without credentials. */
   readonly natsCredsFile: string | undefined;
@@ -219,6 +221,13 @@ const OPTIONS = {
     fallback: "1GiB",
     help: "size limit of the audit stream, reserved in JetStream when the hub creates it",
   },
+  shutdownTimeout: {
+    flag: "--shutdown-timeout",
+    env: "FLOTILLA_SHUTDOWN_TIMEOUT",
+    arg: "DURATION",
+    fallback: "10s",
+    help: "how long a stop may take before what is left is closed at once",
+  },
   logLevel: {
     flag: "--log-level",
     env: "FLOTILLA_LOG_LEVEL",
@@ -368,6 +377,7 @@ const schemas = {
     }
     return bytes;
   }),
+  shutdownTimeout: duration(1_000, 3_600_000),
   logLevel: z.enum(LOG_LEVELS, {
     error: `must be one of ${LOG_LEVELS.join(", ")}`,
   }),
@@ -544,6 +554,7 @@ export function parseHubConfig(
     missedHeartbeats: values.missedHeartbeats ?? 0,
     passIntervalMs: values.passInterval ?? 0,
     auditMaxBytes: values.auditMaxBytes ?? 0,
+    shutdownTimeoutMs: values.shutdownTimeout ?? 0,
     logLevel: values.logLevel ?? "info",
     natsCredsFile: values.natsCreds,
     natsAccountSigningKeyFile: values.natsAccountSigningKey,

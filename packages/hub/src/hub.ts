@@ -28,6 +28,7 @@ import {
   type ClusterRegistry,
 } from "./clusters/cluster-registry.js";
 import { fleetHandlers } from "./grpc/admin-fleet.js";
+import { createAdminStreams } from "./grpc/admin-streams.js";
 import { securityHandlers } from "./grpc/admin-security.js";
 import {
   createAgentRegistration,
@@ -310,6 +311,7 @@ export function createHub(options: HubOptions): Hub {
     bundles.onFleetChanged();
   });
 
+  const adminStreams = createAdminStreams();
   let server: Server | undefined;
   let listener: GrpcListener | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -367,9 +369,11 @@ export function createHub(options: HubOptions): Hub {
       grpcServer.addService(agentServiceDefinition(), agents.handlers);
       addAdminService(
         grpcServer,
-        observeAdminCalls(
-          adminAuth?.wrap(handlers) ?? handlers,
-          options.observer?.onAdminCall,
+        adminStreams.wrap(
+          observeAdminCalls(
+            adminAuth?.wrap(handlers) ?? handlers,
+            options.observer?.onAdminCall,
+          ),
         ),
       );
       new ReflectionService(loadProtocol().packageDefinition).addToServer(
@@ -391,6 +395,7 @@ export function createHub(options: HubOptions): Hub {
       runs.stop();
       await bundles.stop();
       agents.closeAll();
+      adminStreams.endAll();
       listener?.close();
       listener = undefined;
       const current = server;

@@ -56,6 +56,7 @@ describe("parseHubConfig", () => {
       missedHeartbeats: 3,
       passIntervalMs: 5_000,
       auditMaxBytes: 1024 ** 3,
+      shutdownTimeoutMs: 10_000,
       logLevel: "info",
       adminTokensFile: undefined,
       natsCredsFile: undefined,
@@ -312,6 +313,21 @@ describe("parseHubConfig", () => {
       ]);
     },
   );
+
+  test("reads the stop deadline", () => {
+    expect(
+      parsed([...PLAIN], { FLOTILLA_SHUTDOWN_TIMEOUT: "30s" }),
+    ).toMatchObject({ shutdownTimeoutMs: 30_000 });
+  });
+
+  test("refuses a stop deadline under a second", () => {
+    expect(
+      problems([...PLAIN, "--shutdown-timeout", "500ms"]).map((p) => [
+        p.path,
+        p.value,
+      ]),
+    ).toEqual([["--shutdown-timeout", "500ms"]]);
+  });
 
   test("refuses the same address for gRPC and HTTP", () => {
     expect(
