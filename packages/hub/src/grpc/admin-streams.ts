@@ -5,14 +5,14 @@
  * its deadline. Watchers get UNAVAILABLE, which the CLI takes as "watch again elsewhere".
  */
 import { status as grpcStatus, type ServerWritableStream } from "@grpc/grpc-js";
-import type { wire } from "@flotilla/protocol";
+import { loadProtocol, type wire } from "@flotilla/protocol";
 
 type Handlers = wire.AdminServiceHandlers;
 type AnyStream = ServerWritableStream<unknown, unknown>;
 
 /** Tracks the watches of wrapped handlers. */
 export interface AdminStreams {
-  /** `handlers` with every server-streaming one (one argument: the call) tracked. */
+  /** `handlers` with every server-streaming one tracked. */
   wrap(handlers: Handlers): Handlers;
   /** Ends every watch still open with UNAVAILABLE. */
   endAll(): void;
@@ -22,13 +22,20 @@ export function createAdminStreams(): AdminStreams {
   const open = new Set<AnyStream>();
   return {
     wrap(handlers) {
+      const service = loadProtocol().adminService as unknown as Record<
+        string,
+        { readonly responseStream: boolean }
+      >;
       const wrapped: Record<string, unknown> = {};
       for (const [method, handler] of Object.entries(handlers) as [
         string,
         unknown,
       ][]) {
-        // Unary and client-streaming handlers take (call, callback); they end on their own.
-        if (typeof handler !== "function" || handler.length !== 1) {
+        // Unary and client-streaming calls answer once and end on their own.
+        if (
+          typeof handler !== "function" ||
+          service[method]?.responseStream !== true
+        ) {
           wrapped[method] = handler;
           continue;
         }
