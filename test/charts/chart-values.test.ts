@@ -121,6 +121,21 @@ describe("flotilla-hub values", () => {
     expect(check({ missedHeartbeats: 0 })).toContain(
       "/missedHeartbeats: must be >= 1",
     );
+    expect(check({ shutdownTimeout: "10" })[0]).toMatch(
+      /^\/shutdownTimeout: must match pattern/,
+    );
+  });
+
+  it("takes the audit stream's size as a string of bytes or binary units only", () => {
+    expect(check({ audit: { maxBytes: "256MiB" } })).toEqual([]);
+    expect(check({ audit: { maxBytes: "268435456" } })).toEqual([]);
+    expect(check({ audit: { maxBytes: "1GB" } })[0]).toMatch(
+      /^\/audit\/maxBytes: must match pattern/,
+    );
+    // Helm prints a large number as 1.073741824e+09, which the hub would refuse.
+    expect(check({ audit: { maxBytes: 1073741824 } })).toContain(
+      "/audit/maxBytes: must be string",
+    );
   });
 
   it("refuses an audit refusal limit below zero, a bad window and no room for peers", () => {

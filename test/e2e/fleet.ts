@@ -40,6 +40,10 @@ export interface E2EOptions {
   readonly heartbeatMs?: number;
   /** NATS authorization, TLS, admin tokens and agent registration (see the module doc). */
   readonly secure?: boolean;
+  /** The hub's `--log-level`; default `warn`. */
+  readonly hubLogLevel?: string;
+  /** More flags for the hub (not those the harness sets). */
+  readonly hubArgs?: readonly string[];
 }
 
 /** Admin roles of the secure mode's token file. */
@@ -191,7 +195,8 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
         "--pass-interval",
         "250ms",
         "--log-level",
-        "warn",
+        options.hubLogLevel ?? "warn",
+        ...(options.hubArgs ?? []),
       ],
     });
     hub = proc;

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * `flotilla-agent`: parses the configuration, runs the agents until SIGTERM or SIGINT, and exits
- * 0 after a graceful stop, 1 when it cannot run, 2 on bad configuration. `main` does everything
- * and is what tests call; the process entry at the bottom only wires it to the real process.
+ * 0 after a graceful stop (or one cut short by SHUTDOWN_TIMEOUT_MS), 1 when it cannot run, 2 on
+ * bad configuration. `main` does everything and is what tests call; the process entry at the
+ * bottom only wires it to the real process.
  */
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -18,6 +19,13 @@ import { silenceIpServernameWarning } from "@flotilla/protocol";
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
 export const EXIT_CONFIG = 2;
+
+/**
+ * How long a stop may take (docs/agent.md, "Stopping"). Every part of the agent stops on the
+ * signal, but a part waiting on something that never answers must not keep a process that was
+ * asked to stop alive: past this it exits anyway, 0 as a requested stop.
+ */
+export const SHUTDOWN_TIMEOUT_MS = 10_000;
 
 /** What `main` touches of the outside world. */
 export interface MainIo {
@@ -112,6 +120,12 @@ if (isProcessEntry()) {
       process.exit(EXIT_FAILED);
     }
     stopping.abort();
+    setTimeout(() => {
+      process.stderr.write(
+        `flotilla-agent: the stop took longer than ${String(SHUTDOWN_TIMEOUT_MS / 1_000)} s; exiting now\n`,
+      );
+      process.exit(EXIT_OK);
+    }, SHUTDOWN_TIMEOUT_MS).unref();
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);

@@ -18,6 +18,7 @@ import {
 } from "@flotilla/core";
 import { z } from "zod";
 import type { RefusalAuditSettings } from "./audit/refusal-audit.js";
+import { parseByteSize } from "./byte-size.js";
 import { LOG_LEVELS, type LogLevel } from "./logger.js";
 import {
   HUB_NATS_AUTH_FILES,
@@ -60,6 +61,10 @@ export interface HubSettings {
   readonly missedHeartbeats: number;
   /** How often bundle passes and run ticks happen. */
   readonly passIntervalMs: number;
+  /** The audit stream's size limit (JetStream reserves it), when the hub creates the stream. */
+  readonly auditMaxBytes: number;
+  /** How long a stop may take before what is left is closed at once. */
+  readonly shutdownTimeoutMs: number;
   readonly logLevel: LogLevel;
   /** The hub's own NATS user (a `.creds` file); undefined: connect without credentials. */
   readonly natsCredsFile: string | undefined;
@@ -241,6 +246,20 @@ const OPTIONS = {
     fallback: "10000",
     help: "peers counted apart at a time (the limiter's memory); refusals of further peers share one count",
   },
+  auditMaxBytes: {
+    flag: "--audit-max-bytes",
+    env: "FLOTILLA_AUDIT_MAX_BYTES",
+    arg: "SIZE",
+    fallback: "1GiB",
+    help: "size limit of the audit stream, reserved in JetStream when the hub creates it",
+  },
+  shutdownTimeout: {
+    flag: "--shutdown-timeout",
+    env: "FLOTILLA_SHUTDOWN_TIMEOUT",
+    arg: "DURATION",
+    fallback: "10s",
+    help: "how long a stop may take before what is left is closed at once",
+  },
   logLevel: {
     flag: "--log-level",
     env: "FLOTILLA_LOG_LEVEL",
@@ -279,6 +298,9 @@ export const HUB_USAGE: string = [
 ].join("\n");
 
 // ---- Value schemas: strings in, typed values out; messages say what a good value looks like.
+
+// Smaller would not hold a few records of the largest size the stream accepts (16 KiB).
+const MIN_AUDIT_MAX_BYTES = 1024 * 1024;
 
 const DNS_NAME =
   /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
@@ -388,6 +410,19 @@ const schemas = {
   auditRefusalsPerPeer: wholeNumber(0, 1_000_000),
   auditRefusalsWindow: duration(1_000, 24 * 3_600_000),
   auditRefusalsPeers: wholeNumber(1, 1_000_000),
+  auditMaxBytes: z.string().transform((v, ctx) => {
+    const bytes = parseByteSize(v);
+    if (bytes === undefined || bytes < MIN_AUDIT_MAX_BYTES) {
+      ctx.addIssue({
+        code: "custom",
+        message:
+          "must be a size of at least 1MiB: bytes, or a number with KiB, MiB, GiB or TiB, like 256MiB",
+      });
+      return z.NEVER;
+    }
+    return bytes;
+  }),
+  shutdownTimeout: duration(1_000, 3_600_000),
   logLevel: z.enum(LOG_LEVELS, {
     error: `must be one of ${LOG_LEVELS.join(", ")}`,
   }),
@@ -563,6 +598,8 @@ export function parseHubConfig(
     heartbeatIntervalMs: values.heartbeatInterval ?? 0,
     missedHeartbeats: values.missedHeartbeats ?? 0,
     passIntervalMs: values.passInterval ?? 0,
+    auditMaxBytes: values.auditMaxBytes ?? 0,
+    shutdownTimeoutMs: values.shutdownTimeout ?? 0,
     logLevel: values.logLevel ?? "info",
     natsCredsFile: values.natsCreds,
     natsAuthDir: values.natsAuthDir,

@@ -33,6 +33,7 @@ import {
   type ClusterRegistry,
 } from "./clusters/cluster-registry.js";
 import { fleetHandlers } from "./grpc/admin-fleet.js";
+import { createAdminStreams } from "./grpc/admin-streams.js";
 import { securityHandlers } from "./grpc/admin-security.js";
 import {
   createAgentRegistration,
@@ -257,6 +258,11 @@ export function createHub(options: HubOptions): Hub {
     store,
     now,
     unreachableAfterMs: options.heartbeatIntervalMs * options.missedHeartbeats,
+    // `tick` checks heartbeats on the pass interval.
+    stalls: {
+      checkIntervalMs: options.passIntervalMs,
+      heartbeatIntervalMs: options.heartbeatIntervalMs,
+    },
     groups: () => groups.all(),
   });
   const strategies = createUpdateStrategies({ store, now });
@@ -352,6 +358,7 @@ export function createHub(options: HubOptions): Hub {
     bundles.onFleetChanged();
   });
 
+  const adminStreams = createAdminStreams();
   let server: Server | undefined;
   let listener: GrpcListener | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -411,9 +418,11 @@ export function createHub(options: HubOptions): Hub {
       grpcServer.addService(agentServiceDefinition(), agents.handlers);
       addAdminService(
         grpcServer,
-        observeAdminCalls(
-          adminAuth?.wrap(handlers) ?? handlers,
-          options.observer?.onAdminCall,
+        adminStreams.wrap(
+          observeAdminCalls(
+            adminAuth?.wrap(handlers) ?? handlers,
+            options.observer?.onAdminCall,
+          ),
         ),
       );
       new ReflectionService(loadProtocol().packageDefinition).addToServer(
@@ -435,6 +444,7 @@ export function createHub(options: HubOptions): Hub {
       runs.stop();
       await bundles.stop();
       agents.closeAll();
+      adminStreams.endAll();
       listener?.close();
       listener = undefined;
       const current = server;

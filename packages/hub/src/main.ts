@@ -9,30 +9,17 @@
  * Exit codes: 0 after a clean stop, 2 for bad configuration, 1 when it cannot start.
  */
 import { formatProblem } from "@flotilla/core";
-import { ServerCredentials } from "@grpc/grpc-js";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { auditHandlers } from "./audit/admin-audit.js";
-import { createJetStreamAuditLog } from "./audit/jetstream-audit-log.js";
-import { createBundleService } from "./bundles/bundle-service.js";
-import { createJetStreamObjectReader } from "./bundles/object-reader.js";
 import { HUB_USAGE, parseHubConfig } from "./config.js";
-import { createHub, type HubSecurity } from "./hub.js";
-import { startHttpServer, type HttpServer } from "./http-server.js";
-import { createJetStreamIntentPublisher } from "./intents/jetstream-intent-publisher.js";
-import { createLogger } from "./logger.js";
+import { createLogger, type Logger } from "./logger.js";
 import { createHubMetrics } from "./metrics.js";
-import { hubObserverOf, startHubGauges } from "./metrics-observer.js";
-import { createAdminAuth } from "./security/admin-auth.js";
 import { loadAdminTokens, type AdminTokens } from "./security/admin-tokens.js";
-import { prepareHubTls, type HubTls } from "./security/hub-tls.js";
-import { createJetStreamStore } from "./store/jetstream-store.js";
 import { loadNatsAuth, type NatsAuth } from "./security/nats-auth-config.js";
-import {
-  createAgentsAccount,
-  type AgentsAccount,
-} from "./security/agents-account.js";
-import { createContentKeys } from "./security/content-keys.js";
 import { natsSetupMain } from "./security/nats-setup-command.js";
+import { serveHub, type ServingHub } from "./serve-hub.js";
+import { stopWithin, type StopStep } from "./shutdown.js";
+
+/** How long after main() has finished the process may linger before it exits anyway. */
+const EXIT_GRACE_MS = 1_000;
 
 async function main(): Promise<number> {
   if (process.argv[2] === "nats-setup") {
@@ -81,6 +68,7 @@ async function main(): Promise<number> {
   try {
     natsAuth = await loadNatsAuth(config);
   } catch (error) {
+    stopping.abort();
     process.stderr.write(
       `flotilla-hub: ${error instanceof Error ? error.message : String(error)}\n`,
     );
@@ -97,172 +85,76 @@ async function main(): Promise<number> {
     );
   }
 
-  let nc: NatsConnection;
+  // Whatever is started is stopped in reverse order, after a failed start as on SIGTERM.
+  const opened: StopStep[] = [
+    {
+      name: "admin token watch",
+      stop: () => {
+        stopping.abort();
+      },
+    },
+  ];
+  let serving: ServingHub;
   try {
-    nc = await connect({
-      ...natsAuth.connectOptions,
-      servers: [...config.nats],
-      name: "flotilla-hub",
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 500,
-    });
+    serving = await serveHub(
+      { config, log, metrics, natsAuth, adminTokens, insecureAdmin },
+      opened,
+    );
   } catch (error) {
-    log.fatal({ err: error, nats: config.nats }, "cannot connect to NATS");
+    const message = error instanceof Error ? error.message : String(error);
+    log.fatal({ err: error }, "cannot start");
+    await stopAll(opened, config.shutdownTimeoutMs, log);
+    // One line: the cause is what a person (or `kubectl logs`) needs; the stack is in the log.
     process.stderr.write(
-      `flotilla-hub: cannot connect to NATS at ${config.nats.join(", ")}: ${error instanceof Error ? error.message : String(error)}\n`,
+      `flotilla-hub: cannot start: ${message.replace(/\s*\n\s*/g, " ")}\n`,
     );
     return 1;
   }
-  void (async () => {
-    for await (const status of nc.status()) {
-      if (status.type === "disconnect")
-        log.warn("NATS connection lost; reconnecting");
-      if (status.type === "reconnect") log.info("NATS connection back");
-    }
-  })();
-
-  const store = createJetStreamStore(
-    { nc },
-    { bucketPrefix: config.statePrefix },
-  );
-  const audit = createJetStreamAuditLog(
-    { nc, log },
-    { prefix: config.statePrefix },
-  );
-  await store.start();
-  // Bundle content is sealed with keys from the content secret in the store (docs/security.md).
-  const contentKeys = createContentKeys({ store, now: Date.now });
-  await contentKeys.load();
-  const publisher = createJetStreamIntentPublisher({
-    nc,
-    contentKeys,
-    onLegacyContentSealed: (count) => {
-      log.info({ count }, "Bundle content stored in clear was sealed");
-    },
-  });
-  const objects = createJetStreamObjectReader({ nc, contentKeys });
-  await publisher.start();
-  await audit.start();
-  let agentsAccount: AgentsAccount | undefined;
-  if (natsAuth.agentsAccount !== undefined) {
-    const { systemConnectOptions, signer, template } = natsAuth.agentsAccount;
-    const system = await connect({
-      ...systemConnectOptions,
-      servers: [...config.nats],
-      name: "flotilla-hub-system",
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 500,
-    });
-    agentsAccount = createAgentsAccount({
-      store,
-      system,
-      signer,
-      template,
-      now: Date.now,
-      log: log.child({ component: "agents-account" }),
-    });
-    await agentsAccount.start();
-  }
-  // Under TLS the hub's CA signs agents' and admins' certificates (issue 6).
-  let tls: HubTls | undefined;
-  let security: HubSecurity | undefined;
-  if (!config.insecurePlaintext) {
-    try {
-      tls = await prepareHubTls(config.tls, { store, logger: log });
-      security = {
-        authority: tls.authority,
-        clusterCertificateTtlMs: config.tls.clusterCertTtlMs,
-        ...(natsAuth.agentNatsCredentials === undefined
-          ? {}
-          : { natsCredentials: natsAuth.agentNatsCredentials }),
-        ...(agentsAccount === undefined ? {} : { natsUsers: agentsAccount }),
-      };
-    } catch (error) {
-      log.fatal({ err: error }, "cannot prepare TLS");
-      process.stderr.write(
-        `flotilla-hub: cannot prepare TLS: ${error instanceof Error ? error.message : String(error)}\n`,
-      );
-      return 1;
-    }
-  }
-
-  const hub = createHub({
-    store,
-    contentKeys,
-    publisher,
-    audit,
-    logger: log,
-    heartbeatIntervalMs: config.heartbeatIntervalMs,
-    missedHeartbeats: config.missedHeartbeats,
-    passIntervalMs: config.passIntervalMs,
-    refusalAudit: config.refusalAudit,
-    bundles: (deps) => createBundleService({ ...deps, objects }),
-    auditHandlers,
-    ...(security === undefined ? {} : { security }),
-    adminAuth: (auditDeps, hooks) =>
-      createAdminAuth({
-        ...hooks,
-        ...(tls === undefined
-          ? {}
-          : { verifyCertificate: tls.authority.verify }),
-        ...auditDeps,
-        ...(adminTokens === undefined ? {} : { tokens: adminTokens }),
-        insecure: insecureAdmin,
-      }),
-    observer: hubObserverOf(metrics),
-  });
-
-  const credentials = tls?.credentials ?? ServerCredentials.createInsecure();
-  const port = await hub.start(config.listen, credentials);
-  const gauges = startHubGauges(hub, metrics, { intervalMs: 2_000 });
-
-  let http: HttpServer | undefined;
-  if (config.httpListen !== undefined) {
-    http = await startHttpServer({
-      listen: config.httpListen,
-      metrics,
-      log,
-      health: () => {
-        const report = hub.health();
-        const natsOk = !nc.isClosed();
-        return {
-          ok: report.ok && natsOk,
-          checks: { ...report.checks, nats: natsOk ? "connected" : "closed" },
-        };
-      },
-    });
-  }
   const host = config.listen.slice(0, config.listen.lastIndexOf(":"));
   process.stdout.write(
-    `flotilla-hub: serving gRPC on ${host}:${String(port)}${http === undefined ? "" : `, HTTP on ${http.address}`}\n`,
+    `flotilla-hub: serving gRPC on ${host}:${String(serving.port)}${serving.httpAddress === undefined ? "" : `, HTTP on ${serving.httpAddress}`}\n`,
   );
 
   await new Promise<void>((resolve) => {
     process.once("SIGTERM", resolve);
     process.once("SIGINT", resolve);
   });
-  log.info("stopping");
-  stopping.abort();
-  gauges.stop();
-  await hub.stop();
-  tls?.stop();
-  await http?.close();
-  await agentsAccount?.stop();
-  await audit.stop();
-  await publisher.stop();
-  await store.stop();
-  await nc.drain().catch(() => undefined);
+  log.info({ timeoutMs: config.shutdownTimeoutMs }, "stopping");
+  await stopAll(opened, config.shutdownTimeoutMs, log);
+  log.info("stopped");
   return 0;
+}
+
+/** Stops `opened` in reverse order within `timeoutMs`, logging what did not stop cleanly. */
+async function stopAll(
+  opened: readonly StopStep[],
+  timeoutMs: number,
+  log: Logger,
+): Promise<void> {
+  const outcome = await stopWithin([...opened].reverse(), timeoutMs);
+  for (const { name, err } of outcome.failed) {
+    log.warn({ err, part: name }, "cannot stop cleanly");
+  }
+  if (outcome.unfinished.length > 0) {
+    // Still a requested stop (exit 0): what was left is closed, and the process exits anyway.
+    log.warn(
+      { timeoutMs, unfinished: outcome.unfinished },
+      "stop took longer than --shutdown-timeout; closed what was left",
+    );
+  }
 }
 
 main().then(
   (code) => {
     process.exitCode = code;
+    // Everything of ours is stopped; exit even if a library left a handle open (a socket still
+    // closing, a request nobody will answer).
+    setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
   },
   (error: unknown) => {
     process.stderr.write(
       `flotilla-hub: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
     );
-    process.exitCode = 1;
+    process.exit(1);
   },
 );

@@ -203,6 +203,55 @@ describe("shared server", () => {
     await using second = await openLogs(server, { prefix: "shared" });
     expect((await second.log.list({})).events).toEqual([event]);
   });
+
+  test("an existing stream keeps its size limit; a different one configured is reported", async () => {
+    await using first = await openLogs(server, {
+      prefix: "resized",
+      maxBytes: 2 * 1024 * 1024,
+    });
+    const event = await first.log.append(record());
+    const captured = capturedLogger();
+    await using second = await openLogs(
+      server,
+      { prefix: "resized", maxBytes: 4 * 1024 * 1024 },
+      captured.log,
+    );
+    expect((await second.log.list({})).events).toEqual([event]);
+    const jsm = await jetstreamManager(second.nc);
+    const { config } = await jsm.streams.info("resized-audit");
+    expect(config.max_bytes).toBe(2 * 1024 * 1024);
+    expect(captured.lines).toContainEqual(
+      expect.objectContaining({
+        msg: "The existing audit stream keeps its own size limit",
+        stream: "resized-audit",
+        maxBytes: 2 * 1024 * 1024,
+        configuredMaxBytes: 4 * 1024 * 1024,
+      }),
+    );
+  });
+});
+
+describe("an audit stream JetStream has no room for", () => {
+  test("is refused at start with its size in the message", async () => {
+    await using server = await startNatsServer({
+      config: "jetstream { max_file_store: 8MB }\n",
+    });
+    const nc = await connectTo(server);
+    try {
+      const log = createJetStreamAuditLog(
+        { nc, log: capturedLogger().log },
+        { maxBytes: 64 * 1024 * 1024, timeoutMs: 2_000 },
+      );
+      await expect(log.start()).rejects.toMatchObject({
+        code: "failed_precondition",
+        message: expect.stringMatching(
+          /^Cannot start the JetStream audit log: JetStream refused to create stream "flotilla-audit" with max_bytes 67108864: insufficient storage resources/,
+        ) as unknown,
+      });
+    } finally {
+      await nc.close();
+    }
+  });
 });
 
 describe("createJetStreamAuditLog", () => {

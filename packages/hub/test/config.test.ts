@@ -55,6 +55,8 @@ describe("parseHubConfig", () => {
       heartbeatIntervalMs: 10_000,
       missedHeartbeats: 3,
       passIntervalMs: 5_000,
+      auditMaxBytes: 1024 ** 3,
+      shutdownTimeoutMs: 10_000,
       logLevel: "info",
       adminTokensFile: undefined,
       natsCredsFile: undefined,
@@ -325,6 +327,48 @@ describe("parseHubConfig", () => {
     ["a bad boolean", ["--insecure-plaintext=maybe"]],
   ])("refuses %s", (_, argv) => {
     expect(problems(argv)).toHaveLength(1);
+  });
+
+  test("reads the audit stream's size in bytes or binary units", () => {
+    expect(parsed([...PLAIN, "--audit-max-bytes", "512MiB"])).toMatchObject({
+      auditMaxBytes: 512 * 1024 ** 2,
+    });
+    expect(
+      parsed([...PLAIN], { FLOTILLA_AUDIT_MAX_BYTES: "2Gi" }),
+    ).toMatchObject({ auditMaxBytes: 2 * 1024 ** 3 });
+    expect(parsed([...PLAIN, "--audit-max-bytes=16777216"])).toMatchObject({
+      auditMaxBytes: 16 * 1024 ** 2,
+    });
+  });
+
+  test.each([
+    ["a decimal unit", "1GB"],
+    ["less than 1MiB", "512KiB"],
+    ["a fraction", "1.5GiB"],
+    ["no number", "GiB"],
+  ])(
+    "refuses an audit size with %s, naming flag, variable and value",
+    (_, value) => {
+      const found = problems([...PLAIN, "--audit-max-bytes", value]);
+      expect(found.map(formatProblem)).toEqual([
+        `--audit-max-bytes: must be a size of at least 1MiB: bytes, or a number with KiB, MiB, GiB or TiB, like 256MiB (--audit-max-bytes or FLOTILLA_AUDIT_MAX_BYTES) (got "${value}")`,
+      ]);
+    },
+  );
+
+  test("reads the stop deadline", () => {
+    expect(
+      parsed([...PLAIN], { FLOTILLA_SHUTDOWN_TIMEOUT: "30s" }),
+    ).toMatchObject({ shutdownTimeoutMs: 30_000 });
+  });
+
+  test("refuses a stop deadline under a second", () => {
+    expect(
+      problems([...PLAIN, "--shutdown-timeout", "500ms"]).map((p) => [
+        p.path,
+        p.value,
+      ]),
+    ).toEqual([["--shutdown-timeout", "500ms"]]);
   });
 
   test("refuses the same address for gRPC and HTTP", () => {

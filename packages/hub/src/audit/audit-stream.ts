@@ -14,6 +14,7 @@ import {
   type StreamConfig,
 } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
+import { isNatsOutage } from "../nats-errors.js";
 
 /** The audit stream of hub state prefix `prefix`: `<prefix>-audit`. */
 export function auditStreamName(prefix: string): string {
@@ -41,15 +42,25 @@ export interface AuditStreamSettings {
   readonly replicas: number;
 }
 
+/** What {@link ensureAuditStream} found or made. */
+export interface AuditStreamState {
+  /** False: the stream existed and was left as it is. */
+  readonly created: boolean;
+  /** The stream's size limit (-1: none). */
+  readonly maxBytes: number;
+}
+
 /**
  * Creates the stream when it is missing. An existing stream is used as it is (its limits may have
  * been changed on purpose), unless it does not take the audit subject: then appends would fail.
+ * JetStream reserves a new stream's `max_bytes` up front, so a server without that much room
+ * refuses it: the error names the size, which is what an operator lowers (or gives JetStream more).
  */
 export async function ensureAuditStream(
   jsm: JetStreamManager,
   settings: AuditStreamSettings,
   what: string,
-): Promise<void> {
+): Promise<AuditStreamState> {
   const { stream, subject } = settings;
   try {
     const { config } = await jsm.streams.info(stream);
@@ -59,7 +70,7 @@ export async function ensureAuditStream(
         `${what}: stream "${stream}" takes subjects ${JSON.stringify(config.subjects)}, not "${subject}"`,
       );
     }
-    return;
+    return { created: false, maxBytes: config.max_bytes };
   } catch (error) {
     if (!isStreamNotFound(error)) throw error;
   }
@@ -79,7 +90,17 @@ export async function ensureAuditStream(
     deny_delete: true,
     deny_purge: true,
   };
-  await jsm.streams.add(config);
+  try {
+    await jsm.streams.add(config);
+  } catch (error) {
+    if (isNatsOutage(error)) throw error;
+    throw new FlotillaError(
+      "failed_precondition",
+      `${what}: JetStream refused to create stream "${stream}" with max_bytes ${String(settings.maxBytes)}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+  return { created: true, maxBytes: settings.maxBytes };
 }
 
 function isStreamNotFound(error: unknown): boolean {

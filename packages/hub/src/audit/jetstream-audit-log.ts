@@ -149,10 +149,20 @@ class JetStreamAuditLog implements AuditLog {
     this.#watchConnection();
     try {
       const jsm = await abortable(this.#js.jetstreamManager(), options.signal);
-      await abortable(
+      const state = await abortable(
         ensureAuditStream(jsm, this.#config, what),
         options.signal,
       );
+      if (state.maxBytes !== this.#config.maxBytes) {
+        this.#log.warn(
+          {
+            stream: this.#config.stream,
+            maxBytes: state.maxBytes,
+            configuredMaxBytes: this.#config.maxBytes,
+          },
+          "The existing audit stream keeps its own size limit",
+        );
+      }
       this.#jsm = jsm;
     } catch (error) {
       this.#unwatchConnection();

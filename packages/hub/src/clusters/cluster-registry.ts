@@ -26,6 +26,7 @@ import { nameKey } from "../store/keys.js";
 import { isRevisionConflict, type StateStore } from "../store/state-store.js";
 import { createUpdateQueue } from "../store/update-queue.js";
 import type { ClusterDirectory } from "./cluster-directory.js";
+import { createHeartbeatStalls } from "./heartbeat-stalls.js";
 import {
   applyLabelChange,
   CLUSTERS,
@@ -68,6 +69,8 @@ interface Entry {
   cluster: Cluster;
   session?: number;
   lastSeenAtMs: number;
+  /** Where the silence that makes it Unreachable starts: lastSeenAtMs, moved on by hub stalls. */
+  silenceFromMs: number;
   unreachable: boolean;
   everConnected: boolean;
   appliedGeneration: number;
@@ -80,6 +83,14 @@ export interface ClusterRegistryDeps {
   readonly now: () => number;
   /** How long without a message before an agent is Unreachable (3 heartbeat intervals). */
   readonly unreachableAfterMs: number;
+  /**
+   * How heartbeats are checked, so that a stalled hub does not count its own stall as the agents'
+   * silence (heartbeat-stalls.ts); absent: silence is measured by the clock alone.
+   */
+  readonly stalls?: {
+    readonly checkIntervalMs: number;
+    readonly heartbeatIntervalMs: number;
+  };
   /** The cluster groups, for {@link ClusterDirectory.groups}. */
   readonly groups: () => readonly ClusterGroup[];
 }
@@ -141,6 +152,13 @@ export function createClusterRegistry(
   >();
   let nextSession = 1;
   const labelUpdates = createUpdateQueue();
+  const stalls =
+    deps.stalls === undefined
+      ? undefined
+      : createHeartbeatStalls({
+          ...deps.stalls,
+          unreachableAfterMs: deps.unreachableAfterMs,
+        });
 
   const emit = (change: ClusterChange): void => {
     sorted = undefined;
@@ -238,6 +256,7 @@ export function createClusterRegistry(
       cluster: recordToCluster(record),
       ...(from.session === undefined ? {} : { session: from.session }),
       lastSeenAtMs: now,
+      silenceFromMs: now,
       unreachable: false,
       everConnected: from.session !== undefined,
       appliedGeneration: 0,
@@ -246,6 +265,7 @@ export function createClusterRegistry(
 
   const markSeen = (entry: Entry): void => {
     entry.lastSeenAtMs = deps.now();
+    entry.silenceFromMs = entry.lastSeenAtMs;
     if (entry.unreachable) {
       entry.unreachable = false;
       emit({ type: "reachable", cluster: entry.record.name });
@@ -256,12 +276,14 @@ export function createClusterRegistry(
     async start() {
       const now = deps.now();
       for (const { value, revision } of await deps.store.list(CLUSTERS)) {
+        const seenAtMs = Math.max(value.lastSeenAtMs, now);
         entries.set(value.name, {
           record: value,
           revision,
           cluster: recordToCluster(value),
           // Seen at the hub's start: Unreachable only if it stays away a whole timeout.
-          lastSeenAtMs: Math.max(value.lastSeenAtMs, now),
+          lastSeenAtMs: seenAtMs,
+          silenceFromMs: seenAtMs,
           unreachable: false,
           everConnected: value.neverConnected !== true,
           appliedGeneration: 0,
@@ -411,6 +433,7 @@ export function createClusterRegistry(
       if (entry === undefined) return;
       entry.session = undefined;
       entry.lastSeenAtMs = deps.now();
+      entry.silenceFromMs = entry.lastSeenAtMs;
       try {
         await write(entry, {
           ...entry.record,
@@ -437,10 +460,18 @@ export function createClusterRegistry(
 
     checkHeartbeats() {
       const now = deps.now();
+      const blindMs = stalls?.blindMsAt(now) ?? 0;
       const gone: string[] = [];
       for (const entry of entries.values()) {
+        if (stalls !== undefined && blindMs > 0) {
+          entry.silenceFromMs = stalls.silenceFromAfter(
+            entry.silenceFromMs,
+            blindMs,
+            now,
+          );
+        }
         if (entry.unreachable) continue;
-        if (now - entry.lastSeenAtMs < deps.unreachableAfterMs) continue;
+        if (now - entry.silenceFromMs < deps.unreachableAfterMs) continue;
         entry.unreachable = true;
         gone.push(entry.record.name);
         emit({ type: "unreachable", cluster: entry.record.name });

@@ -9,6 +9,7 @@
  * queue at `net.core.somaxconn` (4096 by default on current kernels).
  */
 import { createServer, type Server as NetServer } from "node:net";
+import { FlotillaError } from "@flotilla/core";
 import type { Server, ServerCredentials } from "@grpc/grpc-js";
 
 /** Accept queue the hub asks for. */
@@ -43,13 +44,21 @@ export async function listenGrpc(
   const socketServer: NetServer = createServer({ noDelay: true }, (socket) => {
     injector.injectConnection(socket);
   });
-  await new Promise<void>((resolve, reject) => {
-    socketServer.once("error", reject);
-    socketServer.listen({ host, port, backlog: ACCEPT_BACKLOG }, () => {
-      socketServer.off("error", reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socketServer.once("error", reject);
+      socketServer.listen({ host, port, backlog: ACCEPT_BACKLOG }, () => {
+        socketServer.off("error", reject);
+        resolve();
+      });
     });
-  });
+  } catch (error) {
+    throw new FlotillaError(
+      "unavailable",
+      `Cannot listen for gRPC on ${address}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
   const bound = socketServer.address();
   return {
     port: typeof bound === "object" && bound !== null ? bound.port : port,

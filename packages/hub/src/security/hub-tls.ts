@@ -5,6 +5,7 @@
  * the CA certificate written where CLIs and agents can read it.
  */
 import { readFile, writeFile } from "node:fs/promises";
+import { createSecureContext } from "node:tls";
 import { FlotillaError, showValue } from "@flotilla/core";
 import type { ServerCredentials } from "@grpc/grpc-js";
 import type { Logger } from "pino";
@@ -71,9 +72,21 @@ export async function prepareHubTls(
   }
 
   if (sources.certFile !== undefined && sources.keyFile !== undefined) {
+    const certificatePem = await readPem(sources.certFile, "TLS certificate");
+    const privateKeyPem = await readPem(sources.keyFile, "TLS private key");
+    // grpc-js only logs a certificate it cannot use and then fails every handshake: check first.
+    try {
+      createSecureContext({ cert: certificatePem, key: privateKeyPem });
+    } catch (error) {
+      throw new FlotillaError(
+        "failed_precondition",
+        `Cannot serve TLS with the certificate ${showValue(sources.certFile)} and the key ${showValue(sources.keyFile)}: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
     const served = createHubServerCredentials({
-      certificatePem: await readPem(sources.certFile, "TLS certificate"),
-      privateKeyPem: await readPem(sources.keyFile, "TLS private key"),
+      certificatePem,
+      privateKeyPem,
       caCertificatePem: authority.certificatePem,
     });
     return {

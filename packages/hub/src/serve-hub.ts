@@ -1,0 +1,261 @@
+/**
+ * Everything `flotilla-hub` runs, started in order: the NATS connection (reconnecting forever: the
+ * hub outlives NATS restarts), the JetStream adapters (state store, intent publisher, audit log,
+ * object reader), TLS, the hub's gRPC server, its gauges and the HTTP server (/metrics, /healthz).
+ *
+ * Each part that is up pushes the step that stops it onto `opened`, so main.ts stops exactly what
+ * was started, in reverse order, both after a failed start and on SIGTERM. A failed start is
+ * therefore never left half-running: the NATS connection in particular would keep the process
+ * alive, reconnecting, with nothing served.
+ */
+import { FlotillaError } from "@flotilla/core";
+import { ServerCredentials } from "@grpc/grpc-js";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { auditHandlers } from "./audit/admin-audit.js";
+import { createJetStreamAuditLog } from "./audit/jetstream-audit-log.js";
+import { createBundleService } from "./bundles/bundle-service.js";
+import { createJetStreamObjectReader } from "./bundles/object-reader.js";
+import type { HubConfig } from "./config.js";
+import { createHub, type HubSecurity } from "./hub.js";
+import { startHttpServer } from "./http-server.js";
+import { createJetStreamIntentPublisher } from "./intents/jetstream-intent-publisher.js";
+import type { Logger } from "./logger.js";
+import type { HubMetrics } from "./metrics.js";
+import { hubObserverOf, startHubGauges } from "./metrics-observer.js";
+import { createAdminAuth } from "./security/admin-auth.js";
+import type { AdminTokens } from "./security/admin-tokens.js";
+import {
+  createAgentsAccount,
+  type AgentsAccount,
+} from "./security/agents-account.js";
+import { createContentKeys } from "./security/content-keys.js";
+import { prepareHubTls, type HubTls } from "./security/hub-tls.js";
+import type { NatsAuth } from "./security/nats-auth-config.js";
+import type { StopStep } from "./shutdown.js";
+import { createJetStreamStore } from "./store/jetstream-store.js";
+import type { StateStore } from "./store/state-store.js";
+
+/** What {@link serveHub} runs with. */
+export interface ServeHubDeps {
+  readonly config: Exclude<HubConfig, { help: true }>;
+  readonly log: Logger;
+  readonly metrics: HubMetrics;
+  readonly natsAuth: NatsAuth;
+  readonly adminTokens: AdminTokens | undefined;
+  /** Every AdminService caller is admin (plaintext without a token file). */
+  readonly insecureAdmin: boolean;
+}
+
+/** A hub that serves. */
+export interface ServingHub {
+  readonly port: number;
+  /** The HTTP server's address; undefined with `--http-listen off`. */
+  readonly httpAddress: string | undefined;
+}
+
+/**
+ * Starts every part; rejects with the first failure (a FlotillaError whose message says which part
+ * and why). Stop steps of the parts started go to `opened`, in start order, whether it resolves or
+ * rejects.
+ */
+export async function serveHub(
+  deps: ServeHubDeps,
+  opened: StopStep[],
+): Promise<ServingHub> {
+  const { config, log, metrics, natsAuth } = deps;
+  const { nc, connected } = await connectNats(deps);
+  opened.push({
+    name: "NATS connection",
+    // Draining waits for the server to confirm, which a server that is gone never does; one that
+    // is there but does not answer is left to the deadline, then closed.
+    stop: () =>
+      nc.isClosed() ? undefined : connected() ? nc.drain() : nc.close(),
+    force: () => nc.close(),
+  });
+
+  const store = createJetStreamStore(
+    { nc },
+    { bucketPrefix: config.statePrefix },
+  );
+  const audit = createJetStreamAuditLog(
+    { nc, log },
+    { prefix: config.statePrefix, maxBytes: config.auditMaxBytes },
+  );
+  await store.start();
+  opened.push({ name: "state store", stop: () => store.stop() });
+  // Bundle content is sealed with keys from the content secret in the store (docs/security.md).
+  const contentKeys = createContentKeys({ store, now: Date.now });
+  await contentKeys.load();
+  const publisher = createJetStreamIntentPublisher({
+    nc,
+    contentKeys,
+    onLegacyContentSealed: (count) => {
+      log.info({ count }, "Bundle content stored in clear was sealed");
+    },
+  });
+  const objects = createJetStreamObjectReader({ nc, contentKeys });
+  await publisher.start();
+  opened.push({ name: "intent publisher", stop: () => publisher.stop() });
+  await audit.start();
+  opened.push({ name: "audit log", stop: () => audit.stop() });
+  const agentsAccount = await keepAgentsAccount(deps, store, opened);
+
+  // Under TLS the hub's CA signs agents' and admins' certificates.
+  let tls: HubTls | undefined;
+  let security: HubSecurity | undefined;
+  if (!config.insecurePlaintext) {
+    tls = await prepareHubTls(config.tls, { store, logger: log });
+    const prepared = tls;
+    opened.push({
+      name: "TLS",
+      stop: () => {
+        prepared.stop();
+      },
+    });
+    security = {
+      authority: tls.authority,
+      clusterCertificateTtlMs: config.tls.clusterCertTtlMs,
+      ...(natsAuth.agentNatsCredentials === undefined
+        ? {}
+        : { natsCredentials: natsAuth.agentNatsCredentials }),
+      ...(agentsAccount === undefined ? {} : { natsUsers: agentsAccount }),
+    };
+  }
+
+  const { adminTokens, insecureAdmin } = deps;
+  const hub = createHub({
+    store,
+    contentKeys,
+    publisher,
+    audit,
+    logger: log,
+    heartbeatIntervalMs: config.heartbeatIntervalMs,
+    missedHeartbeats: config.missedHeartbeats,
+    passIntervalMs: config.passIntervalMs,
+    refusalAudit: config.refusalAudit,
+    bundles: (bundleDeps) => createBundleService({ ...bundleDeps, objects }),
+    auditHandlers,
+    ...(security === undefined ? {} : { security }),
+    adminAuth: (auditDeps, hooks) =>
+      createAdminAuth({
+        ...hooks,
+        ...(tls === undefined
+          ? {}
+          : { verifyCertificate: tls.authority.verify }),
+        ...auditDeps,
+        ...(adminTokens === undefined ? {} : { tokens: adminTokens }),
+        insecure: insecureAdmin,
+      }),
+    observer: hubObserverOf(metrics),
+  });
+  // Pushed before start: a start that fails after loading state may have timers running.
+  opened.push({ name: "hub", stop: () => hub.stop() });
+  const credentials = tls?.credentials ?? ServerCredentials.createInsecure();
+  const port = await hub.start(config.listen, credentials);
+  const gauges = startHubGauges(hub, metrics, { intervalMs: 2_000 });
+  opened.push({
+    name: "gauges",
+    stop: () => {
+      gauges.stop();
+    },
+  });
+
+  if (config.httpListen === undefined) return { port, httpAddress: undefined };
+  const http = await startHttpServer({
+    listen: config.httpListen,
+    metrics,
+    log,
+    health: () => {
+      const report = hub.health();
+      const natsOk = !nc.isClosed();
+      return {
+        ok: report.ok && natsOk,
+        checks: { ...report.checks, nats: natsOk ? "connected" : "closed" },
+      };
+    },
+  });
+  opened.push({ name: "HTTP server", stop: () => http.close() });
+  return { port, httpAddress: http.address };
+}
+
+/**
+ * With a NATS setup directory, the agents' account: connects the hub's system user and pushes the
+ * account with its revocations (docs/security.md, "Removing a cluster"). Undefined without one.
+ */
+async function keepAgentsAccount(
+  deps: ServeHubDeps,
+  store: StateStore,
+  opened: StopStep[],
+): Promise<AgentsAccount | undefined> {
+  const { config, log } = deps;
+  const auth = deps.natsAuth.agentsAccount;
+  if (auth === undefined) return undefined;
+  let system: NatsConnection;
+  try {
+    system = await connect({
+      ...auth.systemConnectOptions,
+      servers: [...config.nats],
+      name: "flotilla-hub-system",
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+    });
+  } catch (error) {
+    throw new FlotillaError(
+      "unavailable",
+      `Cannot connect to NATS as the hub's system user (hub-system.creds): ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+  const account = createAgentsAccount({
+    store,
+    system,
+    signer: auth.signer,
+    template: auth.template,
+    now: Date.now,
+    log: log.child({ component: "agents-account" }),
+  });
+  opened.push({
+    name: "agents' account",
+    stop: () => account.stop(),
+    force: () => system.close(),
+  });
+  await account.start();
+  return account;
+}
+
+/** Connects (rejecting when no server answers); `connected()` is false while reconnecting. */
+async function connectNats(
+  deps: ServeHubDeps,
+): Promise<{ nc: NatsConnection; connected: () => boolean }> {
+  const { config, log } = deps;
+  let nc: NatsConnection;
+  try {
+    nc = await connect({
+      ...deps.natsAuth.connectOptions,
+      servers: [...config.nats],
+      name: "flotilla-hub",
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+    });
+  } catch (error) {
+    throw new FlotillaError(
+      "unavailable",
+      `Cannot connect to NATS at ${config.nats.join(", ")}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+  let up = true;
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === "disconnect") {
+        up = false;
+        log.warn("NATS connection lost; reconnecting");
+      }
+      if (status.type === "reconnect") {
+        up = true;
+        log.info("NATS connection back");
+      }
+    }
+  })();
+  return { nc, connected: () => up };
+}
