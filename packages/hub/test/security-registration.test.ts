@@ -243,13 +243,18 @@ describe("agent sessions with mTLS", () => {
       });
       return [cluster?.connection, cluster?.lastSeenAtMs];
     };
-    // Three missed heartbeats of the harness's 60 s, and a tick of the hub to notice.
+    // Three missed heartbeats of the harness's 60 s, the clock moved 20 s at a time: at most one
+    // move between two of the hub's checks (every 50 ms), so that no check looks like a stall of
+    // the hub itself (heartbeat-stalls.ts), which would forgive the silence.
     const silence = async () => {
-      t.clock.advance(4 * 60_000);
       await waitFor(
-        () => t.hub.registry.isUnreachable("cluster-a") || undefined,
+        () => {
+          t.clock.advance(20_000);
+          return t.hub.registry.isUnreachable("cluster-a") || undefined;
+        },
         {
-          timeoutMs: 10_000,
+          timeoutMs: 20_000,
+          intervalMs: 150,
           message: "the hub to count cluster-a's agent away",
         },
       );
