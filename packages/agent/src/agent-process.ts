@@ -10,12 +10,14 @@ import { join } from "node:path";
 import { FlotillaError } from "@flotilla/core";
 import {
   connect,
+  errors,
   type ConnectionOptions,
   type NatsConnection,
 } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import type { AgentConfig } from "./config.js";
+import { createBackoff } from "./hub/backoff.js";
 import { readHubTls, type HubTransport } from "./hub/transport.js";
 import {
   identityNatsOptions,
@@ -128,6 +130,63 @@ async function connectNats(
   return nc;
 }
 
+/** Whether NATS refused the credentials themselves (not an outage). */
+function isCredentialsRefusal(error: unknown): boolean {
+  return (
+    error instanceof errors.AuthorizationError ||
+    error instanceof errors.UserAuthenticationExpiredError
+  );
+}
+
+/**
+ * A cluster's own NATS connection, with the credentials its identity carries. Tried until it
+ * connects (or `signal` aborts: undefined). When NATS refuses the credentials, at the first
+ * connect or any reconnect, the identity is renewed at once rather than at its usual time: the
+ * renewal brings new NATS credentials, which the next attempt reads (docs/security.md, "Rotation";
+ * after the hub's NATS setup was made anew, agents recover by themselves).
+ */
+async function connectClusterNats(
+  options: Partial<ConnectionOptions>,
+  keeper: IdentityKeeper,
+  logger: Logger,
+  signal: AbortSignal,
+): Promise<NatsConnection | undefined> {
+  const backoff = createBackoff({ maxMs: 30_000 });
+  const refused = (error: unknown): void => {
+    if (isCredentialsRefusal(error))
+      keeper.renewSoon("NATS refused the cluster's credentials");
+  };
+  for (;;) {
+    if (signal.aborted) return undefined;
+    try {
+      const connecting = connect({
+        maxReconnectAttempts: -1,
+        // nats.js gives up after the same refusal twice; a renewal may be on its way.
+        ignoreAuthErrorAbort: true,
+        ...options,
+      });
+      const nc = await unlessAborted(connecting, signal);
+      if (nc === undefined) {
+        connecting.then((late) => late.close()).catch(() => undefined);
+        return undefined;
+      }
+      void (async () => {
+        for await (const status of nc.status())
+          if (status.type === "error") refused(status.error);
+      })();
+      return nc;
+    } catch (error) {
+      refused(error);
+      const delayMs = backoff.next();
+      logger.warn(
+        { err: error, clusterName: keeper.clusterName, delayMs },
+        "Cannot connect to NATS with the cluster's credentials; retrying",
+      );
+      await systemClock.sleep(delayMs, { signal }).catch(() => undefined);
+    }
+  }
+}
+
 /** Resolves with `promise`, or undefined once `signal` aborts first. */
 async function unlessAborted<T>(
   promise: Promise<T>,
@@ -230,13 +289,16 @@ export async function runAgentProcess(
     for (const c of configs) {
       const keeper = keepers?.get(c.name);
       const ownOptions = natsOptions.get(c.name);
-      if (ownOptions !== undefined) {
+      if (ownOptions !== undefined && keeper !== undefined) {
         logger.debug(
           { clusterName: c.name, servers: ownOptions.servers },
           "Connecting to NATS with the cluster's credentials",
         );
-        const own = await connectNats(
+        // Options of its own come from its identity (natsOptions above).
+        const own = await connectClusterNats(
           { ...ownOptions, name: `flotilla-agent-${c.name}` },
+          keeper,
+          logger,
           signal,
         );
         if (own === undefined) return;

@@ -48,8 +48,11 @@ export interface NatsServer extends AsyncDisposable {
   readonly pid: number | undefined;
   /** Stops the process (SIGTERM, then SIGKILL) but keeps the port and the JetStream data. */
   halt(): Promise<void>;
-  /** Halts if running, then starts again on the same port with the same store directory. */
-  restart(options?: { signal?: AbortSignal }): Promise<void>;
+  /**
+   * Halts if running, then starts again on the same port with the same store directory; with
+   * `config`, with that configuration from now on (e.g. a new operator setup).
+   */
+  restart(options?: { signal?: AbortSignal; config?: string }): Promise<void>;
   /** Halts and removes the temporary directory. Idempotent. */
   stop(): Promise<void>;
   /** The last lines the server logged, for diagnosing a failure. */
@@ -113,6 +116,7 @@ class NatsServerProcess implements NatsServer {
   #child: ChildProcess | undefined;
   #logLines: string[] = [];
   #stopped = false;
+  #config: string | undefined;
 
   constructor(
     private readonly dir: string,
@@ -122,6 +126,7 @@ class NatsServerProcess implements NatsServer {
     this.storeDir = join(dir, "store");
     this.portsDir = join(dir, "ports");
     this.configFile = join(dir, "nats-server.conf");
+    this.#config = options.config;
   }
 
   get port(): number {
@@ -142,7 +147,9 @@ class NatsServerProcess implements NatsServer {
     return this.#logLines.join("\n");
   }
 
-  async restart(options: { signal?: AbortSignal } = {}): Promise<void> {
+  async restart(
+    options: { signal?: AbortSignal; config?: string } = {},
+  ): Promise<void> {
     if (this.#stopped) {
       throw new FlotillaError(
         "failed_precondition",
@@ -150,9 +157,13 @@ class NatsServerProcess implements NatsServer {
       );
     }
     await this.halt();
+    if (options.config !== undefined) {
+      this.#config = options.config;
+      await writeFile(this.configFile, options.config, { mode: 0o600 });
+    }
     const binary = this.binary;
     const args = [
-      ...(this.options.config === undefined ? [] : ["-c", this.configFile]),
+      ...(this.#config === undefined ? [] : ["-c", this.configFile]),
       "-js",
       "-a",
       "127.0.0.1",

@@ -75,7 +75,16 @@ export interface IdentityKeeper extends AsyncDisposable {
   nextRenewalAtMs(): number;
   /** Calls `listener` after every renewal; returns the unsubscribe function. */
   onRenewed(listener: (identity: AgentIdentity) => void): () => void;
+  /**
+   * Renews now rather than at the usual time, because `reason` (NATS refused the cluster's
+   * credentials: the hub's NATS setup was made anew, or the user was revoked). At most once per
+   * {@link FORCED_RENEWAL_INTERVAL_MS}; does nothing before `start()` or after `stop()`.
+   */
+  renewSoon(reason: string): void;
 }
+
+/** Least time between two renewals asked for by {@link IdentityKeeper.renewSoon}. */
+export const FORCED_RENEWAL_INTERVAL_MS = 30_000;
 
 /** Longest single sleep: Node timers overflow past 2^31 - 1 ms (24.8 days). */
 const MAX_SLEEP_MS = 86_400_000;
@@ -95,6 +104,9 @@ export function createIdentityKeeper(
   /** When to renew the current identity, epoch ms. */
   let renewAt = Number.POSITIVE_INFINITY;
   let renewing: Promise<void> | undefined;
+  /** Wakes the renew loop's sleep early (renewSoon). */
+  let wake: AbortController | undefined;
+  let lastForcedAtMs = Number.NEGATIVE_INFINITY;
   const common = {
     hub: options.hub,
     clusterName,
@@ -202,9 +214,21 @@ export function createIdentityKeeper(
     }
   };
 
-  const sleepUntil = async (atMs: number, signal: AbortSignal) => {
-    while (clock.now() < atMs)
-      await clock.sleep(Math.min(atMs - clock.now(), MAX_SLEEP_MS), { signal });
+  /** Sleeps until `renewAt`, which renewSoon may bring forward meanwhile. */
+  const sleepUntilRenewal = async (signal: AbortSignal) => {
+    while (clock.now() < renewAt) {
+      const woken = new AbortController();
+      wake = woken;
+      try {
+        await clock.sleep(Math.min(renewAt - clock.now(), MAX_SLEEP_MS), {
+          signal: AbortSignal.any([signal, woken.signal]),
+        });
+      } catch (error) {
+        if (signal.aborted || !woken.signal.aborted) throw error;
+      } finally {
+        wake = undefined;
+      }
+    }
   };
 
   const renewLoop = async (signal: AbortSignal): Promise<void> => {
@@ -216,7 +240,7 @@ export function createIdentityKeeper(
     });
     for (;;) {
       if (validity === undefined) return;
-      await sleepUntil(renewAt, signal);
+      await sleepUntilRenewal(signal);
       try {
         const renewed = await renewClusterIdentity({
           ...common,
@@ -318,6 +342,15 @@ export function createIdentityKeeper(
     onRenewed(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
+    },
+    renewSoon(reason) {
+      const nowMs = clock.now();
+      if (state !== "started" || nowMs - lastForcedAtMs < FORCED_RENEWAL_INTERVAL_MS)
+        return;
+      lastForcedAtMs = nowMs;
+      logger.info({ reason }, "Renewing the cluster's identity now");
+      renewAt = nowMs;
+      wake?.abort();
     },
   };
 }

@@ -26,6 +26,7 @@ import {
   encodeOperator,
   encodeUser,
   fmtCreds,
+  fromSeed,
   type OperatorLimits,
 } from "@nats-io/jwt";
 import { FlotillaError } from "@flotilla/core";
@@ -58,6 +59,17 @@ export interface NatsAuthSetupOptions {
   readonly resolverDir?: string;
   /** The intents prefix the exports name; default `flotilla`. */
   readonly intentsPrefix?: string;
+  /**
+   * Keep the operator and the flotilla account of an earlier setup (its JetStream data belongs to
+   * the account's public key), and make every other key anew: rotation, or an upgrade from a
+   * setup where agents shared the hub's account (nats-setup-from.ts).
+   */
+  readonly from?: {
+    /** The operator's seed (`operator.nk`). */
+    readonly operatorSeed: string;
+    /** The flotilla account's public key. */
+    readonly accountPublicKey: string;
+  };
 }
 
 /** What {@link createNatsAuthSetup} made: keys, JWTs, the hub's credentials, the server config. */
@@ -137,10 +149,17 @@ export async function createNatsAuthSetup(
   }
   const jetStream = jetStreamLimits(options.jetStream ?? {});
 
-  const operator = createOperator();
+  const operator =
+    options.from === undefined
+      ? createOperator()
+      : operatorOfSeed(options.from.operatorSeed);
   const operatorSigning = createOperator();
   const system = createAccount();
-  const account = createAccount();
+  const accountPublicKey =
+    options.from?.accountPublicKey ?? createAccount().getPublicKey();
+  // The hub's user is signed with a signing key of the account; the account's own key, and this
+  // signing key, are not kept: a later setup `from` this one lists a new signing key instead.
+  const accountSigning = createAccount();
   const agents = createAccount();
   const agentsSigning = createAccount();
   const hub = createUser();
@@ -160,9 +179,10 @@ export async function createNatsAuthSetup(
   );
   const accountJwt = await encodeAccount(
     accountName,
-    account,
+    accountPublicKey,
     {
       limits: { ...unlimitedConnections(), ...jetStream },
+      signing_keys: [accountSigning.getPublicKey()],
       exports: agentsAccountExports(prefix).map((e) => ({
         name: e.name,
         subject: e.subject,
@@ -178,14 +198,20 @@ export async function createNatsAuthSetup(
     agentsAccountName,
     agents,
     agentsAccountClaims({
-      flotillaAccount: account.getPublicKey(),
+      flotillaAccount: accountPublicKey,
       signingKey: agentsSigning.getPublicKey(),
       prefix,
       revocations: {},
     }),
     { signer: operator },
   );
-  const hubJwt = await encodeUser(HUB_NATS_USER, hub, account, {});
+  const hubJwt = await encodeUser(
+    HUB_NATS_USER,
+    hub,
+    accountPublicKey,
+    {},
+    { signer: accountSigning },
+  );
   const hubSystemJwt = await encodeUser(
     `${HUB_NATS_USER}-system`,
     hubSystem,
@@ -209,7 +235,7 @@ export async function createNatsAuthSetup(
     systemAccount: { publicKey: system.getPublicKey(), jwt: systemJwt },
     account: {
       name: accountName,
-      publicKey: account.getPublicKey(),
+      publicKey: accountPublicKey,
       jwt: accountJwt,
     },
     agentsAccount: {
@@ -228,7 +254,7 @@ export async function createNatsAuthSetup(
         { name: "SYS", publicKey: system.getPublicKey(), jwt: systemJwt },
         {
           name: accountName,
-          publicKey: account.getPublicKey(),
+          publicKey: accountPublicKey,
           jwt: accountJwt,
         },
         {
@@ -239,6 +265,26 @@ export async function createNatsAuthSetup(
       ],
     }),
   };
+}
+
+function operatorOfSeed(seed: string): ReturnType<typeof createOperator> {
+  let kp;
+  try {
+    kp = fromSeed(new TextEncoder().encode(seed.trim()));
+  } catch (error) {
+    throw new FlotillaError(
+      "invalid_argument",
+      "Cannot create the NATS authorization setup: from.operatorSeed is not an nkey seed",
+      { cause: error },
+    );
+  }
+  if (!kp.getPublicKey().startsWith("O")) {
+    throw new FlotillaError(
+      "invalid_argument",
+      "Cannot create the NATS authorization setup: from.operatorSeed is not an operator's seed",
+    );
+  }
+  return kp;
 }
 
 function jetStreamLimits(given: Partial<NatsJetStreamLimits>): OperatorLimits {

@@ -20,17 +20,20 @@ import {
   type Result,
 } from "@flotilla/core";
 import { createNatsAuthSetup } from "./nats-auth.js";
+import { readSetupToKeep } from "./nats-setup-from.js";
 import { HUB_NATS_AUTH_FILES, NATS_SETUP_FILES } from "./nats-setup-files.js";
 
 /** Usage of the subcommand. */
 export const NATS_SETUP_USAGE = [
-  "Usage: flotilla-hub nats-setup --out DIR [--account NAME] [--resolver-dir DIR] [--force]",
+  "Usage: flotilla-hub nats-setup --out DIR [--from DIR] [--account NAME] [--resolver-dir DIR] [--force]",
   "",
   "Creates a NATS operator, the system account, the flotilla account (JetStream, the hub's)",
   "and the agents' account, and writes into DIR (mode 0600):",
   `  ${Object.values(NATS_SETUP_FILES).join(", ")}.`,
   "",
   "  --out DIR            directory to write to (created if missing)",
+  "  --from DIR           keep the operator and the flotilla account of the setup in DIR (its",
+  "                       JetStream data stays the hub's) and make every other key anew",
   "  --account NAME       name of the flotilla account (default flotilla)",
   "  --resolver-dir DIR   where nats-server keeps account JWTs (default /data/jwt)",
   "  --force              overwrite existing files",
@@ -45,6 +48,7 @@ export type NatsSetupArgs =
       readonly outDir: string;
       readonly accountName: string | undefined;
       readonly resolverDir: string | undefined;
+      readonly fromDir: string | undefined;
       readonly force: boolean;
     };
 
@@ -56,6 +60,7 @@ export function parseNatsSetupArgs(
   let outDir: string | undefined;
   let accountName: string | undefined;
   let resolverDir: string | undefined;
+  let fromDir: string | undefined;
   let force = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? "";
@@ -67,7 +72,12 @@ export function parseNatsSetupArgs(
       force = true;
       continue;
     }
-    if (flag === "--out" || flag === "--account" || flag === "--resolver-dir") {
+    if (
+      flag === "--out" ||
+      flag === "--account" ||
+      flag === "--resolver-dir" ||
+      flag === "--from"
+    ) {
       const value =
         inline ??
         (argv[i + 1]?.startsWith("--") === false ? argv[++i] : undefined);
@@ -75,6 +85,7 @@ export function parseNatsSetupArgs(
         problems.push({ path: flag, message: `needs a value: ${flag} VALUE` });
       } else if (flag === "--out") outDir = value;
       else if (flag === "--account") accountName = value;
+      else if (flag === "--from") fromDir = value;
       else resolverDir = value;
       continue;
     }
@@ -88,7 +99,16 @@ export function parseNatsSetupArgs(
     problems.push({ path: "--out", message: "is required: --out DIR" });
   }
   if (problems.length > 0 || outDir === undefined) return fail(problems);
-  return ok({ help: false, outDir, accountName, resolverDir, force });
+  if (fromDir !== undefined && accountName !== undefined) {
+    problems.push({
+      path: "--account",
+      message:
+        "cannot be given with --from: the flotilla account is the one of --from",
+      value: accountName,
+    });
+  }
+  if (problems.length > 0) return fail(problems);
+  return ok({ help: false, outDir, accountName, resolverDir, fromDir, force });
 }
 
 /**
@@ -100,9 +120,24 @@ export async function runNatsSetup(args: {
   readonly outDir: string;
   readonly accountName?: string | undefined;
   readonly resolverDir?: string | undefined;
+  readonly fromDir?: string | undefined;
   readonly force: boolean;
 }): Promise<string> {
+  const kept =
+    args.fromDir === undefined
+      ? undefined
+      : await readSetupToKeep(args.fromDir);
   const setup = await createNatsAuthSetup({
+    ...(kept === undefined
+      ? {}
+      : {
+          accountName: kept.accountName,
+          operatorName: kept.operatorName,
+          from: {
+            operatorSeed: kept.operatorSeed,
+            accountPublicKey: kept.accountPublicKey,
+          },
+        }),
     ...(args.accountName === undefined
       ? {}
       : { accountName: args.accountName }),
