@@ -118,7 +118,13 @@ async function main(): Promise<number> {
   );
   const publisher = createJetStreamIntentPublisher({ nc });
   const audit = createJetStreamAuditLog(
-    { nc, log },
+    {
+      nc,
+      log,
+      onSkipped: (reason) => {
+        metrics.auditRecordSkipped(reason);
+      },
+    },
     { prefix: config.statePrefix },
   );
   const objects = createJetStreamObjectReader({ nc });

@@ -24,6 +24,10 @@ import {
   type StatusPhase,
 } from "@flotilla/protocol";
 import {
+  AUDIT_SKIP_REASONS,
+  type AuditSkipReason,
+} from "./audit/audit-record.js";
+import {
   collectDefaultMetrics,
   Counter,
   Gauge,
@@ -75,6 +79,8 @@ export interface HubMetrics {
    * removed: list the runs worth watching, not every run ever stored.
    */
   setMembersByRun(runs: ReadonlyMap<string, MemberCounts>): void;
+  /** A list or watch of the audit log skipped a stored message that is not a valid record. */
+  auditRecordSkipped(reason: AuditSkipReason): void;
 }
 
 /** Options of {@link createHubMetrics}. */
@@ -182,6 +188,14 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
     labelNames: ["run", "state"] as const,
     registers,
   });
+  const auditSkipped = new Counter({
+    name: "flotilla_hub_audit_records_skipped_total",
+    help: "Messages of the audit stream that a list or watch skipped because they are not valid records, by reason; counted once per read that passes over them.",
+    labelNames: ["reason"] as const,
+    registers,
+  });
+  // Every reason has a series from the start: an alert on its increase sees the first skip.
+  for (const reason of AUDIT_SKIP_REASONS) auditSkipped.inc({ reason }, 0);
   /** Runs with series in `runMembers` now. */
   const runsShown = new Set<string>();
 
@@ -275,6 +289,9 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
           runMembers.set({ run, state }, counts[state] ?? 0);
         runsShown.add(run);
       }
+    },
+    auditRecordSkipped(reason) {
+      auditSkipped.inc({ reason });
     },
   };
 }
