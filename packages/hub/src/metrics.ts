@@ -218,6 +218,7 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
     "unauthenticated",
     "unavailable",
     "deadline_exceeded",
+    "resource_exhausted",
     "internal",
   ] satisfies AdminCallCode[]);
   const known = (set: ReadonlySet<string>, value: string): string =>

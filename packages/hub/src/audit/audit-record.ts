@@ -28,6 +28,7 @@ const ERROR_CODES = [
   "unauthenticated",
   "unavailable",
   "deadline_exceeded",
+  "resource_exhausted",
   "internal",
 ] as const satisfies readonly FlotillaErrorCode[];
 
