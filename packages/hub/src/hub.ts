@@ -17,6 +17,7 @@ import {
 import { ReflectionService } from "@grpc/reflection";
 import { Server, type ServerCredentials } from "@grpc/grpc-js";
 import type { Logger } from "pino";
+import { withAuditFallback } from "./audit/audit-fallback.js";
 import type { AuditLog } from "./audit/audit-log.js";
 import type { ClusterDirectory } from "./clusters/cluster-directory.js";
 import {
@@ -41,6 +42,7 @@ import {
   type AgentService,
 } from "./grpc/agent-service.js";
 import type { AuditDeps } from "./grpc/unary.js";
+import { componentLogger } from "./logger.js";
 import type { IntentPublisher } from "./intents/intent-publisher.js";
 import {
   createIntentWriter,
@@ -105,6 +107,8 @@ export interface HubObserver {
   ) => void;
   /** An AdminService call refused by authentication or roles (streaming calls too). */
   readonly onAdminDenied?: (method: string, code: FlotillaErrorCode) => void;
+  /** An audit record was not stored (it went to the hub's log instead), by the error's code. */
+  readonly onAuditWriteFailed?: (code: FlotillaErrorCode) => void;
   /** A Register or RenewIdentity call answered: `ok` or its error's code. */
   readonly onRegistration?: (
     method: "Register" | "RenewIdentity",
@@ -197,13 +201,19 @@ export interface Hub {
 export function createHub(options: HubOptions): Hub {
   const now = options.now ?? Date.now;
   const log = options.logger;
-  const { store, publisher, audit } = options;
+  const { store, publisher } = options;
+  const onAuditWriteFailed = options.observer?.onAuditWriteFailed;
+  const audit = withAuditFallback(options.audit, {
+    log: componentLogger(log, "audit"),
+    ...(onAuditWriteFailed === undefined
+      ? {}
+      : { onWriteFailed: onAuditWriteFailed }),
+  });
   const auditDeps: AuditDeps = {
     audit,
     now,
-    onAuditError: (error) => {
-      log.error({ err: error }, "cannot write the audit log");
-    },
+    // The fallback has logged the record and its error already.
+    onAuditError: () => undefined,
   };
   const onAdminDenied = options.observer?.onAdminDenied;
   const adminAuth = options.adminAuth?.(

@@ -81,6 +81,8 @@ export interface HubMetrics {
   setMembersByRun(runs: ReadonlyMap<string, MemberCounts>): void;
   /** A list or watch of the audit log skipped a stored message that is not a valid record. */
   auditRecordSkipped(reason: AuditSkipReason): void;
+  /** An audit record could not be stored (it was written to the hub's log instead). */
+  auditWriteFailed(code: FlotillaErrorCode): void;
 }
 
 /** Options of {@link createHubMetrics}. */
@@ -196,6 +198,12 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
   });
   // Every reason has a series from the start: an alert on its increase sees the first skip.
   for (const reason of AUDIT_SKIP_REASONS) auditSkipped.inc({ reason }, 0);
+  const auditWriteFailures = new Counter({
+    name: "flotilla_hub_audit_write_failures_total",
+    help: "Audit records the audit stream did not take (written to the hub's log instead), by error code.",
+    labelNames: ["code"] as const,
+    registers,
+  });
   /** Runs with series in `runMembers` now. */
   const runsShown = new Set<string>();
 
@@ -226,6 +234,10 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
   const methodLabel = (method: string): string =>
     known(methods, method.slice(method.lastIndexOf("/") + 1));
 
+  // Every error code has a series from the start: an alert on its increase sees the first one.
+  for (const code of codes) {
+    if (code !== "ok") auditWriteFailures.inc({ code }, 0);
+  }
   // Every run state has a series from the start, so that dashboards never see gaps.
   for (const state of RUN_STATE.values) runsByState.set({ state }, 0);
 
@@ -293,6 +305,9 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
     },
     auditRecordSkipped(reason) {
       auditSkipped.inc({ reason });
+    },
+    auditWriteFailed(code) {
+      auditWriteFailures.inc({ code: known(codes, code) });
     },
   };
 }
