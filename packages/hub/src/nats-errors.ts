@@ -1,5 +1,5 @@
 import { FlotillaError } from "@flotilla/core";
-import { JetStreamApiError } from "@nats-io/jetstream";
+import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
 import {
   ClosedConnectionError,
   ConnectionError,
@@ -90,5 +90,14 @@ export function toNatsFlotillaError(
     isNatsOutage(error) ? "unavailable" : "internal",
     `${what}: ${detail}`,
     { cause: error },
+  );
+}
+
+/** True when a compare-and-set write lost: the subject's last sequence was not the one expected. */
+export function isWrongLastRevision(error: unknown): boolean {
+  return (
+    error instanceof JetStreamApiError &&
+    (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
+      error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
   );
 }

@@ -9,7 +9,7 @@ import {
   type ClusterIntent,
 } from "@flotilla/core";
 import { IntentRefusedError, type IntentPublisher } from "@flotilla/hub";
-import { sha256Digest } from "@flotilla/protocol";
+import { bundleObjectName, sha256Digest } from "@flotilla/protocol";
 
 /** Two started publishers over the same data, released on dispose. */
 export interface PublisherFixture extends AsyncDisposable {
@@ -184,6 +184,35 @@ export function describeIntentPublisherContract(
       const digest = await fx.publisher.putBundleContent(content);
       expect(digest).toBe(sha256Digest(content));
       expect(await fx.peer.putBundleContent(content)).toBe(digest);
+    });
+
+    test("listBundleContent shows stored content by name; removeBundleContent removes it, again without error", async () => {
+      await using fx = await open();
+      const a = new TextEncoder().encode("kind: ConfigMap\n".repeat(10));
+      const b = new TextEncoder().encode("kind: Secret\n".repeat(20));
+      const digestA = await fx.publisher.putBundleContent(a);
+      const digestB = await fx.publisher.putBundleContent(b);
+      const listed = await fx.peer.listBundleContent();
+      expect(listed.map((c) => [c.name, c.sizeBytes]).sort()).toEqual(
+        [
+          [bundleObjectName(digestA), a.byteLength],
+          [bundleObjectName(digestB), b.byteLength],
+        ].sort(),
+      );
+      for (const c of listed) expect(c.storedAtMs).toBeGreaterThan(0);
+      const idA = listed.find((c) => c.name === bundleObjectName(digestA))?.id;
+
+      await fx.publisher.removeBundleContent([idA ?? ""]);
+
+      expect((await fx.peer.listBundleContent()).map((c) => c.name)).toEqual([
+        bundleObjectName(digestB),
+      ]);
+      await fx.peer.removeBundleContent([idA ?? ""]);
+      // Removed content can be stored again.
+      expect(await fx.publisher.putBundleContent(a)).toBe(digestA);
+      expect(
+        (await fx.peer.listBundleContent()).map((c) => c.name).sort(),
+      ).toEqual([bundleObjectName(digestA), bundleObjectName(digestB)].sort());
     });
 
     test("an aborted signal rejects with its reason", async () => {
