@@ -121,5 +121,8 @@ describe("flotilla-hub values", () => {
     expect(check({ missedHeartbeats: 0 })).toContain(
       "/missedHeartbeats: must be >= 1",
     );
+    expect(check({ bundleContentGc: { grace: "an hour" } })[0]).toMatch(
+      /^\/bundleContentGc\/grace: must match pattern/,
+    );
   });
 });

@@ -54,6 +54,12 @@ export interface HubSettings {
   readonly missedHeartbeats: number;
   /** How often bundle passes and run ticks happen. */
   readonly passIntervalMs: number;
+  /** Collecting bundle content nothing references (bundles/content-collector.ts). */
+  readonly bundleContentGc: {
+    readonly intervalMs: number;
+    /** Unreferenced content younger than this is kept (an upload waiting for its apply). */
+    readonly graceMs: number;
+  };
   readonly logLevel: LogLevel;
   /** The hub's own NATS user (a `.creds` file); undefined: connect without credentials. */
   readonly natsCredsFile: string | undefined;
@@ -209,6 +215,20 @@ const OPTIONS = {
     fallback: "5s",
     help: "how often bundle passes and run ticks happen",
   },
+  bundleContentGcInterval: {
+    flag: "--bundle-content-gc-interval",
+    env: "FLOTILLA_BUNDLE_CONTENT_GC_INTERVAL",
+    arg: "DURATION",
+    fallback: "10m",
+    help: "how often bundle content that nothing references is collected",
+  },
+  bundleContentGcGrace: {
+    flag: "--bundle-content-gc-grace",
+    env: "FLOTILLA_BUNDLE_CONTENT_GC_GRACE",
+    arg: "DURATION",
+    fallback: "1h",
+    help: "how long unreferenced bundle content is kept (an upload waiting for its apply)",
+  },
   logLevel: {
     flag: "--log-level",
     env: "FLOTILLA_LOG_LEVEL",
@@ -343,6 +363,8 @@ const schemas = {
     .transform(Number)
     .refine((n) => n >= 1 && n <= 100, "must be a whole number from 1 to 100"),
   passInterval: duration(100, 3_600_000),
+  bundleContentGcInterval: duration(1_000, 24 * 3_600_000),
+  bundleContentGcGrace: duration(60_000, 30 * 24 * 3_600_000),
   logLevel: z.enum(LOG_LEVELS, {
     error: `must be one of ${LOG_LEVELS.join(", ")}`,
   }),
@@ -518,6 +540,10 @@ export function parseHubConfig(
     heartbeatIntervalMs: values.heartbeatInterval ?? 0,
     missedHeartbeats: values.missedHeartbeats ?? 0,
     passIntervalMs: values.passInterval ?? 0,
+    bundleContentGc: {
+      intervalMs: values.bundleContentGcInterval ?? 0,
+      graceMs: values.bundleContentGcGrace ?? 0,
+    },
     logLevel: values.logLevel ?? "info",
     natsCredsFile: values.natsCreds,
     natsAccountSigningKeyFile: values.natsAccountSigningKey,

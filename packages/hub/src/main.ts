@@ -161,7 +161,11 @@ async function main(): Promise<number> {
     heartbeatIntervalMs: config.heartbeatIntervalMs,
     missedHeartbeats: config.missedHeartbeats,
     passIntervalMs: config.passIntervalMs,
-    bundles: (deps) => createBundleService({ ...deps, objects }),
+    bundles: (deps) =>
+      createBundleService(
+        { ...deps, objects },
+        { contentGc: config.bundleContentGc },
+      ),
     auditHandlers,
     ...(security === undefined ? {} : { security }),
     adminAuth: (auditDeps, hooks) =>

@@ -5,11 +5,12 @@ import { randomBytes } from "node:crypto";
 import { describe, expect, test } from "vitest";
 import { FlotillaError } from "@flotilla/core";
 import { callUnary, type wire } from "@flotilla/protocol";
-import { startNatsServer, type NatsServer } from "@flotilla/testkit";
+import { startNatsServer, waitFor, type NatsServer } from "@flotilla/testkit";
 import {
   startJetStreamHub,
   type JetStreamHub,
 } from "./jetstream-hub-harness.js";
+import { connectScriptedAgent } from "./scripted-agent.js";
 
 /** nats-server configuration of a JetStream file store of 8 MB. */
 export const SMALL_STORE = "jetstream { max_file_store: 8MB }\n";
@@ -71,5 +72,60 @@ describe("a full JetStream store", () => {
     // Nothing of the refused bundle was stored.
     const listed = await callUnary(h.admin, "listBundles", {});
     expect(listed.bundles.map((b) => b.spec?.name)).toEqual(applied);
+  });
+});
+
+describe("deleting on a full JetStream store", () => {
+  test("DeleteBundle succeeds, takes the bundle out of every intent, frees its content; applying works again", async () => {
+    await using server = await startNatsServer({ config: SMALL_STORE });
+    await using h = await fullHub(server);
+    const agent = connectScriptedAgent(h.address);
+    try {
+      agent.hello("edge-1");
+      await agent.next("welcome");
+      const { applied, refusal } = await fillStore(h);
+      expect(refusal.code).toBe("resource_exhausted");
+      const victim = applied[0] ?? "";
+      await waitFor(
+        async () =>
+          victim in ((await h.publisher.read("edge-1"))?.intent.bundles ?? {}),
+        { timeoutMs: 10_000, message: `${victim} in edge-1's intent` },
+      );
+
+      await callUnary(h.admin, "deleteBundle", {
+        name: victim,
+        reason: "make room",
+      });
+
+      const listed = await callUnary(h.admin, "listBundles", {});
+      expect(listed.bundles.map((b) => b.spec?.name)).toEqual(applied.slice(1));
+      // Out of the intent; and with room again, the other bundles' rollouts go on.
+      await waitFor(
+        async () => {
+          const intent = (await h.publisher.read("edge-1"))?.intent;
+          expect(Object.keys(intent?.bundles ?? {}).sort()).toEqual(
+            applied.slice(1).sort(),
+          );
+          return true;
+        },
+        { timeoutMs: 10_000, message: "edge-1's intent to hold the others" },
+      );
+      const audit = await callUnary(h.admin, "listAuditEvents", {
+        filter: { method: "/flotilla.v1.AdminService/DeleteBundle" },
+      });
+      expect(audit.events.map((e) => [e.targetName, e.outcome])).toEqual([
+        [victim, "AUDIT_OUTCOME_SUCCEEDED"],
+      ]);
+
+      // Its content (about 2 MB: the manifest and its rendered content) is gone: a bundle of
+      // half its size fits again.
+      await h.apply(bigBundle("after", 500_000));
+      expect(
+        (await callUnary(h.admin, "getBundle", { name: "after" })).bundle?.spec
+          ?.name,
+      ).toBe("after");
+    } finally {
+      agent.close();
+    }
   });
 });

@@ -55,6 +55,7 @@ describe("parseHubConfig", () => {
       heartbeatIntervalMs: 10_000,
       missedHeartbeats: 3,
       passIntervalMs: 5_000,
+      bundleContentGc: { intervalMs: 600_000, graceMs: 3_600_000 },
       logLevel: "info",
       adminTokensFile: undefined,
       natsCredsFile: undefined,
@@ -79,6 +80,9 @@ describe("parseHubConfig", () => {
         "--missed-heartbeats=5",
         "--pass-interval",
         "500ms",
+        "--bundle-content-gc-interval=5m",
+        "--bundle-content-gc-grace",
+        "2h",
         "--log-level",
         "debug",
       ]),
@@ -90,6 +94,7 @@ describe("parseHubConfig", () => {
       heartbeatIntervalMs: 90_000,
       missedHeartbeats: 5,
       passIntervalMs: 500,
+      bundleContentGc: { intervalMs: 300_000, graceMs: 7_200_000 },
       logLevel: "debug",
     });
   });
@@ -278,6 +283,10 @@ describe("parseHubConfig", () => {
     ["an empty host", [...PLAIN, "--listen", ":7070"]],
     ["a duration over an hour", [...PLAIN, "--pass-interval", "2h"]],
     ["a negative duration", [...PLAIN, "--pass-interval=-5s"]],
+    [
+      "a collection grace under a minute",
+      [...PLAIN, "--bundle-content-gc-grace", "30s"],
+    ],
     ["an unknown unit", [...PLAIN, "--heartbeat-interval", "10d"]],
     ["an empty NATS entry", [...PLAIN, "--nats", "nats://a:4222,"]],
     ["a bad boolean", ["--insecure-plaintext=maybe"]],
@@ -354,6 +363,9 @@ describe("HUB_USAGE", () => {
       "(default 10s)",
       "--missed-heartbeats N",
       "--pass-interval DURATION",
+      "--bundle-content-gc-interval DURATION",
+      "[FLOTILLA_BUNDLE_CONTENT_GC_GRACE]",
+      "(default 1h)",
       "--log-level LEVEL",
       "--help",
     ]) {

@@ -16,6 +16,7 @@ import { auditHandlers } from "../src/audit/admin-audit.js";
 import type { AuditLog } from "../src/audit/audit-log.js";
 import { createJetStreamAuditLog } from "../src/audit/jetstream-audit-log.js";
 import { createBundleService } from "../src/bundles/bundle-service.js";
+import type { ContentGcOptions } from "../src/bundles/content-collector.js";
 import { createJetStreamObjectReader } from "../src/bundles/object-reader.js";
 import { createHub, type Hub } from "../src/hub.js";
 import type { IntentPublisher } from "../src/intents/intent-publisher.js";
@@ -36,10 +37,14 @@ export interface JetStreamHubOptions {
   readonly auditMaxBytes?: number;
   /** The hub's clock; default Date.now. */
   readonly now?: () => number;
+  /** How bundle content is collected; default the hub's defaults. */
+  readonly contentGc?: ContentGcOptions;
 }
 
 export interface JetStreamHub extends AsyncDisposable {
   readonly hub: Hub;
+  /** The gRPC address, `127.0.0.1:PORT`. */
+  readonly address: string;
   readonly admin: wire.AdminServiceClient;
   /** The hub's own connection (tests may use it to look at or change NATS). */
   readonly nc: NatsConnection;
@@ -96,10 +101,15 @@ export async function startJetStreamHub(
     audit,
     logger: captured.log,
     ...(options.now === undefined ? {} : { now: options.now }),
-    heartbeatIntervalMs: 1_000,
+    // Long enough that a scripted agent that sends none stays reachable during a test.
+    heartbeatIntervalMs: 60_000,
     missedHeartbeats: 3,
     passIntervalMs: 100,
-    bundles: (deps) => createBundleService({ ...deps, objects }),
+    bundles: (deps) =>
+      createBundleService(
+        { ...deps, objects },
+        options.contentGc === undefined ? {} : { contentGc: options.contentGc },
+      ),
     auditHandlers,
     observer: hubObserverOf(metrics),
   });
@@ -107,10 +117,8 @@ export async function startJetStreamHub(
     "127.0.0.1:0",
     ServerCredentials.createInsecure(),
   );
-  const admin = createAdminServiceClient(
-    `127.0.0.1:${String(port)}`,
-    credentials.createInsecure(),
-  );
+  const address = `127.0.0.1:${String(port)}`;
+  const admin = createAdminServiceClient(address, credentials.createInsecure());
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
@@ -124,6 +132,7 @@ export async function startJetStreamHub(
   };
   return {
     hub,
+    address,
     admin,
     nc,
     store,

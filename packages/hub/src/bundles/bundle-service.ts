@@ -23,7 +23,10 @@ export interface BundleServiceDeps extends AuditDeps {
   readonly store: StateStore;
   /** The hub's one IntentWriter: runs and bundles change the same intents through it. */
   readonly intents: IntentWriter;
-  readonly publisher: Pick<IntentPublisher, "putBundleContent">;
+  readonly publisher: Pick<
+    IntentPublisher,
+    "putBundleContent" | "listBundleContent" | "removeBundleContent"
+  >;
   readonly directory: ClusterDirectory;
   readonly logger: Logger;
   /** Reads PutObject uploads back: createJetStreamObjectReader({ nc }, { prefix }) in main.ts. */
@@ -59,7 +62,6 @@ export function createBundleService(
     ...manager,
     handlers: bundleHandlers({
       bundles: manager,
-      publisher: deps.publisher,
       audit: deps.audit,
       now: deps.now,
       onAuditError: deps.onAuditError,
