@@ -65,7 +65,7 @@ export interface Collected {
 export interface ContentCollector {
   /** Collects now (in the background) and then every `intervalMs`, until `stop()`. */
   start(): void;
-  /** Stops the interval and waits for a running collection. */
+  /** Stops the interval and waits for the collections running in the background. */
   stop(): Promise<void>;
   /**
    * Runs `task`, which stores content and then references it, with no collection meanwhile. The
@@ -98,6 +98,8 @@ export function createContentCollector(
   const uploads = new Map<string, number>();
   let cancel: (() => void) | undefined;
   let running: Promise<void> | undefined;
+  /** Background collections (periodic, or after a delete), for stop() to wait for. */
+  const background = new Set<Promise<void>>();
 
   const collect = (collectOptions: CollectOptions = {}): Promise<Collected> =>
     lock.exclusive(async () => {
@@ -134,14 +136,18 @@ export function createContentCollector(
       return collected;
     });
 
-  const collectQuietly = async (
+  const collectQuietly = (
     collectOptions: CollectOptions = {},
   ): Promise<void> => {
-    try {
-      await collect(collectOptions);
-    } catch (err) {
-      log.warn({ err }, "Cannot collect unreferenced bundle content");
-    }
+    const done = collect(collectOptions).then(
+      () => undefined,
+      (err: unknown) => {
+        log.warn({ err }, "Cannot collect unreferenced bundle content");
+      },
+    );
+    background.add(done);
+    void done.then(() => background.delete(done));
+    return done;
   };
 
   const tick = (): void => {
@@ -161,7 +167,7 @@ export function createContentCollector(
     async stop() {
       cancel?.();
       cancel = undefined;
-      await running;
+      await Promise.all(background);
     },
     async writeOrCollect(task) {
       const stored = new Set<string>();
