@@ -124,6 +124,9 @@ describe("flotilla-hub values", () => {
     expect(check({ shutdownTimeout: "10" })[0]).toMatch(
       /^\/shutdownTimeout: must match pattern/,
     );
+    expect(check({ bundleContentGc: { grace: "an hour" } })[0]).toMatch(
+      /^\/bundleContentGc\/grace: must match pattern/,
+    );
   });
 
   it("takes the audit stream's size as a string of bytes or binary units only", () => {

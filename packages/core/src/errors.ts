@@ -12,6 +12,7 @@ export type FlotillaErrorCode =
   | "unauthenticated"
   | "unavailable"
   | "deadline_exceeded"
+  | "resource_exhausted"
   | "internal";
 
 /** The one error type flotilla throws; `problems` lists every field-level issue for invalid input. */

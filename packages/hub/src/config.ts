@@ -65,6 +65,12 @@ export interface HubSettings {
   readonly auditMaxBytes: number;
   /** How long a stop may take before what is left is closed at once. */
   readonly shutdownTimeoutMs: number;
+  /** Collecting bundle content nothing references (bundles/content-collector.ts). */
+  readonly bundleContentGc: {
+    readonly intervalMs: number;
+    /** Unreferenced content younger than this is kept (an upload waiting for its apply). */
+    readonly graceMs: number;
+  };
   readonly logLevel: LogLevel;
   /** The hub's own NATS user (a `.creds` file); undefined: connect without credentials. */
   readonly natsCredsFile: string | undefined;
@@ -260,6 +266,20 @@ const OPTIONS = {
     fallback: "10s",
     help: "how long a stop may take before what is left is closed at once",
   },
+  bundleContentGcInterval: {
+    flag: "--bundle-content-gc-interval",
+    env: "FLOTILLA_BUNDLE_CONTENT_GC_INTERVAL",
+    arg: "DURATION",
+    fallback: "10m",
+    help: "how often bundle content that nothing references is collected",
+  },
+  bundleContentGcGrace: {
+    flag: "--bundle-content-gc-grace",
+    env: "FLOTILLA_BUNDLE_CONTENT_GC_GRACE",
+    arg: "DURATION",
+    fallback: "1h",
+    help: "how long unreferenced bundle content is kept (an upload waiting for its apply)",
+  },
   logLevel: {
     flag: "--log-level",
     env: "FLOTILLA_LOG_LEVEL",
@@ -423,6 +443,8 @@ const schemas = {
     return bytes;
   }),
   shutdownTimeout: duration(1_000, 3_600_000),
+  bundleContentGcInterval: duration(1_000, 24 * 3_600_000),
+  bundleContentGcGrace: duration(60_000, 30 * 24 * 3_600_000),
   logLevel: z.enum(LOG_LEVELS, {
     error: `must be one of ${LOG_LEVELS.join(", ")}`,
   }),
@@ -600,6 +622,10 @@ export function parseHubConfig(
     passIntervalMs: values.passInterval ?? 0,
     auditMaxBytes: values.auditMaxBytes ?? 0,
     shutdownTimeoutMs: values.shutdownTimeout ?? 0,
+    bundleContentGc: {
+      intervalMs: values.bundleContentGcInterval ?? 0,
+      graceMs: values.bundleContentGcGrace ?? 0,
+    },
     logLevel: values.logLevel ?? "info",
     natsCredsFile: values.natsCreds,
     natsAuthDir: values.natsAuthDir,

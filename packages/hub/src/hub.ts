@@ -17,6 +17,7 @@ import {
 import { ReflectionService } from "@grpc/reflection";
 import { Server, type ServerCredentials } from "@grpc/grpc-js";
 import type { Logger } from "pino";
+import { withAuditFallback } from "./audit/audit-fallback.js";
 import type { AuditLog } from "./audit/audit-log.js";
 import {
   createRefusalAudit,
@@ -47,6 +48,7 @@ import {
   type AgentService,
 } from "./grpc/agent-service.js";
 import type { AuditDeps } from "./grpc/unary.js";
+import { componentLogger } from "./logger.js";
 import type { IntentPublisher } from "./intents/intent-publisher.js";
 import {
   createIntentWriter,
@@ -122,6 +124,8 @@ export interface HubObserver {
   readonly onAdminDenied?: (method: string, code: FlotillaErrorCode) => void;
   /** A refused call counted but not recorded in the audit log (`method`: its full name). */
   readonly onRefusalSuppressed?: (method: string) => void;
+  /** An audit record was not stored (it went to the hub's log instead), by the error's code. */
+  readonly onAuditWriteFailed?: (code: FlotillaErrorCode) => void;
   /** A Register or RenewIdentity call answered: `ok` or its error's code. */
   readonly onRegistration?: (
     method: "Register" | "RenewIdentity",
@@ -226,13 +230,19 @@ export interface Hub {
 export function createHub(options: HubOptions): Hub {
   const now = options.now ?? Date.now;
   const log = options.logger;
-  const { store, publisher, audit } = options;
+  const { store, publisher } = options;
+  const onAuditWriteFailed = options.observer?.onAuditWriteFailed;
+  const audit = withAuditFallback(options.audit, {
+    log: componentLogger(log, "audit"),
+    ...(onAuditWriteFailed === undefined
+      ? {}
+      : { onWriteFailed: onAuditWriteFailed }),
+  });
   const auditDeps: AuditDeps = {
     audit,
     now,
-    onAuditError: (error) => {
-      log.error({ err: error }, "cannot write the audit log");
-    },
+    // The fallback has logged the record and its error already.
+    onAuditError: () => undefined,
   };
   const onRefusalSuppressed = options.observer?.onRefusalSuppressed;
   const refusals = createRefusalAudit(

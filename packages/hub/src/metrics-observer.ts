@@ -55,6 +55,9 @@ export function hubObserverOf(metrics: HubMetrics): HubObserver {
     onAdminDenied: (method, code) => {
       metrics.adminCallDenied(method, code);
     },
+    onAuditWriteFailed: (code) => {
+      metrics.auditWriteFailed(code);
+    },
     onRegistration: (method, code) => {
       metrics.registration(method, code);
     },

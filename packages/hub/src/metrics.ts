@@ -24,6 +24,10 @@ import {
   type StatusPhase,
 } from "@flotilla/protocol";
 import {
+  AUDIT_SKIP_REASONS,
+  type AuditSkipReason,
+} from "./audit/audit-record.js";
+import {
   collectDefaultMetrics,
   Counter,
   Gauge,
@@ -77,6 +81,10 @@ export interface HubMetrics {
    * removed: list the runs worth watching, not every run ever stored.
    */
   setMembersByRun(runs: ReadonlyMap<string, MemberCounts>): void;
+  /** A list or watch of the audit log skipped a stored message that is not a valid record. */
+  auditRecordSkipped(reason: AuditSkipReason): void;
+  /** An audit record could not be stored (it was written to the hub's log instead). */
+  auditWriteFailed(code: FlotillaErrorCode): void;
 }
 
 /** Options of {@link createHubMetrics}. */
@@ -190,6 +198,20 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
     labelNames: ["run", "state"] as const,
     registers,
   });
+  const auditSkipped = new Counter({
+    name: "flotilla_hub_audit_records_skipped_total",
+    help: "Messages of the audit stream that a list or watch skipped because they are not valid records, by reason; counted once per read that passes over them.",
+    labelNames: ["reason"] as const,
+    registers,
+  });
+  // Every reason has a series from the start: an alert on its increase sees the first skip.
+  for (const reason of AUDIT_SKIP_REASONS) auditSkipped.inc({ reason }, 0);
+  const auditWriteFailures = new Counter({
+    name: "flotilla_hub_audit_write_failures_total",
+    help: "Audit records the audit stream did not take (written to the hub's log instead), by error code.",
+    labelNames: ["code"] as const,
+    registers,
+  });
   /** Runs with series in `runMembers` now. */
   const runsShown = new Set<string>();
 
@@ -216,6 +238,7 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
     "unauthenticated",
     "unavailable",
     "deadline_exceeded",
+    "resource_exhausted",
     "internal",
   ] satisfies AdminCallCode[]);
   const known = (set: ReadonlySet<string>, value: string): string =>
@@ -223,6 +246,10 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
   const methodLabel = (method: string): string =>
     known(methods, method.slice(method.lastIndexOf("/") + 1));
 
+  // Every error code has a series from the start: an alert on its increase sees the first one.
+  for (const code of codes) {
+    if (code !== "ok") auditWriteFailures.inc({ code }, 0);
+  }
   // Every run state has a series from the start, so that dashboards never see gaps.
   for (const state of RUN_STATE.values) runsByState.set({ state }, 0);
 
@@ -295,6 +322,12 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
           runMembers.set({ run, state }, counts[state] ?? 0);
         runsShown.add(run);
       }
+    },
+    auditRecordSkipped(reason) {
+      auditSkipped.inc({ reason });
+    },
+    auditWriteFailed(code) {
+      auditWriteFailures.inc({ code: known(codes, code) });
     },
   };
 }

@@ -78,7 +78,13 @@ export async function serveHub(
     { bucketPrefix: config.statePrefix },
   );
   const audit = createJetStreamAuditLog(
-    { nc, log },
+    {
+      nc,
+      log,
+      onSkipped: (reason) => {
+        metrics.auditRecordSkipped(reason);
+      },
+    },
     { prefix: config.statePrefix, maxBytes: config.auditMaxBytes },
   );
   await store.start();
@@ -133,7 +139,11 @@ export async function serveHub(
     missedHeartbeats: config.missedHeartbeats,
     passIntervalMs: config.passIntervalMs,
     refusalAudit: config.refusalAudit,
-    bundles: (bundleDeps) => createBundleService({ ...bundleDeps, objects }),
+    bundles: (bundleDeps) =>
+      createBundleService(
+        { ...bundleDeps, objects },
+        { contentGc: config.bundleContentGc },
+      ),
     auditHandlers,
     ...(security === undefined ? {} : { security }),
     adminAuth: (auditDeps, hooks) =>

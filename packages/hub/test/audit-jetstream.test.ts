@@ -1,4 +1,3 @@
-import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -7,7 +6,7 @@ import {
   createJetStreamAuditLog,
   type JetStreamAuditLogOptions,
 } from "../src/audit/jetstream-audit-log.js";
-import { createLogger } from "../src/logger.js";
+import { capturedLogger } from "./captured-logger.js";
 import type { AuditLog } from "../src/audit/audit-log.js";
 import {
   collect,
@@ -24,24 +23,6 @@ function connectTo(server: NatsServer): Promise<NatsConnection> {
     maxReconnectAttempts: -1,
     reconnectTimeWait: 50,
   });
-}
-
-/** Log lines written by a test's logger, parsed. */
-function capturedLogger(): {
-  lines: Record<string, unknown>[];
-  log: ReturnType<typeof createLogger>;
-} {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      for (const line of chunk.toString("utf8").split("\n")) {
-        if (line !== "")
-          lines.push(JSON.parse(line) as Record<string, unknown>);
-      }
-      callback();
-    },
-  });
-  return { lines, log: createLogger("info", { destination }) };
 }
 
 let fixtures = 0;
@@ -149,7 +130,10 @@ describe("shared server", () => {
       component: "audit-log",
       msg: "Skipped an audit record that is not valid",
     });
-    expect(warnings[1]?.["reason"]).toMatch(/actor: must be string/);
+    expect(warnings[1]).toMatchObject({
+      reason: "invalid_record",
+      detail: expect.stringMatching(/actor: must be string/) as unknown,
+    });
   });
 
   test("a list reads at most maxScan records and resumes from its token", async () => {

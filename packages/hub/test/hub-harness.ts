@@ -64,7 +64,7 @@ export async function memoryHubParts(startMs: number): Promise<{
     },
   };
   const store = createMemoryStore();
-  const publisher = createMemoryIntentPublisher();
+  const publisher = createMemoryIntentPublisher({ now: clock.now });
   const audit = createMemoryAuditLog();
   await store.start();
   await publisher.start();

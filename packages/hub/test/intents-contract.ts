@@ -186,6 +186,41 @@ export function describeIntentPublisherContract(
       expect(await fx.peer.putBundleContent(content)).toBe(digest);
     });
 
+    test("listBundleContent shows stored content by name; removeBundleContent removes it, again without error", async () => {
+      await using fx = await open();
+      const a = new TextEncoder().encode("kind: ConfigMap\n".repeat(10));
+      const b = new TextEncoder().encode("kind: Secret\n".repeat(20));
+      const digestA = await fx.publisher.putBundleContent(a);
+      const digestB = await fx.publisher.putBundleContent(b);
+      const listed = await fx.peer.listBundleContent();
+      // Names as the store names content; sizes as stored (sealing adds a few bytes).
+      expect(listed.map((c) => c.name).sort()).toEqual(
+        [fx.peer.contentName(digestA), fx.peer.contentName(digestB)].sort(),
+      );
+      const sizeOf = (d: string): number | undefined =>
+        listed.find((c) => c.name === fx.peer.contentName(d))?.sizeBytes;
+      expect(sizeOf(digestA)).toBeGreaterThanOrEqual(a.byteLength);
+      expect(sizeOf(digestB)).toBeGreaterThanOrEqual(b.byteLength);
+      for (const c of listed) expect(c.storedAtMs).toBeGreaterThan(0);
+      const idA = listed.find(
+        (c) => c.name === fx.peer.contentName(digestA),
+      )?.id;
+
+      await fx.publisher.removeBundleContent([idA ?? ""]);
+
+      expect((await fx.peer.listBundleContent()).map((c) => c.name)).toEqual([
+        fx.peer.contentName(digestB),
+      ]);
+      await fx.peer.removeBundleContent([idA ?? ""]);
+      // Removed content can be stored again.
+      expect(await fx.publisher.putBundleContent(a)).toBe(digestA);
+      expect(
+        (await fx.peer.listBundleContent()).map((c) => c.name).sort(),
+      ).toEqual(
+        [fx.peer.contentName(digestA), fx.peer.contentName(digestB)].sort(),
+      );
+    });
+
     test("an aborted signal rejects with its reason", async () => {
       await using fx = await open();
       const reason = new Error("gave up");

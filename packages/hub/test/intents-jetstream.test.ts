@@ -18,6 +18,7 @@ import {
 import {
   bundleContentBucket,
   openContent,
+  SEALING_OVERHEAD_BYTES,
   sealedObjectName,
   INTENT_GENERATION_HEADER,
   INTENT_HASH_HEADER,
@@ -170,6 +171,58 @@ describe("shared server", () => {
     expect(
       openContent((await objects.getBlob(name)) ?? sealed, key, digest),
     ).toEqual(content);
+  });
+
+  test("listBundleContent shows chunks no object names, and deleted objects' leftovers, unnamed; removing them frees the stream", async () => {
+    await using fx = await openPublishers(server);
+    const bucket = bundleContentBucket(fx.prefix);
+    const js = jetstream(fx.nc);
+    const jsm = await jetstreamManager(fx.nc);
+    const stream = `OBJ_${bucket}`;
+    const kept = await fx.publisher.putBundleContent(
+      new TextEncoder().encode("kind: ConfigMap\n"),
+    );
+    // An upload cut short: chunks, and never the metadata that names them.
+    await js.publish(`$O.${bucket}.C.cutshort`, new Uint8Array(1000));
+    await js.publish(`$O.${bucket}.C.cutshort`, new Uint8Array(1000));
+    // A deleted object leaves its metadata behind, marked deleted.
+    const objects = await new Objm(js).open(bucket);
+    await objects.putBlob({ name: "gone" }, new Uint8Array(10));
+    await objects.delete("gone");
+
+    const listed = await fx.peer.listBundleContent();
+    expect(listed.map((c) => [c.name ?? "(none)", c.sizeBytes]).sort()).toEqual(
+      [
+        [fx.peer.contentName(kept), 16 + SEALING_OVERHEAD_BYTES],
+        ["(none)", 2000],
+        ["(none)", expect.any(Number)],
+      ].sort(),
+    );
+
+    await fx.publisher.removeBundleContent(
+      listed.filter((c) => c.name === undefined).map((c) => c.id),
+    );
+
+    expect((await fx.peer.listBundleContent()).map((c) => c.name)).toEqual([
+      fx.peer.contentName(kept),
+    ]);
+    const { state } = await jsm.streams.info(stream, {
+      subjects_filter: `$O.${bucket}.>`,
+    });
+    expect(Object.keys(state.subjects ?? {})).toHaveLength(2);
+  });
+
+  test("removeBundleContent refuses an id it did not give, removing nothing", async () => {
+    await using fx = await openPublishers(server);
+    const kept = await fx.publisher.putBundleContent(new Uint8Array([1, 2]));
+    const error = await rejection(
+      fx.publisher.removeBundleContent(['["$KV.other.key"]']),
+    );
+    expect(error.code).toBe("invalid_argument");
+    expect(error.message).toMatch(/is not an id listBundleContent gave/);
+    expect((await fx.peer.listBundleContent()).map((c) => c.name)).toEqual([
+      fx.peer.contentName(kept),
+    ]);
   });
 
   test("read refuses a stored document that is not a valid intent, as internal", async () => {

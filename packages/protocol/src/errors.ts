@@ -1,5 +1,5 @@
 /**
- * FlotillaError ↔ gRPC status (STYLE.md, Errors). The nine codes map one-to-one to the gRPC
+ * FlotillaError ↔ gRPC status (STYLE.md, Errors). The ten codes map one-to-one to the gRPC
  * status of the same name. Field problems travel as JSON in the `flotilla-problems-bin` trailer
  * (binary metadata, so any UTF-8 is safe), bounded by MAX_WIRE_PROBLEMS and MAX_PROBLEMS_BYTES;
  * the message travels as the status details. Causes never go over the wire: they stay on the
@@ -33,6 +33,7 @@ const GRPC_STATUS: Readonly<Record<FlotillaErrorCode, status>> = {
   unauthenticated: status.UNAUTHENTICATED,
   unavailable: status.UNAVAILABLE,
   deadline_exceeded: status.DEADLINE_EXCEEDED,
+  resource_exhausted: status.RESOURCE_EXHAUSTED,
   internal: status.INTERNAL,
 };
 
@@ -44,8 +45,6 @@ const FOREIGN_STATUS: ReadonlyMap<number, FlotillaErrorCode> = new Map([
   // The call did not complete (the caller who cancelled knows it did).
   [status.CANCELLED, "unavailable"],
   [status.OUT_OF_RANGE, "invalid_argument"],
-  // grpc-js raises it for a message over the size limit: retrying does not help.
-  [status.RESOURCE_EXHAUSTED, "invalid_argument"],
   [status.ABORTED, "failed_precondition"],
   [status.UNKNOWN, "internal"],
   [status.UNIMPLEMENTED, "internal"],
@@ -68,6 +67,7 @@ export const ERROR_CODE = enumCodec<FlotillaErrorCode, wire.ErrorCode__Output>({
   unauthenticated: "ERROR_CODE_UNAUTHENTICATED",
   unavailable: "ERROR_CODE_UNAVAILABLE",
   deadline_exceeded: "ERROR_CODE_DEADLINE_EXCEEDED",
+  resource_exhausted: "ERROR_CODE_RESOURCE_EXHAUSTED",
   internal: "ERROR_CODE_INTERNAL",
 });
 

@@ -99,6 +99,7 @@ export {
 export type { BundleContent, KubernetesObject } from "./bundle-content.js";
 export {
   CONTENT_KEY_BYTES,
+  SEALING_OVERHEAD_BYTES,
   isContentKey,
   deriveContentKey,
   sealedObjectName,

@@ -25,6 +25,7 @@ const PAIRS: [FlotillaErrorCode, status][] = [
   ["unauthenticated", status.UNAUTHENTICATED],
   ["unavailable", status.UNAVAILABLE],
   ["deadline_exceeded", status.DEADLINE_EXCEEDED],
+  ["resource_exhausted", status.RESOURCE_EXHAUSTED],
   ["internal", status.INTERNAL],
 ];
 
@@ -48,8 +49,8 @@ describe("error mapping", () => {
     expect(back.problems).toEqual([]);
   });
 
-  it("is one-to-one over the nine codes", () => {
-    expect(new Set(PAIRS.map(([, s]) => s)).size).toBe(9);
+  it("is one-to-one over the ten codes", () => {
+    expect(new Set(PAIRS.map(([, s]) => s)).size).toBe(10);
   });
 
   it("carries problems (paths, messages, values) in the trailer", () => {
@@ -108,9 +109,6 @@ describe("error mapping", () => {
 
   it("maps codes flotilla never sends by what the caller can do", () => {
     expect(codeOfGrpcStatus(status.CANCELLED)).toBe("unavailable");
-    expect(codeOfGrpcStatus(status.RESOURCE_EXHAUSTED)).toBe(
-      "invalid_argument",
-    );
     expect(codeOfGrpcStatus(status.ABORTED)).toBe("failed_precondition");
     expect(codeOfGrpcStatus(status.UNIMPLEMENTED)).toBe("internal");
     expect(codeOfGrpcStatus(99)).toBe("internal");

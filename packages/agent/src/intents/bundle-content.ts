@@ -21,6 +21,7 @@ import {
   DEFAULT_INTENTS_PREFIX,
   MAX_BUNDLE_CONTENT_BYTES,
   openContent,
+  SEALING_OVERHEAD_BYTES,
   sealedObjectName,
 } from "@flotilla/protocol";
 import { abortable, toNatsError } from "./nats-helpers.js";
@@ -40,9 +41,6 @@ export interface GetBundleContentOptions {
   /** How long each JetStream request may take; default 5000 ms. */
   readonly timeoutMs?: number;
 }
-
-/** Sealing adds a 4-byte mark, a 12-byte nonce and a 16-byte tag. */
-const SEALING_OVERHEAD_BYTES = 32;
 
 /** What the reader needs of an object's metadata (the object store's JSON, other fields ignored). */
 const objectMeta = z.object({

@@ -66,6 +66,7 @@ export function reportHubError(
     case "failed_precondition":
     case "permission_denied":
     case "unauthenticated":
+    case "resource_exhausted":
     case "internal": {
       const lines = problemLines(error.problems);
       io.stderr(

@@ -28,6 +28,7 @@ const ERROR_CODES = [
   "unauthenticated",
   "unavailable",
   "deadline_exceeded",
+  "resource_exhausted",
   "internal",
 ] as const satisfies readonly FlotillaErrorCode[];
 
@@ -41,6 +42,14 @@ export const AUDIT_FIELD_MAX_LENGTH = {
   reason: 1024,
   message: 1024,
 } as const;
+
+/** The fields of a stored record. */
+const RECORD_FIELDS: ReadonlySet<string> = new Set([
+  ...Object.keys(AUDIT_FIELD_MAX_LENGTH),
+  "atMs",
+  "outcome",
+  "errorCode",
+]);
 
 function bounded(max: number) {
   return z.string().max(max, `must be at most ${String(max)} characters`);
@@ -133,27 +142,81 @@ export function encodeAuditRecord(record: AuditRecord): Uint8Array {
 }
 
 /**
- * Reads a stored record back as the event at `sequence`, or explains why it cannot be trusted
- * (not JSON, or not a valid record).
+ * Why a stored message is not read as a record: stored under another subject than the audit
+ * subject, larger than any record can be, not UTF-8 JSON, JSON that is not a valid record, or a
+ * status message (an idle heartbeat or flow-control request some consumer delivered onto the
+ * audit subject: it has a status line and no record).
+ */
+export type AuditSkipReason =
+  | "foreign_subject"
+  | "oversized"
+  | "not_json"
+  | "invalid_record"
+  | "status_message";
+
+/** Every {@link AuditSkipReason}, for metrics. */
+export const AUDIT_SKIP_REASONS: readonly AuditSkipReason[] = [
+  "foreign_subject",
+  "oversized",
+  "not_json",
+  "invalid_record",
+  "status_message",
+];
+
+/**
+ * The most bytes a stored record can take: every string at its bound, each UTF-16 code unit
+ * taking at most 3 bytes of UTF-8 and 6 characters of JSON escape, plus field names and numbers.
+ * Anything larger was not written by a hub, and is not parsed at all.
+ */
+export const MAX_STORED_RECORD_BYTES =
+  6 * Object.values(AUDIT_FIELD_MAX_LENGTH).reduce((sum, max) => sum + max, 0) +
+  1024;
+
+/**
+ * Reads a stored record back as the event at `sequence`, or says why it cannot be trusted
+ * (too large, not JSON, or not a valid record).
  */
 export function decodeAuditRecord(
   bytes: Uint8Array,
   sequence: number,
-): { ok: true; event: AuditEvent } | { ok: false; reason: string } {
+):
+  | { ok: true; event: AuditEvent }
+  | { ok: false; skip: AuditSkipReason; detail: string } {
+  if (bytes.byteLength > MAX_STORED_RECORD_BYTES) {
+    return {
+      ok: false,
+      skip: "oversized",
+      detail: `${String(bytes.byteLength)} bytes, more than the ${String(MAX_STORED_RECORD_BYTES)} a record can take`,
+    };
+  }
   let raw: unknown;
   try {
     raw = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
   } catch (error) {
     return {
       ok: false,
-      reason: `not UTF-8 JSON: ${error instanceof Error ? error.message : String(error)}`,
+      skip: "not_json",
+      detail: `not UTF-8 JSON: ${error instanceof Error ? error.message : String(error)}`,
+    };
+  }
+  // The hub stores only a record's fields: anything more was written by someone else.
+  const unknown =
+    typeof raw === "object" && raw !== null && !Array.isArray(raw)
+      ? Object.keys(raw).filter((key) => !RECORD_FIELDS.has(key))
+      : [];
+  if (unknown.length > 0) {
+    return {
+      ok: false,
+      skip: "invalid_record",
+      detail: `unknown fields ${unknown.slice(0, 5).join(", ")}`,
     };
   }
   const checked = checkAuditRecord(raw);
   if (!checked.ok) {
     return {
       ok: false,
-      reason: checked.problems
+      skip: "invalid_record",
+      detail: checked.problems
         .slice(0, 5)
         .map((p) => `${p.path}: ${p.message}`)
         .join("; "),

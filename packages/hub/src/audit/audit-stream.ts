@@ -13,8 +13,10 @@ import {
   type JetStreamManager,
   type StreamConfig,
 } from "@nats-io/jetstream";
-import { nanos } from "@nats-io/transport-node";
+import { nanos, type MsgHdrs } from "@nats-io/transport-node";
 import { isNatsOutage } from "../nats-errors.js";
+import type { AuditEvent } from "./audit-log.js";
+import { decodeAuditRecord, type AuditSkipReason } from "./audit-record.js";
 
 /** The audit stream of hub state prefix `prefix`: `<prefix>-audit`. */
 export function auditStreamName(prefix: string): string {
@@ -108,4 +110,42 @@ function isStreamNotFound(error: unknown): boolean {
     error instanceof JetStreamApiError &&
     error.code === JetStreamApiCodes.StreamNotFound
   );
+}
+
+/** A stored message of the audit stream, as a consumer delivers it. */
+export interface AuditStreamMessage {
+  readonly subject: string;
+  readonly seq: number;
+  readonly data: Uint8Array;
+  readonly headers?: MsgHdrs | undefined;
+}
+
+/**
+ * The record a stored message holds, or why it is skipped. Only the hub's appends belong in the
+ * stream, but anyone allowed to publish on the subject, or to point a push consumer at it, can
+ * store more: such a consumer's messages keep their own subjects, and its idle heartbeats and
+ * flow-control requests are status messages without a body.
+ */
+export function decodeAuditMessage(
+  m: AuditStreamMessage,
+  subject: string,
+):
+  | { ok: true; event: AuditEvent }
+  | { ok: false; skip: AuditSkipReason; detail: string } {
+  if (m.subject !== subject) {
+    return {
+      ok: false,
+      skip: "foreign_subject",
+      detail: `on subject ${JSON.stringify(m.subject.slice(0, 200))}`,
+    };
+  }
+  const status = m.headers?.code ?? 0;
+  if (status !== 0) {
+    return {
+      ok: false,
+      skip: "status_message",
+      detail: `a status message (${String(status)} ${m.headers?.description ?? ""})`,
+    };
+  }
+  return decodeAuditRecord(m.data, m.seq);
 }

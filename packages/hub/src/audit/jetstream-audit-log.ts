@@ -31,20 +31,20 @@ import {
   auditSubject,
   DEFAULT_AUDIT_MAX_AGE_MS,
   DEFAULT_AUDIT_MAX_BYTES,
+  decodeAuditMessage,
   ensureAuditStream,
   type AuditStreamSettings,
 } from "./audit-stream.js";
 import {
   checkAuditWatch,
-  encodeAuditPageToken,
   matchesAuditFilter,
   parseAuditQuery,
-  type AuditQuery,
 } from "./audit-query.js";
+import { readAuditPage } from "./audit-page.js";
 import {
-  decodeAuditRecord,
   encodeAuditRecord,
   validAuditRecord,
+  type AuditSkipReason,
 } from "./audit-record.js";
 
 /** What {@link createJetStreamAuditLog} needs: a connection it uses but does not close. */
@@ -53,6 +53,8 @@ export interface JetStreamAuditLogDeps {
   readonly nc: NatsConnection;
   /** Where skipped (foreign or damaged) records are reported; default a root logger at info. */
   readonly log?: Logger;
+  /** Called for every stored message a list or watch skipped (metrics). */
+  readonly onSkipped?: (reason: AuditSkipReason) => void;
 }
 
 /** Options of {@link createJetStreamAuditLog}. */
@@ -118,7 +120,7 @@ export function createJetStreamAuditLog(
     }
   }
   const log = componentLogger(deps.log ?? createLogger("info"), "audit-log");
-  return new JetStreamAuditLog(deps.nc, log, config);
+  return new JetStreamAuditLog(deps.nc, log, config, deps.onSkipped);
 }
 
 interface Config extends AuditStreamSettings {
@@ -135,11 +137,18 @@ class JetStreamAuditLog implements AuditLog {
   #connected = true;
   #statuses: QueuedIterator<Status> | undefined;
   readonly #watches = new Set<() => void>();
+  readonly #onSkipped: ((reason: AuditSkipReason) => void) | undefined;
 
-  constructor(nc: NatsConnection, log: Logger, config: Config) {
+  constructor(
+    nc: NatsConnection,
+    log: Logger,
+    config: Config,
+    onSkipped: ((reason: AuditSkipReason) => void) | undefined,
+  ) {
     this.#nc = nc;
     this.#log = log;
     this.#config = config;
+    this.#onSkipped = onSkipped;
     this.#js = jetstream(nc, { timeout: config.timeoutMs });
   }
 
@@ -218,7 +227,22 @@ class JetStreamAuditLog implements AuditLog {
           if (state.messages === 0 || start > state.last_seq) {
             return { events: [], nextPageToken: "" };
           }
-          return await this.#readPage(query, start, state.last_seq, signal);
+          const consumer = await this.#orderedConsumer(start);
+          try {
+            return await readAuditPage(
+              consumer,
+              { ...query, lastSequence: state.last_seq },
+              {
+                decode: (m) => this.#decode(m),
+                idleMs: this.#config.timeoutMs,
+                maxScan: this.#config.maxScan,
+                ...(signal === undefined ? {} : { signal }),
+              },
+            );
+          } finally {
+            // Ordered consumers are ephemeral; delete at once rather than wait for the server to.
+            await consumer.delete().catch(() => undefined);
+          }
         })(),
         signal,
       );
@@ -290,74 +314,35 @@ class JetStreamAuditLog implements AuditLog {
     }
   }
 
-  /** Reads records `start..lastSequence` until a page is full (and one more match is seen). */
-  async #readPage(
-    query: AuditQuery,
-    start: number,
-    lastSequence: number,
-    signal: AbortSignal | undefined,
-  ): Promise<AuditPage> {
-    const consumer = await this.#orderedConsumer(start);
-    try {
-      const messages = await consumer.consume({
-        max_messages: Math.min(256, query.pageSize + 1),
-      });
-      const stop = (): void => {
-        messages.stop();
-      };
-      // No message for timeoutMs means the connection or the consumer is gone.
-      const idle = setTimeout(stop, this.#config.timeoutMs);
-      signal?.addEventListener("abort", stop, { once: true });
-      const events: AuditEvent[] = [];
-      let scanned = 0;
-      try {
-        for await (const m of messages) {
-          idle.refresh();
-          scanned++;
-          const event = this.#decode(m);
-          if (event !== undefined && matchesAuditFilter(event, query.filter)) {
-            if (events.length === query.pageSize) {
-              return { events, nextPageToken: encodeAuditPageToken(m.seq) };
-            }
-            events.push(event);
-          }
-          if (m.seq >= lastSequence) return { events, nextPageToken: "" };
-          if (scanned >= this.#config.maxScan) {
-            return { events, nextPageToken: encodeAuditPageToken(m.seq + 1) };
-          }
-        }
-      } finally {
-        clearTimeout(idle);
-        signal?.removeEventListener("abort", stop);
-        messages.stop();
-      }
-      signal?.throwIfAborted();
-      throw new FlotillaError(
-        "unavailable",
-        `the read stopped after ${String(scanned)} records, before sequence ${String(lastSequence)}`,
-      );
-    } finally {
-      // Ordered consumers are ephemeral; delete at once rather than wait for the server to.
-      await consumer.delete().catch(() => undefined);
-    }
-  }
-
+  /**
+   * Reads every message of the stream, not only those on the audit subject: a push consumer
+   * that delivers onto the subject stores messages under their own subjects, and a read filtered
+   * by subject would wait forever for the stream's last sequence when one of them is last.
+   */
   #orderedConsumer(startSequence: number): Promise<Consumer> {
     return this.#js.consumers.get(this.#config.stream, {
-      filter_subjects: this.#config.subject,
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: Math.max(1, startSequence),
     });
   }
 
-  /** The event a message holds, or undefined (with a warning) when it is not a valid record. */
+  /**
+   * The event a message holds, or undefined when it is not a valid record: then it is logged
+   * with its sequence, counted, and skipped, so that no message can stop a list or a watch.
+   */
   #decode(m: JsMsg): AuditEvent | undefined {
-    const decoded = decodeAuditRecord(m.data, m.seq);
+    const decoded = decodeAuditMessage(m, this.#config.subject);
     if (decoded.ok) return decoded.event;
     this.#log.warn(
-      { stream: this.#config.stream, sequence: m.seq, reason: decoded.reason },
+      {
+        stream: this.#config.stream,
+        sequence: m.seq,
+        reason: decoded.skip,
+        detail: decoded.detail,
+      },
       "Skipped an audit record that is not valid",
     );
+    this.#onSkipped?.(decoded.skip);
     return undefined;
   }
 

@@ -8,7 +8,6 @@ import { FlotillaError } from "@flotilla/core";
 import type { wire } from "@flotilla/protocol";
 import { paginate } from "../grpc/pages.js";
 import { audited, unary, type AuditDeps } from "../grpc/unary.js";
-import type { IntentPublisher } from "../intents/intent-publisher.js";
 import { nameProblem } from "../names.js";
 import type { BundleManager } from "./bundle-manager.js";
 import { bundleStatusToWire, bundleToWire } from "./bundle-wire.js";
@@ -16,9 +15,8 @@ import { putObjectHandler } from "./put-object.js";
 
 /** What the bundle handlers need. */
 export interface BundleHandlerDeps extends AuditDeps {
+  /** The bundles; PutObject stores uploads through it (kept until collected, see storeUpload). */
   readonly bundles: BundleManager;
-  /** Where PutObject stores uploads (the bundle-content object store). */
-  readonly publisher: Pick<IntentPublisher, "putBundleContent">;
 }
 
 type Handlers = wire.AdminServiceHandlers;
@@ -38,7 +36,13 @@ export function bundleHandlers(
   "PutObject" | "ApplyBundle" | "ListBundles" | "GetBundle" | "DeleteBundle"
 > {
   return {
-    PutObject: putObjectHandler(deps),
+    PutObject: putObjectHandler({
+      ...deps,
+      publisher: {
+        putBundleContent: (content, options) =>
+          deps.bundles.storeUpload(content, options),
+      },
+    }),
 
     ApplyBundle: unary(
       audited<wire.ApplyBundleRequest__Output, wire.ApplyBundleResponse>(

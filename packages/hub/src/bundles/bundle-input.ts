@@ -9,6 +9,7 @@ import {
   FlotillaError,
   parseBundleSpec,
   parseJsonText,
+  showValue,
   type FleetBundleSpec,
   type PlanWarning,
   type Problem,
@@ -21,7 +22,7 @@ import {
   type wire,
 } from "@flotilla/protocol";
 import { nameProblem } from "../names.js";
-import type { ManifestRef } from "./bundle-record.js";
+import type { BundleRecord, ManifestRef } from "./bundle-record.js";
 import { contentVariants, type ContentVariant } from "./bundle-render.js";
 import { parseManifestObjects, type ManifestFile } from "./manifest-objects.js";
 import type { ObjectReader } from "./object-reader.js";
@@ -291,4 +292,27 @@ async function readObject(
     return undefined;
   }
   return bytes;
+}
+
+/** Parses a stored record's spec (it was valid when written). */
+export function storedBundleSpec(record: BundleRecord): FleetBundleSpec {
+  const json = (text: string): unknown =>
+    text.trim() === "" ? undefined : JSON.parse(text);
+  const parsed = parseBundleSpec(
+    bundleDocument({
+      namespace: record.namespace,
+      targets: json(record.targetsJson),
+      targetCustomizations: json(record.targetCustomizationsJson),
+      rolloutStrategy: json(record.rolloutStrategyJson),
+      paused: record.paused,
+    }),
+    "bundle",
+  );
+  if (!parsed.ok) {
+    throw FlotillaError.invalid(
+      `stored bundle ${showValue(record.name)}`,
+      parsed.problems,
+    );
+  }
+  return parsed.value;
 }

@@ -14,7 +14,6 @@ import {
   bundleTargets,
   FlotillaError,
   matchesSelector,
-  parseBundleSpec,
   planFleet,
   showValue,
   type FleetBundleSpec,
@@ -29,14 +28,14 @@ import type { IntentPublisher } from "../intents/intent-publisher.js";
 import type { IntentWriter } from "../intents/intent-writer.js";
 import type { Logger } from "../logger.js";
 import type { StateStore } from "../store/state-store.js";
-import { bundleDocument, prepareBundle } from "./bundle-input.js";
+import { prepareBundle, storedBundleSpec } from "./bundle-input.js";
 import { BundleObservations } from "./bundle-observations.js";
 import {
   evaluateBundle,
-  removeEverywhere,
   runBundlePass,
   type PassDeps,
 } from "./bundle-passes.js";
+import { removeBundle } from "./bundle-removal.js";
 import type { BundleRecord } from "./bundle-record.js";
 import {
   bundleStatus,
@@ -44,11 +43,13 @@ import {
   type BundleStatus,
   type BundleSummary,
 } from "./bundle-status.js";
+import { loadBundleRecords, writeBundle } from "./bundle-store.js";
 import {
-  deleteBundleRecord,
-  loadBundleRecords,
-  writeBundle,
-} from "./bundle-store.js";
+  createContentCollector,
+  DEFAULT_CONTENT_GC,
+  type ContentGcOptions,
+} from "./content-collector.js";
+import { fleetContentReferences } from "./content-references.js";
 import type { ObjectReader } from "./object-reader.js";
 import type { ContentKeys } from "../security/content-keys.js";
 import { createPassLoop, type PassBatch } from "./pass-loop.js";
@@ -57,8 +58,17 @@ import { createPassLoop, type PassBatch } from "./pass-loop.js";
 export interface BundleManagerDeps {
   readonly store: StateStore;
   readonly intents: IntentWriter;
-  /** Where rendered content and inline manifests go; agents fetch content by digest. */
-  readonly publisher: Pick<IntentPublisher, "putBundleContent">;
+  /**
+   * Where rendered content and inline manifests go (agents fetch content by digest), and where
+   * content nothing references any more is collected from.
+   */
+  readonly publisher: Pick<
+    IntentPublisher,
+    | "putBundleContent"
+    | "listBundleContent"
+    | "removeBundleContent"
+    | "contentName"
+  >;
   /** Reads manifests uploaded with PutObject (createJetStreamObjectReader, objectReaderOf). */
   readonly objects: ObjectReader;
   /** The key of each content, for the intents (security/content-keys.ts). */
@@ -78,6 +88,8 @@ export interface BundleManagerOptions {
    * hub does, on its pass interval).
    */
   readonly passIntervalMs?: number;
+  /** How unreferenced bundle content is collected; default {@link DEFAULT_CONTENT_GC}. */
+  readonly contentGc?: ContentGcOptions;
 }
 
 /** What ApplyBundle answers. */
@@ -103,8 +115,16 @@ export interface BundleManager {
   list(): Promise<BundleSummary[]>;
   /** A bundle's status; NOT_FOUND if it does not exist. */
   get(name: string): Promise<BundleStatus>;
-  /** Removes the bundle from every cluster's intent, then deletes it; NOT_FOUND if absent. */
+  /**
+   * Removes the bundle from every cluster's intent, then deletes it; NOT_FOUND if absent. Works
+   * on a full store (bundle-removal.ts).
+   */
   delete(name: string, reason: string): Promise<void>;
+  /** Stores a PutObject upload, kept for the collection grace until an apply references it. */
+  storeUpload(
+    content: Uint8Array,
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<string>;
   /** The plan of the bundle's rollout over its current targets (only those `selector` matches). */
   preview(name: string, selector?: LabelSelector): PlanOutput;
   /** A counted status report (of the cluster's current intent generation); other subjects are ignored. */
@@ -137,29 +157,6 @@ const defaultEvery = (intervalMs: number, tick: () => void): (() => void) => {
   };
 };
 
-/** Parses a stored record's spec (it was valid when written). */
-function specOf(record: BundleRecord): FleetBundleSpec {
-  const json = (text: string): unknown =>
-    text.trim() === "" ? undefined : JSON.parse(text);
-  const parsed = parseBundleSpec(
-    bundleDocument({
-      namespace: record.namespace,
-      targets: json(record.targetsJson),
-      targetCustomizations: json(record.targetCustomizationsJson),
-      rolloutStrategy: json(record.rolloutStrategyJson),
-      paused: record.paused,
-    }),
-    "bundle",
-  );
-  if (!parsed.ok) {
-    throw FlotillaError.invalid(
-      `stored bundle ${showValue(record.name)}`,
-      parsed.problems,
-    );
-  }
-  return parsed.value;
-}
-
 /** A BundleManager over `deps`. */
 export function createBundleManager(
   deps: BundleManagerDeps,
@@ -177,6 +174,23 @@ export function createBundleManager(
   };
   const queues = new Map<string, Promise<unknown>>();
   let cancelInterval: (() => void) | undefined;
+  const collector = createContentCollector(
+    {
+      content: deps.publisher,
+      references: (except) =>
+        fleetContentReferences(
+          {
+            ...deps,
+            nameOf: (digest) => deps.publisher.contentName(digest),
+          },
+          except,
+        ),
+      now: deps.now,
+      log,
+      every: deps.every ?? defaultEvery,
+    },
+    options.contentGc ?? DEFAULT_CONTENT_GC,
+  );
 
   // Applies and deletes of one bundle run one after another.
   const serial = <T>(name: string, task: () => Promise<T>): Promise<T> => {
@@ -242,7 +256,7 @@ export function createBundleManager(
           bundles.set(entry.value.name, {
             record: entry.value,
             entryRevision: entry.revision,
-            spec: specOf(entry.value),
+            spec: storedBundleSpec(entry.value),
             deleting: false,
           });
         } catch (err) {
@@ -260,19 +274,23 @@ export function createBundleManager(
               loop.request();
             });
       loop.request();
+      collector.start();
     },
 
     async stop() {
       cancelInterval?.();
       cancelInterval = undefined;
       await loop.stop();
+      await collector.stop();
     },
 
     async apply(spec, reason, { signal } = {}) {
       const prepared = await prepareBundle(spec, deps.objects, signal);
       return serial(prepared.name, async () => {
-        const written = await writeBundle(deps, prepared, signal);
-        const { record, entryRevision, changed } = written;
+        const { record, entryRevision, changed } =
+          await collector.writeOrCollect((onStored) =>
+            writeBundle(deps, prepared, signal, onStored),
+          );
         const b: Loaded = {
           record,
           entryRevision,
@@ -326,8 +344,10 @@ export function createBundleManager(
         try {
           // A pass of this bundle may be publishing right now: let it finish; later ones skip it.
           await loop.settled();
-          const removed = await removeEverywhere(passDeps, name);
-          await deleteBundleRecord(deps.store, name, b.entryRevision);
+          const removed = await removeBundle(
+            { pass: passDeps, store: deps.store, collector },
+            b,
+          );
           log.info(
             { bundleName: name, clusters: removed, reason },
             "Bundle deleted",
@@ -340,6 +360,10 @@ export function createBundleManager(
         if (bundles.get(name) === b) bundles.delete(name);
         observations.forgetBundle(name);
       });
+    },
+
+    storeUpload(content, uploadOptions) {
+      return collector.putUpload(content, uploadOptions);
     },
 
     preview(name, selector) {

@@ -24,7 +24,13 @@ export interface BundleServiceDeps extends AuditDeps {
   readonly store: StateStore;
   /** The hub's one IntentWriter: runs and bundles change the same intents through it. */
   readonly intents: IntentWriter;
-  readonly publisher: Pick<IntentPublisher, "putBundleContent">;
+  readonly publisher: Pick<
+    IntentPublisher,
+    | "putBundleContent"
+    | "listBundleContent"
+    | "removeBundleContent"
+    | "contentName"
+  >;
   readonly directory: ClusterDirectory;
   readonly logger: Logger;
   /** The key of each content, for the intents (security/content-keys.ts). */
@@ -63,7 +69,6 @@ export function createBundleService(
     ...manager,
     handlers: bundleHandlers({
       bundles: manager,
-      publisher: deps.publisher,
       audit: deps.audit,
       now: deps.now,
       onAuditError: deps.onAuditError,

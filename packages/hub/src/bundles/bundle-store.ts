@@ -38,19 +38,28 @@ export interface WrittenBundle {
 /** Compare-and-set attempts before an apply gives up on a record that keeps changing. */
 const MAX_ATTEMPTS = 5;
 
-/** Stores `bundle`; resolves with what is stored now. */
+/**
+ * Stores `bundle`; resolves with what is stored now. `onStored` hears the digest of every content
+ * it stored, so that a caller whose write fails later can collect what is left unreferenced.
+ */
 export async function writeBundle(
   deps: BundleWriteDeps,
   bundle: PreparedBundle,
   signal?: AbortSignal,
+  onStored: (digest: string) => void = () => undefined,
 ): Promise<WrittenBundle> {
   const options = signal === undefined ? {} : { signal };
+  const put = async (bytes: Uint8Array): Promise<string> => {
+    const digest = await deps.publisher.putBundleContent(bytes, options);
+    onStored(digest);
+    return digest;
+  };
   const manifests: ManifestRef[] = [];
   for (const m of bundle.manifests) {
     manifests.push(
       m.ref ?? {
         path: m.path,
-        digest: await deps.publisher.putBundleContent(m.bytes, options),
+        digest: await put(m.bytes),
         sizeBytes: m.bytes.byteLength,
       },
     );
@@ -60,13 +69,7 @@ export async function writeBundle(
     bundle.spec.namespace,
     bundle.targetCustomizationsValue,
   );
-  const contents = await storeContents(
-    deps,
-    bundle.name,
-    revision,
-    bundle,
-    options,
-  );
+  const contents = await storeContents(bundle, revision, put);
   const key = bundleKey(bundle.name);
   for (let attempt = 1; ; attempt++) {
     const entry = await deps.store.get(BUNDLES, key, options);
@@ -107,24 +110,19 @@ export async function writeBundle(
 
 /** Renders and stores every content a target can get; digests by `contents` key (bundle-render.ts). */
 async function storeContents(
-  deps: BundleWriteDeps,
-  name: string,
-  revision: string,
   bundle: PreparedBundle,
-  options: { signal?: AbortSignal },
+  revision: string,
+  put: (bytes: Uint8Array) => Promise<string>,
 ): Promise<Record<string, string>> {
   const contents: Record<string, string> = {};
   for (const variant of bundle.variants) {
     const bytes = renderContent(
-      name,
+      bundle.name,
       revision,
       variant.namespace,
       variant.objects,
     );
-    contents[variant.key] = await deps.publisher.putBundleContent(
-      bytes,
-      options,
-    );
+    contents[variant.key] = await put(bytes);
   }
   return contents;
 }

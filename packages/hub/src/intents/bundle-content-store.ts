@@ -1,10 +1,20 @@
 /**
  * The hub's side of the bundle-content object store: opening (creating) it so that agents can read
- * objects with direct gets, and storing content sealed with its key under a name derived from the
- * key (docs/security.md, "Bundle content"; bundle-content-seal.ts in @flotilla/protocol).
+ * objects with direct gets, storing content sealed with its key under a name derived from the key
+ * (docs/security.md, "Bundle content"; bundle-content-seal.ts in @flotilla/protocol), and listing
+ * and removing what is stored (content nothing references is collected:
+ * bundles/content-collector.ts).
  */
 import { createHash } from "node:crypto";
-import { StorageType, type JetStreamClient } from "@nats-io/jetstream";
+import { FlotillaError } from "@flotilla/core";
+import {
+  JetStreamApiCodes,
+  JetStreamApiError,
+  StorageType,
+  type JetStreamClient,
+  type JetStreamManager,
+  type StoredMsg,
+} from "@nats-io/jetstream";
 import { Base64UrlPaddedCodec, Objm, type ObjectStore } from "@nats-io/obj";
 import {
   bundleContentBucket,
@@ -14,9 +24,10 @@ import {
   sealedObjectName,
   sha256Digest,
 } from "@flotilla/protocol";
+import { z } from "zod";
 import type { ContentKeys } from "../security/content-keys.js";
 import { abortable } from "../store/state-store.js";
-import { checkContentSize } from "./intent-publisher.js";
+import { checkContentSize, type StoredContent } from "./intent-publisher.js";
 
 /**
  * Opens the object store of bundle content, `<prefix>-bundle-content` (file storage), creating it
@@ -94,4 +105,165 @@ export async function sealLegacyContent(
     sealed++;
   }
   return sealed;
+}
+
+/** The stream behind an object store (nats.js names it `OBJ_<bucket>`). */
+function objectStream(bucket: string): string {
+  return `OBJ_${bucket}`;
+}
+
+/** What an object's metadata message says (nats.js writes it as JSON). */
+const objectMetaSchema = z.object({
+  name: z.string(),
+  nuid: z.string(),
+  size: z.number(),
+  mtime: z.string(),
+  deleted: z.boolean().optional(),
+});
+
+/**
+ * Everything in the object store `bucket`: each object (its metadata subject and its chunks'
+ * subject), each deleted object's leftover metadata, and chunks no live object names (an upload
+ * cut short, or an old version a replacement did not clean up). Read from the stream's subjects
+ * and the last message of each metadata subject, so it works on a full store.
+ */
+export async function listStoredContent(
+  jsm: JetStreamManager,
+  bucket: string,
+): Promise<StoredContent[]> {
+  const stream = objectStream(bucket);
+  const metaPrefix = `$O.${bucket}.M.`;
+  const chunkPrefix = `$O.${bucket}.C.`;
+  const { state } = await jsm.streams.info(stream, {
+    subjects_filter: `$O.${bucket}.>`,
+  });
+  const subjects = Object.entries(state.subjects ?? {});
+  const unclaimed = new Map(
+    subjects
+      .filter(([subject]) => subject.startsWith(chunkPrefix))
+      .map(([subject, count]) => [subject, count]),
+  );
+  const stored: StoredContent[] = [];
+  for (const [subject] of subjects) {
+    if (!subject.startsWith(metaPrefix)) continue;
+    const message = await lastMessage(jsm, stream, subject);
+    if (message === undefined) continue;
+    const meta = objectMetaSchema.safeParse(message.json());
+    if (!meta.success || meta.data.deleted === true) {
+      stored.push({
+        id: contentId([subject]),
+        name: undefined,
+        storedAtMs: message.time.getTime(),
+        sizeBytes: message.data.byteLength,
+      });
+      continue;
+    }
+    const chunks = `${chunkPrefix}${meta.data.nuid}`;
+    unclaimed.delete(chunks);
+    const mtime = Date.parse(meta.data.mtime);
+    stored.push({
+      id: contentId([subject, chunks]),
+      name: meta.data.name,
+      storedAtMs: Number.isNaN(mtime) ? message.time.getTime() : mtime,
+      sizeBytes: meta.data.size,
+    });
+  }
+  for (const [subject, count] of unclaimed) {
+    const last = await lastMessage(jsm, stream, subject);
+    if (last === undefined) continue;
+    stored.push({
+      id: contentId([subject]),
+      name: undefined,
+      storedAtMs: last.time.getTime(),
+      sizeBytes: count * last.data.byteLength,
+    });
+  }
+  return stored;
+}
+
+/**
+ * Removes stored content message by message: metadata first (readers then find nothing), then
+ * chunks. A deletion writes no message, so it frees space even when the store is full. Not a
+ * purge by subject: nats-server 2.9 does not give the space such a purge frees back to the
+ * store's accounting, so a full store stayed full after it.
+ */
+export async function removeStoredContent(
+  jsm: JetStreamManager,
+  bucket: string,
+  ids: readonly string[],
+): Promise<void> {
+  const stream = objectStream(bucket);
+  for (const id of ids) {
+    for (const subject of subjectsOf(id, bucket)) {
+      for (let seq = 1; ;) {
+        const message = await nextMessage(jsm, stream, subject, seq);
+        if (message === undefined) break;
+        await jsm.streams.deleteMessage(stream, message.seq, false);
+        seq = message.seq + 1;
+      }
+    }
+  }
+}
+
+function contentId(subjects: readonly string[]): string {
+  return JSON.stringify(subjects);
+}
+
+/** The subjects an id names; only subjects of `bucket` (an id from elsewhere is refused). */
+function subjectsOf(id: string, bucket: string): string[] {
+  let subjects: unknown;
+  try {
+    subjects = JSON.parse(id);
+  } catch {
+    subjects = undefined;
+  }
+  if (
+    !Array.isArray(subjects) ||
+    !subjects.every(
+      (s): s is string =>
+        typeof s === "string" &&
+        (s.startsWith(`$O.${bucket}.M.`) || s.startsWith(`$O.${bucket}.C.`)),
+    )
+  ) {
+    throw new FlotillaError(
+      "invalid_argument",
+      `Cannot remove bundle content ${JSON.stringify(id.slice(0, 200))}: it is not an id listBundleContent gave`,
+    );
+  }
+  return subjects;
+}
+
+/** The last message on `subject`, or undefined when there is none (removed meanwhile). */
+function lastMessage(
+  jsm: JetStreamManager,
+  stream: string,
+  subject: string,
+): Promise<StoredMsg | undefined> {
+  return found(jsm.streams.getMessage(stream, { last_by_subj: subject }));
+}
+
+/** The first message on `subject` from sequence `seq` on, or undefined when there is none. */
+function nextMessage(
+  jsm: JetStreamManager,
+  stream: string,
+  subject: string,
+  seq: number,
+): Promise<StoredMsg | undefined> {
+  return found(jsm.direct.getMessage(stream, { seq, next_by_subj: subject }));
+}
+
+async function found(
+  request: Promise<StoredMsg | null>,
+): Promise<StoredMsg | undefined> {
+  try {
+    return (await request) ?? undefined;
+  } catch (error) {
+    if (
+      error instanceof JetStreamApiError &&
+      error.code === JetStreamApiCodes.NoMessageFound
+    ) {
+      return undefined;
+    }
+    throw error;
+  }
 }

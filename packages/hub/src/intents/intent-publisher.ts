@@ -31,6 +31,18 @@ export interface PublishedIntent {
   readonly revision: number;
 }
 
+/** Bundle content in the store: an object, or chunks no object names (an upload cut short). */
+export interface StoredContent {
+  /** What {@link IntentPublisher.removeBundleContent} takes to remove it; opaque. */
+  readonly id: string;
+  /** The object's name ({@link IntentPublisher.contentName} of its digest); undefined when nothing names it. */
+  readonly name: string | undefined;
+  /** When it was last written, epoch milliseconds. */
+  readonly storedAtMs: number;
+  /** Its size in bytes (for chunks no object names, an estimate). */
+  readonly sizeBytes: number;
+}
+
 /** What {@link IntentPublisher.publish} did. */
 export interface PublishResult extends PublishedIntent {
   /** False when this very intent (same generation, same hash) was already stored: a no-op. */
@@ -73,6 +85,24 @@ export interface IntentPublisher extends AsyncDisposable {
     content: Uint8Array,
     options?: IntentOperationOptions,
   ): Promise<string>;
+  /**
+   * The name content `digest` is stored under (what {@link StoredContent.name} says): sealed
+   * content's name derived from its key in JetStream (docs/security.md, "Bundle content").
+   */
+  contentName(digest: string): string;
+  /** Everything in the bundle-content store, including what an interrupted write left. */
+  listBundleContent(
+    options?: IntentOperationOptions,
+  ): Promise<readonly StoredContent[]>;
+  /**
+   * Removes stored content by {@link StoredContent.id} without writing anything (no delete marker),
+   * so that it frees space even in a store too full to take one more message. Removing what is
+   * already gone is no error.
+   */
+  removeBundleContent(
+    ids: readonly string[],
+    options?: IntentOperationOptions,
+  ): Promise<void>;
 }
 
 /** Why an intent was refused: a lower generation, or the same generation with other content. */

@@ -5,13 +5,11 @@ import {
   type ClusterIntent,
 } from "@flotilla/core";
 import {
-  JetStreamApiCodes,
-  JetStreamApiError,
   jetstream,
-  StorageType,
   type JetStreamClient,
+  type JetStreamManager,
 } from "@nats-io/jetstream";
-import { Kvm, type KV } from "@nats-io/kv";
+import type { KV } from "@nats-io/kv";
 import type { ObjectStore } from "@nats-io/obj";
 import {
   headers,
@@ -20,6 +18,7 @@ import {
   type Status,
 } from "@nats-io/transport-node";
 import {
+  bundleContentBucket,
   DEFAULT_INTENTS_PREFIX,
   INTENT_GENERATION_HEADER,
   INTENT_HASH_HEADER,
@@ -27,6 +26,7 @@ import {
   intentKvSubject,
   intentsBucketSettings,
   parseIntentDocument,
+  sealedObjectName,
 } from "@flotilla/protocol";
 import { abortable } from "../store/state-store.js";
 import {
@@ -37,13 +37,17 @@ import {
   type PreparedIntent,
   type PublishedIntent,
   type PublishResult,
+  type StoredContent,
 } from "./intent-publisher.js";
+import { openIntentsBucket } from "./intents-bucket.js";
 import {
+  listStoredContent,
   openBundleContentStore,
   putBundleContent,
+  removeStoredContent,
   sealLegacyContent,
 } from "./bundle-content-store.js";
-import { toNatsFlotillaError } from "../nats-errors.js";
+import { isWrongLastRevision, toNatsFlotillaError } from "../nats-errors.js";
 import type { ContentKeys } from "../security/content-keys.js";
 
 /** What {@link createJetStreamIntentPublisher} needs: a connection it uses but does not close. */
@@ -143,29 +147,11 @@ class JetStreamIntentPublisher implements IntentPublisher {
     try {
       const [kv, objects] = await abortable(
         Promise.all([
-          new Kvm(this.#js).create(settings.bucket, {
-            history: settings.history,
-            maxValueSize: settings.maxValueSize,
-            republish: settings.republish,
-            storage: StorageType.File,
-            replicas,
-            description: "flotilla intents: one key per cluster",
-          }),
+          openIntentsBucket(this.#js, settings, replicas, what),
           openBundleContentStore(this.#js, prefix, replicas),
         ]),
         options.signal,
       );
-      // An existing bucket is used as it is: without the republish rule agents would hear nothing.
-      const { republish } = await kv.status();
-      if (
-        republish.src !== settings.republish.src ||
-        republish.dest !== settings.republish.dest
-      ) {
-        throw new FlotillaError(
-          "failed_precondition",
-          `${what}: bucket "${settings.bucket}" republishes ${showValue(republish)}, not ${showValue(settings.republish)}; update its stream or delete the bucket`,
-        );
-      }
       const sealed = await sealLegacyContent(
         objects,
         this.#deps.contentKeys,
@@ -286,6 +272,10 @@ class JetStreamIntentPublisher implements IntentPublisher {
     }
   }
 
+  contentName(digest: string): string {
+    return sealedObjectName(this.#deps.contentKeys.keyOf(digest));
+  }
+
   async putBundleContent(
     content: Uint8Array,
     options: IntentOperationOptions = {},
@@ -301,6 +291,38 @@ class JetStreamIntentPublisher implements IntentPublisher {
         content,
         options.signal,
       );
+    } catch (error) {
+      throw toNatsFlotillaError(error, what, options.signal);
+    }
+  }
+
+  listBundleContent(
+    options: IntentOperationOptions = {},
+  ): Promise<readonly StoredContent[]> {
+    return this.#onContent("Cannot list bundle content", options, (jsm, b) =>
+      listStoredContent(jsm, b),
+    );
+  }
+
+  removeBundleContent(
+    ids: readonly string[],
+    options: IntentOperationOptions = {},
+  ): Promise<void> {
+    return this.#onContent("Cannot remove bundle content", options, (jsm, b) =>
+      removeStoredContent(jsm, b, ids),
+    );
+  }
+
+  async #onContent<T>(
+    what: string,
+    options: IntentOperationOptions,
+    run: (jsm: JetStreamManager, bucket: string) => Promise<T>,
+  ): Promise<T> {
+    this.#ready(what, options);
+    const bucket = bundleContentBucket(this.#config.prefix);
+    try {
+      const jsm = await abortable(this.#js.jetstreamManager(), options.signal);
+      return await abortable(run(jsm, bucket), options.signal);
     } catch (error) {
       throw toNatsFlotillaError(error, what, options.signal);
     }
@@ -393,13 +415,5 @@ function notStarted(what: string): FlotillaError {
   return new FlotillaError(
     "unavailable",
     `${what}: the intent publisher is not started`,
-  );
-}
-
-function isWrongLastRevision(error: unknown): boolean {
-  return (
-    error instanceof JetStreamApiError &&
-    (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
-      error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
   );
 }

@@ -8,6 +8,7 @@ import {
   type IntentPublisher,
   type PublishedIntent,
   type PublishResult,
+  type StoredContent,
 } from "./intent-publisher.js";
 
 /** The in-memory IntentPublisher, plus what tests of hub code want to look at. */
@@ -23,15 +24,25 @@ export interface MemoryIntentPublisher extends IntentPublisher {
  * JetStream adapter (both pass one contract suite), without NATS. Revisions increase by one per
  * write across all clusters, like a KV bucket's.
  */
-export function createMemoryIntentPublisher(): MemoryIntentPublisher {
-  return new MemoryPublisher();
+export function createMemoryIntentPublisher(
+  options: { readonly now?: () => number } = {},
+): MemoryIntentPublisher {
+  return new MemoryPublisher(options.now ?? Date.now);
 }
 
 class MemoryPublisher implements MemoryIntentPublisher {
   readonly #intents = new Map<string, PublishedIntent>();
-  readonly #contents = new Map<string, Uint8Array>();
+  readonly #contents = new Map<
+    string,
+    { readonly bytes: Uint8Array; readonly storedAtMs: number }
+  >();
+  readonly #now: () => number;
   #revision = 0;
   #started = false;
+
+  constructor(now: () => number) {
+    this.#now = now;
+  }
 
   start(options: IntentOperationOptions = {}): Promise<void> {
     options.signal?.throwIfAborted();
@@ -97,9 +108,37 @@ class MemoryPublisher implements MemoryIntentPublisher {
     await this.#ready("put bundle content", options);
     const digest = sha256Digest(content);
     if (!this.#contents.has(digest)) {
-      this.#contents.set(digest, content.slice());
+      this.#contents.set(digest, {
+        bytes: content.slice(),
+        storedAtMs: this.#now(),
+      });
     }
     return digest;
+  }
+
+  async listBundleContent(
+    options: IntentOperationOptions = {},
+  ): Promise<readonly StoredContent[]> {
+    await this.#ready("list bundle content", options);
+    return [...this.#contents].map(([digest, { bytes, storedAtMs }]) => ({
+      id: digest,
+      name: this.contentName(digest),
+      storedAtMs,
+      sizeBytes: bytes.byteLength,
+    }));
+  }
+
+  /** The memory publisher keeps content in clear, by its digest. */
+  contentName(digest: string): string {
+    return digest;
+  }
+
+  async removeBundleContent(
+    ids: readonly string[],
+    options: IntentOperationOptions = {},
+  ): Promise<void> {
+    await this.#ready("remove bundle content", options);
+    for (const id of ids) this.#contents.delete(id);
   }
 
   snapshot(): ReadonlyMap<string, PublishedIntent> {
@@ -107,7 +146,7 @@ class MemoryPublisher implements MemoryIntentPublisher {
   }
 
   bundleContent(digest: string): Uint8Array | undefined {
-    return this.#contents.get(digest)?.slice();
+    return this.#contents.get(digest)?.bytes.slice();
   }
 
   /** Answers on a later microtask, as a real backend would; fails when aborted or not started. */

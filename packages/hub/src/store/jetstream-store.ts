@@ -1,8 +1,6 @@
 import { FlotillaError } from "@flotilla/core";
 import {
   DeliverPolicy,
-  JetStreamApiCodes,
-  JetStreamApiError,
   jetstream,
   StorageType,
   type JetStreamClient,
@@ -24,7 +22,7 @@ import {
   kvSubject,
   type CollectionName,
 } from "./keys.js";
-import { toNatsFlotillaError } from "../nats-errors.js";
+import { isWrongLastRevision, toNatsFlotillaError } from "../nats-errors.js";
 import {
   abortable,
   checkKey,
@@ -410,12 +408,4 @@ class JetStreamStore implements StateStore {
     this.#statuses?.stop();
     this.#statuses = undefined;
   }
-}
-
-function isWrongLastRevision(error: unknown): boolean {
-  return (
-    error instanceof JetStreamApiError &&
-    (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
-      error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
-  );
 }

@@ -15,6 +15,10 @@ export const ErrorCode = {
   ERROR_CODE_UNAVAILABLE: "ERROR_CODE_UNAVAILABLE",
   ERROR_CODE_DEADLINE_EXCEEDED: "ERROR_CODE_DEADLINE_EXCEEDED",
   ERROR_CODE_INTERNAL: "ERROR_CODE_INTERNAL",
+  /**
+   * A store the hub writes to is full (JetStream's storage limits); freeing space helps.
+   */
+  ERROR_CODE_RESOURCE_EXHAUSTED: "ERROR_CODE_RESOURCE_EXHAUSTED",
 } as const;
 
 /**
@@ -40,7 +44,12 @@ export type ErrorCode =
   | "ERROR_CODE_DEADLINE_EXCEEDED"
   | 8
   | "ERROR_CODE_INTERNAL"
-  | 9;
+  | 9
+  /**
+   * A store the hub writes to is full (JetStream's storage limits); freeing space helps.
+   */
+  | "ERROR_CODE_RESOURCE_EXHAUSTED"
+  | 10;
 
 /**
  * FlotillaError codes. Each maps one-to-one to the gRPC status of the same name.

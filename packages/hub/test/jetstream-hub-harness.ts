@@ -1,0 +1,156 @@
+/**
+ * A whole hub in the test's process as main.ts builds it: JetStream state store, intent publisher,
+ * audit log and object reader on a real nats-server, the metrics observer, and AdminService over
+ * real gRPC on 127.0.0.1 (plaintext, every caller admin). Its log lines are captured, parsed, for
+ * the test to read; its clock is the test's.
+ */
+import { randomBytes } from "node:crypto";
+import {
+  callUnary,
+  createAdminServiceClient,
+  type wire,
+} from "@flotilla/protocol";
+import { credentials, ServerCredentials } from "@grpc/grpc-js";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import type { NatsServer } from "@flotilla/testkit";
+import { auditHandlers } from "../src/audit/admin-audit.js";
+import type { AuditLog } from "../src/audit/audit-log.js";
+import { createJetStreamAuditLog } from "../src/audit/jetstream-audit-log.js";
+import { createBundleService } from "../src/bundles/bundle-service.js";
+import type { ContentGcOptions } from "../src/bundles/content-collector.js";
+import { createJetStreamObjectReader } from "../src/bundles/object-reader.js";
+import { createHub, type Hub } from "../src/hub.js";
+import type { IntentPublisher } from "../src/intents/intent-publisher.js";
+import { createJetStreamIntentPublisher } from "../src/intents/jetstream-intent-publisher.js";
+import { createHubMetrics, type HubMetrics } from "../src/metrics.js";
+import { hubObserverOf } from "../src/metrics-observer.js";
+import { contentKeysOfSecret } from "../src/security/content-keys.js";
+import { createJetStreamStore } from "../src/store/jetstream-store.js";
+import type { StateStore } from "../src/store/state-store.js";
+import {
+  capturedLogger,
+  metricSample,
+  type LogLine,
+} from "./captured-logger.js";
+
+/** Options of {@link startJetStreamHub}. */
+export interface JetStreamHubOptions {
+  /** The audit stream's size limit (its 1 GiB default does not fit a small test store). */
+  readonly auditMaxBytes?: number;
+  /** The hub's clock; default Date.now. */
+  readonly now?: () => number;
+  /** How bundle content is collected; default the hub's defaults. */
+  readonly contentGc?: ContentGcOptions;
+}
+
+export interface JetStreamHub extends AsyncDisposable {
+  readonly hub: Hub;
+  /** The gRPC address, `127.0.0.1:PORT`. */
+  readonly address: string;
+  readonly admin: wire.AdminServiceClient;
+  /** The hub's own connection (tests may use it to look at or change NATS). */
+  readonly nc: NatsConnection;
+  readonly store: StateStore;
+  readonly publisher: IntentPublisher;
+  readonly audit: AuditLog;
+  readonly metrics: HubMetrics;
+  /** Every line the hub logged so far. */
+  readonly logs: LogLine[];
+  /** The sample of one series of the hub's metrics (`name{labels}`), or undefined. */
+  sample(series: string): Promise<number | undefined>;
+  /** Applies `spec` over gRPC as the CLI does. */
+  apply(spec: wire.BundleSpec): Promise<wire.ApplyBundleResponse__Output>;
+  stop(): Promise<void>;
+}
+
+/** Starts a hub on `server` and connects an admin client to it. */
+export async function startJetStreamHub(
+  server: NatsServer,
+  options: JetStreamHubOptions = {},
+): Promise<JetStreamHub> {
+  const nc = await connect({
+    servers: server.url,
+    name: "flotilla-hub",
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 100,
+  });
+  const captured = capturedLogger("info");
+  const metrics = createHubMetrics({ defaultMetrics: false });
+  const store = createJetStreamStore({ nc });
+  const contentKeys = contentKeysOfSecret(randomBytes(32));
+  const publisher = createJetStreamIntentPublisher({ nc, contentKeys });
+  const audit = createJetStreamAuditLog(
+    {
+      nc,
+      log: captured.log,
+      onSkipped: (reason) => {
+        metrics.auditRecordSkipped(reason);
+      },
+    },
+    {
+      timeoutMs: 2_000,
+      ...(options.auditMaxBytes === undefined
+        ? {}
+        : { maxBytes: options.auditMaxBytes }),
+    },
+  );
+  const objects = createJetStreamObjectReader({ nc, contentKeys });
+  await store.start();
+  await publisher.start();
+  await audit.start();
+  const hub = createHub({
+    store,
+    contentKeys,
+    publisher,
+    audit,
+    logger: captured.log,
+    ...(options.now === undefined ? {} : { now: options.now }),
+    // Long enough that a scripted agent that sends none stays reachable during a test.
+    heartbeatIntervalMs: 60_000,
+    missedHeartbeats: 3,
+    passIntervalMs: 100,
+    bundles: (deps) =>
+      createBundleService(
+        { ...deps, objects },
+        options.contentGc === undefined ? {} : { contentGc: options.contentGc },
+      ),
+    auditHandlers,
+    observer: hubObserverOf(metrics),
+  });
+  const port = await hub.start(
+    "127.0.0.1:0",
+    ServerCredentials.createInsecure(),
+  );
+  const address = `127.0.0.1:${String(port)}`;
+  const admin = createAdminServiceClient(address, credentials.createInsecure());
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    admin.close();
+    await hub.stop();
+    await audit.stop();
+    await publisher.stop();
+    await store.stop();
+    await nc.close();
+  };
+  return {
+    hub,
+    address,
+    admin,
+    nc,
+    store,
+    publisher,
+    audit,
+    metrics,
+    logs: captured.lines,
+    async sample(series) {
+      return metricSample(await metrics.registry.metrics(), series);
+    },
+    apply(spec) {
+      return callUnary(admin, "applyBundle", { bundle: spec, reason: "test" });
+    },
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
+}
