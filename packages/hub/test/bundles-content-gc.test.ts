@@ -93,11 +93,10 @@ test("a failed apply's content is collected at once, referenced content stays, a
   expect(await storedObjects(h.nc)).toEqual(before);
 
   offsetMs = 2 * HOUR_MS;
-  await waitFor(
-    async () =>
-      !(await storedObjects(h.nc)).includes(uploadName),
-    { timeoutMs: 10_000, message: "the unused upload to be collected" },
-  );
+  await waitFor(async () => !(await storedObjects(h.nc)).includes(uploadName), {
+    timeoutMs: 10_000,
+    message: "the unused upload to be collected",
+  });
   expect(await storedObjects(h.nc)).toEqual(
     before.filter((name) => name !== uploadName),
   );

@@ -36,7 +36,8 @@ const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 
 /** How many bytes sealing adds to content: the mark, the nonce and the tag. */
-export const SEALING_OVERHEAD_BYTES = MAGIC.byteLength + NONCE_BYTES + TAG_BYTES;
+export const SEALING_OVERHEAD_BYTES =
+  MAGIC.byteLength + NONCE_BYTES + TAG_BYTES;
 const KEY_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 const NAME_PREFIX = "sealed-";
 

@@ -345,7 +345,10 @@ export function createIdentityKeeper(
     },
     renewSoon(reason) {
       const nowMs = clock.now();
-      if (state !== "started" || nowMs - lastForcedAtMs < FORCED_RENEWAL_INTERVAL_MS)
+      if (
+        state !== "started" ||
+        nowMs - lastForcedAtMs < FORCED_RENEWAL_INTERVAL_MS
+      )
         return;
       lastForcedAtMs = nowMs;
       logger.info({ reason }, "Renewing the cluster's identity now");
