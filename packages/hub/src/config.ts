@@ -291,6 +291,12 @@ const OPTIONS = {
 } as const satisfies Record<string, OptionSpec>;
 
 type OptionName = keyof typeof OPTIONS;
+
+/** Flags of earlier versions, and what to do instead. */
+const REPLACED_FLAGS: Readonly<Record<string, string>> = {
+  "--nats-account-signing-key":
+    "was replaced by --nats-auth-dir: agents now have a NATS account of their own; run flotilla-hub nats-setup --from OLD_DIR --out NEW_DIR and pass --nats-auth-dir NEW_DIR (docs/security.md)",
+};
 const BOOLEAN_OPTIONS: ReadonlySet<OptionName> = new Set([
   "insecurePlaintext",
   "help",
@@ -507,9 +513,11 @@ function readArgv(
       const guess = arg.startsWith("-") ? closestFlag(flag) : undefined;
       problems.push({
         path: arg.startsWith("-") ? flag : "argv",
-        message: arg.startsWith("-")
-          ? `unknown flag${guess === undefined ? "" : `; did you mean ${guess}?`} (see --help)`
-          : "unexpected argument: the hub takes flags only (see --help)",
+        message:
+          REPLACED_FLAGS[flag] ??
+          (arg.startsWith("-")
+            ? `unknown flag${guess === undefined ? "" : `; did you mean ${guess}?`} (see --help)`
+            : "unexpected argument: the hub takes flags only (see --help)"),
         value: arg,
       });
       continue;
@@ -788,7 +796,7 @@ function checkNatsAuth(
     if (problem !== undefined) {
       problems.push({
         path: at("natsAuthDir"),
-        message: `${NATS_SETUP_FILES[name]} in it ${problem} (run flotilla-hub nats-setup --out DIR)`,
+        message: `${NATS_SETUP_FILES[name]} in it ${problem} (run flotilla-hub nats-setup --out DIR, or --from OLD_DIR for a directory of an earlier version)`,
         value: dir,
       });
     }

@@ -273,6 +273,52 @@ describe("parseHubConfig", () => {
     }
   });
 
+  test("--nats-auth-dir needs the five files the hub reads, and not --nats-creds beside it", async () => {
+    const setup = join(dir, "nats-setup");
+    const { mkdir } = await import("node:fs/promises");
+    await mkdir(setup, { recursive: true });
+    // An earlier version's directory: hub.creds and account-signing.nk only.
+    await writeFile(join(setup, "hub.creds"), "creds\n");
+    await writeFile(join(setup, "account-signing.nk"), "seed\n");
+    const found = problems([...PLAIN, "--nats-auth-dir", setup]);
+    expect(found.map((p) => p.message)).toEqual(
+      [
+        "hub-system.creds",
+        "agents-account.jwt",
+        "agents-signing.nk",
+        "operator-signing.nk",
+      ].map(
+        (file) =>
+          `${file} in it names a file that does not exist (run flotilla-hub nats-setup --out DIR, or --from OLD_DIR for a directory of an earlier version)`,
+      ),
+    );
+    for (const file of [
+      "hub-system.creds",
+      "agents-account.jwt",
+      "agents-signing.nk",
+      "operator-signing.nk",
+    ])
+      await writeFile(join(setup, file), "x\n");
+    const config = parsed([...PLAIN, "--nats-auth-dir", setup]);
+    expect(config).toMatchObject({
+      natsAuthDir: setup,
+      natsCredsFile: undefined,
+    });
+    expect(
+      problems([
+        ...PLAIN,
+        "--nats-auth-dir",
+        setup,
+        "--nats-creds",
+        join(setup, "hub.creds"),
+      ]).map((p) => p.path),
+    ).toEqual(["--nats-auth-dir"]);
+    // The flag of the single-account setup says what replaced it.
+    expect(
+      problems([...PLAIN, "--nats-account-signing-key=x"])[0]?.message,
+    ).toMatch(/^was replaced by --nats-auth-dir/);
+  });
+
   test("a certificate needs its key, and TLS cannot be combined with plaintext", () => {
     expect(problems(["--tls-cert", cert]).map((p) => p.path)).toEqual([
       "--tls-key",

@@ -60,15 +60,18 @@ export interface NatsAuthSetupOptions {
   /** The intents prefix the exports name; default `flotilla`. */
   readonly intentsPrefix?: string;
   /**
-   * Keep the operator and the flotilla account of an earlier setup (its JetStream data belongs to
-   * the account's public key), and make every other key anew: rotation, or an upgrade from a
-   * setup where agents shared the hub's account (nats-setup-from.ts).
+   * Keep the operator, the flotilla account (its JetStream data belongs to the account's public
+   * key) and the agents' account of an earlier setup, each re-signed with new signing keys, and
+   * make every other key anew: rotation, or an upgrade from a setup where agents shared the hub's
+   * account (nats-setup-from.ts). Users signed with the old signing keys are refused from then on.
    */
   readonly from?: {
     /** The operator's seed (`operator.nk`). */
     readonly operatorSeed: string;
     /** The flotilla account's public key. */
     readonly accountPublicKey: string;
+    /** The agents' account's public key; absent: a new agents' account. */
+    readonly agentsAccountPublicKey?: string;
   };
 }
 
@@ -160,7 +163,11 @@ export async function createNatsAuthSetup(
   // The hub's user is signed with a signing key of the account; the account's own key, and this
   // signing key, are not kept: a later setup `from` this one lists a new signing key instead.
   const accountSigning = createAccount();
-  const agents = createAccount();
+  // Kept from an earlier setup, its JWT replaces the one the server holds (a newer one, with a
+  // new signing key), so users of the old one are refused; a new account would leave the old
+  // one trusted in the server's resolver directory.
+  const agentsPublicKey =
+    options.from?.agentsAccountPublicKey ?? createAccount().getPublicKey();
   const agentsSigning = createAccount();
   const hub = createUser();
   const hubSystem = createUser();
@@ -196,7 +203,7 @@ export async function createNatsAuthSetup(
   );
   const agentsJwt = await encodeAccount(
     agentsAccountName,
-    agents,
+    agentsPublicKey,
     agentsAccountClaims({
       flotillaAccount: accountPublicKey,
       signingKey: agentsSigning.getPublicKey(),
@@ -240,7 +247,7 @@ export async function createNatsAuthSetup(
     },
     agentsAccount: {
       name: agentsAccountName,
-      publicKey: agents.getPublicKey(),
+      publicKey: agentsPublicKey,
       jwt: agentsJwt,
       signingSeed: seed(agentsSigning),
     },
@@ -259,7 +266,7 @@ export async function createNatsAuthSetup(
         },
         {
           name: agentsAccountName,
-          publicKey: agents.getPublicKey(),
+          publicKey: agentsPublicKey,
           jwt: agentsJwt,
         },
       ],

@@ -133,9 +133,15 @@ export async function runNatsSetup(args: {
       : {
           accountName: kept.accountName,
           operatorName: kept.operatorName,
+          ...(kept.agentsAccount === undefined
+            ? {}
+            : { agentsAccountName: kept.agentsAccount.name }),
           from: {
             operatorSeed: kept.operatorSeed,
             accountPublicKey: kept.accountPublicKey,
+            ...(kept.agentsAccount === undefined
+              ? {}
+              : { agentsAccountPublicKey: kept.agentsAccount.publicKey }),
           },
         }),
     ...(args.accountName === undefined

@@ -1,9 +1,11 @@
 /**
  * What `flotilla-hub nats-setup --from DIR` keeps of an earlier setup: its operator (from
- * `operator.nk`) and its flotilla account's public key (from `nats-auth.conf`), so that the new
- * setup's server trusts the same operator and the hub finds its JetStream data, which belongs to
- * the account's public key. Every other key is made anew (nats-auth.ts): rotation, or the upgrade
- * from a setup where agents shared the hub's account (docs/security.md, "Rotation").
+ * `operator.nk`), its flotilla account's public key and, when it has one, its agents' account's
+ * (from `nats-auth.conf`). The new setup's server trusts the same operator, the hub finds its
+ * JetStream data (which belongs to the flotilla account's public key), and the agents' account
+ * is replaced by a newer JWT rather than left trusted beside a new one. Every signing key and
+ * user is made anew (nats-auth.ts): rotation, or the upgrade from a setup where agents shared the
+ * hub's account (docs/security.md, "Rotation").
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -17,6 +19,11 @@ export interface KeptSetup {
   readonly operatorName: string;
   readonly accountPublicKey: string;
   readonly accountName: string;
+  /** Absent in a setup where agents shared the hub's account. */
+  readonly agentsAccount?: {
+    readonly publicKey: string;
+    readonly name: string;
+  };
 }
 
 interface AccountClaims {
@@ -25,6 +32,7 @@ interface AccountClaims {
     readonly disk_storage?: number;
     readonly mem_storage?: number;
   };
+  readonly imports?: readonly { readonly account?: string }[];
 }
 
 /** Reads `dir` (an earlier `nats-setup --out`); `invalid_argument` naming the file otherwise. */
@@ -74,6 +82,11 @@ export async function readSetupToKeep(dir: string): Promise<KeptSetup> {
   }
   // The account with JetStream that is not the system account: the hub's.
   const candidates: { publicKey: string; name: string }[] = [];
+  const others: {
+    publicKey: string;
+    name: string;
+    claims: AccountClaims;
+  }[] = [];
   for (const [, publicKey, jwt] of conf.matchAll(
     /"(A[A-Z2-7]{55})"\s*:\s*"([^"]+)"/g,
   )) {
@@ -83,18 +96,26 @@ export async function readSetupToKeep(dir: string): Promise<KeptSetup> {
     const limits = claims.nats.limits ?? {};
     if ((limits.disk_storage ?? 0) !== 0 || (limits.mem_storage ?? 0) !== 0)
       candidates.push({ publicKey, name: claims.name });
+    else others.push({ publicKey, name: claims.name, claims: claims.nats });
   }
-  const [account, ...others] = candidates;
-  if (account === undefined || others.length > 0) {
+  const [account, ...more] = candidates;
+  if (account === undefined || more.length > 0) {
     throw new FlotillaError(
       "invalid_argument",
       `${what}: ${confFile} preloads ${String(candidates.length)} accounts with JetStream, not exactly one (the hub's)`,
     );
   }
+  // The agents' account is the one that imports from the hub's.
+  const agents = others.find((o) =>
+    (o.claims.imports ?? []).some((i) => i.account === account.publicKey),
+  );
   return {
     operatorSeed,
     operatorName: operator.name,
     accountPublicKey: account.publicKey,
     accountName: account.name,
+    ...(agents === undefined
+      ? {}
+      : { agentsAccount: { publicKey: agents.publicKey, name: agents.name } }),
   };
 }
