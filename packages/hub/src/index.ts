@@ -157,6 +157,7 @@ export {
   HUB_NATS_USER,
   createNatsAuthSetup,
 } from "./security/nats-auth.js";
+export { unlimitedConnections } from "./security/nats-limits.js";
 export type {
   NatsAuthSetup,
   NatsAuthSetupOptions,

@@ -20,7 +20,7 @@ import {
 import { jetstream } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { connect, credsAuthenticator } from "@nats-io/transport-node";
-import { runNatsSetup } from "@flotilla/hub";
+import { runNatsSetup, unlimitedConnections } from "@flotilla/hub";
 import { startNatsServer, type NatsServer } from "@flotilla/testkit";
 
 const te = new TextEncoder();
@@ -58,16 +58,7 @@ async function tryConnect(server: NatsServer, creds: string) {
   }
 }
 
-const unlimited = {
-  subs: -1,
-  data: -1,
-  payload: -1,
-  imports: -1,
-  exports: -1,
-  wildcards: true,
-  conn: -1,
-  leaf: -1,
-};
+const unlimited = unlimitedConnections();
 
 /** The files the single-account setup of an earlier version wrote into `dir`. */
 async function writeLegacySetup(

@@ -54,6 +54,15 @@ import type { ObjectReader } from "./object-reader.js";
 import type { ContentKeys } from "../security/content-keys.js";
 import { createPassLoop, type PassBatch } from "./pass-loop.js";
 
+/** What bundles need of the intent publisher's content store. */
+export type BundleContentStore = Pick<
+  IntentPublisher,
+  | "putBundleContent"
+  | "listBundleContent"
+  | "removeBundleContent"
+  | "contentName"
+>;
+
 /** What the bundle manager needs from the hub. */
 export interface BundleManagerDeps {
   readonly store: StateStore;
@@ -62,13 +71,7 @@ export interface BundleManagerDeps {
    * Where rendered content and inline manifests go (agents fetch content by digest), and where
    * content nothing references any more is collected from.
    */
-  readonly publisher: Pick<
-    IntentPublisher,
-    | "putBundleContent"
-    | "listBundleContent"
-    | "removeBundleContent"
-    | "contentName"
-  >;
+  readonly publisher: BundleContentStore;
   /** Reads manifests uploaded with PutObject (createJetStreamObjectReader, objectReaderOf). */
   readonly objects: ObjectReader;
   /** The key of each content, for the intents (security/content-keys.ts). */

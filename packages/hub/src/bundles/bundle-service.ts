@@ -6,7 +6,6 @@
 import type { wire } from "@flotilla/protocol";
 import type { ClusterDirectory } from "../clusters/cluster-directory.js";
 import type { AuditDeps } from "../grpc/unary.js";
-import type { IntentPublisher } from "../intents/intent-publisher.js";
 import type { IntentWriter } from "../intents/intent-writer.js";
 import type { Logger } from "../logger.js";
 import type { ContentKeys } from "../security/content-keys.js";
@@ -14,6 +13,7 @@ import type { StateStore } from "../store/state-store.js";
 import { bundleHandlers } from "./admin-bundles.js";
 import {
   createBundleManager,
+  type BundleContentStore,
   type BundleManager,
   type BundleManagerOptions,
 } from "./bundle-manager.js";
@@ -24,13 +24,7 @@ export interface BundleServiceDeps extends AuditDeps {
   readonly store: StateStore;
   /** The hub's one IntentWriter: runs and bundles change the same intents through it. */
   readonly intents: IntentWriter;
-  readonly publisher: Pick<
-    IntentPublisher,
-    | "putBundleContent"
-    | "listBundleContent"
-    | "removeBundleContent"
-    | "contentName"
-  >;
+  readonly publisher: BundleContentStore;
   readonly directory: ClusterDirectory;
   readonly logger: Logger;
   /** The key of each content, for the intents (security/content-keys.ts). */
