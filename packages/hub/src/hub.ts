@@ -352,15 +352,6 @@ export function createHub(options: HubOptions): Hub {
   });
 
   registry.onChange((change) => {
-    if (change.type === "left") {
-      // A removed cluster's certificates stop working at once (its live stream is already ended).
-      identities.forget(change.cluster).catch((error: unknown) => {
-        log.error(
-          { err: error, clusterName: change.cluster },
-          "cannot delete the identity of a removed cluster",
-        );
-      });
-    }
     runs.clusterChanged(change);
     if (change.type !== "windows") bundles.onFleetChanged();
   });
@@ -375,7 +366,15 @@ export function createHub(options: HubOptions): Hub {
   let started = false;
 
   const handlers: Handlers = {
-    ...fleetHandlers({ ...auditDeps, registry, groups, intents }),
+    ...fleetHandlers({
+      ...auditDeps,
+      registry,
+      groups,
+      intents,
+      ...(security === undefined
+        ? {}
+        : { forgetIdentity: (cluster) => identities.forget(cluster) }),
+    }),
     ...runHandlers({
       ...auditDeps,
       runs,

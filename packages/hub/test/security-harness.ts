@@ -40,6 +40,11 @@ export interface SecureTestHubOptions {
   readonly listen?: string;
   /** How many refused calls the audit log records per peer (HubOptions.refusalAudit). */
   readonly refusalAudit?: HubOptions["refusalAudit"];
+  /** Agents' NATS users: who mints them and who revokes them (HubSecurity). */
+  readonly nats?: Pick<
+    NonNullable<HubOptions["security"]>,
+    "natsCredentials" | "natsUsers"
+  >;
 }
 
 export interface SecureTestHub {
@@ -115,6 +120,7 @@ export async function startSecureTestHub(
           : { refusalAudit: options.refusalAudit }),
         security: {
           authority,
+          ...options.nats,
           ...(options.clusterCertificateTtlMs === undefined
             ? {}
             : { clusterCertificateTtlMs: options.clusterCertificateTtlMs }),

@@ -7,7 +7,13 @@ import { callUnary, PROTOCOL_VERSION, type wire } from "@flotilla/protocol";
 import { waitFor } from "@flotilla/testkit";
 import { describe, expect, it } from "vitest";
 import { BOOTSTRAP_TOKENS } from "../src/security/bootstrap-tokens.js";
-import { IDENTITIES } from "../src/security/cluster-identities.js";
+import { createAccount, decode } from "@nats-io/jwt";
+import { FlotillaError } from "@flotilla/core";
+import { createAgentNatsCredentialsIssuer } from "../src/security/agent-nats-issuer.js";
+import {
+  IDENTITIES,
+  type NatsUserRevoker,
+} from "../src/security/cluster-identities.js";
 import { newKeyAndCsr, tamperedCsr } from "./security-keys.js";
 import { startSecureTestHub, type SecureTestHub } from "./security-harness.js";
 
@@ -344,5 +350,92 @@ describe("agent sessions with mTLS", () => {
     const still = await connect(t, fresh, "cluster-a");
     expect(still.welcome).toBe("cluster-a");
     still.close();
+  });
+});
+
+describe("a cluster's NATS users", () => {
+  /** Mints real agent users (with a throwaway signing key) and records what is revoked. */
+  function natsFixture() {
+    const revoked: string[] = [];
+    let failing = false;
+    const natsCredentials = createAgentNatsCredentialsIssuer({
+      signingKeySeed: new TextDecoder().decode(createAccount().getSeed()),
+      accountPublicKey: createAccount().getPublicKey(),
+      servers: ["nats://127.0.0.1:4222"],
+    });
+    const natsUsers: NatsUserRevoker = {
+      revoke(users) {
+        if (failing) {
+          return Promise.reject(
+            new FlotillaError(
+              "unavailable",
+              "the revocations cannot be stored",
+            ),
+          );
+        }
+        revoked.push(...users.map((u) => u.publicKey));
+        return Promise.resolve();
+      },
+    };
+    return {
+      nats: { natsCredentials, natsUsers },
+      revoked,
+      fail: (value: boolean) => {
+        failing = value;
+      },
+    };
+  }
+
+  /** The public key of the user in a registration's NATS credentials. */
+  function userOf(response: wire.RegisterResponse__Output): string {
+    const creds = response.identity?.nats?.creds ?? "";
+    const jwt = /-----BEGIN NATS USER JWT-----\s*(\S+)/.exec(creds)?.[1] ?? "";
+    return decode(jwt).sub;
+  }
+
+  it("are revoked when the cluster is removed, before anything else is", async () => {
+    const fx = natsFixture();
+    await using t = await startSecureTestHub({ nats: fx.nats });
+    const a = await register(t, (await createToken(t)).secret, "cluster-a");
+    expect(fx.revoked).toEqual([]);
+    await callUnary(t.admin, "removeCluster", { name: "cluster-a" });
+    expect(fx.revoked).toEqual([userOf(a.response)]);
+  });
+
+  it("a removal whose revocation cannot be stored fails and removes nothing; asked again, it goes through", async () => {
+    const fx = natsFixture();
+    await using t = await startSecureTestHub({ nats: fx.nats });
+    const a = await register(t, (await createToken(t)).secret, "cluster-a");
+    fx.fail(true);
+    await expect(
+      callUnary(t.admin, "removeCluster", { name: "cluster-a" }),
+    ).rejects.toMatchObject({ code: "unavailable" });
+    // Still listed, its identity stored, its certificate still honoured.
+    expect(
+      (await callUnary(t.admin, "getCluster", { name: "cluster-a" })).cluster
+        ?.name,
+    ).toBe("cluster-a");
+    expect(await t.store.get(IDENTITIES, "cluster-a")).toBeDefined();
+    const session = await connect(t, a, "cluster-a");
+    expect(session.welcome).toBe("cluster-a");
+    session.close();
+
+    fx.fail(false);
+    await callUnary(t.admin, "removeCluster", { name: "cluster-a" });
+    expect(fx.revoked).toEqual([userOf(a.response)]);
+    expect(await t.store.get(IDENTITIES, "cluster-a")).toBeUndefined();
+  });
+
+  it("of the replaced certificate are revoked when the cluster registers again", async () => {
+    const fx = natsFixture();
+    await using t = await startSecureTestHub({ nats: fx.nats });
+    const first = await register(t, (await createToken(t)).secret, "web-1");
+    const again = await register(
+      t,
+      (await createToken(t, { clusterName: "web-1" })).secret,
+      "web-1",
+    );
+    expect(fx.revoked).toEqual([userOf(first.response)]);
+    expect(userOf(again.response)).not.toBe(userOf(first.response));
   });
 });

@@ -42,6 +42,11 @@ export interface FleetHandlerDeps extends AuditDeps {
   readonly registry: ClusterRegistry;
   readonly groups: ClusterGroups;
   readonly intents: IntentWriter;
+  /**
+   * Revokes a removed cluster's identity: its certificates and its NATS users
+   * (cluster-identities.ts). Absent: the hub registers no agents (plaintext).
+   */
+  readonly forgetIdentity?: (cluster: string) => Promise<void>;
 }
 
 export function fleetHandlers(
@@ -214,6 +219,9 @@ export function fleetHandlers(
         async (request) => {
           const name = requireName(request.name, "name", "cluster");
           clusterStatus(name);
+          // Its credentials go first: a removal that fails after this leaves the cluster listed
+          // (the call can be repeated), never listed as gone with credentials that still work.
+          await deps.forgetIdentity?.(name);
           await deps.registry.remove(name);
           await deps.intents.remove(name);
           return {};

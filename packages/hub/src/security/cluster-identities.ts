@@ -228,8 +228,17 @@ export function createClusterIdentities(
     async forget(cluster, options) {
       forgotten.add(cluster);
       const key = nameKey(cluster);
-      await revoke((await store.get(IDENTITIES, key, options))?.value, options);
-      await store.delete(IDENTITIES, key, options);
+      try {
+        await revoke(
+          (await store.get(IDENTITIES, key, options))?.value,
+          options,
+        );
+        await store.delete(IDENTITIES, key, options);
+      } catch (error) {
+        // Not removed: the cluster stays as it was, and the removal can be asked for again.
+        forgotten.delete(cluster);
+        throw error;
+      }
     },
   };
 }
