@@ -82,6 +82,8 @@ export interface SimulatedMember {
 export interface SimulatedGroup {
   readonly name: string;
   readonly state: string;
+  /** Staged: why a group was skipped without an operator (`NoMembers`). */
+  readonly reason?: string;
   readonly failureCount: number;
   readonly members: readonly SimulatedMember[];
 }
@@ -90,6 +92,8 @@ export interface SimulatedGroup {
 export interface SimulatedWave {
   readonly name: string;
   readonly state: string;
+  /** Staged: why a stage was skipped without an operator (`NoMembers`). */
+  readonly reason?: string;
   readonly failureCount: number;
   readonly groups: readonly SimulatedGroup[];
 }

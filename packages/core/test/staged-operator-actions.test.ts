@@ -462,7 +462,7 @@ describe("skip", () => {
     ).toEqual(["a:Skipped", "b:Skipped", "c:Skipped"]);
   });
 
-  it("a run with a stage that has no members can start once that stage is skipped", () => {
+  it("an operator may skip a stage that has no members before the run reaches it: the skip is theirs, not NoMembers", () => {
     const s = strategy({
       stages: [
         { name: "s1", groups: [{ name: "a" }] },
@@ -471,9 +471,6 @@ describe("skip", () => {
     });
     const run = resolve(s, groupOf("a", 1));
     const d = new Driver(run);
-    expect(d.send({ type: "StartRun" }).rejected?.message).toBe(
-      'Cannot start run "run-1": stage "empty" has 0 members',
-    );
     d.ok({
       type: "SkipStage",
       stage: "empty",
@@ -482,7 +479,11 @@ describe("skip", () => {
     });
     expect(d.start()).toEqual(["a-00"]);
     d.succeed("a-00");
-    expect(run.stages.map((st) => st.state)).toEqual(["Completed", "Skipped"]);
+    expect(run.stages.map((st) => [st.state, st.reason])).toEqual([
+      ["Completed", undefined],
+      ["Skipped", undefined],
+    ]);
+    expect(run.stages[1]?.message).toBe("Skipped by ops: no members");
     expect(run.state).toBe("Completed");
   });
 

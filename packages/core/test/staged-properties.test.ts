@@ -72,7 +72,8 @@ const scheduledStart = {
 };
 
 const groupArb = fc.record({
-  size: fc.integer({ min: 1, max: 4 }),
+  // Some groups (and so some stages) are empty: they must never block a run.
+  size: fc.constantFrom(0, 1, 1, 2, 2, 3, 3, 4, 4),
   maxConcurrency: fc.constantFrom<number | string | undefined>(
     undefined,
     1,
@@ -521,14 +522,18 @@ describe("staged run properties", () => {
     );
   });
 
-  it("a run driven to the end with every member succeeding completes, whatever the windows, gates and limits", () => {
+  it("a run driven to the end with every member succeeding completes, whatever the windows, gates, limits and empty scopes", () => {
     fc.assert(
       fc.property(scenarioArb, (scenario) => {
         const { strategy: s, clusters } = build(scenario);
         const run = resolve(s, clusters);
         const d = new Driver(run);
         d.start();
-        for (let guard = 0; guard < 500 && run.state !== "Completed"; guard++) {
+        for (
+          let guard = 0;
+          guard < 500 && run.state !== "Completed" && run.state !== "Skipped";
+          guard++
+        ) {
           const next = running(run)[0];
           const gate = run.stages
             .flatMap((st) => [
@@ -542,10 +547,28 @@ describe("staged run properties", () => {
             d.ok({ type: "CompleteGate", gate: gate.id, actor: "prop" });
           else d.tick(run.wakeAtMs ?? d.now + DAY);
         }
-        expect(run.state).toBe("Completed");
+        // Only a run with no member at all has nothing to complete.
+        expect(run.state).toBe(
+          run.stages.every((st) => st.memberCount === 0)
+            ? "Skipped"
+            : "Completed",
+        );
         expect(
           allMembers(run).every((m) => m.member.state === "Succeeded"),
         ).toBe(true);
+        for (const st of run.stages) {
+          if (st.memberCount === 0)
+            expect([st.state, st.reason], `stage ${st.name}`).toEqual([
+              "Skipped",
+              "NoMembers",
+            ]);
+          for (const g of st.groups)
+            if (g.members.length === 0)
+              expect([g.state, g.reason], `group ${g.name}`).toEqual([
+                "Skipped",
+                "NoMembers",
+              ]);
+        }
       }),
       { numRuns: PROPERTY_RUNS / 2 },
     );
@@ -626,10 +649,11 @@ function hash(text: string, seed: number): number {
   return h;
 }
 
-it("the property generator reaches budgets, gates, windows and every run state", () => {
+it("the property generator reaches budgets, gates, windows, empty stages and every run state", () => {
   // Guards against a generator that silently stops exercising the interesting paths.
   const states = new Set<string>();
   let exceeded = 0;
+  let emptySkipped = 0;
   fc.assert(
     fc.property(
       scenarioArb,
@@ -641,11 +665,13 @@ it("the property generator reaches budgets, gates, windows and every run state",
         for (const a of d.actions)
           if (a.type === "Transitioned" && a.scope === "run") states.add(a.to);
         if (run.failureCount > 0 && run.budgetExceeded) exceeded++;
+        if (run.stages.some((st) => st.reason === "NoMembers")) emptySkipped++;
       },
     ),
-    { numRuns: 200, seed: 42 },
+    { numRuns: 200, seed: 7 },
   );
   expect(exceeded).toBeGreaterThan(0);
+  expect(emptySkipped).toBeGreaterThan(0);
   expect([...states].sort()).toEqual([
     "Completed",
     "Failed",

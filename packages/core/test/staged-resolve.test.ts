@@ -8,7 +8,6 @@ import { resolveRun } from "../src/staged/resolve.js";
 import type { AvailableVersions } from "../src/versions/version.js";
 import {
   BUNDLE,
-  Driver,
   T0,
   cluster,
   fullUpgrade,
@@ -16,6 +15,7 @@ import {
   member,
   oneStage,
   resolve,
+  stage,
   started,
   strategy,
 } from "./staged-fixtures.js";
@@ -261,22 +261,23 @@ describe("membership (SPEC 5.1)", () => {
     ]);
   });
 
-  it("a run cannot start while a stage has no members (the warning says so at plan time)", () => {
+  it("a stage with no members is resolved like any other (it is skipped when the run reaches it) and plan warns about it", () => {
     const s = strategy({
       stages: [
         { name: "s1", groups: [{ name: "a" }] },
         { name: "empty", groups: [{ name: "b" }] },
       ],
     });
-    const run = resolve(s, [cluster("a-1", { updateGroup: "a" })]);
-    const d = new Driver(run);
-    const result = d.send({ type: "StartRun" });
-    expect(result.rejected).toEqual({
-      code: "failed_precondition",
-      message: 'Cannot start run "run-1": stage "empty" has 0 members',
+    const fleet = [cluster("a-1", { updateGroup: "a" })];
+    const run = resolve(s, fleet);
+    expect(stage(run, "empty")).toMatchObject({
+      state: "NotStarted",
+      memberCount: 0,
     });
-    expect(run.state).toBe("NotStarted");
-    expect(planStaged(s, [cluster("a-1", { updateGroup: "a" })]).ok).toBe(true);
+    const planned = planStaged(s, fleet);
+    expect(planned.ok && planned.value.warnings.map((w) => w.code)).toEqual([
+      "EmptyStage",
+    ]);
   });
 });
 

@@ -11,6 +11,7 @@ import { waitFor } from "@flotilla/testkit";
 import { status as grpcStatus } from "@grpc/grpc-js";
 import { startTestHub, type TestHub } from "./hub-harness.js";
 import { connectScriptedAgent, type ScriptedAgent } from "./scripted-agent.js";
+import { registerAgent, reportUpgrade } from "./staged-fleet.js";
 
 const STRATEGY = JSON.stringify({
   stages: [
@@ -38,45 +39,16 @@ afterEach(async () => {
   await hub.stop();
 });
 
-async function register(name: string, ring: string): Promise<ScriptedAgent> {
-  const agent = connectScriptedAgent(hub.address);
-  agents.push(agent);
-  agent.hello(name);
-  agent.send({
-    facts: {
-      labels: { ring },
-      kubernetesVersion: "1.29.4",
-      nodePools: [
-        { name: "np1", imageFamily: "ubuntu", imageVersion: "2024.01.01" },
-      ],
-      region: "westeurope",
-    },
-  });
-  await agent.next("welcome");
-  await waitFor(() => hub.hub.registry.cluster(name)?.labels["ring"] === ring, {
-    message: `${name}'s facts`,
-  });
-  return agent;
+function register(name: string, ring: string): Promise<ScriptedAgent> {
+  return registerAgent(hub, name, { ring }, agents);
 }
 
-/** Reports Ready for the upgrade in the cluster's current intent. */
-async function reportReady(
+function reportReady(
   agent: ScriptedAgent,
   cluster: string,
   sequence: number,
-): Promise<void> {
-  const { intent } = await hub.hub.intents.current(cluster);
-  expect(intent.upgrade).toBeDefined();
-  agent.send({
-    status: {
-      sequence,
-      generation: intent.generation,
-      upgradeId: intent.upgrade?.run ?? "",
-      phase: "STATUS_PHASE_READY",
-      observedAtMs: Date.now(),
-    },
-  });
-  await agent.next("ack", (a) => a.sequence === sequence);
+): Promise<unknown> {
+  return reportUpgrade(hub, agent, cluster, sequence, "STATUS_PHASE_READY");
 }
 
 describe("hub: staged run over gRPC with scripted agents", () => {

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { resolveRun, step, type Run } from "@flotilla/core";
+import {
+  parseUpdateStrategy,
+  resolveRun,
+  step,
+  type Run,
+} from "@flotilla/core";
 import {
   loadProtocol,
   runFromWire,
@@ -95,6 +100,34 @@ describe("run status codec", () => {
     expect(run.state).toBe("Stopped");
     const back = valueOf(runFromWire(overTheWire(runToWire(run, 9))));
     expect(back).toEqual(expectedView(run, 9));
+  });
+
+  it("carries why a stage and its group were skipped without an operator (NoMembers)", () => {
+    let run = valueOf(
+      resolveRun({
+        name: "with-empty-stage",
+        strategy: valueOf(
+          parseUpdateStrategy({
+            stages: [
+              { name: "nobody", groups: [{ name: "spare" }] },
+              { name: "all", memberSelector: { byLabel: "" } },
+            ],
+          }),
+        ),
+        clusters: clusters(),
+        payload: { kind: "bundle", bundle: "web", revision: "rev-2" },
+        createdAtMs: T0,
+      }),
+    );
+    run = step(run, { type: "StartRun" }, T0 + MINUTE).run;
+    const status = overTheWire(runToWire(run, 4));
+    expect(status.stages[0]).toMatchObject({
+      state: "SCOPE_STATE_SKIPPED",
+      reason: "NoMembers",
+    });
+    expect(status.stages[0]?.groups[0]?.reason).toBe("NoMembers");
+    expect(status.stages[1]).not.toHaveProperty("reason");
+    expect(valueOf(runFromWire(status))).toEqual(expectedView(run, 4));
   });
 
   it("round-trips a running bundle run, whose targets carry a revision", () => {

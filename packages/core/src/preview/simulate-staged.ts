@@ -325,10 +325,12 @@ function outputOf(
   const waves: SimulatedWave[] = run.stages.map((stage) => ({
     name: stage.name,
     state: stage.state,
+    ...(stage.reason === undefined ? {} : { reason: stage.reason }),
     failureCount: stage.failureCount,
     groups: stage.groups.map((group) => ({
       name: group.name,
       state: group.state,
+      ...(group.reason === undefined ? {} : { reason: group.reason }),
       failureCount: group.failureCount,
       members: group.members.map((m) => ({
         name: m.name,

@@ -12,6 +12,7 @@ import {
   setStageState,
   type StepContext,
 } from "./context.js";
+import { skipEmptyGroup, skipEmptyStage } from "./empty-scopes.js";
 import { passGates, skipGates } from "./gates.js";
 import { locateMember } from "./member-index.js";
 import { pickNext, takePicked } from "./pick.js";
@@ -126,6 +127,10 @@ function processStage(ctx: StepContext, stage: Stage): boolean {
       "Skipped",
       stage.message.startsWith("Skipped") ? stage.message : "Skipped",
     );
+    return true;
+  }
+  if (stage.memberCount === 0) {
+    skipEmptyStage(ctx, stage);
     return true;
   }
   if (
@@ -406,13 +411,7 @@ function settleGroup(ctx: StepContext, stage: Stage, group: Group): boolean {
     return true;
   }
   if (group.members.length === 0) {
-    skipGates(
-      ctx,
-      [...group.beforeGates, ...group.afterGates],
-      { stage: stage.name, group: group.name },
-      "Group has no members",
-    );
-    setGroupState(ctx, stage, group, "Skipped", "No members");
+    skipEmptyGroup(ctx, stage, group);
     return true;
   }
   const gate = passGates(ctx, group.afterGates, {

@@ -113,6 +113,8 @@ export interface Member {
 export interface Group {
   readonly name: string;
   state: ScopeState;
+  /** Machine-readable reason for a Skipped group nobody asked to skip (`NoMembers`). */
+  reason?: string;
   message: string;
   stateChangedAtMs: number;
   startedAtMs?: number;
@@ -148,6 +150,8 @@ export interface Group {
 export interface Stage {
   readonly name: string;
   state: ScopeState;
+  /** Machine-readable reason for a Skipped stage nobody asked to skip (`NoMembers`). */
+  reason?: string;
   message: string;
   stateChangedAtMs: number;
   startedAtMs?: number;

@@ -142,18 +142,6 @@ function startRun(ctx: StepContext, actor: Actor): Rejection | undefined {
       `Cannot start run "${run.name}": it is Stopping; start it again once it is ${run.budgetExceeded ? "Failed" : "Stopped"}`,
     );
   }
-  if (run.state === "NotStarted") {
-    // A member list is frozen, so skipping is the only way past an empty stage.
-    const empty = run.stages.find(
-      (s) => s.memberCount === 0 && !s.skipRequested,
-    );
-    if (empty !== undefined) {
-      return reject(
-        "failed_precondition",
-        `Cannot start run "${run.name}": stage "${empty.name}" has 0 members`,
-      );
-    }
-  }
   const resumed = run.state !== "NotStarted";
   run.stopRequested = false;
   run.budgetExceeded = false;

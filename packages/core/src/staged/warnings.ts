@@ -21,8 +21,10 @@ export function runWarnings(run: Run): PlanWarning[] {
     if (stage.memberCount === 0) {
       warnings.push({
         code: "EmptyStage",
-        message: `stage "${stage.name}" has no members: the run cannot start until it has some or is removed`,
+        message: `stage "${stage.name}" has no members (${stage.groups.length === 1 ? "group" : "groups"} ${list(stage.groups.map((g) => g.name))}): the run will skip it (NoMembers) with its gates and after-stage wait, and go on`,
       });
+      // Its groups are empty too; one warning says it all.
+      continue;
     }
     if (
       stage.maxAllowedFailures !== null &&
@@ -38,7 +40,7 @@ export function runWarnings(run: Run): PlanWarning[] {
       if (group.members.length === 0) {
         warnings.push({
           code: "EmptyGroup",
-          message: `group "${group.name}" in stage "${stage.name}" has no members; it will be skipped with its gates`,
+          message: `group "${group.name}" in stage "${stage.name}" has no members: it will be skipped (NoMembers) with its gates`,
         });
         continue;
       }

@@ -77,6 +77,7 @@ function groupToWire(group: Group): wire.Group {
   return {
     name: group.name,
     state: SCOPE_STATE.toWire(group.state),
+    ...opt("reason", group.reason),
     message: group.message,
     stateChangedAtMs: group.stateChangedAtMs,
     ...opt("startedAtMs", group.startedAtMs),
@@ -100,6 +101,7 @@ function stageToWire(stage: Stage): wire.Stage {
   return {
     name: stage.name,
     state: SCOPE_STATE.toWire(stage.state),
+    ...opt("reason", stage.reason),
     message: stage.message,
     stateChangedAtMs: stage.stateChangedAtMs,
     ...opt("startedAtMs", stage.startedAtMs),

@@ -52,11 +52,16 @@ export interface Group {
    * Earliest time something in this group may become startable.
    */
   wakeAtMs?: number | string | Long;
+  /**
+   * Why the group was skipped when nobody asked to skip it (NoMembers).
+   */
+  reason?: string;
   _startedAtMs?: "startedAtMs";
   _finishedAtMs?: "finishedAtMs";
   _configuredMaxConcurrency?: "configuredMaxConcurrency";
   _maxAllowedFailures?: "maxAllowedFailures";
   _wakeAtMs?: "wakeAtMs";
+  _reason?: "reason";
 }
 
 export interface Group__Output {
@@ -96,9 +101,14 @@ export interface Group__Output {
    * Earliest time something in this group may become startable.
    */
   wakeAtMs?: number;
+  /**
+   * Why the group was skipped when nobody asked to skip it (NoMembers).
+   */
+  reason?: string;
   _startedAtMs?: "startedAtMs";
   _finishedAtMs?: "finishedAtMs";
   _configuredMaxConcurrency?: "configuredMaxConcurrency";
   _maxAllowedFailures?: "maxAllowedFailures";
   _wakeAtMs?: "wakeAtMs";
+  _reason?: "reason";
 }

@@ -41,11 +41,16 @@ export interface Stage {
   afterGates?: _flotilla_v1_Gate[];
   groups?: _flotilla_v1_Group[];
   memberCount?: number;
+  /**
+   * Why the stage was skipped when nobody asked to skip it (NoMembers).
+   */
+  reason?: string;
   _startedAtMs?: "startedAtMs";
   _finishedAtMs?: "finishedAtMs";
   _configuredMaxConcurrency?: "configuredMaxConcurrency";
   _maxAllowedFailures?: "maxAllowedFailures";
   _waitUntilMs?: "waitUntilMs";
+  _reason?: "reason";
 }
 
 export interface Stage__Output {
@@ -74,9 +79,14 @@ export interface Stage__Output {
   afterGates: _flotilla_v1_Gate__Output[];
   groups: _flotilla_v1_Group__Output[];
   memberCount: number;
+  /**
+   * Why the stage was skipped when nobody asked to skip it (NoMembers).
+   */
+  reason?: string;
   _startedAtMs?: "startedAtMs";
   _finishedAtMs?: "finishedAtMs";
   _configuredMaxConcurrency?: "configuredMaxConcurrency";
   _maxAllowedFailures?: "maxAllowedFailures";
   _waitUntilMs?: "waitUntilMs";
+  _reason?: "reason";
 }

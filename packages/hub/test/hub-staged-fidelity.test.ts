@@ -1,0 +1,90 @@
+/**
+ * The engine's staged-run decisions as a live hub applies them (docs/engine.md), over real gRPC
+ * with scripted agents: an empty stage is skipped and the run goes on.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { callUnary } from "@flotilla/protocol";
+import { waitFor } from "@flotilla/testkit";
+import { startTestHub, type TestHub } from "./hub-harness.js";
+import type { ScriptedAgent } from "./scripted-agent.js";
+import { registerAgent, reportUpgrade } from "./staged-fleet.js";
+
+let hub: TestHub;
+const agents: ScriptedAgent[] = [];
+
+beforeEach(async () => {
+  hub = await startTestHub();
+});
+afterEach(async () => {
+  for (const a of agents.splice(0)) a.close();
+  await hub.stop();
+});
+
+/** Creates strategy and run `name` through AdminService; returns the creation's warnings. */
+async function createRun(
+  name: string,
+  strategy: unknown,
+): Promise<{ code: string; message: string }[]> {
+  await callUnary(hub.admin, "createUpdateStrategy", {
+    name,
+    strategyJson: JSON.stringify(strategy),
+    reason: "",
+  });
+  const created = await callUnary(hub.admin, "createUpdateRun", {
+    name,
+    strategyName: name,
+    payload: {
+      upgrade: { type: "UPGRADE_TYPE_FULL", kubernetesVersion: "1.30.0" },
+    },
+    reason: "test",
+  });
+  return created.warnings.map((w) => ({ code: w.code, message: w.message }));
+}
+
+async function startRun(name: string): Promise<void> {
+  await callUnary(hub.admin, "startUpdateRun", { name, reason: "test" });
+}
+
+const hasUpgrade = async (cluster: string): Promise<boolean> =>
+  (await hub.hub.intents.current(cluster)).intent.upgrade !== undefined;
+
+describe("hub: empty scopes", () => {
+  it("runs s1, skips the empty s2 (NoMembers) and completes; creation warns EmptyStage", async () => {
+    const a1 = await registerAgent(hub, "a1", { group: "g1" }, agents);
+    const warnings = await createRun("empty-s2", {
+      stages: [
+        {
+          name: "s1",
+          groups: [{ name: "g1", memberSelector: { byLabel: "group=g1" } }],
+        },
+        {
+          name: "s2",
+          afterGates: [{ type: "Approval" }],
+          groups: [{ name: "g2", memberSelector: { byLabel: "group=g2" } }],
+        },
+      ],
+    });
+    expect(warnings.map((w) => w.code)).toEqual(["EmptyStage"]);
+    await startRun("empty-s2");
+    await waitFor(() => hasUpgrade("a1"), { message: "a1's upgrade intent" });
+    await reportUpgrade(hub, a1, "a1", 1, "STATUS_PHASE_READY");
+    await waitFor(
+      () => hub.hub.runs.get("empty-s2").run.state === "Completed",
+      { message: "the run to complete" },
+    );
+    const status = await callUnary(hub.admin, "getUpdateRun", {
+      name: "empty-s2",
+    });
+    const [s1, s2] = status.run?.stages ?? [];
+    expect(s1?.state).toBe("SCOPE_STATE_COMPLETED");
+    expect(s2).toMatchObject({
+      state: "SCOPE_STATE_SKIPPED",
+      reason: "NoMembers",
+      afterGates: [expect.objectContaining({ state: "GATE_STATE_SKIPPED" })],
+    });
+    expect(s2?.groups[0]).toMatchObject({
+      state: "SCOPE_STATE_SKIPPED",
+      reason: "NoMembers",
+    });
+  });
+});
