@@ -206,12 +206,16 @@ describe("failure budgets (SPEC 5.3)", () => {
     d.fail("b-00");
     expect(stage(run, "stage-1").state).toBe("Failed");
     expect(run.state).toBe("Stopping");
-    // Neither group is over its own budget: they stop with the run rather than fail.
+    // Neither group is over its own budget: they end Failed because the run halted, never Stopped
+    // (only an operator's stop does that), and their message says why.
     d.succeed("a-01");
     expect([group(run, "a").state, group(run, "b").state]).toEqual([
-      "Stopped",
-      "Stopped",
+      "Failed",
+      "Failed",
     ]);
+    expect(group(run, "a").message).toBe(
+      'Halted: Failure budget exceeded in stage "stage-1": failureCount 2 exceeds maxAllowedFailures 1',
+    );
     expect(run.state).toBe("Failed");
   });
 

@@ -482,6 +482,25 @@ function play(run: Run, ops: readonly Op[]): Driver {
     if (before.budgetExceeded && event.type !== "StartRun")
       expect(starts).toEqual([]);
     if (run.budgetExceeded) expect(starts).toEqual([]);
+    // Stopped is only ever an operator's doing: nothing turns Stopped unless a stop was requested.
+    for (const a of result.actions)
+      if (a.type === "Transitioned" && a.to === "Stopped")
+        expect(run.stopRequested, `${a.scope} ${a.name} Stopped`).toBe(true);
+    // Failure propagates up: while a budget is exceeded, a group over its own budget has a Failed stage.
+    if (run.budgetExceeded) {
+      for (const st of run.stages)
+        for (const g of st.groups)
+          if (
+            g.state === "Failed" &&
+            g.maxAllowedFailures !== null &&
+            g.failureCount > g.maxAllowedFailures &&
+            !st.skipRequested
+          )
+            expect(st.state, `stage of failed group ${g.name}`).toBe("Failed");
+      const current = run.stages[run.currentStage];
+      if (run.state === "Failed" && current?.skipRequested === false)
+        expect(current.state).toBe("Failed");
+    }
     // Stopping, Stopped and Failed runs start nothing either.
     if (
       run.state === "Stopping" ||

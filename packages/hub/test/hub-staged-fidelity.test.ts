@@ -1,6 +1,7 @@
 /**
  * The engine's staged-run decisions as a live hub applies them (docs/engine.md), over real gRPC
- * with scripted agents: an empty stage is skipped and the run goes on.
+ * with scripted agents: an empty stage is skipped and the run goes on; a group over its budget fails
+ * its stage and the run.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { callUnary } from "@flotilla/protocol";
@@ -86,5 +87,46 @@ describe("hub: empty scopes", () => {
       state: "SCOPE_STATE_SKIPPED",
       reason: "NoMembers",
     });
+  });
+});
+
+describe("hub: failure propagates up", () => {
+  it("a group over its budget fails its stage and the run, though the stage's budget allows more", async () => {
+    const a1 = await registerAgent(hub, "a1", { group: "g" }, agents);
+    await registerAgent(hub, "a2", { group: "g" }, agents);
+    await createRun("group-over", {
+      stages: [
+        {
+          name: "s",
+          maxAllowedFailures: "5",
+          groups: [
+            {
+              name: "g",
+              maxAllowedFailures: "0",
+              memberSelector: { byLabel: "group=g" },
+            },
+          ],
+        },
+      ],
+    });
+    await startRun("group-over");
+    await waitFor(() => hasUpgrade("a1"), { message: "a1's upgrade intent" });
+    await reportUpgrade(hub, a1, "a1", 1, "STATUS_PHASE_FAILED");
+    await waitFor(() => hub.hub.runs.get("group-over").run.state === "Failed", {
+      message: "the run to fail",
+    });
+    const status = await callUnary(hub.admin, "getUpdateRun", {
+      name: "group-over",
+    });
+    const s = status.run?.stages[0];
+    expect([s?.state, s?.groups[0]?.state, status.run?.failureCount]).toEqual([
+      "SCOPE_STATE_FAILED",
+      "SCOPE_STATE_FAILED",
+      1,
+    ]);
+    expect(s?.message).toBe(
+      'group "g" failed: failureCount 1 exceeds maxAllowedFailures 0',
+    );
+    expect(await hasUpgrade("a2")).toBe(false);
   });
 });

@@ -85,12 +85,16 @@ function halt(ctx: StepContext, stage: Stage): void {
     );
     return;
   }
+  // Stopped is only ever an operator's doing; scopes halted by a budget end Failed (docs/engine.md).
+  const [end, message] = run.budgetExceeded
+    ? (["Failed", `Halted: ${why}`] as const)
+    : (["Stopped", `Stopped (${why})`] as const);
   for (const group of stage.groups) {
     if (group.state === "Running" || group.state === "Pending")
-      setGroupState(ctx, stage, group, "Stopped", `Stopped (${why})`);
+      setGroupState(ctx, stage, group, end, message);
   }
   if (stage.state === "Running" || stage.state === "Pending")
-    setStageState(ctx, stage, "Stopped", `Stopped (${why})`);
+    setStageState(ctx, stage, end, message);
   if (run.budgetExceeded)
     setRunState(
       ctx,
@@ -422,7 +426,8 @@ function settleGroup(ctx: StepContext, stage: Stage, group: Group): boolean {
     setGroupState(ctx, stage, group, "Pending", gate.message);
     return false;
   }
-  if (group.state !== "Failed")
+  // A group halted by another scope's budget and then resumed is Failed but within its own budget.
+  if (group.state !== "Failed" || isWithinBudget(group))
     setGroupState(
       ctx,
       stage,
@@ -431,6 +436,13 @@ function settleGroup(ctx: StepContext, stage: Stage, group: Group): boolean {
       `Completed with ${String(group.failureCount)} failed member(s)`,
     );
   return true;
+}
+
+function isWithinBudget(group: Group): boolean {
+  return (
+    group.maxAllowedFailures === null ||
+    group.failureCount <= group.maxAllowedFailures
+  );
 }
 
 function pendingMessage(group: Group): string {
@@ -526,6 +538,14 @@ export function recordFailure(
       ? `failed member "${member.name}" and no maxAllowedFailures is set (fail-fast)`
       : `failureCount ${String(stage.failureCount)} exceeds maxAllowedFailures ${String(stage.maxAllowedFailures)}`;
     setStageState(ctx, stage, "Failed", why);
+  } else if (groupOver) {
+    // Failure propagates up (docs/engine.md): the stage fails with its group, whatever its own budget allows.
+    setStageState(
+      ctx,
+      stage,
+      "Failed",
+      `group "${group.name}" failed: ${group.message}`,
+    );
   }
   if ((groupOver || stageOver) && !run.budgetExceeded) {
     run.budgetExceeded = true;
