@@ -209,7 +209,8 @@ export {
   DEFAULT_PROGRESS_DEADLINE_SECONDS,
 } from "./staged/resolve.js";
 export type { ResolveRunInput } from "./staged/resolve.js";
-export { step, DEFAULT_DEFER_MS } from "./staged/step.js";
+export { step } from "./staged/step.js";
+export { DEFAULT_DEFER_MS } from "./staged/outcomes.js";
 export { cloneRun, isRunFinished, isMemberDone } from "./staged/run.js";
 export type {
   Run,
@@ -227,6 +228,10 @@ export type {
 } from "./staged/run.js";
 export type {
   RunEvent,
+  MemberOutcome,
+  MemberSucceeded,
+  MemberFailed,
+  MemberDeferred,
   RunAction,
   Rejection,
   StepResult,

@@ -40,6 +40,8 @@ export interface TestHub {
 export interface TestHubOptions {
   readonly observer?: HubObserver;
   readonly adminAuth?: HubOptions["adminAuth"];
+  /** Wraps the in-memory store the hub is built on (a fake that holds or fails writes). */
+  readonly wrapStore?: (store: StateStore) => StateStore;
 }
 
 /** The in-memory adapters and manual clock every test hub is built on, started. */
@@ -96,13 +98,14 @@ export async function memoryHubParts(startMs: number): Promise<{
 export async function startTestHub(
   options: TestHubOptions = {},
 ): Promise<TestHub> {
-  const { clock, store, publisher, audit, ...parts } = await memoryHubParts(
-    Date.parse("2026-12-01T10:00:00Z"),
-  );
+  const parts = await memoryHubParts(Date.parse("2026-12-01T10:00:00Z"));
+  const { clock, publisher, audit } = parts;
+  const store = options.wrapStore?.(parts.store) ?? parts.store;
   const heartbeatIntervalMs = 1_000;
   const hub = createHub(
     parts.options({
       heartbeatIntervalMs,
+      store,
       ...(options.observer === undefined ? {} : { observer: options.observer }),
       ...(options.adminAuth === undefined
         ? {}

@@ -1,20 +1,27 @@
 /**
  * The engine's staged-run decisions as a live hub applies them (docs/engine.md), over real gRPC
  * with scripted agents: an empty stage is skipped and the run goes on; a group over its budget fails
- * its stage and the run.
+ * its stage and the run; reports that reach the hub in one batch are all counted before a slot is
+ * refilled.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { callUnary } from "@flotilla/protocol";
 import { waitFor } from "@flotilla/testkit";
+import pino from "pino";
+import { RunLog } from "../src/runs/run-log.js";
+import { createHeldStore, type HeldStore } from "./held-store.js";
 import { startTestHub, type TestHub } from "./hub-harness.js";
 import type { ScriptedAgent } from "./scripted-agent.js";
 import { registerAgent, reportUpgrade } from "./staged-fleet.js";
 
 let hub: TestHub;
+let held: HeldStore;
 const agents: ScriptedAgent[] = [];
 
 beforeEach(async () => {
-  hub = await startTestHub();
+  hub = await startTestHub({
+    wrapStore: (store) => (held = createHeldStore(store)),
+  });
 });
 afterEach(async () => {
   for (const a of agents.splice(0)) a.close();
@@ -128,5 +135,67 @@ describe("hub: failure propagates up", () => {
       'group "g" failed: failureCount 1 exceeds maxAllowedFailures 0',
     );
     expect(await hasUpgrade("a2")).toBe(false);
+  });
+});
+
+describe("hub: simultaneous outcomes", () => {
+  it("counts three failures that arrive in one batch before refilling: failureCount 3, a4 never starts", async () => {
+    const fleet = new Map<string, ScriptedAgent>();
+    for (const name of ["a1", "a2", "a3", "a4"])
+      fleet.set(name, await registerAgent(hub, name, { group: "g" }, agents));
+    const b1 = await registerAgent(hub, "b1", { group: "h" }, agents);
+    await createRun("together", {
+      stages: [
+        {
+          name: "s",
+          groups: [
+            {
+              name: "g",
+              maxConcurrency: "3",
+              maxAllowedFailures: "1",
+              memberSelector: { byLabel: "group=g" },
+            },
+            { name: "h", memberSelector: { byLabel: "group=h" } },
+          ],
+        },
+      ],
+    });
+    await startRun("together");
+    for (const name of ["a1", "a2", "a3", "b1"])
+      await waitFor(() => hasUpgrade(name), { message: `${name}'s intent` });
+
+    // b1's success is a batch of its own; while the hub stores it, a1-a3 report failure, so their
+    // three reports wait in the mailbox and make up the next batch together.
+    held.hold("runs");
+    await reportUpgrade(hub, b1, "b1", 1, "STATUS_PHASE_READY");
+    await waitFor(() => held.waiting > 0, {
+      message: "b1's batch being stored",
+    });
+    let sequence = 10;
+    for (const name of ["a1", "a2", "a3"]) {
+      const agent = fleet.get(name);
+      if (agent === undefined) throw new Error(name);
+      await reportUpgrade(hub, agent, name, sequence++, "STATUS_PHASE_FAILED");
+    }
+    held.release();
+
+    const group = () => hub.hub.runs.get("together").run.stages[0]?.groups[0];
+    await waitFor(() => group()?.failureCount === 3, {
+      message: "the three failures to be counted",
+    });
+    await hub.hub.runs.idle();
+    const { run } = hub.hub.runs.get("together");
+    expect(run).toMatchObject({ state: "Failed", failureCount: 3 });
+    expect(group()?.members.map((m) => [m.name, m.state])).toEqual([
+      ["a1", "Failed"],
+      ["a2", "Failed"],
+      ["a3", "Failed"],
+      ["a4", "NotStarted"],
+    ]);
+    expect(await hasUpgrade("a4")).toBe(false);
+
+    // The batch is journaled as it was applied: the run read back from the store is the same.
+    const stored = await RunLog.loadAll(hub.store, pino({ level: "silent" }));
+    expect(stored.find((r) => r.run.name === "together")?.run).toEqual(run);
   });
 });

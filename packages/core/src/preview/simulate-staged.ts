@@ -5,7 +5,7 @@
  */
 import type { Cluster } from "../cluster.js";
 import { isoTime } from "../staged/context.js";
-import type { RunAction, RunEvent } from "../staged/events.js";
+import type { MemberOutcome, RunAction, RunEvent } from "../staged/events.js";
 import { locateMember } from "../staged/member-index.js";
 import { resolveRun } from "../staged/resolve.js";
 import { isRunFinished, type Run, type RunPayload } from "../staged/run.js";
@@ -28,12 +28,15 @@ type SimEvent =
     }
   | { readonly kind: "approve"; readonly gate: string }
   | { readonly kind: "offline" | "online"; readonly member: string }
-  | {
-      readonly kind: "outcome";
-      readonly member: string;
-      readonly startedAtMs: number;
-      readonly ok: boolean;
-    };
+  | Outcome;
+
+/** A started member's result, due when the scenario says it finishes. */
+interface Outcome {
+  readonly kind: "outcome";
+  readonly member: string;
+  readonly startedAtMs: number;
+  readonly ok: boolean;
+}
 
 /** Inputs of a staged simulation. */
 export interface StagedSimulationInput {
@@ -99,6 +102,27 @@ export function simulateStagedRun(
   });
 
   let now = scenario.startMs;
+  /** What the member's agent reports now, if it can and the member is still in that attempt. */
+  const report = (ev: Outcome): MemberOutcome[] => {
+    if (offline.has(ev.member)) {
+      // An unreachable agent cannot report; it reports when it comes back.
+      waitingOutcomes.set(ev.member, ev);
+      return [];
+    }
+    const member = locateMember(run, ev.member)?.member;
+    if (member?.state !== "Running" || member.startedAtMs !== ev.startedAtMs)
+      return [];
+    const b = behaviourOf(scenario, ev.member);
+    return [
+      ev.ok
+        ? { type: "MemberSucceeded", member: ev.member }
+        : {
+            type: "MemberFailed",
+            member: ev.member,
+            error: `Upgrade failed after ${String(b.failAfterSeconds)}s (simulated)`,
+          },
+    ];
+  };
   const apply = (event: RunEvent): void => {
     const result = step(run, event, now);
     if (
@@ -215,27 +239,21 @@ export function simulateStagedRun(
         break;
       }
       case "outcome": {
-        if (offline.has(ev.member)) {
-          // An unreachable agent cannot report; it reports when it comes back.
-          waitingOutcomes.set(ev.member, ev);
-          break;
+        // Outcomes due at the same instant reach the engine as one batch, so all are counted
+        // before a freed slot is refilled (docs/engine.md, "Simultaneous outcomes").
+        const due: Outcome[] = [ev];
+        const others: SimEvent[] = [];
+        while (queue.peekTime() === now) {
+          const next = queue.pop()?.item;
+          if (next === undefined) break;
+          if (next.kind === "outcome") due.push(next);
+          else others.push(next);
         }
-        const member = locateMember(run, ev.member)?.member;
-        if (
-          member?.state !== "Running" ||
-          member.startedAtMs !== ev.startedAtMs
-        )
-          break;
-        const b = behaviourOf(scenario, ev.member);
-        apply(
-          ev.ok
-            ? { type: "MemberSucceeded", member: ev.member }
-            : {
-                type: "MemberFailed",
-                member: ev.member,
-                error: `Upgrade failed after ${String(b.failAfterSeconds)}s (simulated)`,
-              },
-        );
+        for (const other of others) queue.push(now, other);
+        const reports = due.flatMap(report);
+        const [only] = reports;
+        if (reports.length > 1) apply({ type: "MembersReported", reports });
+        else if (only !== undefined) apply(only);
         break;
       }
       default: {

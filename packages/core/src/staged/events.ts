@@ -12,6 +12,31 @@ export interface Actor {
   readonly reason?: string;
 }
 
+/** The agent reports the member's upgrade done. */
+export interface MemberSucceeded {
+  readonly type: "MemberSucceeded";
+  readonly member: string;
+  readonly message?: string;
+}
+
+/** The agent reports the member's upgrade failed. */
+export interface MemberFailed {
+  readonly type: "MemberFailed";
+  readonly member: string;
+  readonly error: string;
+}
+
+/** The agent refused to start (its window is closed): back to Pending until `untilMs`. */
+export interface MemberDeferred {
+  readonly type: "MemberDeferred";
+  readonly member: string;
+  readonly message: string;
+  readonly untilMs?: number;
+}
+
+/** What an agent reports about a member in flight. */
+export type MemberOutcome = MemberSucceeded | MemberFailed | MemberDeferred;
+
 /** Everything `step` accepts. */
 export type RunEvent =
   | ({ readonly type: "StartRun" } & Actor)
@@ -28,22 +53,15 @@ export type RunEvent =
   | ({ readonly type: "ApproveGate"; readonly gate: string } & Actor)
   /** Completes the pending gates (Approval or ScheduledStart) at a gate id. */
   | ({ readonly type: "CompleteGate"; readonly gate: string } & Actor)
+  | MemberOutcome
+  /**
+   * Outcomes reported at the same instant: all are counted before any freed slot is refilled
+   * (docs/engine.md, "Simultaneous outcomes"). Those that do not apply are ignored and named in
+   * {@link StepResult.ignored}; the batch is rejected only when none applies.
+   */
   | {
-      readonly type: "MemberSucceeded";
-      readonly member: string;
-      readonly message?: string;
-    }
-  | {
-      readonly type: "MemberFailed";
-      readonly member: string;
-      readonly error: string;
-    }
-  /** The agent refused to start (its window is closed): back to Pending until `untilMs`. */
-  | {
-      readonly type: "MemberDeferred";
-      readonly member: string;
-      readonly message: string;
-      readonly untilMs?: number;
+      readonly type: "MembersReported";
+      readonly reports: readonly MemberOutcome[];
     }
   | { readonly type: "MemberUnreachable"; readonly member: string }
   | { readonly type: "MemberReachable"; readonly member: string }
@@ -99,4 +117,6 @@ export interface StepResult<R> {
   readonly run: R;
   readonly actions: readonly RunAction[];
   readonly rejected?: Rejection;
+  /** Reports of a `MembersReported` batch that did not apply (the rest did). */
+  readonly ignored?: readonly Rejection[];
 }

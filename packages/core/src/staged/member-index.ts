@@ -3,6 +3,7 @@
  * use and cached outside the run, so runs stay small to persist and a run read back from storage
  * simply builds it again.
  */
+import type { Rejection } from "./events.js";
 import type { Group, Member, MemberLocation, Run, Stage } from "./run.js";
 
 const cache = new WeakMap<Run, Map<string, MemberLocation>>();
@@ -35,4 +36,12 @@ export function locateMember(
   if (stage === undefined || group === undefined || member === undefined)
     return undefined;
   return { stage, group, member };
+}
+
+/** The refusal of an event about a cluster that is not a member of the run. */
+export function notAMember(run: Run, name: string): Rejection {
+  return {
+    code: "not_found",
+    message: `Cluster "${name}" is not a member of run "${run.name}"`,
+  };
 }

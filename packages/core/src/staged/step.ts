@@ -8,7 +8,6 @@ import {
   advance,
   endSkipped,
   memberByName,
-  recordFailure,
   skipWaitingMembers,
 } from "./advance.js";
 import {
@@ -22,10 +21,9 @@ import {
 } from "./context.js";
 import type { Actor, Rejection, RunEvent, StepResult } from "./events.js";
 import { gateMatches, skipGates } from "./gates.js";
+import { notAMember } from "./member-index.js";
+import { applyOutcome, applyOutcomes } from "./outcomes.js";
 import type { Gate, Group, Member, Run, Stage } from "./run.js";
-
-/** How long a member is held when its agent defers a start without saying until when. */
-export const DEFAULT_DEFER_MS = 5 * 60_000;
 
 /**
  * Applies one event at `nowMs`. The run is updated in place and returned (see {@link Run}); on a
@@ -37,10 +35,15 @@ export function step(
   nowMs: number,
 ): StepResult<Run> {
   const ctx: StepContext = { run, nowMs, actions: [] };
-  const rejected = apply(ctx, event);
+  const ignored: Rejection[] = [];
+  const rejected = apply(ctx, event, ignored);
   if (rejected !== undefined) return { run, actions: [], rejected };
   advance(ctx);
-  return { run, actions: ctx.actions };
+  return {
+    run,
+    actions: ctx.actions,
+    ...(ignored.length === 0 ? {} : { ignored }),
+  };
 }
 
 function reject(code: Rejection["code"], message: string): Rejection {
@@ -56,7 +59,11 @@ function by(actor: Actor): string {
   return `${who}${why}`;
 }
 
-function apply(ctx: StepContext, event: RunEvent): Rejection | undefined {
+function apply(
+  ctx: StepContext,
+  event: RunEvent,
+  ignored: Rejection[],
+): Rejection | undefined {
   const run = ctx.run;
   switch (event.type) {
     case "StartRun":
@@ -90,7 +97,9 @@ function apply(ctx: StepContext, event: RunEvent): Rejection | undefined {
     case "MemberSucceeded":
     case "MemberFailed":
     case "MemberDeferred":
-      return memberFinished(ctx, event);
+      return applyOutcome(ctx, event);
+    case "MembersReported":
+      return applyOutcomes(ctx, event.reports, ignored);
     case "MemberUnreachable":
     case "MemberReachable": {
       const found = memberByName(ctx, event.member);
@@ -112,13 +121,6 @@ function apply(ctx: StepContext, event: RunEvent): Rejection | undefined {
       return never;
     }
   }
-}
-
-function notAMember(run: Run, name: string): Rejection {
-  return reject(
-    "not_found",
-    `Cluster "${name}" is not a member of run "${run.name}"`,
-  );
 }
 
 function startRun(ctx: StepContext, actor: Actor): Rejection | undefined {
@@ -446,70 +448,6 @@ function completeGate(
       },
     );
   }
-  return undefined;
-}
-
-function memberFinished(
-  ctx: StepContext,
-  event: Extract<
-    RunEvent,
-    { type: "MemberSucceeded" | "MemberFailed" | "MemberDeferred" }
-  >,
-): Rejection | undefined {
-  const found = memberByName(ctx, event.member);
-  if (found === undefined) return notAMember(ctx.run, event.member);
-  const { stage, group, member } = found;
-  if (member.state !== "Running") {
-    return reject(
-      "failed_precondition",
-      `Ignoring ${event.type} for member "${member.name}": it is ${member.state}, not Running`,
-    );
-  }
-  if (member.deadlineAtMs !== undefined && member.deadlineAtMs < ctx.nowMs) {
-    // The report came after the deadline, before a Tick noticed: the deadline wins, whatever the
-    // report says, so the outcome does not depend on how often the caller ticks.
-    recordFailure(
-      ctx,
-      stage,
-      group,
-      member,
-      `${event.type === "MemberSucceeded" ? "Succeeded" : "Reported"} after the progress deadline of ${String(ctx.run.progressDeadlineSeconds)}s`,
-      member.unreachable ? "Unreachable" : "TimedOut",
-    );
-    return undefined;
-  }
-  if (event.type === "MemberFailed") {
-    recordFailure(ctx, stage, group, member, event.error, "Failed");
-    return undefined;
-  }
-  group.inFlight -= 1;
-  stage.inFlight -= 1;
-  delete member.deadlineAtMs;
-  if (event.type === "MemberSucceeded") {
-    group.remaining -= 1;
-    group.succeeded += 1;
-    member.finishedAtMs = ctx.nowMs;
-    setMemberState(
-      ctx,
-      stage,
-      group,
-      member,
-      "Succeeded",
-      event.message ?? "Succeeded",
-    );
-    return undefined;
-  }
-  member.notBeforeMs = event.untilMs ?? ctx.nowMs + DEFAULT_DEFER_MS;
-  if (!member.constrained) group.deferred.push(group.members.indexOf(member));
-  setMemberState(
-    ctx,
-    stage,
-    group,
-    member,
-    "Pending",
-    event.message,
-    "Deferred",
-  );
   return undefined;
 }
 

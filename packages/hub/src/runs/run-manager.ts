@@ -35,6 +35,7 @@ import type { ClusterDirectory } from "../clusters/cluster-directory.js";
 import type { IntentWriter } from "../intents/intent-writer.js";
 import { nameProblem } from "../names.js";
 import type { StateStore } from "../store/state-store.js";
+import { takeBatch, type Queued as MailboxEntry } from "./mailbox.js";
 import { RunLog } from "./run-log.js";
 
 /** What a watcher hears after every stored change of a run. */
@@ -93,14 +94,7 @@ export type RunCommand = Extract<
   }
 >;
 
-interface Queued {
-  /** Applied together: if one is refused, none is. */
-  readonly events: readonly RunEvent[];
-  readonly resolve?: (run: StoredRun) => void;
-  readonly reject?: (error: unknown) => void;
-  /** `performance.now()` when the agent's report arrived. */
-  readonly receivedAtMs?: number;
-}
+type Queued = MailboxEntry<StoredRun>;
 
 interface Slot {
   /**
@@ -295,7 +289,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
             return;
           }
         }
-        const batch = slot.queue.splice(0);
+        const batch = takeBatch(slot.queue);
         // Stepped in place: the journal entry is small whatever the size of the run.
         let draft = slot.run;
         const transitions: Transition[] = [];
@@ -310,6 +304,15 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
           let refused: FlotillaError | undefined;
           for (const event of item.events) {
             const result = step(draft, event, now);
+            if (result.ignored !== undefined) {
+              log.debug(
+                {
+                  run: draft.name,
+                  reasons: result.ignored.map((r) => r.message),
+                },
+                "reports not applied",
+              );
+            }
             if (result.rejected !== undefined) {
               refused = new FlotillaError(
                 result.rejected.code,
@@ -392,8 +395,8 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
         if (starts.length > 0 && deps.onReportToIntent !== undefined) {
           const published = performance.now();
           for (const item of accepted) {
-            if (item.receivedAtMs === undefined) continue;
-            deps.onReportToIntent((published - item.receivedAtMs) / 1000);
+            for (const receivedAtMs of item.receivedAtMs ?? [])
+              deps.onReportToIntent((published - receivedAtMs) / 1000);
           }
         }
         for (const t of transitions) deps.onTransition?.(t);
@@ -447,7 +450,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       slot,
       receivedAtMs === undefined
         ? { events: [event] }
-        : { events: [event], receivedAtMs },
+        : { events: [event], receivedAtMs: [receivedAtMs] },
     );
   };
 
