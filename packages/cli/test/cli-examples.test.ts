@@ -153,3 +153,87 @@ describe("examples/fleet-partitions", () => {
     expect(sim.timeline.some((e) => e.type === "released")).toBe(true);
   });
 });
+
+const ordered = (file: string): string => `${examples}ordered-stores/${file}`;
+
+describe("examples/ordered-stores", () => {
+  it("plans the stores by the integer value of their wave label and warns about the store without one", async () => {
+    const { code, out, err } = await cli([
+      "plan",
+      "--clusters",
+      ordered("clusters.yaml"),
+      "--strategy",
+      ordered("strategy.json"),
+      "-o",
+      "json",
+    ]);
+    expect(err).toBe("");
+    expect(code).toBe(0);
+    const plan = JSON.parse(out) as {
+      waves: {
+        name: string;
+        sortingLabelKey?: string;
+        groups: { clusters: string[] }[];
+      }[];
+      warnings: { code: string; message: string }[];
+    };
+    expect(plan.waves[1]).toMatchObject({
+      name: "stores",
+      sortingLabelKey: "fleet.example.com/wave",
+    });
+    expect(plan.waves[1]?.groups[0]?.clusters).toEqual([
+      "store-02",
+      "store-07",
+      "store-01",
+      "store-09",
+      "store-03",
+      "store-08",
+      "store-05",
+      "store-10",
+      "store-12",
+    ]);
+    expect(plan.warnings.map((w) => w.code)).toEqual(["SortingLabelMissing"]);
+    expect(plan.warnings[0]?.message).toContain("store-12");
+  });
+
+  it("simulates the stores with open windows first, then by wave, and the store whose window is closed when it opens", async () => {
+    const { code, out, err } = await cli([
+      "simulate",
+      "--clusters",
+      ordered("clusters.yaml"),
+      "--strategy",
+      ordered("strategy.json"),
+      "--scenario",
+      ordered("scenario.yaml"),
+      "-o",
+      "json",
+    ]);
+    expect(err).toBe("");
+    expect(code).toBe(0);
+    const sim = JSON.parse(out) as {
+      finalState: string;
+      timeline: {
+        at: string;
+        type: string;
+        cluster?: string;
+        group?: string;
+      }[];
+    };
+    expect(sim.finalState).toBe("Completed");
+    const started = sim.timeline.filter(
+      (e) => e.type === "started" && e.group === "stores",
+    );
+    expect(started.map((e) => e.cluster)).toEqual([
+      "store-05",
+      "store-02",
+      "store-07",
+      "store-01",
+      "store-09",
+      "store-03",
+      "store-10",
+      "store-12",
+      "store-08",
+    ]);
+    expect(started.at(-1)?.at).toBe("2026-03-02T20:00:00Z");
+  });
+});

@@ -28,6 +28,18 @@ describe("renderPlan for a staged run", () => {
     );
   });
 
+  it("names the label that orders a stage's members", () => {
+    const [first, ...rest] = stagedPlan.waves;
+    if (first === undefined) throw new Error("no wave");
+    const plan = {
+      ...stagedPlan,
+      waves: [{ ...first, sortingLabelKey: "rollout-order" }, ...rest],
+    };
+    expect(renderPlan(plan, plainOptions(120)).split("\n")[1]).toBe(
+      "├─ stage canary  3 clusters · maxConcurrency 2 · maxAllowedFailures 0 (fail-fast) · ordered by label rollout-order",
+    );
+  });
+
   it("renders a null failure budget as no limit of its own", () => {
     expect(renderPlan(stagedPlan, plainOptions(120))).toContain(
       "group staging  16 clusters · maxConcurrency 4 · maxAllowedFailures none (no limit of its own)",

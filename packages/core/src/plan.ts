@@ -64,6 +64,9 @@ export function planStaged(
         kind: "stage",
         maxConcurrency: s.maxConcurrency,
         maxAllowedFailures: s.maxAllowedFailures,
+        ...(s.sortingLabelKey === undefined
+          ? {}
+          : { sortingLabelKey: s.sortingLabelKey }),
         groups: s.groups.map((g) => ({
           name: g.name,
           clusters: g.members.map((m) => m.name),
@@ -73,7 +76,7 @@ export function planStaged(
       })),
       limits: {},
       unassigned: run.unassigned,
-      warnings: runWarnings(run),
+      warnings: runWarnings(run, clusters),
     },
   };
 }

@@ -37,6 +37,8 @@ export interface PlanWave {
   readonly maxUnavailable?: number;
   readonly maxConcurrency?: number;
   readonly maxAllowedFailures?: number | null;
+  /** Staged: the label whose integer value orders the members of the stage's groups. */
+  readonly sortingLabelKey?: string;
   readonly groups: readonly PlanGroup[];
 }
 

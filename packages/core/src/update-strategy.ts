@@ -10,7 +10,7 @@ import {
   parseUtcOffset,
   type DayOfWeek,
 } from "./maintenance/calendar.js";
-import type { LabelSelector } from "./label-selector.js";
+import { labelKeyProblem, type LabelSelector } from "./label-selector.js";
 import { fail, joinPath, ok, type Result } from "./result.js";
 import { MAX_STAGES, strategyRuleProblems } from "./update-strategy-rules.js";
 
@@ -66,6 +66,11 @@ export interface StageSpec {
   readonly afterStageWaitInSeconds: number;
   readonly beforeGates: readonly GateSpec[];
   readonly afterGates: readonly GateSpec[];
+  /**
+   * KubeFleet's label whose integer value orders the members of each group of the stage (after the
+   * maintenance-window category, before the name); see docs/engine.md, "Member order".
+   */
+  readonly sortingLabelKey?: string;
   /** Absent: the stage's memberSelector forms one implicit group. */
   readonly groups?: readonly GroupSpec[];
 }
@@ -187,6 +192,12 @@ const memberSelectorField = strictObject({
   ),
 });
 
+const labelKeyField = z.string().superRefine((raw, ctx) => {
+  const problem = labelKeyProblem(raw);
+  if (problem !== undefined)
+    ctx.addIssue({ code: "custom", message: problem, input: raw });
+});
+
 const groupSchema = strictObject({
   name: nameField,
   memberSelector: memberSelectorField.optional(),
@@ -208,6 +219,7 @@ const stageSchema = strictObject({
     .optional(),
   beforeGates: z.array(gateField).optional(),
   afterGates: z.array(gateField).optional(),
+  sortingLabelKey: labelKeyField.optional(),
   groups: z.array(groupSchema).optional(),
 });
 
@@ -301,6 +313,9 @@ export function parseUpdateStrategy(
       afterStageWaitInSeconds: s.afterStageWaitInSeconds ?? 0,
       beforeGates: s.beforeGates ?? [],
       afterGates: s.afterGates ?? [],
+      ...(s.sortingLabelKey === undefined
+        ? {}
+        : { sortingLabelKey: s.sortingLabelKey }),
       ...(s.groups === undefined || s.groups.length === 0 ? {} : { groups }),
     };
   });

@@ -92,7 +92,7 @@ describe("AKS seed: maxConcurrency examples", () => {
       planned.ok && planned.value.waves[0]?.groups.map((g) => g.maxConcurrency),
     ).toEqual([2, 2]);
     expect(
-      runWarnings(run)
+      runWarnings(run, clusters)
         .filter((w) => w.code === "ConcurrencyClamped")
         .map((w) => w.message),
     ).toEqual([

@@ -130,6 +130,38 @@ describe("run status codec", () => {
     expect(valueOf(runFromWire(status))).toEqual(expectedView(run, 4));
   });
 
+  it("carries a stage's sortingLabelKey, and its members in the order it set", () => {
+    const run = valueOf(
+      resolveRun({
+        name: "by-order",
+        strategy: valueOf(
+          parseUpdateStrategy({
+            stages: [
+              {
+                name: "all",
+                memberSelector: { byLabel: "" },
+                sortingLabelKey: "order",
+              },
+            ],
+          }),
+        ),
+        clusters: [
+          { name: "a", labels: { order: "2" }, groups: [], nodePools: [] },
+          { name: "b", labels: { order: "1" }, groups: [], nodePools: [] },
+        ],
+        payload: { kind: "bundle", bundle: "web", revision: "rev-2" },
+        createdAtMs: T0,
+      }),
+    );
+    const status = overTheWire(runToWire(run, 2));
+    expect(status.stages[0]?.sortingLabelKey).toBe("order");
+    expect(status.stages[0]?.groups[0]?.members.map((m) => m.name)).toEqual([
+      "b",
+      "a",
+    ]);
+    expect(valueOf(runFromWire(status))).toEqual(expectedView(run, 2));
+  });
+
   it("round-trips a running bundle run, whose targets carry a revision", () => {
     let run = valueOf(
       resolveRun({

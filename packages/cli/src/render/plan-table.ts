@@ -52,7 +52,13 @@ function clusterCount(wave: PlanWave): number {
 }
 
 function waveNode(wave: PlanWave, options: RenderOptions): TreeNode {
-  const facts = [count(clusterCount(wave), "cluster"), ...limitWords(wave)];
+  const facts = [
+    count(clusterCount(wave), "cluster"),
+    ...limitWords(wave),
+    ...(wave.sortingLabelKey === undefined
+      ? []
+      : [`ordered by label ${wave.sortingLabelKey}`]),
+  ];
   const label = nodeLabel(`${wave.kind} ${wave.name}`, facts, options);
   const only = wave.groups[0];
   // A Fleet partition is a wave with one group of the same name: show its clusters directly.

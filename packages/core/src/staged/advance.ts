@@ -448,12 +448,17 @@ function isWithinBudget(group: Group): boolean {
 function pendingMessage(group: Group): string {
   // Pending members are always among the constrained or deferred ones: no scan of the whole group.
   let first: Member | undefined;
+  let firstIndex = Infinity;
   let count = 0;
   for (const i of [...group.constrained, ...group.deferred]) {
     const m = group.members[i];
     if (m?.state !== "Pending") continue;
     count += 1;
-    if (first === undefined || m.name < first.name) first = m;
+    // The first in the group's order (which is name order unless a sorting label sets another).
+    if (i < firstIndex) {
+      first = m;
+      firstIndex = i;
+    }
   }
   if (first === undefined) return "Waiting";
   return count === 1

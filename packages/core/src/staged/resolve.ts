@@ -24,6 +24,7 @@ import {
   upgradeWindowScope,
   type AvailableVersions,
 } from "../upgrade.js";
+import { orderMembers } from "./member-order.js";
 import type { Gate, Group, Member, Run, RunPayload, Stage } from "./run.js";
 
 /** Default progress deadline per member (SPEC 5.3). */
@@ -182,6 +183,9 @@ export function resolveRun(input: ResolveRunInput): Result<Run> {
       inFlight: 0,
       skipRequested: false,
       afterStageWaitSeconds: spec.afterStageWaitInSeconds,
+      ...(spec.sortingLabelKey === undefined
+        ? {}
+        : { sortingLabelKey: spec.sortingLabelKey }),
       beforeGates: gates(spec.beforeGates, `stage:${spec.name}:before`),
       afterGates: gates(spec.afterGates, `stage:${spec.name}:after`),
       groups,
@@ -226,12 +230,13 @@ function draftGroups(
             stage.memberSelector !== undefined &&
             matchesSelector(stage.memberSelector, c.labels),
         );
+  const key = stage.sortingLabelKey;
   if (stage.groups === undefined) {
     return [
       {
         name: stage.name,
         path: `stages[${String(si)}]`,
-        members: [...inStage],
+        members: orderMembers(inStage, key),
         beforeGates: [],
         afterGates: [],
         implicit: true,
@@ -241,10 +246,13 @@ function draftGroups(
   return stage.groups.map((g, gi) => ({
     name: g.name,
     path: `stages[${String(si)}].groups[${String(gi)}]`,
-    members: inStage.filter((c) =>
-      g.memberSelector === undefined
-        ? c.updateGroup === g.name
-        : matchesSelector(g.memberSelector, c.labels),
+    members: orderMembers(
+      inStage.filter((c) =>
+        g.memberSelector === undefined
+          ? c.updateGroup === g.name
+          : matchesSelector(g.memberSelector, c.labels),
+      ),
+      key,
     ),
     ...(g.maxConcurrency === undefined
       ? {}

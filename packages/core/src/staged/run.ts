@@ -134,7 +134,10 @@ export interface Group {
   skipRequested: boolean;
   readonly beforeGates: Gate[];
   readonly afterGates: Gate[];
-  /** Members sorted by name (byte order). */
+  /**
+   * Members in the order they are taken within a window category: by the stage's sortingLabelKey
+   * value when it has one, then by name (byte order); see staged/member-order.ts.
+   */
   readonly members: Member[];
   /** Index of the next unconstrained member never looked at. */
   cursor: number;
@@ -165,6 +168,8 @@ export interface Stage {
   inFlight: number;
   skipRequested: boolean;
   readonly afterStageWaitSeconds: number;
+  /** The label whose integer value orders the members of the stage's groups. */
+  readonly sortingLabelKey?: string;
   waitUntilMs?: number;
   readonly beforeGates: Gate[];
   readonly afterGates: Gate[];

@@ -1,8 +1,11 @@
 /**
  * Warnings about a resolved staged run: settings that weaken a gate or that the engine had to
- * adjust (clamped concurrency), members that will not be updated, and stages that cannot start.
+ * adjust (clamped concurrency), members that will not be updated, empty scopes the run will skip,
+ * and members a sorting label cannot place.
  */
+import { compareNames, type Cluster } from "../cluster.js";
 import type { PlanWarning } from "../preview-types.js";
+import { sortingValue } from "./member-order.js";
 import type { Run } from "./run.js";
 
 const LISTED = 5;
@@ -14,10 +17,31 @@ function list(names: readonly string[]): string {
     : shown;
 }
 
-/** Warnings for a run as resolved (before it starts). */
-export function runWarnings(run: Run): PlanWarning[] {
+/** Warnings for a run as resolved (before it starts) from `clusters`. */
+export function runWarnings(
+  run: Run,
+  clusters: readonly Cluster[],
+): PlanWarning[] {
   const warnings: PlanWarning[] = [];
+  const byName = new Map(clusters.map((c) => [c.name, c]));
   for (const stage of run.stages) {
+    const key = stage.sortingLabelKey;
+    if (key !== undefined) {
+      const unsorted = stage.groups
+        .flatMap((g) => g.members.map((m) => m.name))
+        .filter((name) => {
+          const cluster = byName.get(name);
+          return (
+            cluster === undefined || sortingValue(cluster, key) === undefined
+          );
+        })
+        .sort(compareNames);
+      if (unsorted.length > 0)
+        warnings.push({
+          code: "SortingLabelMissing",
+          message: `stage "${stage.name}": ${String(unsorted.length)} member(s) have no integer value for sortingLabelKey "${key}" and go after the others, by name: ${list(unsorted)}`,
+        });
+    }
     if (stage.memberCount === 0) {
       warnings.push({
         code: "EmptyStage",

@@ -515,10 +515,11 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
           "Staged runs of bundle revisions are not supported yet: roll bundles out with their rolloutStrategy (flotilla bundle apply)",
         );
       }
+      const clusters = deps.directory.clusters();
       const resolved = resolveRun({
         name: input.name,
         ...(input.strategy === undefined ? {} : { strategy: input.strategy }),
-        clusters: deps.directory.clusters(),
+        clusters,
         payload: input.payload,
         createdAtMs: deps.now(),
         ...(input.progressDeadlineSeconds === undefined
@@ -546,7 +547,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
         listeners: new Set(),
       };
       slots.set(run.name, slot);
-      return { ...snapshot(slot, true), warnings: runWarnings(run) };
+      return { ...snapshot(slot, true), warnings: runWarnings(run, clusters) };
     },
 
     get(name) {

@@ -165,6 +165,7 @@ class Decoder {
       inFlight: s.inFlight,
       skipRequested: s.skipRequested,
       afterStageWaitSeconds: s.afterStageWaitSeconds,
+      ...opt("sortingLabelKey", s.sortingLabelKey),
       ...opt("waitUntilMs", s.waitUntilMs),
       beforeGates: this.gates(s.beforeGates, joinPath(path, "beforeGates")),
       afterGates: this.gates(s.afterGates, joinPath(path, "afterGates")),

@@ -114,6 +114,7 @@ function stageToWire(stage: Stage): wire.Stage {
     inFlight: stage.inFlight,
     skipRequested: stage.skipRequested,
     afterStageWaitSeconds: stage.afterStageWaitSeconds,
+    ...opt("sortingLabelKey", stage.sortingLabelKey),
     ...opt("waitUntilMs", stage.waitUntilMs),
     beforeGates: stage.beforeGates.map(gateToWire),
     afterGates: stage.afterGates.map(gateToWire),

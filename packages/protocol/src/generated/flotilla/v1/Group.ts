@@ -45,7 +45,8 @@ export interface Group {
   beforeGates?: _flotilla_v1_Gate[];
   afterGates?: _flotilla_v1_Gate[];
   /**
-   * Sorted by name (byte order).
+   * In the order they are taken within a maintenance-window category: by the stage's
+   * sortingLabelKey value when it has one, then by name (byte order).
    */
   members?: _flotilla_v1_Member[];
   /**
@@ -94,7 +95,8 @@ export interface Group__Output {
   beforeGates: _flotilla_v1_Gate__Output[];
   afterGates: _flotilla_v1_Gate__Output[];
   /**
-   * Sorted by name (byte order).
+   * In the order they are taken within a maintenance-window category: by the stage's
+   * sortingLabelKey value when it has one, then by name (byte order).
    */
   members: _flotilla_v1_Member__Output[];
   /**

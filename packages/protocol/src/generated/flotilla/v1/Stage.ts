@@ -45,12 +45,17 @@ export interface Stage {
    * Why the stage was skipped when nobody asked to skip it (NoMembers).
    */
   reason?: string;
+  /**
+   * The label whose integer value orders the members of the stage's groups (KubeFleet's key).
+   */
+  sortingLabelKey?: string;
   _startedAtMs?: "startedAtMs";
   _finishedAtMs?: "finishedAtMs";
   _configuredMaxConcurrency?: "configuredMaxConcurrency";
   _maxAllowedFailures?: "maxAllowedFailures";
   _waitUntilMs?: "waitUntilMs";
   _reason?: "reason";
+  _sortingLabelKey?: "sortingLabelKey";
 }
 
 export interface Stage__Output {
@@ -83,10 +88,15 @@ export interface Stage__Output {
    * Why the stage was skipped when nobody asked to skip it (NoMembers).
    */
   reason?: string;
+  /**
+   * The label whose integer value orders the members of the stage's groups (KubeFleet's key).
+   */
+  sortingLabelKey?: string;
   _startedAtMs?: "startedAtMs";
   _finishedAtMs?: "finishedAtMs";
   _configuredMaxConcurrency?: "configuredMaxConcurrency";
   _maxAllowedFailures?: "maxAllowedFailures";
   _waitUntilMs?: "waitUntilMs";
   _reason?: "reason";
+  _sortingLabelKey?: "sortingLabelKey";
 }
