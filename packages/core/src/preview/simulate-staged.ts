@@ -6,6 +6,7 @@
 import type { Cluster } from "../cluster.js";
 import { isoTime } from "../staged/context.js";
 import type { RunAction, RunEvent } from "../staged/events.js";
+import { gateMatches } from "../staged/gates.js";
 import { locateMember } from "../staged/member-index.js";
 import { resolveRun } from "../staged/resolve.js";
 import { isRunFinished, type Run, type RunPayload } from "../staged/run.js";
@@ -160,10 +161,12 @@ export function simulateStagedRun(
         break;
       case "approve": {
         const before = timeline.length;
+        const position = ev.gate.split("#")[0] ?? ev.gate;
+        // CompleteGate, not ApproveGate: an operator may complete a ScheduledStart gate early too.
         const result = step(
           run,
           {
-            type: "ApproveGate",
+            type: "CompleteGate",
             gate: ev.gate,
             actor: "simulation",
             reason: "scenario approval",
@@ -172,10 +175,10 @@ export function simulateStagedRun(
         );
         if (result.rejected === undefined) {
           for (const action of result.actions) handle(action);
-          pendingApprovals.delete(ev.gate.split("#")[0] ?? ev.gate);
-        } else if (result.rejected.code === "failed_precondition") {
+          pendingApprovals.delete(position);
+        } else if (isAwaitingGate(run, ev.gate)) {
           // Approved before the gate was reached: it applies as soon as the gate is reached.
-          pendingApprovals.add(ev.gate.split("#")[0] ?? ev.gate);
+          pendingApprovals.add(position);
         } else if (keepTimeline) {
           timeline.splice(before, 0, {
             at: isoTime(now),
@@ -246,6 +249,21 @@ export function simulateStagedRun(
   }
   const truncated = !isRunFinished(run.state);
   return ok({ run, output: outputOf(run, scenario, now, timeline, truncated) });
+}
+
+/** True when a gate at `id` has not been reached yet, so an approval can wait for it. */
+function isAwaitingGate(run: Run, id: string): boolean {
+  return run.stages.some((stage) =>
+    [
+      stage.beforeGates,
+      stage.afterGates,
+      ...stage.groups.flatMap((g) => [g.beforeGates, g.afterGates]),
+    ].some((gates) =>
+      gates.some(
+        (gate) => gate.state === "NotStarted" && gateMatches(gate, id),
+      ),
+    ),
+  );
 }
 
 function hasInFlight(run: Run): boolean {
