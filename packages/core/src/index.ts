@@ -257,6 +257,7 @@ export { plan, planFleet, planStaged } from "./plan.js";
 export { simulate } from "./simulate.js";
 export { parseScenario } from "./scenario.js";
 export type { Scenario, ClusterBehaviour } from "./scenario.js";
+export type { ScenarioAction, SkipTarget } from "./scenario-actions.js";
 export { simulateStagedRun } from "./preview/simulate-staged.js";
 export type { StagedSimulationInput } from "./preview/simulate-staged.js";
 export { simulateFleetRollout } from "./preview/simulate-fleet.js";

@@ -1,10 +1,16 @@
 /**
- * The `flotilla simulate` scenario file (SPEC 9): virtual start time, what kind of change rolls
- * out, how each cluster behaves, when operators approve gates, and when to give up.
+ * The `flotilla simulate` scenario file (docs/plan-and-simulate.md): virtual start time, what
+ * kind of change rolls out, how each cluster behaves, when operators approve gates and act on the
+ * run, and when to give up.
  */
 import { z } from "zod";
 import { parseInstant } from "./maintenance/calendar.js";
 import { fail, ok, type Problem, type Result } from "./result.js";
+import {
+  actionField,
+  resolveActions,
+  type ScenarioAction,
+} from "./scenario-actions.js";
 import { parseWith, strictObject } from "./schema.js";
 import { upgradeField, type UpgradePayload } from "./upgrade.js";
 import {
@@ -16,7 +22,10 @@ import {
 export interface ClusterBehaviour {
   /** Time from release (or start) to Ready / Succeeded. */
   readonly readyAfterSeconds: number;
+  /** Every attempt fails (unless `failAttempts` says how many). */
   readonly fail: boolean;
+  /** Only the first N attempts fail; a retried member then succeeds. */
+  readonly failAttempts?: number;
   readonly failAfterSeconds: number;
   /** Applied but never Ready (a partitioned rollout stays NotReady; a staged member times out). */
   readonly neverReady: boolean;
@@ -39,6 +48,8 @@ export interface Scenario {
     readonly atMs: number;
   }[];
   readonly autoApprove: boolean;
+  /** Operator actions and fleet changes at their times, in the order written. */
+  readonly actions: readonly ScenarioAction[];
   readonly progressDeadlineSeconds?: number;
   readonly untilMs: number;
   readonly available?: AvailableVersions;
@@ -76,6 +87,7 @@ const timeText = z.string().min(1);
 const behaviourSchema = strictObject({
   readyAfterSeconds: seconds.optional(),
   fail: z.boolean().optional(),
+  failAttempts: z.number().int().min(1, "must be at least 1").optional(),
   failAfterSeconds: seconds.optional(),
   neverReady: z.boolean().optional(),
   offline: z.array(strictObject({ from: timeText, to: timeText })).optional(),
@@ -101,6 +113,7 @@ const scenarioSchema = strictObject({
     )
     .optional(),
   autoApprove: z.boolean().optional(),
+  actions: z.array(actionField).optional(),
   progressDeadlineSeconds: z
     .number()
     .int()
@@ -150,23 +163,37 @@ export function parseScenario(
     b: RawBehaviour | undefined,
     base: ClusterBehaviour,
     path: string,
-  ): ClusterBehaviour => ({
-    readyAfterSeconds: b?.readyAfterSeconds ?? base.readyAfterSeconds,
-    fail: b?.fail ?? base.fail,
-    failAfterSeconds: b?.failAfterSeconds ?? base.failAfterSeconds,
-    neverReady: b?.neverReady ?? base.neverReady,
-    offline: (b?.offline ?? []).map((o, i) => {
-      const fromMs = time(o.from, `${path}.offline[${String(i)}].from`);
-      const toMs = time(o.to, `${path}.offline[${String(i)}].to`);
-      if (toMs <= fromMs)
-        problems.push({
-          path: `${path}.offline[${String(i)}].to`,
-          message: "must be after from",
-          value: o.to,
-        });
-      return { fromMs, toMs };
-    }),
-  });
+  ): ClusterBehaviour => {
+    if (b?.fail !== undefined && b.failAttempts !== undefined)
+      problems.push({
+        path: `${path}.failAttempts`,
+        message:
+          "give fail (every attempt fails) or failAttempts (the first N fail), not both",
+        value: b.failAttempts,
+      });
+    // An override that sets either field replaces the base's failure rule as a whole.
+    const failAttempts =
+      b?.failAttempts ??
+      (b?.fail === undefined ? base.failAttempts : undefined);
+    return {
+      readyAfterSeconds: b?.readyAfterSeconds ?? base.readyAfterSeconds,
+      fail: b?.fail ?? (b?.failAttempts === undefined ? base.fail : false),
+      ...(failAttempts === undefined ? {} : { failAttempts }),
+      failAfterSeconds: b?.failAfterSeconds ?? base.failAfterSeconds,
+      neverReady: b?.neverReady ?? base.neverReady,
+      offline: (b?.offline ?? []).map((o, i) => {
+        const fromMs = time(o.from, `${path}.offline[${String(i)}].from`);
+        const toMs = time(o.to, `${path}.offline[${String(i)}].to`);
+        if (toMs <= fromMs)
+          problems.push({
+            path: `${path}.offline[${String(i)}].to`,
+            message: "must be after from",
+            value: o.to,
+          });
+        return { fromMs, toMs };
+      }),
+    };
+  };
   const defaults = behaviour(
     s.defaults,
     {
@@ -202,6 +229,13 @@ export function parseScenario(
     gate: a.gate,
     atMs: time(a.at, `approvals[${String(i)}].at`),
   }));
+  const actions = resolveActions(
+    s.actions ?? [],
+    time,
+    startMs,
+    clusterNames,
+    problems,
+  );
   const untilMs = time(s.until ?? "+7d", "until");
   if (untilMs <= startMs)
     problems.push({
@@ -218,6 +252,7 @@ export function parseScenario(
     clusters,
     approvals,
     autoApprove: s.autoApprove ?? false,
+    actions,
     ...(s.progressDeadlineSeconds === undefined
       ? {}
       : { progressDeadlineSeconds: s.progressDeadlineSeconds }),
@@ -225,6 +260,11 @@ export function parseScenario(
     ...(s.available === undefined ? {} : { available: s.available }),
     passIntervalSeconds: s.passIntervalSeconds ?? 5,
   });
+}
+
+/** Whether a cluster's `attempt`-th start (1-based) fails. */
+export function failsAttempt(b: ClusterBehaviour, attempt: number): boolean {
+  return b.failAttempts === undefined ? b.fail : attempt <= b.failAttempts;
 }
 
 /** The behaviour of one cluster (its override, else the defaults). */
