@@ -275,4 +275,7 @@ export type {
   SimulatedGroup,
   SimulatedWave,
   SimulationOutput,
+  PlannedMember,
+  PlannedNodeImage,
+  UpgradePlan,
 } from "./preview-types.js";

@@ -2,6 +2,7 @@
  * The documented output shapes of `flotilla plan` and `flotilla simulate` (`-o json`, SPEC section 9).
  * They are a public contract: fields are only ever added.
  */
+import type { UpgradePayload } from "./upgrade.js";
 
 /** Which input file a problem belongs to. */
 export type InputSource =
@@ -67,6 +68,39 @@ export interface TimelineEntry {
   readonly message: string;
 }
 
+/** One node pool moving to a new image. */
+export interface PlannedNodeImage {
+  readonly pool: string;
+  readonly from: string;
+  readonly to: string;
+}
+
+/** What one member of an upgrade run is planned to do: upgrade to targets, skip, or fail. */
+export interface PlannedMember {
+  readonly name: string;
+  readonly wave: string;
+  readonly group: string;
+  /** `fail`: a member the run fails when it is reached (a non-LTS cluster in an LTS-only run). */
+  readonly action: "upgrade" | "skip" | "fail";
+  readonly kubernetesVersion?: string;
+  readonly nodeImages?: readonly PlannedNodeImage[];
+  /** Why it skips or fails, or `TargetNotAvailable` for a member that waits for its target. */
+  readonly reason?: string;
+  readonly message: string;
+}
+
+/** The per-member targets of an upgrade run, decided before its start. */
+export interface UpgradePlan {
+  /** When the targets were decided (the run's start). */
+  readonly at: string;
+  readonly upgrade: UpgradePayload;
+  /** Consistent: the version chosen per image family, the same for every member. */
+  readonly consistentNodeImages?: Readonly<Record<string, string>>;
+  /** Consistent: image families some member uses with no version offered to every member. */
+  readonly missingNodeImages?: readonly string[];
+  readonly members: readonly PlannedMember[];
+}
+
 /** A member's final state in a simulation. */
 export interface SimulatedMember {
   readonly name: string;
@@ -76,6 +110,11 @@ export interface SimulatedMember {
   readonly message?: string;
   readonly releasedAt?: string;
   readonly finishedAt?: string;
+  /** Upgrade runs: what the member was last started with. */
+  readonly target?: {
+    readonly kubernetesVersion?: string;
+    readonly nodeImages?: readonly PlannedNodeImage[];
+  };
 }
 
 /** A group's final state in a simulation. */
@@ -105,6 +144,8 @@ export interface SimulationOutput {
   readonly failureCount: number;
   /** True when the rollout did not finish: `until` was reached, or it stalled (e.g. an approval never given). */
   readonly truncated: boolean;
+  /** Upgrade runs: each member's target as decided before the start. */
+  readonly plan?: UpgradePlan;
   readonly timeline: readonly TimelineEntry[];
   readonly waves: readonly SimulatedWave[];
   readonly unassigned: readonly string[];

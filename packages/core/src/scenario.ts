@@ -15,6 +15,8 @@ import { parseWith, strictObject } from "./schema.js";
 import { upgradeField, type UpgradePayload } from "./upgrade.js";
 import {
   availableVersionsField,
+  kubernetesOfferField,
+  nodeImageOfferField,
   type AvailableVersions,
 } from "./versions/version.js";
 
@@ -53,6 +55,11 @@ export interface Scenario {
   readonly progressDeadlineSeconds?: number;
   readonly untilMs: number;
   readonly available?: AvailableVersions;
+  /** What the platform starts to offer later, in time order (upgrades only). */
+  readonly releases: readonly {
+    readonly atMs: number;
+    readonly offers: AvailableVersions;
+  }[];
   /** Partitioned rollouts: the hub's periodic pass interval (a pass also runs on every change). */
   readonly passIntervalSeconds: number;
 }
@@ -93,6 +100,19 @@ const behaviourSchema = strictObject({
   offline: z.array(strictObject({ from: timeText, to: timeText })).optional(),
 });
 
+const releaseSchema = strictObject({
+  at: timeText,
+  kubernetes: z.array(kubernetesOfferField).optional(),
+  nodeImages: z.array(nodeImageOfferField).optional(),
+}).superRefine((value, ctx) => {
+  if ((value.kubernetes ?? []).length + (value.nodeImages ?? []).length === 0)
+    ctx.addIssue({
+      code: "custom",
+      message: "must offer at least one Kubernetes version or node image",
+      input: undefined,
+    });
+});
+
 const scenarioSchema = strictObject({
   start: timeText,
   kind: z.enum(["firstDeployment", "update", "upgrade"]),
@@ -121,6 +141,7 @@ const scenarioSchema = strictObject({
     .optional(),
   until: timeText.optional(),
   available: availableVersionsField.optional(),
+  releases: z.array(releaseSchema).optional(),
   passIntervalSeconds: z.number().min(1, "must be at least 1").optional(),
 });
 
@@ -236,6 +257,27 @@ export function parseScenario(
     clusterNames,
     problems,
   );
+  const releases = (s.releases ?? []).map((r, i) => {
+    const atMs = time(r.at, `releases[${String(i)}].at`);
+    if (atMs < startMs)
+      problems.push({
+        path: `releases[${String(i)}].at`,
+        message: "must not be before start",
+        value: r.at,
+      });
+    return {
+      atMs,
+      offers: {
+        kubernetes: r.kubernetes ?? [],
+        nodeImages: r.nodeImages ?? [],
+      },
+    };
+  });
+  if (s.kind !== "upgrade" && s.releases !== undefined)
+    problems.push({
+      path: "releases",
+      message: `is only allowed when kind is upgrade (kind is ${s.kind}): bundle revisions do not depend on what the platform offers`,
+    });
   const untilMs = time(s.until ?? "+7d", "until");
   if (untilMs <= startMs)
     problems.push({
@@ -257,7 +299,12 @@ export function parseScenario(
       ? {}
       : { progressDeadlineSeconds: s.progressDeadlineSeconds }),
     untilMs,
-    ...(s.available === undefined ? {} : { available: s.available }),
+    // With releases but no `available`, the platform offers nothing until the first release.
+    ...(s.available === undefined && s.releases === undefined
+      ? {}
+      : { available: s.available ?? { kubernetes: [], nodeImages: [] } }),
+    // Stable: releases at the same time apply in the order written.
+    releases: releases.sort((a, b) => a.atMs - b.atMs),
     passIntervalSeconds: s.passIntervalSeconds ?? 5,
   });
 }

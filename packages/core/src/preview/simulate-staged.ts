@@ -16,12 +16,16 @@ import { resolveRun } from "../staged/resolve.js";
 import { isRunFinished, type Run, type RunPayload } from "../staged/run.js";
 import { step } from "../staged/step.js";
 import type { UpdateStrategy } from "../update-strategy.js";
+import { describeRelease, withRelease } from "../versions/catalogue.js";
+import type { AvailableVersions } from "../versions/version.js";
 import { EventQueue } from "./event-queue.js";
 import { operatorCommands, SIMULATION_ACTOR } from "./staged-actions.js";
 import { outputOf, timelineEntry } from "./staged-output.js";
+import { planUpgradeTargets } from "./upgrade-plan.js";
 
 type SimEvent =
   | { readonly kind: "start" }
+  | { readonly kind: "release"; readonly offers: AvailableVersions }
   | { readonly kind: "action"; readonly action: ScenarioAction }
   | { readonly kind: "approve"; readonly gate: string }
   | { readonly kind: "offline" | "online"; readonly member: string }
@@ -79,6 +83,7 @@ export function simulateStagedRun(
   });
   if (!resolved.ok) return fail(resolved.problems);
   const run = resolved.value;
+  const plan = planUpgradeTargets(run, scenario.startMs);
   const keepTimeline = input.timeline ?? true;
   const timeline: TimelineEntry[] = [];
   let now = scenario.startMs;
@@ -99,6 +104,8 @@ export function simulateStagedRun(
   }
   for (const approval of scenario.approvals)
     queue.push(approval.atMs, { kind: "approve", gate: approval.gate });
+  for (const release of scenario.releases)
+    queue.push(release.atMs, { kind: "release", offers: release.offers });
   queue.push(scenario.startMs, { kind: "start" });
   // After the start: an action at the start instant applies to the running run.
   for (const action of scenario.actions)
@@ -196,6 +203,19 @@ export function simulateStagedRun(
       case "start":
         apply({ type: "StartRun", actor: SIMULATION_ACTOR });
         break;
+      case "release":
+        note({
+          type: "offered",
+          message: `Now offered: ${describeRelease(ev.offers)}`,
+        });
+        apply({
+          type: "AvailableVersionsChanged",
+          available: withRelease(
+            run.available ?? { kubernetes: [], nodeImages: [] },
+            ev.offers,
+          ),
+        });
+        break;
       case "action":
         actionsLeft -= 1;
         act(ev.action);
@@ -289,7 +309,10 @@ export function simulateStagedRun(
   }
 
   const truncated = !isRunFinished(run.state);
-  return ok({ run, output: outputOf(run, scenario, now, timeline, truncated) });
+  return ok({
+    run,
+    output: outputOf(run, scenario, now, timeline, truncated, plan),
+  });
 }
 
 /** True when a gate at `id` has not been reached yet, so an approval can wait for it. */

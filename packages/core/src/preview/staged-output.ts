@@ -3,14 +3,16 @@
  * final state of every wave, group and member in the documented `simulate -o json` shape.
  */
 import type {
+  SimulatedMember,
   SimulatedWave,
   SimulationOutput,
   TimelineEntry,
+  UpgradePlan,
 } from "../preview-types.js";
 import type { Scenario } from "../scenario.js";
 import { isoTime } from "../staged/context.js";
 import type { RunAction } from "../staged/events.js";
-import type { Run } from "../staged/run.js";
+import type { Member, Run } from "../staged/run.js";
 
 const MEMBER_TYPES: Readonly<Record<string, string>> = {
   Running: "started",
@@ -73,6 +75,7 @@ export function outputOf(
   endMs: number,
   timeline: TimelineEntry[],
   truncated: boolean,
+  plan?: UpgradePlan,
 ): SimulationOutput {
   const end = run.finishedAtMs ?? endMs;
   const waves: SimulatedWave[] = run.stages.map((stage) => ({
@@ -97,6 +100,7 @@ export function outputOf(
         m.state === "Running"
           ? {}
           : { finishedAt: isoTime(m.finishedAtMs) }),
+        ...(run.payload.kind === "upgrade" ? targetOf(m) : {}),
       })),
     })),
   }));
@@ -109,9 +113,25 @@ export function outputOf(
     finalState: run.state,
     failureCount: run.failureCount,
     truncated,
+    ...(plan === undefined ? {} : { plan }),
     timeline,
     waves,
     unassigned: run.unassigned,
     warnings: [],
+  };
+}
+
+function targetOf(member: Member): Pick<SimulatedMember, "target"> {
+  const target = member.target;
+  if (target === undefined) return {};
+  return {
+    target: {
+      ...(target.kubernetesVersion === undefined
+        ? {}
+        : { kubernetesVersion: target.kubernetesVersion }),
+      ...(target.nodeImages === undefined || target.nodeImages.length === 0
+        ? {}
+        : { nodeImages: target.nodeImages }),
+    },
   };
 }
