@@ -255,6 +255,8 @@ export type {
 // Offline previews
 export { plan, planFleet, planStaged } from "./plan.js";
 export { simulate } from "./simulate.js";
+export { planChannel } from "./channel-plan.js";
+export type { ChannelPlanInputs } from "./channel-plan.js";
 export { parseScenario } from "./scenario.js";
 export type { Scenario, ClusterBehaviour } from "./scenario.js";
 export type { ScenarioAction, SkipTarget } from "./scenario-actions.js";
@@ -278,4 +280,6 @@ export type {
   PlannedMember,
   PlannedNodeImage,
   UpgradePlan,
+  ChannelTarget,
+  ChannelPlanOutput,
 } from "./preview-types.js";

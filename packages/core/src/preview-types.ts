@@ -2,11 +2,17 @@
  * The documented output shapes of `flotilla plan` and `flotilla simulate` (`-o json`, SPEC section 9).
  * They are a public contract: fields are only ever added.
  */
-import type { UpgradePayload } from "./upgrade.js";
+import type { NodeImageSelection, UpgradePayload } from "./upgrade.js";
+import type { UpgradeChannel, UpgradeProfile } from "./versions/channels.js";
 
 /** Which input file a problem belongs to. */
 export type InputSource =
-  "clusters" | "clusterGroups" | "strategy" | "scenario";
+  | "clusters"
+  | "clusterGroups"
+  | "strategy"
+  | "scenario"
+  | "catalogue"
+  | "profile";
 
 /** A problem in one of the offline-preview inputs. */
 export interface InputProblem {
@@ -91,8 +97,8 @@ export interface PlannedMember {
 
 /** The per-member targets of an upgrade run, decided before its start. */
 export interface UpgradePlan {
-  /** When the targets were decided (the run's start). */
-  readonly at: string;
+  /** When the targets were decided (a simulated run's start); absent in `plan --channel`. */
+  readonly at?: string;
   readonly upgrade: UpgradePayload;
   /** Consistent: the version chosen per image family, the same for every member. */
   readonly consistentNodeImages?: Readonly<Record<string, string>>;
@@ -148,6 +154,34 @@ export interface SimulationOutput {
   readonly plan?: UpgradePlan;
   readonly timeline: readonly TimelineEntry[];
   readonly waves: readonly SimulatedWave[];
+  readonly unassigned: readonly string[];
+  readonly warnings: readonly PlanWarning[];
+}
+
+/** What one auto-upgrade channel resolves to with a catalogue: an upgrade, or why there is none. */
+export interface ChannelTarget {
+  readonly channel: UpgradeChannel;
+  readonly upgrade?: UpgradePayload;
+  /** The target is past standard support: only clusters with long-term support may take it. */
+  readonly requiresLongTermSupport?: boolean;
+  readonly reason?: string;
+}
+
+/** `flotilla plan --channel … -o json`. */
+export interface ChannelPlanOutput {
+  readonly apiVersion: "flotilla.dev/v1";
+  /** The auto-upgrade profile planned, as AKS names its fields. */
+  readonly profile: UpgradeProfile & {
+    readonly nodeImageSelection: NodeImageSelection;
+  };
+  /** The profile's upgrade; absent when its channel resolves to nothing (`reason` says why). */
+  readonly upgrade?: UpgradePayload;
+  readonly requiresLongTermSupport?: boolean;
+  readonly reason?: string;
+  /** Every channel against the same catalogue, for comparison (TargetKubernetesVersion when given). */
+  readonly channels: readonly ChannelTarget[];
+  /** Each member's target in run order, when the profile resolves to an upgrade. */
+  readonly plan?: UpgradePlan;
   readonly unassigned: readonly string[];
   readonly warnings: readonly PlanWarning[];
 }

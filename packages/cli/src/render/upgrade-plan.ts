@@ -9,7 +9,8 @@ import { DEFAULT_MAX_LINES, labelledList } from "./wrap.js";
 
 type PlannedMember = UpgradePlan["members"][number];
 
-function upgradeWords(upgrade: UpgradePlan["upgrade"]): string {
+/** `Full upgrade to 1.31.2, node images Latest`: what an upgrade payload does, in words. */
+export function upgradeWords(upgrade: UpgradePlan["upgrade"]): string {
   const images = `node images ${upgrade.nodeImageSelection}`;
   switch (upgrade.type) {
     case "Full":

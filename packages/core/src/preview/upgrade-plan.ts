@@ -15,12 +15,13 @@ import {
 const NOTHING: AvailableVersions = { kubernetes: [], nodeImages: [] };
 
 /**
- * Every member's target at `nowMs` from the run's offers, or undefined for a bundle run. A member
+ * Every member's target from the run's offers (decided at `nowMs`, when given), or undefined for a
+ * bundle run. A member
  * whose target is not yet offered to it is planned with reason `TargetNotAvailable` (it will wait).
  */
 export function planUpgradeTargets(
   run: Run,
-  nowMs: number,
+  nowMs?: number,
 ): UpgradePlan | undefined {
   if (run.payload.kind !== "upgrade") return undefined;
   const { upgrade } = run.payload;
@@ -80,7 +81,7 @@ export function planUpgradeTargets(
         });
       }
   return {
-    at: isoTime(nowMs),
+    ...(nowMs === undefined ? {} : { at: isoTime(nowMs) }),
     upgrade,
     ...(consistent === undefined
       ? {}
