@@ -81,6 +81,14 @@ describe("ScheduledStart gates in a simulation", () => {
     expect(when(out, "started", "prod-1")).toBe("2026-03-02T10:10:00Z");
   });
 
+  it("autoApprove approves approval gates only: a scheduled start still waits for its time", () => {
+    const out = simulated({ ...upgradeScenario, autoApprove: true }, scheduled);
+    expect(scopeChanges(out, "gate", "stage:prod:before")).toEqual([
+      ["2026-03-02T10:10:00Z", "Pending"],
+      ["2026-03-04T02:00:00Z", "Completed"],
+    ]);
+  });
+
   it("an approval for a gate that has already completed is a warning in the timeline, not silence", () => {
     const out = simulated(
       {

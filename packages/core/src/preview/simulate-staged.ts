@@ -13,7 +13,12 @@ import type { RunAction, RunEvent } from "../staged/events.js";
 import { gateMatches } from "../staged/gates.js";
 import { locateMember } from "../staged/member-index.js";
 import { resolveRun } from "../staged/resolve.js";
-import { isRunFinished, type Run, type RunPayload } from "../staged/run.js";
+import {
+  isRunFinished,
+  type Gate,
+  type Run,
+  type RunPayload,
+} from "../staged/run.js";
 import { step } from "../staged/step.js";
 import type { UpdateStrategy } from "../update-strategy.js";
 import { describeRelease, withRelease } from "../versions/catalogue.js";
@@ -145,8 +150,10 @@ export function simulateStagedRun(
     }
     if (keepTimeline) timeline.push(timelineEntry(action));
     if (action.scope === "gate" && action.to === "Pending") {
+      // autoApprove stands for an operator who approves every approval; a scheduled start keeps
+      // its time unless the scenario completes it explicitly.
       if (
-        scenario.autoApprove ||
+        (scenario.autoApprove && gateType(run, action.name) === "Approval") ||
         pendingApprovals.has(action.name.split("#")[0] ?? action.name)
       ) {
         queue.push(now, { kind: "approve", gate: action.name });
@@ -315,19 +322,24 @@ export function simulateStagedRun(
   });
 }
 
+function gatesOf(run: Run): Gate[] {
+  return run.stages.flatMap((stage) => [
+    ...stage.beforeGates,
+    ...stage.afterGates,
+    ...stage.groups.flatMap((g) => [...g.beforeGates, ...g.afterGates]),
+  ]);
+}
+
 /** True when a gate at `id` has not been reached yet, so an approval can wait for it. */
 function isAwaitingGate(run: Run, id: string): boolean {
-  return run.stages.some((stage) =>
-    [
-      stage.beforeGates,
-      stage.afterGates,
-      ...stage.groups.flatMap((g) => [g.beforeGates, g.afterGates]),
-    ].some((gates) =>
-      gates.some(
-        (gate) => gate.state === "NotStarted" && gateMatches(gate, id),
-      ),
-    ),
+  return gatesOf(run).some(
+    (gate) => gate.state === "NotStarted" && gateMatches(gate, id),
   );
+}
+
+/** The type of the gate with exactly this id. */
+function gateType(run: Run, id: string): Gate["type"] | undefined {
+  return gatesOf(run).find((gate) => gate.id === id)?.type;
 }
 
 function hasInFlight(run: Run): boolean {
