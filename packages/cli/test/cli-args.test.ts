@@ -98,7 +98,7 @@ describe("flotilla help and version", () => {
     expect(viaHelp.code).toBe(0);
     expect(viaFlag).toEqual(viaHelp);
     expect(viaHelp.out).toContain(
-      "Usage: flotilla plan --clusters FILE --strategy FILE [--cluster-groups FILE] [-o table|json] [--all]",
+      "Usage: flotilla plan --clusters FILE [--strategy FILE] [--cluster-groups FILE] [-o table|json] [--all] [--channel CHANNEL] [--target-kubernetes-version MAJOR.MINOR] [--long-term-support] [--node-image-selection Latest|Consistent] [--catalogue FILE]",
     );
     expect(viaHelp.out).toMatch(
       /--clusters FILE +clusters file .*\(required\)/,

@@ -3,11 +3,10 @@
  * never silently plaintext), the actor header, the exit codes 1/2/3, field problems from the hub,
  * the noun/verb help, and the built binary run as a subprocess.
  */
-import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { FlotillaError } from "@flotilla/core";
 import { describe, expect, it } from "vitest";
 import { run } from "../src/main.js";
+import { runBuiltCli } from "./built-cli.js";
 import { cliAgainst, closedPort, startFakeHub } from "./fake-hub.js";
 import { memoryIo } from "./fixtures.js";
 
@@ -254,26 +253,7 @@ describe("nouns, verbs and help", () => {
 });
 
 describe("the built binary", () => {
-  const main = fileURLToPath(new URL("../dist/main.js", import.meta.url));
-
-  function flotilla(
-    args: string[],
-  ): Promise<{ code: number; stdout: string; stderr: string }> {
-    return new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        [main, ...args],
-        { env: { PATH: process.env["PATH"] ?? "" } },
-        (error, stdout, stderr) => {
-          resolve({
-            code: error === null ? 0 : Number(error.code),
-            stdout,
-            stderr,
-          });
-        },
-      );
-    });
-  }
+  const flotilla = (args: string[]) => runBuiltCli(args);
 
   it("lists clusters from a hub over gRPC and exits 0", async () => {
     await using hub = await startFakeHub({

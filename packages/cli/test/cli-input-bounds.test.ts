@@ -4,15 +4,13 @@
  * a cluster with more than MAX_LABELS labels are bad input (exit 2), named by file and path; a
  * cluster may still be named like a property every JavaScript object inherits.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { MAX_LABELS, MAX_NESTING_DEPTH, MAX_STAGES } from "@flotilla/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runBuiltCli, type CliResult } from "./built-cli.js";
 
-const main = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 let work: string;
 
 beforeAll(async () => {
@@ -23,23 +21,8 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-function flotilla(
-  args: string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [main, ...args],
-      { cwd: work, env: { PATH: process.env["PATH"] ?? "" } },
-      (error, stdout, stderr) => {
-        resolve({
-          code: error === null ? 0 : Number(error.code),
-          stdout,
-          stderr,
-        });
-      },
-    );
-  });
+function flotilla(args: string[]): Promise<CliResult> {
+  return runBuiltCli(args, { cwd: work });
 }
 
 async function file(name: string, content: string): Promise<string> {

@@ -40,6 +40,8 @@ export interface Cluster {
   readonly kubernetesVersion?: string;
   readonly nodePools: readonly NodePool[];
   readonly region?: string;
+  /** AKS's support plan: `AKSLongTermSupport` clusters may take a long-term-support minor. */
+  readonly supportPlan?: "KubernetesOfficial" | "AKSLongTermSupport";
 }
 
 /** A named label selector over clusters (Fleet ClusterGroup); its own labels feed clusterGroupSelector. */
@@ -91,6 +93,7 @@ const clusterSchema = strictObject({
     .optional(),
   nodePools: z.array(nodePoolSchema).optional(),
   region: z.string().min(1).optional(),
+  supportPlan: z.enum(["KubernetesOfficial", "AKSLongTermSupport"]).optional(),
 });
 
 const clusterGroupSchema = strictObject({
@@ -157,6 +160,7 @@ export function parseClusters(raw: unknown): Result<Cluster[]> {
         : { kubernetesVersion: c.kubernetesVersion.replace(/^v/, "") }),
       nodePools: c.nodePools ?? [],
       ...(c.region === undefined ? {} : { region: c.region }),
+      ...(c.supportPlan === undefined ? {} : { supportPlan: c.supportPlan }),
     })),
   );
 }

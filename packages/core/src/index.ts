@@ -260,8 +260,11 @@ export type {
 // Offline previews
 export { plan, planFleet, planStaged } from "./plan.js";
 export { simulate } from "./simulate.js";
+export { planChannel } from "./channel-plan.js";
+export type { ChannelPlanInputs } from "./channel-plan.js";
 export { parseScenario } from "./scenario.js";
 export type { Scenario, ClusterBehaviour } from "./scenario.js";
+export type { ScenarioAction, SkipTarget } from "./scenario-actions.js";
 export { simulateStagedRun } from "./preview/simulate-staged.js";
 export type { StagedSimulationInput } from "./preview/simulate-staged.js";
 export { simulateFleetRollout } from "./preview/simulate-fleet.js";
@@ -279,4 +282,9 @@ export type {
   SimulatedGroup,
   SimulatedWave,
   SimulationOutput,
+  PlannedMember,
+  PlannedNodeImage,
+  UpgradePlan,
+  ChannelTarget,
+  ChannelPlanOutput,
 } from "./preview-types.js";

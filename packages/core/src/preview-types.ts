@@ -2,10 +2,17 @@
  * The documented output shapes of `flotilla plan` and `flotilla simulate` (`-o json`, SPEC section 9).
  * They are a public contract: fields are only ever added.
  */
+import type { NodeImageSelection, UpgradePayload } from "./upgrade.js";
+import type { UpgradeChannel, UpgradeProfile } from "./versions/channels.js";
 
 /** Which input file a problem belongs to. */
 export type InputSource =
-  "clusters" | "clusterGroups" | "strategy" | "scenario";
+  | "clusters"
+  | "clusterGroups"
+  | "strategy"
+  | "scenario"
+  | "catalogue"
+  | "profile";
 
 /** A problem in one of the offline-preview inputs. */
 export interface InputProblem {
@@ -69,6 +76,39 @@ export interface TimelineEntry {
   readonly message: string;
 }
 
+/** One node pool moving to a new image. */
+export interface PlannedNodeImage {
+  readonly pool: string;
+  readonly from: string;
+  readonly to: string;
+}
+
+/** What one member of an upgrade run is planned to do: upgrade to targets, skip, or fail. */
+export interface PlannedMember {
+  readonly name: string;
+  readonly wave: string;
+  readonly group: string;
+  /** `fail`: a member the run fails when it is reached (a non-LTS cluster in an LTS-only run). */
+  readonly action: "upgrade" | "skip" | "fail";
+  readonly kubernetesVersion?: string;
+  readonly nodeImages?: readonly PlannedNodeImage[];
+  /** Why it skips or fails, or `TargetNotAvailable` for a member that waits for its target. */
+  readonly reason?: string;
+  readonly message: string;
+}
+
+/** The per-member targets of an upgrade run, decided before its start. */
+export interface UpgradePlan {
+  /** When the targets were decided (a simulated run's start); absent in `plan --channel`. */
+  readonly at?: string;
+  readonly upgrade: UpgradePayload;
+  /** Consistent: the version chosen per image family, the same for every member. */
+  readonly consistentNodeImages?: Readonly<Record<string, string>>;
+  /** Consistent: image families some member uses with no version offered to every member. */
+  readonly missingNodeImages?: readonly string[];
+  readonly members: readonly PlannedMember[];
+}
+
 /** A member's final state in a simulation. */
 export interface SimulatedMember {
   readonly name: string;
@@ -78,6 +118,11 @@ export interface SimulatedMember {
   readonly message?: string;
   readonly releasedAt?: string;
   readonly finishedAt?: string;
+  /** Upgrade runs: what the member was last started with. */
+  readonly target?: {
+    readonly kubernetesVersion?: string;
+    readonly nodeImages?: readonly PlannedNodeImage[];
+  };
 }
 
 /** A group's final state in a simulation. */
@@ -111,8 +156,38 @@ export interface SimulationOutput {
   readonly failureCount: number;
   /** True when the rollout did not finish: `until` was reached, or it stalled (e.g. an approval never given). */
   readonly truncated: boolean;
+  /** Upgrade runs: each member's target as decided before the start. */
+  readonly plan?: UpgradePlan;
   readonly timeline: readonly TimelineEntry[];
   readonly waves: readonly SimulatedWave[];
+  readonly unassigned: readonly string[];
+  readonly warnings: readonly PlanWarning[];
+}
+
+/** What one auto-upgrade channel resolves to with a catalogue: an upgrade, or why there is none. */
+export interface ChannelTarget {
+  readonly channel: UpgradeChannel;
+  readonly upgrade?: UpgradePayload;
+  /** The target is past standard support: only clusters with long-term support may take it. */
+  readonly requiresLongTermSupport?: boolean;
+  readonly reason?: string;
+}
+
+/** `flotilla plan --channel … -o json`. */
+export interface ChannelPlanOutput {
+  readonly apiVersion: "flotilla.dev/v1";
+  /** The auto-upgrade profile planned, as AKS names its fields. */
+  readonly profile: UpgradeProfile & {
+    readonly nodeImageSelection: NodeImageSelection;
+  };
+  /** The profile's upgrade; absent when its channel resolves to nothing (`reason` says why). */
+  readonly upgrade?: UpgradePayload;
+  readonly requiresLongTermSupport?: boolean;
+  readonly reason?: string;
+  /** Every channel against the same catalogue, for comparison (TargetKubernetesVersion when given). */
+  readonly channels: readonly ChannelTarget[];
+  /** Each member's target in run order, when the profile resolves to an upgrade. */
+  readonly plan?: UpgradePlan;
   readonly unassigned: readonly string[];
   readonly warnings: readonly PlanWarning[];
 }

@@ -1,14 +1,22 @@
 /**
- * The `flotilla simulate` scenario file (SPEC 9): virtual start time, what kind of change rolls
- * out, how each cluster behaves, when operators approve gates, and when to give up.
+ * The `flotilla simulate` scenario file (docs/plan-and-simulate.md): virtual start time, what
+ * kind of change rolls out, how each cluster behaves, when operators approve gates and act on the
+ * run, and when to give up.
  */
 import { z } from "zod";
 import { parseInstant } from "./maintenance/calendar.js";
 import { fail, ok, type Problem, type Result } from "./result.js";
+import {
+  actionField,
+  resolveActions,
+  type ScenarioAction,
+} from "./scenario-actions.js";
 import { parseWith, strictObject } from "./schema.js";
 import { upgradeField, type UpgradePayload } from "./upgrade.js";
 import {
   availableVersionsField,
+  kubernetesOfferField,
+  nodeImageOfferField,
   type AvailableVersions,
 } from "./versions/version.js";
 
@@ -16,7 +24,10 @@ import {
 export interface ClusterBehaviour {
   /** Time from release (or start) to Ready / Succeeded. */
   readonly readyAfterSeconds: number;
+  /** Every attempt fails (unless `failAttempts` says how many). */
   readonly fail: boolean;
+  /** Only the first N attempts fail; a retried member then succeeds. */
+  readonly failAttempts?: number;
   readonly failAfterSeconds: number;
   /** Applied but never Ready (a partitioned rollout stays NotReady; a staged member times out). */
   readonly neverReady: boolean;
@@ -39,9 +50,16 @@ export interface Scenario {
     readonly atMs: number;
   }[];
   readonly autoApprove: boolean;
+  /** Operator actions and fleet changes at their times, in the order written. */
+  readonly actions: readonly ScenarioAction[];
   readonly progressDeadlineSeconds?: number;
   readonly untilMs: number;
   readonly available?: AvailableVersions;
+  /** What the platform starts to offer later, in time order (upgrades only). */
+  readonly releases: readonly {
+    readonly atMs: number;
+    readonly offers: AvailableVersions;
+  }[];
   /** Partitioned rollouts: the hub's periodic pass interval (a pass also runs on every change). */
   readonly passIntervalSeconds: number;
 }
@@ -76,9 +94,23 @@ const timeText = z.string().min(1);
 const behaviourSchema = strictObject({
   readyAfterSeconds: seconds.optional(),
   fail: z.boolean().optional(),
+  failAttempts: z.number().int().min(1, "must be at least 1").optional(),
   failAfterSeconds: seconds.optional(),
   neverReady: z.boolean().optional(),
   offline: z.array(strictObject({ from: timeText, to: timeText })).optional(),
+});
+
+const releaseSchema = strictObject({
+  at: timeText,
+  kubernetes: z.array(kubernetesOfferField).optional(),
+  nodeImages: z.array(nodeImageOfferField).optional(),
+}).superRefine((value, ctx) => {
+  if ((value.kubernetes ?? []).length + (value.nodeImages ?? []).length === 0)
+    ctx.addIssue({
+      code: "custom",
+      message: "must offer at least one Kubernetes version or node image",
+      input: undefined,
+    });
 });
 
 const scenarioSchema = strictObject({
@@ -101,6 +133,7 @@ const scenarioSchema = strictObject({
     )
     .optional(),
   autoApprove: z.boolean().optional(),
+  actions: z.array(actionField).optional(),
   progressDeadlineSeconds: z
     .number()
     .int()
@@ -108,6 +141,7 @@ const scenarioSchema = strictObject({
     .optional(),
   until: timeText.optional(),
   available: availableVersionsField.optional(),
+  releases: z.array(releaseSchema).optional(),
   passIntervalSeconds: z.number().min(1, "must be at least 1").optional(),
 });
 
@@ -150,23 +184,37 @@ export function parseScenario(
     b: RawBehaviour | undefined,
     base: ClusterBehaviour,
     path: string,
-  ): ClusterBehaviour => ({
-    readyAfterSeconds: b?.readyAfterSeconds ?? base.readyAfterSeconds,
-    fail: b?.fail ?? base.fail,
-    failAfterSeconds: b?.failAfterSeconds ?? base.failAfterSeconds,
-    neverReady: b?.neverReady ?? base.neverReady,
-    offline: (b?.offline ?? []).map((o, i) => {
-      const fromMs = time(o.from, `${path}.offline[${String(i)}].from`);
-      const toMs = time(o.to, `${path}.offline[${String(i)}].to`);
-      if (toMs <= fromMs)
-        problems.push({
-          path: `${path}.offline[${String(i)}].to`,
-          message: "must be after from",
-          value: o.to,
-        });
-      return { fromMs, toMs };
-    }),
-  });
+  ): ClusterBehaviour => {
+    if (b?.fail !== undefined && b.failAttempts !== undefined)
+      problems.push({
+        path: `${path}.failAttempts`,
+        message:
+          "give fail (every attempt fails) or failAttempts (the first N fail), not both",
+        value: b.failAttempts,
+      });
+    // An override that sets either field replaces the base's failure rule as a whole.
+    const failAttempts =
+      b?.failAttempts ??
+      (b?.fail === undefined ? base.failAttempts : undefined);
+    return {
+      readyAfterSeconds: b?.readyAfterSeconds ?? base.readyAfterSeconds,
+      fail: b?.fail ?? (b?.failAttempts === undefined ? base.fail : false),
+      ...(failAttempts === undefined ? {} : { failAttempts }),
+      failAfterSeconds: b?.failAfterSeconds ?? base.failAfterSeconds,
+      neverReady: b?.neverReady ?? base.neverReady,
+      offline: (b?.offline ?? []).map((o, i) => {
+        const fromMs = time(o.from, `${path}.offline[${String(i)}].from`);
+        const toMs = time(o.to, `${path}.offline[${String(i)}].to`);
+        if (toMs <= fromMs)
+          problems.push({
+            path: `${path}.offline[${String(i)}].to`,
+            message: "must be after from",
+            value: o.to,
+          });
+        return { fromMs, toMs };
+      }),
+    };
+  };
   const defaults = behaviour(
     s.defaults,
     {
@@ -202,6 +250,34 @@ export function parseScenario(
     gate: a.gate,
     atMs: time(a.at, `approvals[${String(i)}].at`),
   }));
+  const actions = resolveActions(
+    s.actions ?? [],
+    time,
+    startMs,
+    clusterNames,
+    problems,
+  );
+  const releases = (s.releases ?? []).map((r, i) => {
+    const atMs = time(r.at, `releases[${String(i)}].at`);
+    if (atMs < startMs)
+      problems.push({
+        path: `releases[${String(i)}].at`,
+        message: "must not be before start",
+        value: r.at,
+      });
+    return {
+      atMs,
+      offers: {
+        kubernetes: r.kubernetes ?? [],
+        nodeImages: r.nodeImages ?? [],
+      },
+    };
+  });
+  if (s.kind !== "upgrade" && s.releases !== undefined)
+    problems.push({
+      path: "releases",
+      message: `is only allowed when kind is upgrade (kind is ${s.kind}): bundle revisions do not depend on what the platform offers`,
+    });
   const untilMs = time(s.until ?? "+7d", "until");
   if (untilMs <= startMs)
     problems.push({
@@ -218,13 +294,24 @@ export function parseScenario(
     clusters,
     approvals,
     autoApprove: s.autoApprove ?? false,
+    actions,
     ...(s.progressDeadlineSeconds === undefined
       ? {}
       : { progressDeadlineSeconds: s.progressDeadlineSeconds }),
     untilMs,
-    ...(s.available === undefined ? {} : { available: s.available }),
+    // With releases but no `available`, the platform offers nothing until the first release.
+    ...(s.available === undefined && s.releases === undefined
+      ? {}
+      : { available: s.available ?? { kubernetes: [], nodeImages: [] } }),
+    // Stable: releases at the same time apply in the order written.
+    releases: releases.sort((a, b) => a.atMs - b.atMs),
     passIntervalSeconds: s.passIntervalSeconds ?? 5,
   });
+}
+
+/** Whether a cluster's `attempt`-th start (1-based) fails. */
+export function failsAttempt(b: ClusterBehaviour, attempt: number): boolean {
+  return b.failAttempts === undefined ? b.fail : attempt <= b.failAttempts;
 }
 
 /** The behaviour of one cluster (its override, else the defaults). */

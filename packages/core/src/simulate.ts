@@ -8,6 +8,7 @@ import { simulateFleetRollout } from "./preview/simulate-fleet.js";
 import { simulateStagedRun } from "./preview/simulate-staged.js";
 import type { InputProblem, SimulationOutput } from "./preview-types.js";
 import { parseScenario } from "./scenario.js";
+import { joiningLater, strategyActionProblems } from "./scenario-actions.js";
 
 /** `flotilla simulate`: parses the inputs and the scenario, then simulates. */
 export function simulate(
@@ -30,6 +31,12 @@ export function simulate(
     };
   }
   const { clusters, clusterGroups, strategy } = parsed.value;
+  const actionProblems = strategyActionProblems(
+    scenario.value.actions,
+    strategy,
+  );
+  if (actionProblems.length > 0)
+    return { ok: false, problems: tag("scenario", actionProblems) };
   if (strategy.dialect === "fleet") {
     if (scenario.value.kind === "upgrade") {
       return {
@@ -67,7 +74,12 @@ export function simulate(
   });
   if (!result.ok)
     return { ok: false, problems: tag("strategy", result.problems) };
-  const planned = planStaged(strategy.strategy, clusters);
+  // The plan's warnings are about the members the run was created with.
+  const later = joiningLater(scenario.value.actions);
+  const planned = planStaged(
+    strategy.strategy,
+    clusters.filter((c) => !later.has(c.name)),
+  );
   return {
     ok: true,
     value: {

@@ -9,6 +9,7 @@ export type {
   PlanWarning,
   SimulationOutput,
   TimelineEntry,
+  UpgradePlan,
 } from "@flotilla/core";
 export type PlanWave = PlanOutput["waves"][number];
 export type PlanGroup = PlanWave["groups"][number];

@@ -15,6 +15,7 @@ import { BAR_WIDTH, progressBar } from "./progress-bar.js";
 import { unassignedLines, warningLines } from "./sections.js";
 import { styleState, visibleLength } from "./style.js";
 import { renderTimeline } from "./timeline.js";
+import { changedTargetLines, upgradePlanLines } from "./upgrade-plan.js";
 import { DEFAULT_MAX_LINES, labelledList } from "./wrap.js";
 
 /** Extra switches of the simulation view. */
@@ -195,6 +196,9 @@ export function renderSimulation(
 ): string {
   const what = sim.dialect === "fleet" ? "Fleet rollout" : "staged update run";
   const lines = [options.style.bold(`Simulation: ${what}, start ${sim.start}`)];
+  // Decided before the start: Consistent's choice is shown before anything runs.
+  if (sim.plan !== undefined)
+    lines.push("", ...upgradePlanLines(sim.plan, options));
   if (options.timeline) {
     lines.push(
       "",
@@ -205,6 +209,11 @@ export function renderSimulation(
   lines.push("", "Progress:", ...progressSection(sim, options));
   const members = memberSection(sim, options);
   if (members.length > 0) lines.push("", ...members);
+  const changed =
+    sim.plan === undefined
+      ? []
+      : changedTargetLines(sim.plan, sim.waves.flatMap(groupMembers), options);
+  if (changed.length > 0) lines.push("", ...changed);
   const extra = [
     ...unassignedLines(sim.unassigned, options),
     ...warningLines(sim.warnings, options),

@@ -1,8 +1,8 @@
 /**
  * Simulates a partitioned (Fleet) rollout in virtual time: the real pass decides the releases; the
- * scenario decides when each released cluster applies and becomes Ready. A pass runs whenever
- * something changed, and again after the hub's pass interval while a pass was cut short by maxNew
- * or a workloads window opens later.
+ * scenario decides when each released cluster applies and becomes Ready, and when clusters join
+ * or leave the fleet. A pass runs whenever something changed, and again after the hub's pass
+ * interval while a pass was cut short by maxNew or a workloads window opens later.
  */
 import type { Cluster, ClusterGroup } from "../cluster.js";
 import {
@@ -13,17 +13,23 @@ import {
 } from "../fleet/rollout-pass.js";
 import type { FleetRolloutStrategy } from "../fleet/strategy.js";
 import type { SimulationOutput, TimelineEntry } from "../preview-types.js";
-import { behaviourOf, type Scenario } from "../scenario.js";
+import { behaviourOf, failsAttempt, type Scenario } from "../scenario.js";
+import { joiningLater } from "../scenario-actions.js";
 import { isoTime } from "../staged/context.js";
 import { EventQueue } from "./event-queue.js";
 
 type FleetEvent =
   | { readonly kind: "pass" }
-  | { readonly kind: "offline" | "online"; readonly cluster: string }
+  | {
+      readonly kind: "offline" | "online" | "join" | "leave";
+      readonly cluster: string;
+    }
   | {
       readonly kind: "outcome";
       readonly cluster: string;
       readonly revision: string;
+      /** Which release it answers: a cluster that left and joined again is released anew. */
+      readonly releasedAtMs: number;
     };
 
 interface Observation {
@@ -39,6 +45,7 @@ interface Observation {
 
 /** Inputs of a partitioned-rollout simulation. */
 export interface FleetSimulationInput {
+  /** Every cluster of the clusters file; those that join later are targets from then on. */
   readonly clusters: readonly Cluster[];
   readonly clusterGroups: readonly ClusterGroup[];
   readonly strategy: FleetRolloutStrategy;
@@ -52,9 +59,14 @@ export function simulateFleetRollout(
   const { scenario, clusters } = input;
   const revision = scenario.kind === "firstDeployment" ? "1" : "2";
   const observations = new Map<string, Observation>();
+  const later = joiningLater(scenario.actions);
+  const present = new Set(
+    clusters.filter((c) => !later.has(c.name)).map((c) => c.name),
+  );
   if (scenario.kind !== "firstDeployment") {
-    for (const c of clusters)
-      observations.set(c.name, {
+    // Clusters in the fleet at the start hold the previous revision; a joiner holds nothing.
+    for (const name of present)
+      observations.set(name, {
         releasedRevision: "1",
         appliedRevision: "1",
         ready: true,
@@ -75,6 +87,9 @@ export function simulateFleetRollout(
       queue.push(w.toMs, { kind: "online", cluster: c.name });
     }
   }
+  for (const action of scenario.actions)
+    if (action.action === "join" || action.action === "leave")
+      queue.push(action.atMs, { kind: action.action, cluster: action.cluster });
   let now = scenario.startMs;
   let endMs = now;
   let passScheduledAt: number | undefined;
@@ -110,7 +125,7 @@ export function simulateFleetRollout(
   const runPass = (): void => {
     const result = rolloutPass({
       strategy: input.strategy,
-      targets: clusters,
+      targets: clusters.filter((c) => present.has(c.name)),
       clusterGroups: input.clusterGroups,
       revision,
       deployments: deployments(),
@@ -133,11 +148,15 @@ export function simulateFleetRollout(
         message: `Released revision ${revision} (${r.kind === "first" ? "first deployment" : "update"})`,
       });
       const b = behaviourOf(scenario, r.cluster);
-      const after = b.fail ? b.failAfterSeconds : b.readyAfterSeconds;
+      // A revision is released to a cluster once: this is its first attempt.
+      const after = failsAttempt(b, 1)
+        ? b.failAfterSeconds
+        : b.readyAfterSeconds;
       queue.push(now + after * 1000, {
         kind: "outcome",
         cluster: r.cluster,
         revision,
+        releasedAtMs: now,
       });
     }
     let again: number | undefined;
@@ -206,6 +225,26 @@ export function simulateFleetRollout(
         continue;
       }
       passDue = true;
+      if (ev.kind === "join" || ev.kind === "leave") {
+        timeline.push({
+          at: isoTime(now),
+          type: ev.kind === "join" ? "joined" : "left",
+          cluster: ev.cluster,
+          ...where(ev.cluster),
+          message:
+            ev.kind === "join"
+              ? "Cluster joined the fleet; it gets the revision in its turn"
+              : "Cluster left the fleet",
+        });
+        if (ev.kind === "join") present.add(ev.cluster);
+        else {
+          present.delete(ev.cluster);
+          // Leaving removes what was deployed there: a cluster that joins again starts afresh.
+          observations.delete(ev.cluster);
+          held.delete(ev.cluster);
+        }
+        continue;
+      }
       if (ev.kind === "offline" || ev.kind === "online") {
         const o = observe(ev.cluster);
         o.unreachable = ev.kind === "offline";
@@ -231,18 +270,24 @@ export function simulateFleetRollout(
         waiting.set(ev.cluster, ev);
         continue;
       }
-      const o = observe(ev.cluster);
-      if (o.releasedRevision !== ev.revision) continue;
+      const o = observations.get(ev.cluster);
+      if (
+        o === undefined ||
+        o.releasedRevision !== ev.revision ||
+        o.releasedAtMs !== ev.releasedAtMs
+      )
+        continue;
       const b = behaviourOf(scenario, ev.cluster);
+      const fails = failsAttempt(b, 1);
       const before = bundleClusterState(o, revision);
-      if (b.fail) o.errored = true;
+      if (fails) o.errored = true;
       else {
         o.appliedRevision = ev.revision;
         o.ready = !b.neverReady;
         if (o.ready) o.readyAtMs = now;
       }
       const after = bundleClusterState(o, revision);
-      const message = b.fail
+      const message = fails
         ? `Apply failed after ${String(b.failAfterSeconds)}s (simulated)`
         : o.ready
           ? `Ready at revision ${revision}`

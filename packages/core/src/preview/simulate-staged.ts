@@ -1,31 +1,37 @@
 /**
  * Simulates a staged update run in virtual time with the real engine: the scenario decides when
- * each started member succeeds or fails, when agents go offline and when operators approve gates;
- * `step` decides everything else.
+ * each started member succeeds or fails, when agents go offline, when clusters join or leave, and
+ * when operators approve gates or act on the run; `step` decides everything else.
  */
 import type { Cluster } from "../cluster.js";
+import type { SimulationOutput, TimelineEntry } from "../preview-types.js";
+import { fail, ok, type Result } from "../result.js";
+import { behaviourOf, failsAttempt, type Scenario } from "../scenario.js";
+import { joiningLater, type ScenarioAction } from "../scenario-actions.js";
 import { isoTime } from "../staged/context.js";
 import type { MemberOutcome, RunAction, RunEvent } from "../staged/events.js";
+import { gateMatches } from "../staged/gates.js";
 import { locateMember } from "../staged/member-index.js";
 import { resolveRun } from "../staged/resolve.js";
-import { isRunFinished, type Run, type RunPayload } from "../staged/run.js";
+import {
+  isRunFinished,
+  type Gate,
+  type Run,
+  type RunPayload,
+} from "../staged/run.js";
 import { step } from "../staged/step.js";
 import type { UpdateStrategy } from "../update-strategy.js";
-import type {
-  SimulatedWave,
-  SimulationOutput,
-  TimelineEntry,
-} from "../preview-types.js";
-import { behaviourOf, type Scenario } from "../scenario.js";
-import { fail, ok, type Result } from "../result.js";
+import { describeRelease, withRelease } from "../versions/catalogue.js";
+import type { AvailableVersions } from "../versions/version.js";
 import { EventQueue } from "./event-queue.js";
+import { operatorCommands, SIMULATION_ACTOR } from "./staged-actions.js";
+import { outputOf, timelineEntry } from "./staged-output.js";
+import { planUpgradeTargets } from "./upgrade-plan.js";
 
 type SimEvent =
-  | {
-      readonly kind: "run";
-      readonly event: RunEvent;
-      readonly note?: TimelineEntry;
-    }
+  | { readonly kind: "start" }
+  | { readonly kind: "release"; readonly offers: AvailableVersions }
+  | { readonly kind: "action"; readonly action: ScenarioAction }
   | { readonly kind: "approve"; readonly gate: string }
   | { readonly kind: "offline" | "online"; readonly member: string }
   | Outcome;
@@ -40,6 +46,7 @@ interface Outcome {
 
 /** Inputs of a staged simulation. */
 export interface StagedSimulationInput {
+  /** Every cluster of the clusters file; those that join later are not members. */
   readonly clusters: readonly Cluster[];
   readonly strategy: UpdateStrategy;
   readonly scenario: Scenario;
@@ -63,10 +70,13 @@ export function simulateStagedRun(
           bundle: "simulated",
           revision: scenario.kind === "firstDeployment" ? "1" : "2",
         };
+  // Members are frozen when the run is created: a cluster that joins later is not one.
+  const later = joiningLater(scenario.actions);
+  const clusters = input.clusters.filter((c) => !later.has(c.name));
   const resolved = resolveRun({
     name: input.runName ?? "simulation",
     strategy: input.strategy,
-    clusters: input.clusters,
+    clusters,
     payload,
     createdAtMs: scenario.startMs,
     ...(scenario.progressDeadlineSeconds === undefined
@@ -81,14 +91,20 @@ export function simulateStagedRun(
   });
   if (!resolved.ok) return fail(resolved.problems);
   const run = resolved.value;
+  const plan = planUpgradeTargets(run, scenario.startMs);
   const keepTimeline = input.timeline ?? true;
   const timeline: TimelineEntry[] = [];
+  let now = scenario.startMs;
+  const note = (entry: Omit<TimelineEntry, "at">): void => {
+    if (keepTimeline) timeline.push({ at: isoTime(now), ...entry });
+  };
   const queue = new EventQueue<SimEvent>();
   const offline = new Set<string>();
   const pendingApprovals = new Set<string>();
   const waitingOutcomes = new Map<string, SimEvent>();
+  const attempts = new Map<string, number>();
 
-  for (const cluster of input.clusters) {
+  for (const cluster of clusters) {
     for (const window of behaviourOf(scenario, cluster.name).offline) {
       queue.push(window.fromMs, { kind: "offline", member: cluster.name });
       queue.push(window.toMs, { kind: "online", member: cluster.name });
@@ -96,12 +112,14 @@ export function simulateStagedRun(
   }
   for (const approval of scenario.approvals)
     queue.push(approval.atMs, { kind: "approve", gate: approval.gate });
-  queue.push(scenario.startMs, {
-    kind: "run",
-    event: { type: "StartRun", actor: "simulation" },
-  });
+  for (const release of scenario.releases)
+    queue.push(release.atMs, { kind: "release", offers: release.offers });
+  queue.push(scenario.startMs, { kind: "start" });
+  // After the start: an action at the start instant applies to the running run.
+  for (const action of scenario.actions)
+    queue.push(action.atMs, { kind: "action", action });
+  let actionsLeft = scenario.actions.length;
 
-  let now = scenario.startMs;
   /** What the member's agent reports now, if it can and the member is still in that attempt. */
   const report = (ev: Outcome): MemberOutcome[] => {
     if (offline.has(ev.member)) {
@@ -123,49 +141,83 @@ export function simulateStagedRun(
           },
     ];
   };
-  const apply = (event: RunEvent): void => {
+  const apply = (event: RunEvent, label?: string): void => {
     const result = step(run, event, now);
-    if (
-      result.rejected !== undefined &&
-      keepTimeline &&
-      event.type === "StartRun"
-    ) {
-      timeline.push({
-        at: isoTime(now),
-        type: "rejected",
-        message: result.rejected.message,
-      });
+    if (result.rejected !== undefined) {
+      if (label !== undefined || event.type === "StartRun")
+        note({
+          type: "rejected",
+          message:
+            label === undefined
+              ? result.rejected.message
+              : `${label}: ${result.rejected.message}`,
+        });
+      return;
     }
     for (const action of result.actions) handle(action);
   };
   const handle = (action: RunAction): void => {
     if (action.type === "StartMember") {
       const b = behaviourOf(scenario, action.member);
+      const attempt = (attempts.get(action.member) ?? 0) + 1;
+      attempts.set(action.member, attempt);
       if (b.neverReady) return;
-      const after = b.fail ? b.failAfterSeconds : b.readyAfterSeconds;
+      const fails = failsAttempt(b, attempt);
+      const after = fails ? b.failAfterSeconds : b.readyAfterSeconds;
       queue.push(now + after * 1000, {
         kind: "outcome",
         member: action.member,
         startedAtMs: now,
-        ok: !b.fail,
+        ok: !fails,
       });
       return;
     }
     if (keepTimeline) timeline.push(timelineEntry(action));
     if (action.scope === "gate" && action.to === "Pending") {
+      // autoApprove stands for an operator who approves every approval; a scheduled start keeps
+      // its time unless the scenario completes it explicitly.
       if (
-        scenario.autoApprove ||
+        (scenario.autoApprove && gateType(run, action.name) === "Approval") ||
         pendingApprovals.has(action.name.split("#")[0] ?? action.name)
       ) {
         queue.push(now, { kind: "approve", gate: action.name });
       }
     }
   };
+  const act = (action: ScenarioAction): void => {
+    if (action.action === "join") {
+      note({
+        type: "joined",
+        cluster: action.cluster,
+        message:
+          "Cluster joined the fleet; not part of this run (its members were frozen when it was created)",
+      });
+      return;
+    }
+    if (action.action === "leave") {
+      const where = locateMember(run, action.cluster);
+      note({
+        type: "left",
+        cluster: action.cluster,
+        ...(where === undefined
+          ? {}
+          : { wave: where.stage.name, group: where.group.name }),
+        message: "Cluster left the fleet",
+      });
+      if (where !== undefined)
+        apply({ type: "MemberLeft", member: action.cluster });
+      return;
+    }
+    for (const command of operatorCommands(action))
+      apply(command, action.action);
+  };
 
-  while (!isRunFinished(run.state) || queue.size > 0) {
+  for (;;) {
     const next = minTime(queue.peekTime(), run.wakeAtMs);
     if (next === undefined || next > scenario.untilMs) break;
-    if (isRunFinished(run.state) && !hasInFlight(run)) break;
+    // A finished run can still be started again, retried or skipped by a later action.
+    if (isRunFinished(run.state) && !hasInFlight(run) && actionsLeft === 0)
+      break;
     now = Math.max(now, next);
     if (
       run.wakeAtMs !== undefined &&
@@ -179,57 +231,45 @@ export function simulateStagedRun(
     if (popped === undefined) break;
     const ev = popped.item;
     switch (ev.kind) {
-      case "run":
-        apply(ev.event);
+      case "start":
+        apply({ type: "StartRun", actor: SIMULATION_ACTOR });
         break;
-      case "approve": {
-        const before = timeline.length;
-        const result = step(
-          run,
-          {
-            type: "ApproveGate",
-            gate: ev.gate,
-            actor: "simulation",
-            reason: "scenario approval",
-          },
-          now,
-        );
-        if (result.rejected === undefined) {
-          for (const action of result.actions) handle(action);
-          pendingApprovals.delete(ev.gate.split("#")[0] ?? ev.gate);
-        } else if (result.rejected.code === "failed_precondition") {
-          // Approved before the gate was reached: it applies as soon as the gate is reached.
-          pendingApprovals.add(ev.gate.split("#")[0] ?? ev.gate);
-        } else if (keepTimeline) {
-          timeline.splice(before, 0, {
-            at: isoTime(now),
-            type: "warning",
-            gate: ev.gate,
-            message: result.rejected.message,
-          });
-        }
+      case "release":
+        note({
+          type: "offered",
+          message: `Now offered: ${describeRelease(ev.offers)}`,
+        });
+        apply({
+          type: "AvailableVersionsChanged",
+          available: withRelease(
+            run.available ?? { kubernetes: [], nodeImages: [] },
+            ev.offers,
+          ),
+        });
         break;
-      }
+      case "action":
+        actionsLeft -= 1;
+        act(ev.action);
+        break;
+      case "approve":
+        approve(ev.gate);
+        break;
       case "offline":
         offline.add(ev.member);
-        if (keepTimeline)
-          timeline.push({
-            at: isoTime(now),
-            type: "offline",
-            cluster: ev.member,
-            message: "Agent unreachable",
-          });
+        note({
+          type: "offline",
+          cluster: ev.member,
+          message: "Agent unreachable",
+        });
         apply({ type: "MemberUnreachable", member: ev.member });
         break;
       case "online": {
         offline.delete(ev.member);
-        if (keepTimeline)
-          timeline.push({
-            at: isoTime(now),
-            type: "online",
-            cluster: ev.member,
-            message: "Agent reconnected",
-          });
+        note({
+          type: "online",
+          cluster: ev.member,
+          message: "Agent reconnected",
+        });
         apply({ type: "MemberReachable", member: ev.member });
         const held = waitingOutcomes.get(ev.member);
         if (held !== undefined) {
@@ -262,8 +302,62 @@ export function simulateStagedRun(
       }
     }
   }
+
+  function approve(gate: string): void {
+    const before = timeline.length;
+    const position = gate.split("#")[0] ?? gate;
+    // CompleteGate, not ApproveGate: an operator may complete a ScheduledStart gate early too.
+    const result = step(
+      run,
+      {
+        type: "CompleteGate",
+        gate,
+        actor: SIMULATION_ACTOR,
+        reason: "scenario approval",
+      },
+      now,
+    );
+    if (result.rejected === undefined) {
+      for (const action of result.actions) handle(action);
+      pendingApprovals.delete(position);
+    } else if (isAwaitingGate(run, gate)) {
+      // Approved before the gate was reached: it applies as soon as the gate is reached.
+      pendingApprovals.add(position);
+    } else if (keepTimeline) {
+      timeline.splice(before, 0, {
+        at: isoTime(now),
+        type: "warning",
+        gate,
+        message: result.rejected.message,
+      });
+    }
+  }
+
   const truncated = !isRunFinished(run.state);
-  return ok({ run, output: outputOf(run, scenario, now, timeline, truncated) });
+  return ok({
+    run,
+    output: outputOf(run, scenario, now, timeline, truncated, plan),
+  });
+}
+
+function gatesOf(run: Run): Gate[] {
+  return run.stages.flatMap((stage) => [
+    ...stage.beforeGates,
+    ...stage.afterGates,
+    ...stage.groups.flatMap((g) => [...g.beforeGates, ...g.afterGates]),
+  ]);
+}
+
+/** True when a gate at `id` has not been reached yet, so an approval can wait for it. */
+function isAwaitingGate(run: Run, id: string): boolean {
+  return gatesOf(run).some(
+    (gate) => gate.state === "NotStarted" && gateMatches(gate, id),
+  );
+}
+
+/** The type of the gate with exactly this id. */
+function gateType(run: Run, id: string): Gate["type"] | undefined {
+  return gatesOf(run).find((gate) => gate.id === id)?.type;
 }
 
 function hasInFlight(run: Run): boolean {
@@ -277,108 +371,4 @@ function minTime(
   if (a === undefined) return b;
   if (b === undefined) return a;
   return Math.min(a, b);
-}
-
-const MEMBER_TYPES: Readonly<Record<string, string>> = {
-  Running: "started",
-  Succeeded: "succeeded",
-  Failed: "failed",
-  Skipped: "skipped",
-  Pending: "pending",
-  NotStarted: "queued",
-};
-
-function timelineEntry(
-  action: Extract<RunAction, { type: "Transitioned" }>,
-): TimelineEntry {
-  const base = {
-    at: isoTime(action.atMs),
-    from: action.from,
-    to: action.to,
-    message: action.message,
-  };
-  switch (action.scope) {
-    case "member":
-      return {
-        ...base,
-        type: MEMBER_TYPES[action.to] ?? "member",
-        cluster: action.name,
-        ...(action.stage === undefined ? {} : { wave: action.stage }),
-        ...(action.group === undefined ? {} : { group: action.group }),
-      };
-    case "gate":
-      return {
-        ...base,
-        type: "gate",
-        gate: action.name,
-        ...(action.stage === undefined ? {} : { wave: action.stage }),
-        ...(action.group === undefined ? {} : { group: action.group }),
-      };
-    case "group":
-      return {
-        ...base,
-        type: "group",
-        ...(action.stage === undefined ? {} : { wave: action.stage }),
-        group: action.name,
-      };
-    case "stage":
-      return { ...base, type: "stage", wave: action.name };
-    case "run":
-      return { ...base, type: "run" };
-    default: {
-      const never: never = action.scope;
-      return never;
-    }
-  }
-}
-
-function outputOf(
-  run: Run,
-  scenario: Scenario,
-  endMs: number,
-  timeline: TimelineEntry[],
-  truncated: boolean,
-): SimulationOutput {
-  const end = run.finishedAtMs ?? endMs;
-  const waves: SimulatedWave[] = run.stages.map((stage) => ({
-    name: stage.name,
-    state: stage.state,
-    ...(stage.reason === undefined ? {} : { reason: stage.reason }),
-    failureCount: stage.failureCount,
-    groups: stage.groups.map((group) => ({
-      name: group.name,
-      state: group.state,
-      ...(group.reason === undefined ? {} : { reason: group.reason }),
-      failureCount: group.failureCount,
-      members: group.members.map((m) => ({
-        name: m.name,
-        state: m.state,
-        ...(m.reason === undefined ? {} : { reason: m.reason }),
-        ...(m.message === "" ? {} : { message: m.message }),
-        ...(m.startedAtMs === undefined
-          ? {}
-          : { releasedAt: isoTime(m.startedAtMs) }),
-        ...(m.finishedAtMs === undefined ||
-        m.state === "NotStarted" ||
-        m.state === "Pending" ||
-        m.state === "Running"
-          ? {}
-          : { finishedAt: isoTime(m.finishedAtMs) }),
-      })),
-    })),
-  }));
-  return {
-    apiVersion: "flotilla.dev/v1",
-    dialect: "staged",
-    start: isoTime(scenario.startMs),
-    end: isoTime(end),
-    durationSeconds: Math.round((end - scenario.startMs) / 1000),
-    finalState: run.state,
-    failureCount: run.failureCount,
-    truncated,
-    timeline,
-    waves,
-    unassigned: run.unassigned,
-    warnings: [],
-  };
 }

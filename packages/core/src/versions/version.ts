@@ -258,14 +258,16 @@ export function kubernetesVersionField(form: VersionForm) {
   });
 }
 
-const kubernetesOfferSchema = strictObject({
+/** Schema of one Kubernetes offer (`{version, lts?, preview?, regions?}`). */
+export const kubernetesOfferField = strictObject({
   version: kubernetesVersionField("full"),
   lts: z.boolean().optional(),
   preview: z.boolean().optional(),
   regions: regionsField.optional(),
 });
 
-const nodeImageOfferSchema = strictObject({
+/** Schema of one node-image offer (`{family, version, regions?}`). */
+export const nodeImageOfferField = strictObject({
   family: z.string().min(1, "must not be empty"),
   version: z
     .string()
@@ -291,8 +293,8 @@ function firstDuplicate(
 /** Schema of the `available` object; a version listed twice is rejected (its regions would clash). */
 export const availableVersionsField: z.ZodType<AvailableVersions> =
   strictObject({
-    kubernetes: z.array(kubernetesOfferSchema).optional(),
-    nodeImages: z.array(nodeImageOfferSchema).optional(),
+    kubernetes: z.array(kubernetesOfferField).optional(),
+    nodeImages: z.array(nodeImageOfferField).optional(),
   }).transform((value, ctx): AvailableVersions => {
     const kubernetes = value.kubernetes ?? [];
     const nodeImages = value.nodeImages ?? [];

@@ -1,0 +1,241 @@
+/**
+ * `flotilla plan --channel` (docs/plan-and-simulate.md): what an auto-upgrade profile resolves to
+ * with a catalogue of offered versions ({@link resolveChannel}, the resolution auto-upgrade profiles
+ * use), and what the run it generates would do to each member: upgrade to which targets, skip and
+ * why ({@link memberUpgradeDecision}), or fail because a long-term-support target reaches a cluster
+ * without long-term support.
+ */
+import { parseClusterGroups, parseClusters, type Cluster } from "./cluster.js";
+import { planStaged } from "./plan.js";
+import { parseStrategyDocument, tag } from "./preview/inputs.js";
+import { planUpgradeTargets } from "./preview/upgrade-plan.js";
+import type {
+  ChannelPlanOutput,
+  ChannelTarget,
+  InputProblem,
+  PlanWarning,
+  PlannedMember,
+  UpgradePlan,
+} from "./preview-types.js";
+import { parseWith } from "./schema.js";
+import { resolveRun } from "./staged/resolve.js";
+import type { NodeImageSelection } from "./upgrade.js";
+import type { UpdateStrategy } from "./update-strategy.js";
+import {
+  longTermSupportFailure,
+  resolveChannel,
+  upgradeProfileField,
+  type ChannelResolution,
+  type UpgradeChannel,
+  type UpgradeProfile,
+} from "./versions/channels.js";
+import {
+  availableVersionsField,
+  type AvailableVersions,
+} from "./versions/version.js";
+
+/** The raw documents and options of `plan --channel`. */
+export interface ChannelPlanInputs {
+  readonly clusters: unknown;
+  /** An update strategy; absent: members one by one. */
+  readonly strategy?: unknown;
+  readonly clusterGroups?: unknown;
+  /** `{channel, targetKubernetesVersion?, longTermSupport?}`, as an AKS auto-upgrade profile. */
+  readonly profile: unknown;
+  /** Node-image selection of the runs the profile generates (default Latest). */
+  readonly nodeImageSelection?: NodeImageSelection;
+  /** What the platform offers: `{kubernetes?, nodeImages?}`, the scenario's `available` shape. */
+  readonly catalogue: unknown;
+}
+
+const CHANNELS: readonly UpgradeChannel[] = [
+  "Rapid",
+  "Stable",
+  "TargetKubernetesVersion",
+  "NodeImage",
+  "SecurityPatch",
+];
+
+function targetOf(
+  channel: UpgradeChannel,
+  resolution: ChannelResolution,
+): ChannelTarget {
+  if (!resolution.ok) return { channel, reason: resolution.reason };
+  return {
+    channel,
+    upgrade: resolution.upgrade,
+    ...(resolution.requiresLongTermSupport
+      ? { requiresLongTermSupport: true }
+      : {}),
+  };
+}
+
+/** Every channel against the catalogue; TargetKubernetesVersion only with the profile's target. */
+function everyChannel(
+  profile: UpgradeProfile,
+  catalogue: AvailableVersions,
+  nodeImageSelection: NodeImageSelection,
+): ChannelTarget[] {
+  return CHANNELS.flatMap((channel) => {
+    if (channel === "TargetKubernetesVersion") {
+      if (profile.channel !== channel) return [];
+      return [
+        targetOf(
+          channel,
+          resolveChannel(profile, catalogue, { nodeImageSelection }),
+        ),
+      ];
+    }
+    return [
+      targetOf(
+        channel,
+        resolveChannel({ channel }, catalogue, { nodeImageSelection }),
+      ),
+    ];
+  });
+}
+
+/**
+ * A member the run would start with an LTS-only target fails it unless the cluster has long-term
+ * support (AKS: a non-LTS cluster fails the generated run).
+ */
+function withLongTermSupport(
+  plan: UpgradePlan,
+  resolution: ChannelResolution,
+  clusters: ReadonlyMap<string, Cluster>,
+): { plan: UpgradePlan; failing: string[] } {
+  const failing: string[] = [];
+  const members = plan.members.map((m): PlannedMember => {
+    if (m.action !== "upgrade") return m;
+    const hasLts = clusters.get(m.name)?.supportPlan === "AKSLongTermSupport";
+    const failure = longTermSupportFailure(resolution, m.name, hasLts);
+    if (failure === undefined) return m;
+    failing.push(m.name);
+    return {
+      name: m.name,
+      wave: m.wave,
+      group: m.group,
+      action: "fail",
+      reason: "NoLongTermSupport",
+      message: failure,
+    };
+  });
+  return { plan: { ...plan, members }, failing };
+}
+
+/** `plan --channel`: every problem of every input at once, or the channel plan. */
+export function planChannel(
+  inputs: ChannelPlanInputs,
+):
+  | { ok: true; value: ChannelPlanOutput }
+  | { ok: false; problems: readonly InputProblem[] } {
+  const problems: InputProblem[] = [];
+  const clusters = parseClusters(inputs.clusters);
+  if (!clusters.ok) problems.push(...tag("clusters", clusters.problems));
+  const groups =
+    inputs.clusterGroups === undefined
+      ? undefined
+      : parseClusterGroups(inputs.clusterGroups);
+  if (groups !== undefined && !groups.ok)
+    problems.push(...tag("clusterGroups", groups.problems));
+  const strategy =
+    inputs.strategy === undefined
+      ? undefined
+      : parseStrategyDocument(inputs.strategy);
+  if (strategy !== undefined && !strategy.ok)
+    problems.push(...tag("strategy", strategy.problems));
+  if (strategy?.ok === true && strategy.value.dialect === "fleet")
+    problems.push({
+      source: "strategy",
+      path: "",
+      message:
+        "a Fleet rolloutStrategy rolls out bundle revisions; an auto-upgrade channel needs an update strategy with stages (or none: members one by one)",
+    });
+  const profile = parseWith(upgradeProfileField, inputs.profile);
+  if (!profile.ok) problems.push(...tag("profile", profile.problems));
+  const catalogue = parseWith(availableVersionsField, inputs.catalogue);
+  if (!catalogue.ok) problems.push(...tag("catalogue", catalogue.problems));
+  if (problems.length > 0 || !clusters.ok || !profile.ok || !catalogue.ok)
+    return { ok: false, problems };
+  const staged: UpdateStrategy | undefined =
+    strategy?.ok === true && strategy.value.dialect === "staged"
+      ? strategy.value.strategy
+      : undefined;
+
+  const nodeImageSelection = inputs.nodeImageSelection ?? "Latest";
+  const resolution = resolveChannel(profile.value, catalogue.value, {
+    nodeImageSelection,
+  });
+  const head = {
+    apiVersion: "flotilla.dev/v1" as const,
+    profile: { ...profile.value, nodeImageSelection },
+  };
+  const channels = everyChannel(
+    profile.value,
+    catalogue.value,
+    nodeImageSelection,
+  );
+  const warnings: PlanWarning[] = [];
+  let unassigned: readonly string[] = [];
+  if (staged !== undefined) {
+    const planned = planStaged(staged, clusters.value);
+    if (!planned.ok)
+      return { ok: false, problems: tag("strategy", planned.problems) };
+    warnings.push(...planned.value.warnings);
+    unassigned = planned.value.unassigned;
+  }
+  if (!resolution.ok) {
+    return {
+      ok: true,
+      value: {
+        ...head,
+        reason: resolution.reason,
+        channels,
+        unassigned,
+        warnings,
+      },
+    };
+  }
+  const run = resolveRun({
+    name: "auto-upgrade",
+    ...(staged === undefined ? {} : { strategy: staged }),
+    clusters: clusters.value,
+    payload: { kind: "upgrade", upgrade: resolution.upgrade },
+    createdAtMs: 0,
+    available: catalogue.value,
+  });
+  if (!run.ok) return { ok: false, problems: tag("strategy", run.problems) };
+  const targets = planUpgradeTargets(run.value);
+  const { plan, failing } =
+    targets === undefined
+      ? { plan: undefined, failing: [] }
+      : withLongTermSupport(
+          targets,
+          resolution,
+          new Map(clusters.value.map((c) => [c.name, c])),
+        );
+  if (failing.length > 0) {
+    const to =
+      resolution.upgrade.type === "NodeImageOnly"
+        ? "the target"
+        : resolution.upgrade.kubernetesVersion;
+    warnings.push({
+      code: "LongTermSupportRequired",
+      message: `${to} is past standard support: ${String(failing.length)} cluster(s) without supportPlan AKSLongTermSupport would fail the run: ${failing.join(", ")}`,
+    });
+  }
+  return {
+    ok: true,
+    value: {
+      ...head,
+      upgrade: resolution.upgrade,
+      ...(resolution.requiresLongTermSupport
+        ? { requiresLongTermSupport: true }
+        : {}),
+      channels,
+      ...(plan === undefined ? {} : { plan }),
+      unassigned: run.value.unassigned,
+      warnings,
+    },
+  };
+}
