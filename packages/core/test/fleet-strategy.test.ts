@@ -123,8 +123,8 @@ describe("parseRolloutStrategy", () => {
     const found = problems({
       maxUnavailable: "abc",
       autoPartitionSize: "10.5",
-      autoPartitionThreshold: -1,
-      maxNew: 2.5,
+      autoPartitionThreshold: 1.5,
+      maxNew: -1,
       unassigned: "drop",
       partitions: [{ name: "a", maxUnavailable: "x%" }],
     });

@@ -57,6 +57,8 @@ const countField = z
   .number()
   .int("must be an integer")
   .min(0, "must not be negative");
+// Fleet reads a threshold at or below 0 as "no automatic partitions" (docs/engine.md, "Negative values").
+const thresholdField = z.number().int("must be an integer");
 
 const partitionSchema = strictObject({
   name: z.string().min(1, "must not be empty"),
@@ -72,7 +74,7 @@ const strategySchema = strictObject({
   maxUnavailable: fleetLimitField.nullish(),
   maxUnavailablePartitions: fleetLimitField.nullish(),
   autoPartitionSize: fleetLimitField.nullish(),
-  autoPartitionThreshold: countField.nullish(),
+  autoPartitionThreshold: thresholdField.nullish(),
   maxNew: countField.nullish(),
   partitions: z.array(partitionSchema).nullish(),
   unassigned: z.enum(["report", "autoPartition"]).nullish(),

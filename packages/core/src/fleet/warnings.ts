@@ -37,6 +37,8 @@ export function fleetWarnings(
     unassigned.length;
   const filled = partitions.filter((p) => p.clusters.length > 0);
 
+  for (const message of negativeValues(strategy)) add("NegativeValue", message);
+
   if (strategy.maxNew === 0) {
     add(
       "MaxNewZero",
@@ -121,9 +123,9 @@ export function fleetWarnings(
     const size = strategy.autoPartitionSize;
     const reason =
       size.kind === "int" && size.value <= 0
-        ? "autoPartitionSize 0 turns automatic partitioning off"
+        ? `autoPartitionSize ${show(size)} turns automatic partitioning off`
         : strategy.autoPartitionThreshold <= 0
-          ? "autoPartitionThreshold 0 turns automatic partitioning off"
+          ? `autoPartitionThreshold ${String(strategy.autoPartitionThreshold)} turns automatic partitioning off`
           : targetCount < strategy.autoPartitionThreshold && sizeSet
             ? `${String(targetCount)} clusters are below autoPartitionThreshold ${String(strategy.autoPartitionThreshold)}, so autoPartitionSize ${show(size)} has no effect`
             : undefined;
@@ -145,6 +147,44 @@ export function fleetWarnings(
     );
   }
   return warnings;
+}
+
+/**
+ * Fleet accepts negative numbers, so flotilla does too (docs/engine.md, "Negative values"); each
+ * one is named with what it resolves to, since it is most likely a mistake.
+ */
+function negativeValues(strategy: FleetRolloutStrategy): string[] {
+  const out: string[] = [];
+  const check = (
+    field: string,
+    value: IntOrPercent | undefined,
+    offWhenInt = false,
+  ): void => {
+    if (value === undefined || value.value >= 0) return;
+    const head = `${field} ${show(value)} is negative:`;
+    if (value.kind === "int")
+      out.push(
+        offWhenInt
+          ? `${head} automatic partitioning is off, as in Fleet (as with 0)`
+          : `${head} it resolves to 0, as in Fleet (a negative integer counts as 0)`,
+      );
+    else
+      out.push(
+        `${head} it resolves to 1, as in Fleet (a percentage resolves to at least 1)${offWhenInt ? ", so each automatic partition holds one cluster" : ""}`,
+      );
+  };
+  check("maxUnavailable", strategy.maxUnavailable);
+  check("maxUnavailablePartitions", strategy.maxUnavailablePartitions);
+  check("autoPartitionSize", strategy.autoPartitionSize, true);
+  check(
+    "autoPartitionThreshold",
+    { kind: "int", value: strategy.autoPartitionThreshold },
+    true,
+  );
+  strategy.partitions.forEach((p, i) => {
+    check(`partitions[${String(i)}].maxUnavailable`, p.maxUnavailable);
+  });
+  return out;
 }
 
 function zeroPercentFields(strategy: FleetRolloutStrategy): string[] {

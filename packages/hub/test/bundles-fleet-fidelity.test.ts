@@ -1,0 +1,55 @@
+// Fleet's own shapes through BundleManager.apply and the live passes: negative numbers are
+// accepted with a warning and resolve as docs/engine.md says.
+import { describe, expect, test } from "vitest";
+import {
+  bundleSpec,
+  clusters,
+  holding,
+  reportReady,
+  startHarness,
+} from "./bundles-fixtures.js";
+
+describe("negative Fleet numbers", () => {
+  test("are stored with a warning naming each field and value, and maxUnavailable -3 releases one update at a time", async () => {
+    await using h = await startHarness(clusters(4));
+    const strategy = { maxUnavailable: -3, autoPartitionThreshold: -1 };
+    const applied = await h.manager.apply(bundleSpec({ strategy }), "r");
+    expect(
+      applied.warnings
+        .filter((w) => w.code === "NegativeValue")
+        .map((w) => w.message),
+    ).toEqual([
+      "maxUnavailable -3 is negative: it resolves to 0, as in Fleet (a negative integer counts as 0)",
+      "autoPartitionThreshold -1 is negative: automatic partitioning is off, as in Fleet (as with 0)",
+    ]);
+    await h.manager.idle();
+    const r1 = applied.bundle.record.revision;
+    await reportReady(h, holding(h, r1), r1);
+
+    const next = await h.manager.apply(
+      bundleSpec({ strategy, version: "2" }),
+      "r",
+    );
+    await h.manager.idle();
+    const r2 = next.bundle.record.revision;
+    const status = await h.manager.get("web");
+    expect(status.limits.maxUnavailable).toBe(0);
+    expect(status.partitions.map((p) => [p.name, p.maxUnavailable])).toEqual([
+      ["All", 0],
+    ]);
+    // A limit of 0 lets one cluster through at a time (docs/engine.md, "Limit 0").
+    expect(holding(h, r2)).toEqual(["c-00"]);
+  });
+
+  test('resolve "-10%" to 1 for the partition and the bundle', async () => {
+    await using h = await startHarness(clusters(4));
+    const applied = await h.manager.apply(
+      bundleSpec({ strategy: { maxUnavailable: "-10%" } }),
+      "r",
+    );
+    expect(applied.warnings.map((w) => w.code)).toContain("NegativeValue");
+    const status = await h.manager.get("web");
+    expect(status.limits.maxUnavailable).toBe(1);
+    expect(status.partitions[0]?.maxUnavailable).toBe(1);
+  });
+});
