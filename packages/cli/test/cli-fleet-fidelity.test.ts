@@ -90,3 +90,43 @@ describe("negative Fleet numbers", () => {
     expect(err).toContain("stages[0].maxConcurrency: must not be negative");
   });
 });
+
+describe("unnamed partitions", () => {
+  it("plans them as partition-<index> in the table and in JSON", async () => {
+    const fleetYaml = [
+      "rolloutStrategy:",
+      "  maxUnavailable: 0",
+      "  partitions:",
+      "    - clusterName: c-1",
+      "    - name: rest",
+      "      clusterSelector: {}",
+      "    - clusterName: nobody",
+    ].join("\n");
+    const table = await cli({ "fleet.yaml": fleetYaml }, [
+      "plan",
+      "--clusters",
+      "c.yaml",
+      "--strategy",
+      "fleet.yaml",
+    ]);
+    expect(table.err).toBe("");
+    expect(table.code).toBe(0);
+    expect(table.out).toContain("├─ partition partition-0  1 cluster");
+    expect(table.out).toContain('partition "partition-2" holds no cluster');
+    const json = await cli({ "fleet.yaml": fleetYaml }, [
+      "plan",
+      "--clusters",
+      "c.yaml",
+      "--strategy",
+      "fleet.yaml",
+      "-o",
+      "json",
+    ]);
+    const plan = JSON.parse(json.out) as { waves: { name: string }[] };
+    expect(plan.waves.map((w) => w.name)).toEqual([
+      "partition-0",
+      "rest",
+      "partition-2",
+    ]);
+  });
+});

@@ -81,6 +81,7 @@ describe("parseRolloutStrategy", () => {
     ]);
     expect(s.partitions[0]).toEqual({
       name: "canary",
+      named: true,
       maxUnavailable: { kind: "int", value: 0 },
       clusterName: "c-1",
     });

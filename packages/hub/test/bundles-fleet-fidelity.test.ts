@@ -1,8 +1,10 @@
 // Fleet's own shapes through BundleManager.apply and the live passes: negative numbers are
-// accepted with a warning and resolve as docs/engine.md says.
+// accepted with a warning and resolve as docs/engine.md says; unnamed partitions get their
+// shown names.
 import { describe, expect, test } from "vitest";
 import {
   bundleSpec,
+  cluster,
   clusters,
   holding,
   reportReady,
@@ -51,5 +53,37 @@ describe("negative Fleet numbers", () => {
     const status = await h.manager.get("web");
     expect(status.limits.maxUnavailable).toBe(1);
     expect(status.partitions[0]?.maxUnavailable).toBe(1);
+  });
+});
+
+describe("unnamed partitions", () => {
+  test("are applied and shown as partition-<index> in the bundle status", async () => {
+    await using h = await startHarness([
+      ...clusters(2, () => ({ ring: "a" })),
+      cluster("z-00", { ring: "b" }),
+    ]);
+    await h.manager.apply(
+      bundleSpec({
+        strategy: {
+          maxUnavailable: 0,
+          partitions: [
+            { clusterSelector: { matchLabels: { ring: "a" } } },
+            { clusterSelector: { matchLabels: { ring: "b" } } },
+          ],
+        },
+      }),
+      "r",
+    );
+    await h.manager.idle();
+    const status = await h.manager.get("web");
+    expect(status.partitions.map((p) => [p.name, p.clusters])).toEqual([
+      ["partition-0", ["c-00", "c-01"]],
+      ["partition-1", ["z-00"]],
+    ]);
+    expect(status.clusters.map((c) => [c.cluster, c.partition])).toEqual([
+      ["c-00", "partition-0"],
+      ["c-01", "partition-0"],
+      ["z-00", "partition-1"],
+    ]);
   });
 });
