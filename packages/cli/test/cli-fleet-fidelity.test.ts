@@ -130,3 +130,40 @@ describe("unnamed partitions", () => {
     ]);
   });
 });
+
+describe("undeclared cluster groups", () => {
+  it("warns, naming the group, when clusters and partitions name groups the cluster-groups file lacks", async () => {
+    const { code, out, err } = await cli(
+      {
+        "g.yaml": "- {name: canary, selector: {matchLabels: {env: canary}}}\n",
+        "cg.yaml": "- {name: c-9, groups: [emea]}\n",
+        "fleet.yaml":
+          "rolloutStrategy:\n  partitions:\n    - {name: first, clusterGroup: canray}\n",
+      },
+      [
+        "plan",
+        "--clusters",
+        "cg.yaml",
+        "--strategy",
+        "fleet.yaml",
+        "--cluster-groups",
+        "g.yaml",
+        "-o",
+        "json",
+      ],
+    );
+    expect(err).toBe("");
+    expect(code).toBe(0);
+    const plan = JSON.parse(out) as {
+      warnings: { code: string; message: string }[];
+    };
+    expect(
+      plan.warnings
+        .filter((w) => w.code === "UndeclaredClusterGroup")
+        .map((w) => w.message),
+    ).toEqual([
+      'partitions[0] ("first"): clusterGroup "canray" is not a declared cluster group, so the partition matches no cluster; did you mean "canary"?',
+      'cluster group "emea" is listed in the groups of 1 cluster(s) (c-9) but is not declared, so it holds none of them',
+    ]);
+  });
+});

@@ -1,7 +1,8 @@
 // Fleet's own shapes through BundleManager.apply and the live passes: negative numbers are
 // accepted with a warning and resolve as docs/engine.md says; unnamed partitions get their
-// shown names.
+// shown names; a partition naming a group the hub does not have is a warning.
 import { describe, expect, test } from "vitest";
+import { parseSelectorStruct, type ClusterGroup } from "@flotilla/core";
 import {
   bundleSpec,
   cluster,
@@ -10,6 +11,12 @@ import {
   reportReady,
   startHarness,
 } from "./bundles-fixtures.js";
+
+function group(name: string, selector: unknown): ClusterGroup {
+  const parsed = parseSelectorStruct(selector, "selector");
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+  return { name, labels: {}, selector: parsed.value };
+}
 
 describe("negative Fleet numbers", () => {
   test("are stored with a warning naming each field and value, and maxUnavailable -3 releases one update at a time", async () => {
@@ -85,5 +92,35 @@ describe("unnamed partitions", () => {
       ["c-01", "partition-0"],
       ["z-00", "partition-1"],
     ]);
+  });
+});
+
+describe("undeclared cluster groups", () => {
+  test("a partition naming a group the hub does not have is a warning of apply, gone once the group exists", async () => {
+    await using h = await startHarness(clusters(2, () => ({ ring: "a" })));
+    const spec = bundleSpec({
+      strategy: {
+        maxUnavailable: 1,
+        partitions: [{ name: "canary", clusterGroup: "canaries" }],
+      },
+    });
+    const before = await h.manager.apply(spec, "r");
+    expect(
+      before.warnings.filter((w) => w.code === "UndeclaredClusterGroup"),
+    ).toEqual([
+      {
+        code: "UndeclaredClusterGroup",
+        message:
+          'partitions[0] ("canary"): clusterGroup "canaries" is not a declared cluster group, so the partition matches no cluster',
+      },
+    ]);
+    h.fleet.clusterGroups = [group("canaries", { matchLabels: { ring: "a" } })];
+    const after = await h.manager.apply(spec, "r");
+    expect(after.warnings.map((w) => w.code)).not.toContain(
+      "UndeclaredClusterGroup",
+    );
+    await h.manager.idle();
+    const status = await h.manager.get("web");
+    expect(status.partitions[0]?.clusters).toEqual(["c-00", "c-01"]);
   });
 });

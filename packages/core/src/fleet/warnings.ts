@@ -10,8 +10,16 @@ import {
   type FleetRolloutStrategy,
 } from "./strategy.js";
 
-/** How many unassigned cluster names a warning lists before "and N more". */
+/** How many cluster names a warning lists before "and N more". */
 const LISTED_NAMES = 5;
+
+/** `a, b, c, d, e and 2 more`: the first names of a list, for a warning. */
+export function listNames(names: readonly string[]): string {
+  const listed = names.slice(0, LISTED_NAMES).join(", ");
+  return names.length > LISTED_NAMES
+    ? `${listed} and ${String(names.length - LISTED_NAMES)} more`
+    : listed;
+}
 
 const show = (v: IntOrPercent): string =>
   v.kind === "int"
@@ -84,14 +92,9 @@ export function fleetWarnings(
   }
 
   if (unassigned.length > 0) {
-    const listed = unassigned.slice(0, LISTED_NAMES).join(", ");
-    const more =
-      unassigned.length > LISTED_NAMES
-        ? ` and ${String(unassigned.length - LISTED_NAMES)} more`
-        : "";
     add(
       "UnassignedClusters",
-      `manual partitions leave ${String(unassigned.length)} cluster(s) undeployed: ${listed}${more}; add partitions for them or set unassigned: autoPartition to deploy them after the manual partitions`,
+      `manual partitions leave ${String(unassigned.length)} cluster(s) undeployed: ${listNames(unassigned)}; add partitions for them or set unassigned: autoPartition to deploy them after the manual partitions`,
     );
   }
 
