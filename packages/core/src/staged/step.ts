@@ -4,6 +4,7 @@
  * about members update them; then the scheduler ({@link advance}) runs.
  */
 import { hasConstraints } from "../maintenance/windows.js";
+import { upgradeSucceededMessage } from "../node-image-plan.js";
 import {
   advance,
   endSkipped,
@@ -501,14 +502,13 @@ function memberFinished(
     group.remaining -= 1;
     group.succeeded += 1;
     member.finishedAtMs = ctx.nowMs;
-    setMemberState(
-      ctx,
-      stage,
-      group,
-      member,
-      "Succeeded",
-      event.message ?? "Succeeded",
+    // The agent knows what it changed; only the run knows which pools it left out, and why.
+    const message = upgradeSucceededMessage(
+      member.target ?? {},
+      member.skippedNodeImages ?? [],
+      event.message,
     );
+    setMemberState(ctx, stage, group, member, "Succeeded", message);
     return undefined;
   }
   member.notBeforeMs = event.untilMs ?? ctx.nowMs + DEFAULT_DEFER_MS;
