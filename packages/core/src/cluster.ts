@@ -40,6 +40,11 @@ export interface Cluster {
   readonly kubernetesVersion?: string;
   readonly nodePools: readonly NodePool[];
   readonly region?: string;
+  /**
+   * Fleet's Cluster `spec.paused`: the cluster receives no new bundle revision and does not count
+   * as unavailable in partitioned rollouts (docs/engine.md, "Paused clusters"). Set only when true.
+   */
+  readonly paused?: true;
 }
 
 /** A named label selector over clusters (Fleet ClusterGroup); its own labels feed clusterGroupSelector. */
@@ -91,6 +96,7 @@ const clusterSchema = strictObject({
     .optional(),
   nodePools: z.array(nodePoolSchema).optional(),
   region: z.string().min(1).optional(),
+  paused: z.boolean().optional(),
 });
 
 const clusterGroupSchema = strictObject({
@@ -157,6 +163,7 @@ export function parseClusters(raw: unknown): Result<Cluster[]> {
         : { kubernetesVersion: c.kubernetesVersion.replace(/^v/, "") }),
       nodePools: c.nodePools ?? [],
       ...(c.region === undefined ? {} : { region: c.region }),
+      ...(c.paused === true ? { paused: true as const } : {}),
     })),
   );
 }

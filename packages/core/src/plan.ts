@@ -5,7 +5,10 @@
 import type { Cluster, ClusterGroup } from "./cluster.js";
 import { formPartitions } from "./fleet/partitions.js";
 import type { FleetRolloutStrategy } from "./fleet/strategy.js";
-import { undeclaredGroupWarnings } from "./fleet/group-warnings.js";
+import {
+  pausedClusterWarnings,
+  undeclaredGroupWarnings,
+} from "./fleet/target-warnings.js";
 import { fleetWarnings } from "./fleet/warnings.js";
 import { parseInputs, tag, type PreviewInputs } from "./preview/inputs.js";
 import type { InputProblem, PlanOutput } from "./preview-types.js";
@@ -40,6 +43,7 @@ export function planFleet(
         formed.unassigned,
       ),
       ...undeclaredGroupWarnings(strategy, clusters, clusterGroups),
+      ...pausedClusterWarnings(clusters),
     ],
   };
 }

@@ -1,7 +1,8 @@
 /**
- * Cluster groups named but never declared (docs/engine.md, "Undeclared cluster groups"): a
- * partition's `clusterGroup` or a cluster's `groups` entry naming such a group matches nothing, as
- * in Fleet, but flotilla says so instead of leaving the rollout to skip clusters silently.
+ * Warnings about a Fleet rollout's targets rather than its numbers: cluster groups named but never
+ * declared (docs/engine.md, "Undeclared cluster groups": they match nothing, as in Fleet, but
+ * flotilla says so instead of leaving the rollout to skip clusters silently), and paused clusters
+ * (docs/engine.md, "Paused clusters": the rollout goes on without them).
  */
 import { compareNames, type Cluster, type ClusterGroup } from "../cluster.js";
 import type { PlanWarning } from "../preview-types.js";
@@ -46,4 +47,21 @@ export function undeclaredGroupWarnings(
     });
   }
   return warnings;
+}
+
+/** One warning listing the paused targets, when there are any. */
+export function pausedClusterWarnings(
+  clusters: readonly Cluster[],
+): PlanWarning[] {
+  const paused = clusters
+    .filter((c) => c.paused === true)
+    .map((c) => c.name)
+    .sort(compareNames);
+  if (paused.length === 0) return [];
+  return [
+    {
+      code: "PausedClusters",
+      message: `${String(paused.length)} cluster(s) are paused: they receive nothing new and do not count as unavailable: ${listNames(paused)}`,
+    },
+  ];
 }
