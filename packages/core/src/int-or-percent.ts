@@ -125,7 +125,7 @@ export function intOrPercentToString(value: IntOrPercent): string {
 }
 
 /**
- * Rancher Fleet's limit rule (SPEC 2, rule 1). count ≤ 0 → 1; integers clamp to [0, count] (so a
+ * Rancher Fleet's limit rule. count ≤ 0 → 1; integers clamp to [0, count] (so a
  * negative integer gives 0); percentages are `floor(trunc(count × p) / 100)` in floating point,
  * then at least 1 (so a negative percentage gives 1), at most count. Truncating the product first
  * reproduces Go's float64 result: "18.4%" of 375 → 68, not 69.
