@@ -42,6 +42,11 @@ export interface Cluster {
   readonly region?: string;
   /** AKS's support plan: `AKSLongTermSupport` clusters may take a long-term-support minor. */
   readonly supportPlan?: "KubernetesOfficial" | "AKSLongTermSupport";
+  /**
+   * Fleet's Cluster `spec.paused`: the cluster receives no new bundle revision and does not count
+   * as unavailable in partitioned rollouts (docs/engine.md, "Paused clusters"). Set only when true.
+   */
+  readonly paused?: true;
 }
 
 /** A named label selector over clusters (Fleet ClusterGroup); its own labels feed clusterGroupSelector. */
@@ -94,6 +99,7 @@ const clusterSchema = strictObject({
   nodePools: z.array(nodePoolSchema).optional(),
   region: z.string().min(1).optional(),
   supportPlan: z.enum(["KubernetesOfficial", "AKSLongTermSupport"]).optional(),
+  paused: z.boolean().optional(),
 });
 
 const clusterGroupSchema = strictObject({
@@ -161,6 +167,7 @@ export function parseClusters(raw: unknown): Result<Cluster[]> {
       nodePools: c.nodePools ?? [],
       ...(c.region === undefined ? {} : { region: c.region }),
       ...(c.supportPlan === undefined ? {} : { supportPlan: c.supportPlan }),
+      ...(c.paused === true ? { paused: true as const } : {}),
     })),
   );
 }

@@ -127,6 +127,8 @@ export type {
   ConsistentNodeImages,
   UpgradeSkipReason,
   NodeImageChange,
+  NodeImageSkip,
+  NodeImageSkipReason,
   MemberUpgradeDecision,
 } from "./upgrade.js";
 

@@ -4,7 +4,8 @@
  * A value is an integer or a string `"N%"`; a numeric string without `%` is the integer it spells.
  * Each field uses exactly one rule: {@link fleetLimit} for Fleet's maxUnavailable,
  * maxUnavailablePartitions and autoPartitionSize; {@link concurrency} for maxConcurrency;
- * {@link failureBudget} for maxAllowedFailures.
+ * {@link failureBudget} for maxAllowedFailures. Fleet's fields accept negative values, as Fleet does
+ * (docs/engine.md, "Negative values"); the other two rules refuse them.
  */
 import { fail, ok, type Problem, type Result } from "./result.js";
 
@@ -19,8 +20,11 @@ export type IntOrPercentInput = number | string;
 /** Which rule a field follows; decides which values are acceptable. */
 export type IntOrPercentRule = "fleetLimit" | "concurrency" | "failureBudget";
 
-const INTEGER = /^(0|[1-9][0-9]*)$/;
-const PERCENT = /^(0|[1-9][0-9]*)(\.[0-9]+)?%$/;
+const INTEGER = /^-?(0|[1-9][0-9]*)$/;
+const PERCENT = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?%$/;
+
+// "-0" is 0: a negative zero would print as "0" yet compare differently in tests and JSON.
+const number = (text: string): number => Number(text) || 0;
 
 /** Parses a raw value for a field that follows `rule`; every problem names `path`. */
 export function parseIntOrPercent(
@@ -45,9 +49,7 @@ function parseShape(raw: unknown, path: string): Result<IntOrPercent> {
         },
       ]);
     }
-    if (raw < 0)
-      return fail([{ path, message: "must not be negative", value: raw }]);
-    return ok({ kind: "int", value: raw });
+    return ok({ kind: "int", value: raw || 0 });
   }
   if (typeof raw !== "string") {
     return fail([
@@ -59,14 +61,13 @@ function parseShape(raw: unknown, path: string): Result<IntOrPercent> {
     ]);
   }
   const text = raw.trim();
-  if (INTEGER.test(text)) return ok({ kind: "int", value: Number(text) });
+  if (INTEGER.test(text)) return ok({ kind: "int", value: number(text) });
   if (PERCENT.test(text))
-    return ok({ kind: "percent", value: Number(text.slice(0, -1)) });
+    return ok({ kind: "percent", value: number(text.slice(0, -1)) });
   let message = 'must be an integer or a percentage like "25%"';
-  if (/^-/.test(text)) message = "must not be negative";
-  else if (/^0[0-9]/.test(text))
+  if (/^-?0[0-9]/.test(text))
     message = 'must not have a leading zero (write "5", not "05")';
-  else if (/^[0-9]+\.[0-9]+$/.test(text))
+  else if (/^-?[0-9]+\.[0-9]+$/.test(text))
     message = 'a fraction needs a "%" sign (e.g. "10.5%")';
   return fail([{ path, message, value: raw }]);
 }
@@ -77,6 +78,9 @@ function checkRange(
   path: string,
   rule: IntOrPercentRule,
 ): Problem | undefined {
+  // Only Fleet's own fields take negative values (Fleet clamps them); AKS's numbers never do.
+  if (rule !== "fleetLimit" && value.value < 0)
+    return { path, message: "must not be negative", value: raw };
   switch (rule) {
     case "fleetLimit":
       return undefined;
@@ -121,9 +125,10 @@ export function intOrPercentToString(value: IntOrPercent): string {
 }
 
 /**
- * Rancher Fleet's limit rule (SPEC 2, rule 1). count ≤ 0 → 1; integers clamp to [0, count];
- * percentages are `floor(trunc(count × p) / 100)` in floating point, then at least 1, at most count.
- * Truncating the product first reproduces Go's float64 result: "18.4%" of 375 → 68, not 69.
+ * Rancher Fleet's limit rule. count ≤ 0 → 1; integers clamp to [0, count] (so a
+ * negative integer gives 0); percentages are `floor(trunc(count × p) / 100)` in floating point,
+ * then at least 1 (so a negative percentage gives 1), at most count. Truncating the product first
+ * reproduces Go's float64 result: "18.4%" of 375 → 68, not 69.
  */
 export function fleetLimit(count: number, value: IntOrPercent): number {
   if (count <= 0) return 1;

@@ -5,6 +5,10 @@
 import type { Cluster, ClusterGroup } from "./cluster.js";
 import { formPartitions } from "./fleet/partitions.js";
 import type { FleetRolloutStrategy } from "./fleet/strategy.js";
+import {
+  pausedClusterWarnings,
+  undeclaredGroupWarnings,
+} from "./fleet/target-warnings.js";
 import { fleetWarnings } from "./fleet/warnings.js";
 import { parseInputs, tag, type PreviewInputs } from "./preview/inputs.js";
 import type { InputProblem, PlanOutput } from "./preview-types.js";
@@ -31,12 +35,16 @@ export function planFleet(
     })),
     limits: { ...formed.limits },
     unassigned: formed.unassigned,
-    warnings: fleetWarnings(
-      strategy,
-      formed.partitions,
-      formed.limits,
-      formed.unassigned,
-    ),
+    warnings: [
+      ...fleetWarnings(
+        strategy,
+        formed.partitions,
+        formed.limits,
+        formed.unassigned,
+      ),
+      ...undeclaredGroupWarnings(strategy, clusters, clusterGroups),
+      ...pausedClusterWarnings(clusters),
+    ],
   };
 }
 

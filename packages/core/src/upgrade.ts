@@ -7,23 +7,33 @@
 import { z } from "zod";
 import type { Cluster, NodePool } from "./cluster.js";
 import { FlotillaError } from "./errors.js";
+import {
+  describeSkippedPools,
+  ownEntry,
+  planNodeImages,
+  type NodeImageChange,
+  type NodeImageSkip,
+} from "./node-image-plan.js";
 import { strictObject, unknownFieldMessage } from "./schema.js";
 import {
   compareKubernetesVersions as compare,
-  compareNodeImageVersions,
   formatKubernetesVersion,
   isOfferedIn,
   isWindowsImageFamily,
   kubernetesVersionField,
   kubernetesVersionOf,
   minorDistance,
-  newestNodeImage,
   parseKubernetesVersion,
   type AvailableVersions,
   type KubernetesVersion,
 } from "./versions/version.js";
 
 // Re-exported so run and scenario code can take everything about upgrades from this module.
+export type {
+  NodeImageChange,
+  NodeImageSkip,
+  NodeImageSkipReason,
+} from "./node-image-plan.js";
 export {
   availableVersionsField,
   isWindowsImageFamily,
@@ -146,16 +156,6 @@ export function upgradeWindowScope(
   }
 }
 
-function own(
-  record: Readonly<Record<string, string>> | undefined,
-  key: string,
-): string | undefined {
-  // Family names are data: never let "constructor" or "__proto__" resolve through the prototype.
-  return record !== undefined && Object.hasOwn(record, key)
-    ? record[key]
-    : undefined;
-}
-
 /** Why a member is skipped by an upgrade run. */
 export type UpgradeSkipReason =
   | "AlreadyAtTarget"
@@ -163,13 +163,6 @@ export type UpgradeSkipReason =
   | "AheadOfTarget"
   | "NoConsistentImage"
   | "NoLinuxNodePools";
-
-/** One node pool moving to a new image. */
-export interface NodeImageChange {
-  readonly pool: string;
-  readonly from: string;
-  readonly to: string;
-}
 
 /** What happens to one member when its turn comes: skip (with a reason) or upgrade (with targets). */
 export type MemberUpgradeDecision =
@@ -184,6 +177,8 @@ export type MemberUpgradeDecision =
       readonly kubernetesVersion?: string;
       /** Pools whose image changes; pools already at their target are left out. */
       readonly nodeImages: readonly NodeImageChange[];
+      /** Pools left on their image, with why; absent when there are none. */
+      readonly skippedNodeImages?: readonly NodeImageSkip[];
       readonly message: string;
     };
 
@@ -195,32 +190,19 @@ const skip = (reason: UpgradeSkipReason, message: string): Skip => ({
   message,
 });
 
-/** Image changes for `pools`, or the NoConsistentImage skip when a pool's family has no selection. */
-function imageChanges(
+/** The per-pool plan of `pools`, or the NoConsistentImage skip when a pool's family has no selection. */
+function imagePlan(
   cluster: Cluster,
   pools: readonly NodePool[],
   selection: NodeImageSelection,
   available: AvailableVersions,
   consistent: Readonly<Record<string, string>> | undefined,
-): NodeImageChange[] | Skip {
-  const changes: NodeImageChange[] = [];
-  const missing: NodePool[] = [];
-  for (const pool of pools) {
-    const target =
-      selection === "Consistent"
-        ? own(consistent, pool.imageFamily)
-        : newestNodeImage(available, pool.imageFamily, [cluster.region]);
-    if (target === undefined && selection === "Consistent") missing.push(pool);
-    // Latest with nothing offered here, or a pool already newer: nothing to move to (no downgrades).
-    else if (
-      target !== undefined &&
-      compareNodeImageVersions(target, pool.imageVersion) > 0
-    ) {
-      changes.push({ pool: pool.name, from: pool.imageVersion, to: target });
-    }
-  }
-  if (missing.length === 0) return changes;
-  const names = missing.map((p) => `"${p.name}" (${p.imageFamily})`).join(", ");
+): Omit<ReturnType<typeof planNodeImages>, "missing"> | Skip {
+  const plan = planNodeImages(cluster, pools, selection, available, consistent);
+  if (plan.missing.length === 0) return plan;
+  const names = plan.missing
+    .map((p) => `"${p.name}" (${p.imageFamily})`)
+    .join(", ");
   return skip(
     "NoConsistentImage",
     `cluster "${cluster.name}": no consistent node image was selected at run start for pool ${names}: a pool added after the run started needs a new run`,
@@ -229,6 +211,19 @@ function imageChanges(
 
 function describe(changes: readonly NodeImageChange[]): string {
   return changes.map((c) => `pool "${c.pool}" ${c.from} → ${c.to}`).join(", ");
+}
+
+/** The decision's own `skippedNodeImages` field and message tail: nothing when no pool is skipped. */
+function skippedPart(
+  skipped: readonly NodeImageSkip[],
+  keepsKubelet: boolean,
+): { field: { skippedNodeImages?: readonly NodeImageSkip[] }; text: string } {
+  return skipped.length === 0
+    ? { field: {}, text: "" }
+    : {
+        field: { skippedNodeImages: skipped },
+        text: `; ${describeSkippedPools(skipped, keepsKubelet)}`,
+      };
 }
 
 function targetOf(payload: {
@@ -261,33 +256,45 @@ export function memberUpgradeDecision(
   const name = `cluster "${cluster.name}"`;
   if (payload.type === "NodeImageOnly") {
     const linuxOnly = payload.securityPatchOnly === true;
-    const pools = cluster.nodePools.filter(
-      (p) => !linuxOnly || !isWindowsImageFamily(p.imageFamily),
-    );
+    const windows = (p: NodePool): boolean =>
+      linuxOnly && isWindowsImageFamily(p.imageFamily);
+    const pools = cluster.nodePools.filter((p) => !windows(p));
     if (pools.length === 0 && cluster.nodePools.length > 0) {
       return skip(
         "NoLinuxNodePools",
         `${name} has only Windows node pools: security patches apply to Linux pools only`,
       );
     }
-    const changes = imageChanges(
+    const plan = imagePlan(
       cluster,
       pools,
       payload.nodeImageSelection,
       available,
       consistent,
     );
-    if (!Array.isArray(changes)) return changes;
-    if (changes.length === 0) {
+    if ("action" in plan) return plan;
+    const skipped: NodeImageSkip[] = [
+      ...plan.skipped,
+      ...cluster.nodePools.filter(windows).map((p): NodeImageSkip => ({
+        pool: p.name,
+        version: p.imageVersion,
+        reason: "LinuxOnly",
+      })),
+    ];
+    if (plan.changes.length === 0) {
+      const pools =
+        skipped.length === 0 ? "" : `: ${describeSkippedPools(skipped)}`;
       return skip(
         "AlreadyAtTarget",
-        `every node pool of ${name} is already at its target image`,
+        `${name} has no node pool to upgrade${pools}`,
       );
     }
+    const rest = skippedPart(skipped, false);
     return {
       action: "upgrade",
-      nodeImages: changes,
-      message: `upgrade ${name}: ${describe(changes)}`,
+      nodeImages: plan.changes,
+      ...rest.field,
+      message: `upgrade ${name}: ${describe(plan.changes)}${rest.text}`,
     };
   }
   const target = targetOf(payload);
@@ -310,16 +317,17 @@ export function memberUpgradeDecision(
     );
   }
   const full = payload.type === "Full";
-  const changes = full
-    ? imageChanges(
+  const plan = full
+    ? imagePlan(
         cluster,
         cluster.nodePools,
         payload.nodeImageSelection,
         available,
         consistent,
       )
-    : [];
-  if (!Array.isArray(changes)) return changes;
+    : { changes: [], skipped: [] };
+  if ("action" in plan) return plan;
+  const { changes } = plan;
   const kubeletsAtTarget = cluster.nodePools.every((p) => {
     const kubelet = kubernetesVersionOf(p.kubernetesVersion);
     return kubelet === undefined || compare(kubelet, target) === 0;
@@ -335,11 +343,13 @@ export function memberUpgradeDecision(
     );
   }
   const images = changes.length === 0 ? "" : `; ${describe(changes)}`;
+  const rest = skippedPart(plan.skipped, true);
   return {
     action: "upgrade",
     kubernetesVersion: to,
     nodeImages: changes,
-    message: `upgrade ${name} from ${from} to ${to}${images}`,
+    ...rest.field,
+    message: `upgrade ${name} from ${from} to ${to}${images}${rest.text}`,
   };
 }
 
@@ -375,7 +385,7 @@ export function isTargetAvailable(
   )
     return undefined;
   for (const pool of cluster.nodePools) {
-    const version = own(consistent, pool.imageFamily);
+    const version = ownEntry(consistent, pool.imageFamily);
     if (version === undefined) continue; // memberUpgradeDecision reports it as NoConsistentImage
     const offered = available.nodeImages.some(
       (i) =>

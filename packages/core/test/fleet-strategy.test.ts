@@ -81,6 +81,7 @@ describe("parseRolloutStrategy", () => {
     ]);
     expect(s.partitions[0]).toEqual({
       name: "canary",
+      named: true,
       maxUnavailable: { kind: "int", value: 0 },
       clusterName: "c-1",
     });
@@ -123,8 +124,8 @@ describe("parseRolloutStrategy", () => {
     const found = problems({
       maxUnavailable: "abc",
       autoPartitionSize: "10.5",
-      autoPartitionThreshold: -1,
-      maxNew: 2.5,
+      autoPartitionThreshold: 1.5,
+      maxNew: -1,
       unassigned: "drop",
       partitions: [{ name: "a", maxUnavailable: "x%" }],
     });

@@ -135,8 +135,6 @@ describe("parseIntOrPercent shapes", () => {
     "%",
     "10.5",
     "05",
-    "-5",
-    -5,
     10.5,
     "1e3",
     "",
@@ -153,9 +151,17 @@ describe("parseIntOrPercent shapes", () => {
   it("explains the common mistakes", () => {
     expect(rejection("05")).toMatch(/leading zero/);
     expect(rejection("10.5")).toMatch(/needs a "%"/);
-    expect(rejection("-5")).toMatch(/negative/);
-    expect(rejection(-5)).toMatch(/negative/);
     expect(rejection("abc")).toMatch(/integer or a percentage/);
+  });
+
+  it("refuses negative values for maxConcurrency and maxAllowedFailures only", () => {
+    for (const rule of ["concurrency", "failureBudget"] as const) {
+      expect(rejection("-5", rule)).toBe("must not be negative");
+      expect(rejection(-5, rule)).toBe("must not be negative");
+      expect(rejection("-5%", rule)).toBe("must not be negative");
+    }
+    expect(parsed(-5)).toEqual(int(-5));
+    expect(parsed("-5%")).toEqual(pct(-5));
   });
 
   it("accepts integers, integer strings and percentages (fractional for fleetLimit)", () => {

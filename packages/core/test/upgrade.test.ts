@@ -591,7 +591,7 @@ describe("memberUpgradeDecision", () => {
       action: "skip",
       reason: "AlreadyAtTarget",
       message:
-        'every node pool of cluster "c-1" is already at its target image',
+        'cluster "c-1" has no node pool to upgrade: skipped upgrade of node pool(s) "p1" (already at 202603.01.0), "p2" (at 202612.01.0, newer than the target 202603.01.0)',
     });
     expect(
       memberUpgradeDecision(cluster("c-2"), nodeImageOnly(), available),

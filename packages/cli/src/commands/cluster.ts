@@ -1,5 +1,5 @@
 /**
- * `flotilla cluster list|get|label|remove`: the fleet as the hub sees it.
+ * `flotilla cluster list|get|label|pause|unpause|remove`: the fleet as the hub sees it.
  */
 import { formatProblem, parseSelectorString } from "@flotilla/core";
 import { EXIT_OK } from "../io.js";
@@ -15,6 +15,7 @@ import { printJson, printLines } from "../hub/output.js";
 import { listAll } from "../hub/pages.js";
 import { clusterDetail, clusterTable } from "../render/cluster-view.js";
 import { formatLabels } from "../render/table.js";
+import { pauseCluster, unpauseCluster } from "./cluster-pause.js";
 import type { Noun, ParsedArgs, PositionalSpec } from "./command.js";
 import { parseLabelChanges } from "./label-args.js";
 
@@ -214,6 +215,6 @@ const remove = adminCommand({
 /** `flotilla cluster …`. */
 export const clusterNoun: Noun = {
   name: "cluster",
-  summary: "list, inspect, label and remove clusters",
-  verbs: [list, get, label, remove],
+  summary: "list, inspect, label, pause and remove clusters",
+  verbs: [list, get, label, pauseCluster, unpauseCluster, remove],
 };

@@ -48,7 +48,9 @@ export function clusterTable(
     { header: "NAME", cell: (c) => c.name },
     {
       header: "CONNECTION",
-      cell: (c) => connectionWord(c.connection, options.style),
+      cell: (c) =>
+        connectionWord(c.connection, options.style) +
+        (c.paused ? options.style.yellow(" (paused)") : ""),
     },
     { header: "KUBERNETES", cell: (c) => c.facts?.kubernetesVersion ?? "-" },
     { header: "APPLIED/INTENT", cell: generation, align: "right" },
@@ -116,6 +118,16 @@ export function clusterDetail(
     field("Region", c.facts?.region ?? "-"),
     field("Labels", formatLabels(c.labels)),
     field("Update group", c.updateGroup ?? "-"),
+    ...(c.paused
+      ? [
+          field(
+            "Paused",
+            style.yellow(
+              "yes: bundle rollouts give it no new revision (flotilla cluster unpause)",
+            ),
+          ),
+        ]
+      : []),
     field("Cluster groups", groups),
     field(
       "Intent",

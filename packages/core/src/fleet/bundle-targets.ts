@@ -32,7 +32,7 @@ export function matchesTarget(
   groups: readonly ClusterGroup[],
 ): boolean {
   // Partitions and targets use one matcher in Fleet (clustermatcher.go): the same AND rules.
-  return matchesPartition({ ...matcher, name: "" }, cluster, groups);
+  return matchesPartition(matcher, cluster, groups);
 }
 
 /** The clusters `spec` deploys to, in byte order of their names, each with its customization. */

@@ -173,7 +173,10 @@ function manualPartitions(
 
 /** True when `cluster` matches every criterion `spec` sets; a spec with no criteria matches none. */
 export function matchesPartition(
-  spec: FleetPartitionSpec,
+  spec: Pick<
+    FleetPartitionSpec,
+    "clusterName" | "clusterSelector" | "clusterGroup" | "clusterGroupSelector"
+  >,
   cluster: Cluster,
   groups: readonly ClusterGroup[],
 ): boolean {

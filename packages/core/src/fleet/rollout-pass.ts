@@ -160,8 +160,10 @@ export function rolloutPass(input: PassInput): PassResult {
   );
 
   const releasedNow = new Set<string>();
+  // A paused cluster is set aside: it gets nothing new, and its state never holds others back.
+  const paused = (name: string): boolean => clusters.get(name)?.paused === true;
   const unavailable = (name: string): boolean =>
-    releasedNow.has(name) || isUnavailable(observe(name));
+    !paused(name) && (releasedNow.has(name) || isUnavailable(observe(name)));
   const current = (name: string): boolean =>
     releasedNow.has(name) || observe(name).releasedRevision === revision;
   // SPEC 4.3 Decision: a limit of 0 still lets one batch / one cluster through, each Ready before the next.
@@ -189,12 +191,17 @@ export function rolloutPass(input: PassInput): PassResult {
         ...(nextOpeningMs === undefined ? {} : { nextOpeningMs }),
       });
     };
-    const waiting = p.clusters.filter((n) => !current(n));
     const visited = stoppedAfter === undefined;
     let releasedHere = 0;
-    if (input.paused === true) {
-      for (const n of waiting) hold(n, "Paused", "bundle is paused");
-    } else if (!visited) {
+    const waiting: string[] = [];
+    for (const n of p.clusters) {
+      if (current(n)) continue;
+      if (input.paused === true) hold(n, "Paused", "bundle is paused");
+      else if (paused(n)) hold(n, "Paused", "cluster is paused");
+      else waiting.push(n);
+    }
+    // With the bundle paused, every cluster was held above and `waiting` is empty.
+    if (!visited) {
       const why = `pass stopped after partition "${stoppedAfter ?? ""}": ${String(notReadyPartitions)} NotReady partition(s) exceed maxUnavailablePartitions ${String(limits.maxUnavailablePartitions)}`;
       for (const n of waiting) hold(n, "PartitionsNotReady", why);
     } else {
@@ -260,7 +267,7 @@ export function rolloutPass(input: PassInput): PassResult {
     }
 
     const notReadyCount = p.clusters.filter(
-      (n) => !current(n) || unavailable(n),
+      (n) => !paused(n) && (!current(n) || unavailable(n)),
     ).length;
     const notReady = notReadyCount > p.maxUnavailable;
     statuses.push({

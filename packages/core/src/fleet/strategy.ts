@@ -20,7 +20,10 @@ export type UnassignedPolicy = "report" | "autoPartition";
 
 /** One manual partition as declared; criteria that are set must all match. */
 export interface FleetPartitionSpec {
+  /** As declared, or `partition-<index>` for an unnamed one (docs/engine.md, "Unnamed partitions"). */
   readonly name: string;
+  /** False when `name` was given by flotilla because the partition has none. */
+  readonly named: boolean;
   /** Falls back to the strategy's maxUnavailable, then 100% (not the 10% Fleet's field comment claims). */
   readonly maxUnavailable?: IntOrPercent;
   readonly clusterName?: string;
@@ -57,9 +60,11 @@ const countField = z
   .number()
   .int("must be an integer")
   .min(0, "must not be negative");
+// Fleet reads a threshold at or below 0 as "no automatic partitions" (docs/engine.md, "Negative values").
+const thresholdField = z.number().int("must be an integer");
 
 const partitionSchema = strictObject({
-  name: z.string().min(1, "must not be empty"),
+  name: z.string().min(1, "must not be empty").nullish(),
   maxUnavailable: fleetLimitField.nullish(),
   clusterName: z.string().min(1, "must not be empty").nullish(),
   clusterSelector: selectorStructField.nullish(),
@@ -72,7 +77,7 @@ const strategySchema = strictObject({
   maxUnavailable: fleetLimitField.nullish(),
   maxUnavailablePartitions: fleetLimitField.nullish(),
   autoPartitionSize: fleetLimitField.nullish(),
-  autoPartitionThreshold: countField.nullish(),
+  autoPartitionThreshold: thresholdField.nullish(),
   maxNew: countField.nullish(),
   partitions: z.array(partitionSchema).nullish(),
   unassigned: z.enum(["report", "autoPartition"]).nullish(),
@@ -97,8 +102,10 @@ export function parseRolloutStrategy(
   const parsed = parseWith(strategySchema, raw ?? {}, path);
   if (!parsed.ok) return parsed;
   const s = parsed.value;
-  const partitions: FleetPartitionSpec[] = (s.partitions ?? []).map((p) => ({
-    name: p.name,
+  const partitions: FleetPartitionSpec[] = (s.partitions ?? []).map((p, i) => ({
+    // Fleet's `name` is optional; the index keeps the shown name stable while the list is.
+    name: p.name ?? `partition-${String(i)}`,
+    named: p.name != null,
     ...(p.maxUnavailable == null ? {} : { maxUnavailable: p.maxUnavailable }),
     ...(p.clusterName == null ? {} : { clusterName: p.clusterName }),
     ...(p.clusterSelector == null
@@ -138,12 +145,26 @@ function duplicateNames(
       seen.set(p.name, index);
       return;
     }
-    const firstPath = joinPath(joinPath(listPath, first), "name");
-    problems.push({
-      path: joinPath(joinPath(listPath, index), "name"),
-      message: `duplicate partition name; first defined at ${firstPath}`,
-      value: p.name,
-    });
+    const path = joinPath(joinPath(listPath, index), "name");
+    const firstEntry = joinPath(listPath, first);
+    // An unnamed partition's name is flotilla's, not the user's: say where it came from.
+    if (!p.named)
+      problems.push({
+        path,
+        message: `is not set, so the partition is shown as "${p.name}", the name of ${firstEntry}; give one of them another name`,
+      });
+    else if (partitions[first]?.named === false)
+      problems.push({
+        path,
+        message: `duplicate partition name: ${firstEntry} has no name and is shown as "${p.name}"; give one of them another name`,
+        value: p.name,
+      });
+    else
+      problems.push({
+        path,
+        message: `duplicate partition name; first defined at ${joinPath(firstEntry, "name")}`,
+        value: p.name,
+      });
   });
   return problems;
 }

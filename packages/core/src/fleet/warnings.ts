@@ -10,8 +10,16 @@ import {
   type FleetRolloutStrategy,
 } from "./strategy.js";
 
-/** How many unassigned cluster names a warning lists before "and N more". */
+/** How many cluster names a warning lists before "and N more". */
 const LISTED_NAMES = 5;
+
+/** `a, b, c, d, e and 2 more`: the first names of a list, for a warning. */
+export function listNames(names: readonly string[]): string {
+  const listed = names.slice(0, LISTED_NAMES).join(", ");
+  return names.length > LISTED_NAMES
+    ? `${listed} and ${String(names.length - LISTED_NAMES)} more`
+    : listed;
+}
 
 const show = (v: IntOrPercent): string =>
   v.kind === "int"
@@ -36,6 +44,8 @@ export function fleetWarnings(
     partitions.reduce((sum, p) => sum + p.clusters.length, 0) +
     unassigned.length;
   const filled = partitions.filter((p) => p.clusters.length > 0);
+
+  for (const message of negativeValues(strategy)) add("NegativeValue", message);
 
   if (strategy.maxNew === 0) {
     add(
@@ -82,14 +92,9 @@ export function fleetWarnings(
   }
 
   if (unassigned.length > 0) {
-    const listed = unassigned.slice(0, LISTED_NAMES).join(", ");
-    const more =
-      unassigned.length > LISTED_NAMES
-        ? ` and ${String(unassigned.length - LISTED_NAMES)} more`
-        : "";
     add(
       "UnassignedClusters",
-      `manual partitions leave ${String(unassigned.length)} cluster(s) undeployed: ${listed}${more}; add partitions for them or set unassigned: autoPartition to deploy them after the manual partitions`,
+      `manual partitions leave ${String(unassigned.length)} cluster(s) undeployed: ${listNames(unassigned)}; add partitions for them or set unassigned: autoPartition to deploy them after the manual partitions`,
     );
   }
 
@@ -121,9 +126,9 @@ export function fleetWarnings(
     const size = strategy.autoPartitionSize;
     const reason =
       size.kind === "int" && size.value <= 0
-        ? "autoPartitionSize 0 turns automatic partitioning off"
+        ? `autoPartitionSize ${show(size)} turns automatic partitioning off`
         : strategy.autoPartitionThreshold <= 0
-          ? "autoPartitionThreshold 0 turns automatic partitioning off"
+          ? `autoPartitionThreshold ${String(strategy.autoPartitionThreshold)} turns automatic partitioning off`
           : targetCount < strategy.autoPartitionThreshold && sizeSet
             ? `${String(targetCount)} clusters are below autoPartitionThreshold ${String(strategy.autoPartitionThreshold)}, so autoPartitionSize ${show(size)} has no effect`
             : undefined;
@@ -145,6 +150,44 @@ export function fleetWarnings(
     );
   }
   return warnings;
+}
+
+/**
+ * Fleet accepts negative numbers, so flotilla does too (docs/engine.md, "Negative values"); each
+ * one is named with what it resolves to, since it is most likely a mistake.
+ */
+function negativeValues(strategy: FleetRolloutStrategy): string[] {
+  const out: string[] = [];
+  const check = (
+    field: string,
+    value: IntOrPercent | undefined,
+    offWhenInt = false,
+  ): void => {
+    if (value === undefined || value.value >= 0) return;
+    const head = `${field} ${show(value)} is negative:`;
+    if (value.kind === "int")
+      out.push(
+        offWhenInt
+          ? `${head} automatic partitioning is off, as in Fleet (as with 0)`
+          : `${head} it resolves to 0, as in Fleet (a negative integer counts as 0)`,
+      );
+    else
+      out.push(
+        `${head} it resolves to 1, as in Fleet (a percentage resolves to at least 1)${offWhenInt ? ", so each automatic partition holds one cluster" : ""}`,
+      );
+  };
+  check("maxUnavailable", strategy.maxUnavailable);
+  check("maxUnavailablePartitions", strategy.maxUnavailablePartitions);
+  check("autoPartitionSize", strategy.autoPartitionSize, true);
+  check(
+    "autoPartitionThreshold",
+    { kind: "int", value: strategy.autoPartitionThreshold },
+    true,
+  );
+  strategy.partitions.forEach((p, i) => {
+    check(`partitions[${String(i)}].maxUnavailable`, p.maxUnavailable);
+  });
+  return out;
 }
 
 function zeroPercentFields(strategy: FleetRolloutStrategy): string[] {

@@ -58,6 +58,8 @@ export function simulateFleetRollout(
 ): SimulationOutput {
   const { scenario, clusters } = input;
   const revision = scenario.kind === "firstDeployment" ? "1" : "2";
+  // Paused clusters get nothing new: the rollout is done once every other target is Ready.
+  const paused = new Set(clusters.filter((c) => c.paused).map((c) => c.name));
   const observations = new Map<string, Observation>();
   const later = joiningLater(scenario.actions);
   const present = new Set(
@@ -163,7 +165,7 @@ export function simulateFleetRollout(
     for (const h of result.held) {
       if (h.reason === "MaxNew")
         again = now + scenario.passIntervalSeconds * 1000;
-      if (h.reason === "WindowClosed") {
+      if (h.reason === "WindowClosed" || h.reason === "Paused") {
         if (!held.has(h.cluster)) {
           held.add(h.cluster);
           timeline.push({
@@ -202,7 +204,9 @@ export function simulateFleetRollout(
     lastPartitions = result.partitions;
     for (const p of result.partitions)
       for (const c of p.clusters) partitionOf.set(c, p.name);
-    const partitioned = result.partitions.flatMap((p) => p.clusters);
+    const partitioned = result.partitions
+      .flatMap((p) => p.clusters)
+      .filter((n) => !paused.has(n));
     finished = partitioned.every((n) => {
       const s = bundleClusterState(observe(n), revision);
       return s === "Ready" || s === "Modified";
@@ -314,6 +318,7 @@ export function simulateFleetRollout(
   }
   return outputOf(
     lastPartitions,
+    paused,
     unassigned,
     observations,
     revision,
@@ -326,6 +331,7 @@ export function simulateFleetRollout(
 
 function outputOf(
   partitions: ReturnType<typeof rolloutPass>["partitions"],
+  paused: ReadonlySet<string>,
   unassigned: readonly string[],
   observations: ReadonlyMap<string, Observation>,
   revision: string,
@@ -344,9 +350,11 @@ function outputOf(
       const o = observations.get(name);
       const state = stateOf(name);
       if (state === "ErrApplied") failureCount++;
+      const held = paused.has(name) && o?.releasedRevision !== revision;
       return {
         name,
         state,
+        ...(held ? { reason: "Paused" } : {}),
         ...(o?.releasedAtMs === undefined
           ? {}
           : { releasedAt: isoTime(o.releasedAtMs) }),
@@ -359,7 +367,8 @@ function outputOf(
       (m) => m.state === "ErrApplied",
     ).length;
     const state = members.every(
-      (m) => m.state === "Ready" || m.state === "Modified",
+      (m) =>
+        m.state === "Ready" || m.state === "Modified" || paused.has(m.name),
     )
       ? "Ready"
       : "NotReady";

@@ -289,6 +289,11 @@ function startMember(
         : { kubernetesVersion: decision.kubernetesVersion }),
       nodeImages: decision.nodeImages,
     };
+    // Kept on the member, not in the target: the target is what its agent is sent, and older
+    // agents refuse fields they do not know.
+    if (decision.skippedNodeImages === undefined)
+      delete member.skippedNodeImages;
+    else member.skippedNodeImages = decision.skippedNodeImages;
   } else {
     target = { revision: run.payload.revision };
   }

@@ -4,6 +4,7 @@
  * once after them, so every outcome of the batch is counted before a freed slot is refilled
  * (docs/engine.md, "Simultaneous outcomes").
  */
+import { upgradeSucceededMessage } from "../node-image-plan.js";
 import { compareNames } from "../cluster.js";
 import { memberByName, recordFailure } from "./advance.js";
 import { setMemberState, type StepContext } from "./context.js";
@@ -51,14 +52,13 @@ export function applyOutcome(
     group.remaining -= 1;
     group.succeeded += 1;
     member.finishedAtMs = ctx.nowMs;
-    setMemberState(
-      ctx,
-      stage,
-      group,
-      member,
-      "Succeeded",
-      event.message ?? "Succeeded",
+    // The agent knows what it changed; only the run knows which pools it left out, and why.
+    const message = upgradeSucceededMessage(
+      member.target ?? {},
+      member.skippedNodeImages ?? [],
+      event.message,
     );
+    setMemberState(ctx, stage, group, member, "Succeeded", message);
     return undefined;
   }
   member.notBeforeMs = event.untilMs ?? ctx.nowMs + DEFAULT_DEFER_MS;

@@ -8,7 +8,11 @@
  */
 import type { Cluster, NodePool } from "../cluster.js";
 import type { Maintenance, WindowScope } from "../maintenance/windows.js";
-import type { AvailableVersions, UpgradePayload } from "../upgrade.js";
+import type {
+  AvailableVersions,
+  NodeImageSkip,
+  UpgradePayload,
+} from "../upgrade.js";
 import type { DayOfWeek } from "../maintenance/calendar.js";
 
 /** Run states (SPEC 5.5). */
@@ -105,6 +109,8 @@ export interface Member {
   readonly region?: string;
   readonly nodePools?: readonly NodePool[];
   target?: MemberTarget;
+  /** Node pools the upgrade leaves on their image, and why; for the member's final message. */
+  skippedNodeImages?: readonly NodeImageSkip[];
   /** Members with windows or freezes for the run's scope are ordered dynamically (SPEC 5.2). */
   constrained: boolean;
 }

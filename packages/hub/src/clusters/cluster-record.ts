@@ -1,6 +1,6 @@
 /**
  * A cluster as the hub stores it ("clusters" collection): what its agent reported (facts) and what
- * operators set on top (labels, update group). The effective labels are the agent's with the
+ * operators set on top (labels, update group, pause). The effective labels are the agent's with the
  * operator's changes applied, so an agent re-registering does not undo `flotilla cluster label`.
  */
 import {
@@ -22,6 +22,8 @@ export interface ClusterRecord {
   /** Agent labels operators removed. */
   readonly removedLabels: readonly string[];
   readonly updateGroup?: string;
+  /** Set by an operator (Fleet's Cluster spec.paused): bundle rollouts hold the cluster. */
+  readonly paused?: true;
   readonly agentVersion: string;
   readonly registeredAtMs: number;
   /** Persisted on connect and disconnect only (heartbeats are kept in memory). */
@@ -56,6 +58,7 @@ const recordSchema = z.object({
   operatorLabels: labels,
   removedLabels: z.array(z.string()),
   updateGroup: z.string().optional(),
+  paused: z.literal(true).optional(),
   agentVersion: z.string(),
   registeredAtMs: z.number(),
   lastSeenAtMs: z.number(),
@@ -66,12 +69,14 @@ export const CLUSTERS = defineCollection<ClusterRecord>("clusters", (value) =>
   recordSchema.parse(value),
 );
 
-/** An operator's change of a cluster's labels and update group (LabelCluster). */
+/** An operator's change of a cluster's labels, update group and pause (LabelCluster). */
 export interface LabelChange {
   readonly set: Labels;
   readonly remove: readonly string[];
   /** Absent: unchanged; empty string: cleared. */
   readonly updateGroup?: string;
+  /** Absent: unchanged. */
+  readonly paused?: boolean;
   readonly expectedRevision?: number;
 }
 
@@ -102,6 +107,8 @@ export function applyLabelChange(
     ...record,
   };
   delete base.updateGroup;
+  delete base.paused;
+  const paused = change.paused ?? record.paused === true;
   const updateGroup =
     change.updateGroup === undefined
       ? record.updateGroup
@@ -113,6 +120,7 @@ export function applyLabelChange(
     operatorLabels,
     removedLabels: [...removed].sort(),
     ...(updateGroup === undefined ? {} : { updateGroup }),
+    ...(paused ? { paused: true as const } : {}),
   };
 }
 
@@ -165,5 +173,6 @@ export function recordToCluster(record: ClusterRecord): Cluster {
       ? {}
       : { kubernetesVersion: facts.kubernetesVersion }),
     ...(facts.region === undefined ? {} : { region: facts.region }),
+    ...(record.paused === true ? { paused: true as const } : {}),
   };
 }

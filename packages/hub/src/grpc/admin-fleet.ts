@@ -88,6 +88,7 @@ export function fleetHandlers(
       intentGeneration: intent.generation,
       appliedGeneration: status.appliedGeneration,
       revision: status.revision,
+      paused: record.paused === true,
     };
   };
 
@@ -198,6 +199,7 @@ export function fleetHandlers(
             set: set.value,
             remove: request.removeLabels,
             ...(updateGroup === undefined ? {} : { updateGroup }),
+            ...(request.paused == null ? {} : { paused: request.paused }),
             ...(request.expectedRevision === 0
               ? {}
               : { expectedRevision: request.expectedRevision }),

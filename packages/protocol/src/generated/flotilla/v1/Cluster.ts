@@ -39,6 +39,11 @@ export interface Cluster {
   intentGeneration?: number | string | Long;
   appliedGeneration?: number | string | Long;
   revision?: number | string | Long;
+  /**
+   * Set by an operator (Fleet's Cluster spec.paused): the cluster receives no new bundle revision
+   * and does not count as unavailable in partitioned rollouts (docs/engine.md, "Paused clusters").
+   */
+  paused?: boolean;
   _updateGroup?: "updateGroup";
   _agentVersion?: "agentVersion";
   _lastSeenAtMs?: "lastSeenAtMs";
@@ -72,6 +77,11 @@ export interface Cluster__Output {
   intentGeneration: number;
   appliedGeneration: number;
   revision: number;
+  /**
+   * Set by an operator (Fleet's Cluster spec.paused): the cluster receives no new bundle revision
+   * and does not count as unavailable in partitioned rollouts (docs/engine.md, "Paused clusters").
+   */
+  paused: boolean;
   _updateGroup?: "updateGroup";
   _agentVersion?: "agentVersion";
   _lastSeenAtMs?: "lastSeenAtMs";

@@ -19,7 +19,12 @@ export interface LabelClusterRequest {
   updateGroup?: string;
   expectedRevision?: number | string | Long;
   reason?: string;
+  /**
+   * Pauses (true) or unpauses (false) the cluster; absent leaves it.
+   */
+  paused?: boolean;
   _updateGroup?: "updateGroup";
+  _paused?: "paused";
 }
 
 export interface LabelClusterRequest__Output {
@@ -38,5 +43,10 @@ export interface LabelClusterRequest__Output {
   updateGroup?: string;
   expectedRevision: number;
   reason: string;
+  /**
+   * Pauses (true) or unpauses (false) the cluster; absent leaves it.
+   */
+  paused?: boolean;
   _updateGroup?: "updateGroup";
+  _paused?: "paused";
 }
