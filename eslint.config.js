@@ -51,7 +51,7 @@ const boundary = (self, others) => ({
     {
       patterns: others.map((other) => ({
         regex: `^@flotilla/${other}(/|$)`,
-        message: `${self} must not import ${other}: share code through core or protocol (ARCHITECTURE.md).`,
+        message: `${self} must not import ${other}: share code through core, protocol or node (docs/architecture.md).`,
       })),
     },
   ],
@@ -103,6 +103,10 @@ export default tseslint.config(
   {
     files: ["packages/agent/src/**/*.ts"],
     rules: boundary("agent", ["cli", "hub"]),
+  },
+  {
+    files: ["packages/node/src/**/*.ts"],
+    rules: boundary("node", ["cli", "hub", "agent", "testkit"]),
   },
   {
     files: ["**/test/**/*.ts", "test/**/*.ts", "bench/**/*.ts"],

@@ -9,6 +9,7 @@ export default defineConfig({
     alias: {
       "@flotilla/core": src("core"),
       "@flotilla/protocol": src("protocol"),
+      "@flotilla/node": src("node"),
       "@flotilla/testkit": src("testkit"),
       "@flotilla/hub": src("hub"),
       "@flotilla/agent": src("agent"),

@@ -42,7 +42,7 @@ import {
   type ClusterToHost,
   type HostedCluster,
 } from "./hosted-clusters.js";
-import { systemClock } from "./simulated/clock.js";
+import { systemClock } from "@flotilla/node";
 import { AGENT_VERSION } from "./version.js";
 
 /** Options of {@link runAgentProcess}. */

@@ -8,7 +8,7 @@ import type { Logger } from "pino";
 import { parse as parseYaml } from "yaml";
 import type { AgentConfig } from "./config.js";
 import type { ClusterToHost } from "./hosted-cluster.js";
-import { systemClock } from "./simulated/clock.js";
+import { systemClock } from "@flotilla/node";
 import { loadSimulatedCluster } from "./simulated/cluster-file.js";
 import { loadSimulatedFleet } from "./simulated/fleet-file.js";
 import { mulberry32 } from "./simulated/random.js";

@@ -10,7 +10,7 @@ import type { ClusterToHost } from "./hosted-cluster.js";
 import { createSecretIdentityStore } from "./identity/secret-identity-store.js";
 import { loadKubeConfig } from "./kube/kube-config.js";
 import { createKubernetesBackend } from "./runtime/kubernetes-backend.js";
-import { systemClock } from "./simulated/clock.js";
+import { systemClock } from "@flotilla/node";
 
 /** The cluster behind `backend`'s client configuration; fails if it cannot be loaded. */
 export function kubernetesCluster(

@@ -5,7 +5,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { pino } from "pino";
 import { expect, test } from "vitest";
 import { createKubernetesBackend } from "../src/runtime/kubernetes-backend.js";
-import { systemClock } from "../src/simulated/clock.js";
+import { systemClock } from "@flotilla/node";
 import { setNode } from "./support/kube-upgrade-fixtures.js";
 
 test("with driver none, upgrades end Failed: Unsupported and nothing is sent to the cluster", async () => {

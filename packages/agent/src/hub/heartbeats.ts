@@ -3,7 +3,7 @@
  * clock until the stream ends. A hub that is not reading gets no heartbeat queued behind the
  * backlog: it would arrive late anyway, and the next one is due soon.
  */
-import type { Clock } from "../simulated/clock.js";
+import type { Clock } from "@flotilla/node";
 import type { HubStream } from "./hub-stream.js";
 
 /** Options of {@link sendHeartbeats}. */

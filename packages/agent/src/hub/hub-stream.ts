@@ -12,7 +12,7 @@ import {
   type StatusObject,
 } from "@grpc/grpc-js";
 import { fromGrpcError, type wire } from "@flotilla/protocol";
-import type { Clock } from "../simulated/clock.js";
+import type { Clock } from "@flotilla/node";
 
 /** How a stream ended. */
 export interface StreamEnd {

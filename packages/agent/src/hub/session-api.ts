@@ -7,7 +7,7 @@ import type { ChannelOptions } from "@grpc/grpc-js";
 import type { ClusterFacts, StatusSubject } from "@flotilla/protocol";
 import type { Logger } from "pino";
 import type { AgentMetrics } from "../metrics/agent-metrics.js";
-import type { Clock } from "../simulated/clock.js";
+import type { Clock } from "@flotilla/node";
 import type { BackoffOptions } from "./backoff.js";
 import type {
   SessionEvent,

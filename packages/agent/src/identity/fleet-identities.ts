@@ -15,7 +15,7 @@ import { intentKey, intentsBucket } from "@flotilla/protocol";
 import type { Logger } from "pino";
 import type { BootstrapTokenSource } from "../config-identity.js";
 import { natsConnectOptions } from "../intents/nats-credentials.js";
-import type { Clock } from "../simulated/clock.js";
+import type { Clock } from "@flotilla/node";
 import {
   createIdentityKeeper,
   type IdentityKeeper,

@@ -15,7 +15,7 @@ import type { ChannelOptions } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { createBackoff, type BackoffOptions } from "../hub/backoff.js";
 import type { HubTls } from "../hub/transport.js";
-import type { Clock } from "../simulated/clock.js";
+import type { Clock } from "@flotilla/node";
 import {
   checkIdentity,
   renewAtMs,

@@ -13,7 +13,7 @@
  * A refusal throws {@link ApplyRefused} naming the object and the server's reason.
  */
 import type { Logger } from "pino";
-import type { Clock } from "../simulated/clock.js";
+import type { Clock } from "@flotilla/node";
 import { deleteOrder } from "./apply-order.js";
 import type { AppliedObject } from "./bundle-tracker.js";
 import type { PlannedObject } from "./bundle-plan.js";

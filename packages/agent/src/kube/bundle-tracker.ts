@@ -8,7 +8,7 @@
  * re-read, so deletions missed while it was down are noticed.
  */
 import type { Logger } from "pino";
-import type { Clock } from "../simulated/clock.js";
+import type { Clock } from "@flotilla/node";
 import { describeDrift, driftOf } from "./drift.js";
 import type { ResourceStatus } from "./gateway.js";
 import { BUNDLE_LABEL } from "./inventory.js";

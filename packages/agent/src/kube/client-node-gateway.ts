@@ -12,7 +12,7 @@
 import { FlotillaError } from "@flotilla/core";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
-import type { Clock } from "../simulated/clock.js";
+import type { Clock } from "@flotilla/node";
 import { applyPlanned, ApplyRefused, deleteOwned } from "./bundle-apply.js";
 import { bundleStatus, createBundleObserver } from "./bundle-observer.js";
 import { planBundle } from "./bundle-plan.js";

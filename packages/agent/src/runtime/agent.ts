@@ -22,7 +22,7 @@ import {
 } from "../intents/intent-watcher.js";
 import { noopMetrics, type AgentMetrics } from "../metrics/agent-metrics.js";
 import type { ProgressStore } from "../progress-store.js";
-import { systemClock, type Clock } from "../simulated/clock.js";
+import { systemClock, type Clock } from "@flotilla/node";
 import { AGENT_VERSION } from "../version.js";
 import type { AgentBackend } from "./agent-backend.js";
 import { IntentFollower } from "./intent-follower.js";

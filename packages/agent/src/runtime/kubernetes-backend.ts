@@ -16,7 +16,7 @@ import {
   createClientNodeGateway,
   type ClientNodeGateway,
 } from "../kube/client-node-gateway.js";
-import type { Clock } from "../simulated/clock.js";
+import type { Clock } from "@flotilla/node";
 import { createCapiDriver } from "../upgrade/capi-driver.js";
 import type { UpgradeDriver } from "../upgrade/driver.js";
 import { createNoneDriver } from "../upgrade/none-driver.js";

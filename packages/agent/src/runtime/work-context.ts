@@ -2,7 +2,7 @@
 import type { BundleContent } from "@flotilla/protocol";
 import type { Logger } from "pino";
 import type { AgentMetrics } from "../metrics/agent-metrics.js";
-import type { Clock } from "../simulated/clock.js";
+import type { Clock } from "@flotilla/node";
 import type { AgentBackend } from "./agent-backend.js";
 import type { BundleItem, Item, ItemStatus } from "./item-status.js";
 

@@ -11,7 +11,7 @@ import {
   createStaticMaintenanceSource,
   type MaintenanceSource,
 } from "../upgrade/maintenance-source.js";
-import type { Clock } from "./clock.js";
+import type { Clock } from "@flotilla/node";
 import type { SimulatedClusterConfig, SimulatedFleet } from "./config.js";
 import { createMaintenanceFile } from "./maintenance-file.js";
 import { forkRandom, mulberry32, type Random } from "./random.js";

@@ -22,7 +22,7 @@ import type {
   UpgradeRequest,
 } from "../upgrade/driver.js";
 import type { MaintenanceSource } from "../upgrade/maintenance-source.js";
-import type { Clock } from "./clock.js";
+import type { Clock } from "@flotilla/node";
 import type { SimulatedClusterConfig } from "./config.js";
 import { sampleMs } from "./distribution.js";
 import type { Random } from "./random.js";

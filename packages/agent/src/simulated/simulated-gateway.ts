@@ -19,7 +19,7 @@ import {
   resourceRefs,
   type ResourceRef,
 } from "../kube/manifest.js";
-import type { Clock } from "./clock.js";
+import type { Clock } from "@flotilla/node";
 import type { SimulatedClusterConfig } from "./config.js";
 import { sampleMs } from "./distribution.js";
 import type { Random } from "./random.js";

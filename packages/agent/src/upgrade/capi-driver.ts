@@ -26,7 +26,7 @@
 import type { UpgradeType } from "@flotilla/core";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { createKubeClient, type KubeObject } from "../kube/kube-client.js";
-import type { Clock } from "../simulated/clock.js";
+import type { Clock } from "@flotilla/node";
 import {
   CAPI_API_VERSION,
   CAPI_CLUSTER_LABEL,

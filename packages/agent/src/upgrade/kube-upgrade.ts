@@ -12,7 +12,7 @@ import {
   parseKubernetesVersion,
   type UpgradeType,
 } from "@flotilla/core";
-import type { Clock } from "../simulated/clock.js";
+import type { Clock } from "@flotilla/node";
 import { checkWindow, upgradeScope } from "./check-window.js";
 import type {
   StartUpgradeOptions,

@@ -20,7 +20,7 @@
 import type { UpgradeType } from "@flotilla/core";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { createKubeClient } from "../kube/kube-client.js";
-import type { Clock } from "../simulated/clock.js";
+import type { Clock } from "@flotilla/node";
 import type { UpgradeDriver } from "./driver.js";
 import {
   conditionOf,

@@ -15,7 +15,7 @@ import { canonicalJson, formatProblem, type Problem } from "@flotilla/core";
 import { Watch, type KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import { createKubeClient, type KubeObject } from "../kube/kube-client.js";
-import { systemClock, type Clock } from "../simulated/clock.js";
+import { systemClock, type Clock } from "@flotilla/node";
 import type {
   MaintenanceSource,
   MaintenanceState,
