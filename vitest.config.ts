@@ -4,20 +4,76 @@ import { defineConfig } from "vitest/config";
 const src = (pkg: string): string =>
   fileURLToPath(new URL(`./packages/${pkg}/src/index.ts`, import.meta.url));
 
+const alias = {
+  "@flotilla/core": src("core"),
+  "@flotilla/protocol": src("protocol"),
+  "@flotilla/node": src("node"),
+  "@flotilla/testkit": src("testkit"),
+  "@flotilla/hub": src("hub"),
+  "@flotilla/agent": src("agent"),
+};
+
+/**
+ * The end-to-end suite: tests that start real processes (nats-server, the hub, agents, the built
+ * CLI, promtool) and so need `pnpm build` and the machine's binaries. Everything else is the unit
+ * loop (`pnpm test:unit`), which starts no process: test/unit-guard.ts fails a unit test that tries,
+ * naming this list. CONTRIBUTING.md explains the two loops.
+ */
+const e2e = [
+  "test/**/*.test.ts",
+  "packages/agent/test/agent-process-kubernetes.test.ts",
+  "packages/agent/test/agent-process.test.ts",
+  "packages/agent/test/agent-runtime.test.ts",
+  "packages/agent/test/hub-tls.test.ts",
+  "packages/agent/test/identity-main.test.ts",
+  "packages/agent/test/intent-watcher.test.ts",
+  "packages/agent/test/metrics-scrape.test.ts",
+  "packages/agent/test/nats-auth.test.ts",
+  "packages/cli/test/cli-examples-node-images.test.ts",
+  "packages/cli/test/cli-examples-rehearsal.test.ts",
+  "packages/cli/test/cli-hub.test.ts",
+  "packages/cli/test/cli-input-bounds.test.ts",
+  "packages/cli/test/cli-plan-channel.test.ts",
+  "packages/hub/test/audit-fallback.test.ts",
+  "packages/hub/test/audit-jetstream.test.ts",
+  "packages/hub/test/audit-malformed.test.ts",
+  "packages/hub/test/audit-refusals.test.ts",
+  "packages/hub/test/bundles-content-gc.test.ts",
+  "packages/hub/test/bundles-full-store.test.ts",
+  "packages/hub/test/bundles-object-reader.test.ts",
+  "packages/hub/test/http-server.test.ts",
+  "packages/hub/test/intents-jetstream.test.ts",
+  "packages/hub/test/jetstream-store.test.ts",
+  "packages/hub/test/metrics-scrape.test.ts",
+  "packages/hub/test/nats-auth.test.ts",
+  "packages/hub/test/nats-setup-from.test.ts",
+  "packages/hub/test/update-queue.test.ts",
+  "packages/protocol/test/generated.test.ts",
+  "packages/testkit/test/nats-server.test.ts",
+];
+
 export default defineConfig({
-  resolve: {
-    alias: {
-      "@flotilla/core": src("core"),
-      "@flotilla/protocol": src("protocol"),
-      "@flotilla/node": src("node"),
-      "@flotilla/testkit": src("testkit"),
-      "@flotilla/hub": src("hub"),
-      "@flotilla/agent": src("agent"),
-    },
-  },
+  resolve: { alias },
   test: {
-    include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
     pool: "threads",
     testTimeout: 30_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["packages/*/test/**/*.test.ts"],
+          exclude: e2e,
+          setupFiles: ["test/unit-guard.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "e2e",
+          include: e2e,
+        },
+      },
+    ],
   },
 });

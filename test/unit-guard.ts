@@ -1,0 +1,30 @@
+/**
+ * Setup file of the unit project (vitest.config.ts): unit tests run in seconds with no build and
+ * no binaries, so none may start a process. A test that tries fails here with a message saying
+ * where it belongs, instead of passing slowly or failing on a machine without nats-server.
+ */
+import childProcess from "node:child_process";
+import { syncBuiltinESMExports } from "node:module";
+
+const refuse = (name: string) => (): never => {
+  throw new Error(
+    `${name}: unit tests start no processes; list this test file in the e2e project of vitest.config.ts`,
+  );
+};
+
+for (const name of [
+  "spawn",
+  "spawnSync",
+  "exec",
+  "execSync",
+  "execFile",
+  "execFileSync",
+  "fork",
+] as const) {
+  Object.defineProperty(childProcess, name, {
+    value: refuse(name),
+    configurable: true,
+    writable: true,
+  });
+}
+syncBuiltinESMExports();
