@@ -3,8 +3,13 @@
  * no binaries, so none may start a process. A test that tries fails here with a message saying
  * where it belongs, instead of passing slowly or failing on a machine without nats-server.
  */
-import childProcess from "node:child_process";
-import { syncBuiltinESMExports } from "node:module";
+import { createRequire, syncBuiltinESMExports } from "node:module";
+
+// The CommonJS module object: its properties are what ESM imports of node:child_process see once
+// syncBuiltinESMExports() runs.
+const childProcess = createRequire(import.meta.url)(
+  "node:child_process",
+) as Record<string, unknown>;
 
 const refuse = (name: string) => (): never => {
   throw new Error(
