@@ -5,8 +5,6 @@
  * bad configuration. `main` does everything and is what tests call; the process entry at the
  * bottom only wires it to the real process.
  */
-import { realpathSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { FlotillaError } from "@flotilla/core";
 import { pino, type Logger } from "pino";
 import { isConfigError, runAgentProcess } from "./agent-process.js";
@@ -14,6 +12,7 @@ import { parseAgentConfig, type AgentConfig } from "./config.js";
 import { USAGE } from "./usage.js";
 import { AGENT_VERSION } from "./version.js";
 import { silenceIpServernameWarning } from "@flotilla/protocol";
+import { isProcessEntry } from "@flotilla/node";
 
 /** Exit codes. */
 export const EXIT_OK = 0;
@@ -98,20 +97,7 @@ export async function main(
   }
 }
 
-function isProcessEntry(): boolean {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    // pnpm installs the bin as a symlink; compare real paths.
-    return (
-      realpathSync(script) === realpathSync(fileURLToPath(import.meta.url))
-    );
-  } catch {
-    return false;
-  }
-}
-
-if (isProcessEntry()) {
+if (isProcessEntry(import.meta.url)) {
   const stopping = new AbortController();
   const onSignal = (name: NodeJS.Signals): void => {
     if (stopping.signal.aborted) {

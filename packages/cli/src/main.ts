@@ -3,8 +3,6 @@
  * The `flotilla` command line. `run` does everything and is what tests call; the process entry at
  * the bottom only wires it to the real process (the one place that reads `process.env`).
  */
-import { realpathSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { parseCommandArgs } from "./args.js";
 import type { Command, Noun } from "./commands/command.js";
 import { COMMANDS, findCommand, findNoun, NOUNS } from "./commands/index.js";
@@ -13,6 +11,7 @@ import { createProcessIo } from "./process-io.js";
 import { commandHelp, globalHelp, nounHelp, shortUsage } from "./usage.js";
 import { VERSION } from "./version.js";
 import { silenceIpServernameWarning } from "@flotilla/protocol";
+import { isProcessEntry } from "@flotilla/node";
 
 export type { CliIo } from "./io.js";
 
@@ -171,20 +170,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   }
 }
 
-function isProcessEntry(): boolean {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    // npm/pnpm install the bin as a symlink; compare real paths.
-    return (
-      realpathSync(script) === realpathSync(fileURLToPath(import.meta.url))
-    );
-  } catch {
-    return false;
-  }
-}
-
-if (isProcessEntry()) {
+if (isProcessEntry(import.meta.url)) {
   // `flotilla plan … | head` closes the pipe early; that is not an error worth a stack trace.
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code !== "EPIPE") throw error;
