@@ -1,6 +1,6 @@
 /**
  * Clusters (members) and cluster groups as the engine sees them, and the parsers for the clusters
- * and cluster-groups files of `flotilla plan` / `simulate` (SPEC section 9).
+ * and cluster-groups files of `flotilla plan` / `simulate` (docs/semantics.md#offline-planning).
  */
 import { z } from "zod";
 import {

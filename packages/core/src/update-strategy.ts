@@ -1,6 +1,7 @@
 /**
- * AKS-style update strategies (SPEC section 5): stages → groups, concurrency, failure budgets,
- * approval and scheduled-start gates, after-stage waits. Accepts the AKS JSON shape as it is.
+ * AKS-style update strategies (docs/semantics.md#staged-runs): stages → groups, concurrency,
+ * failure budgets, approval and scheduled-start gates, after-stage waits. Accepts the AKS JSON
+ * shape as it is.
  */
 import { z } from "zod";
 import type { IntOrPercent } from "./int-or-percent.js";

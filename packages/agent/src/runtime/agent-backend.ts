@@ -1,6 +1,6 @@
 /**
  * What an agent runs against: its cluster's ports (ARCHITECTURE "ports"). The simulated cluster
- * is one; the Kubernetes adapter (issue 4) will be another. The agent does not own the backend's
+ * is one; the Kubernetes adapter will be another. The agent does not own the backend's
  * lifecycle: whoever built it starts it before the agent and stops it after.
  */
 import type { ClusterFacts } from "@flotilla/protocol";

@@ -1,7 +1,8 @@
 /**
- * Fleet's `rolloutStrategy` (SPEC section 4): the schema with Fleet's own field names and defaults,
- * plus flotilla's opt-in `unassigned: autoPartition` (SPEC 4.1 Decision), and the detection of a
- * fleet.yaml or bare rolloutStrategy document for `flotilla plan` (SPEC section 9).
+ * Fleet's `rolloutStrategy` (docs/semantics.md#partitioned-rollouts): the schema with Fleet's own
+ * field names and defaults, plus flotilla's opt-in `unassigned: autoPartition`
+ * (docs/semantics.md#partition-forming Decision), and the detection of a fleet.yaml or bare
+ * rolloutStrategy document for `flotilla plan` (docs/semantics.md#offline-planning).
  */
 import { z } from "zod";
 import type { IntOrPercent } from "../int-or-percent.js";
@@ -15,7 +16,10 @@ import {
 } from "../schema.js";
 import { FLEET_YAML_KEYS } from "./fleet-yaml-keys.js";
 
-/** What happens to clusters that match no manual partition (SPEC 4.1 Decision). */
+/**
+ * What happens to clusters that match no manual partition (docs/semantics.md#partition-forming
+ * Decision).
+ */
 export type UnassignedPolicy = "report" | "autoPartition";
 
 /** One manual partition as declared; criteria that are set must all match. */
@@ -32,7 +36,7 @@ export interface FleetPartitionSpec {
   readonly clusterGroupSelector?: LabelSelector;
 }
 
-/** A parsed rolloutStrategy with SPEC 4's defaults filled in. */
+/** A parsed rolloutStrategy with docs/semantics.md#partitioned-rollouts's defaults filled in. */
 export interface FleetRolloutStrategy {
   readonly maxUnavailable: IntOrPercent;
   readonly maxUnavailablePartitions: IntOrPercent;
@@ -44,7 +48,10 @@ export interface FleetRolloutStrategy {
   readonly unassigned: UnassignedPolicy;
 }
 
-/** SPEC 4's defaults: 100%, 0, 25%, 200, 50, no partitions; unmatched clusters are reported. */
+/**
+ * docs/semantics.md#partitioned-rollouts's defaults: 100%, 0, 25%, 200, 50, no partitions;
+ * unmatched clusters are reported.
+ */
 export const FLEET_STRATEGY_DEFAULTS: FleetRolloutStrategy = {
   maxUnavailable: { kind: "percent", value: 100 },
   maxUnavailablePartitions: { kind: "int", value: 0 },

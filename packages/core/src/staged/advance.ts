@@ -189,7 +189,7 @@ function finishStage(ctx: StepContext, stage: Stage): boolean {
   }
   if (stage.waitUntilMs === undefined)
     stage.waitUntilMs = ctx.nowMs + stage.afterStageWaitSeconds * 1000;
-  // The wait and the after-stage approval run in parallel (SPEC 5.4).
+  // The wait and the after-stage approval run in parallel (docs/semantics.md#gates-and-waits).
   const gate = passGates(ctx, stage.afterGates, { stage: stage.name });
   if (gate !== undefined) {
     setStageState(ctx, stage, "Pending", gate.message);
@@ -508,7 +508,10 @@ export function memberByName(
   return locateMember(ctx.run, name);
 }
 
-/** Ends an in-flight member as Failed and applies the failure budgets (SPEC 5.3). */
+/**
+ * Ends an in-flight member as Failed and applies the failure budgets
+ * (docs/semantics.md#failure-budget).
+ */
 export function recordFailure(
   ctx: StepContext,
   stage: Stage,

@@ -65,7 +65,7 @@ export type RunEvent =
     }
   | { readonly type: "MemberUnreachable"; readonly member: string }
   | { readonly type: "MemberReachable"; readonly member: string }
-  /** Removed from the fleet: Skipped with reason Left (SPEC 5.1 Decision). */
+  /** Removed from the fleet: Skipped with reason Left (docs/semantics.md#membership Decision). */
   | { readonly type: "MemberLeft"; readonly member: string }
   | {
       readonly type: "MemberWindowsChanged";
@@ -93,7 +93,10 @@ export type RunAction =
       readonly group: string;
       readonly target: MemberTarget;
     }
-  /** A state changed; every transition carries a timestamp and a message (SPEC 5.5). */
+  /**
+   * A state changed; every transition carries a timestamp and a message
+   * (docs/semantics.md#operator-actions).
+   */
   | {
       readonly type: "Transitioned";
       readonly scope: TransitionScope;

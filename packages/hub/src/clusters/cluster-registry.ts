@@ -1,5 +1,6 @@
 /**
- * The clusters the hub knows, their agents' sessions and their reachability (SPEC 8).
+ * The clusters the hub knows, their agents' sessions and their reachability
+ * (docs/semantics.md#offline-clusters).
  *
  * Records live in the StateStore and are cached here; agents' heartbeats are kept in memory only
  * (persisting 10,000 heartbeats every 10 s would be most of the hub's writes). A hub that restarts
@@ -111,7 +112,7 @@ export interface ClusterRegistry extends ClusterDirectory {
     facts: ClusterFacts | undefined,
   ): Promise<SessionHandle>;
   /**
-   * Records a cluster that registered (issue 6) and has not connected yet: NeverConnected until
+   * Records a cluster that registered and has not connected yet: NeverConnected until
    * its agent connects. A known cluster is left as it is.
    */
   enroll(cluster: string, agentVersion: string): Promise<void>;

@@ -5,7 +5,7 @@
  * this stream (StreamError, then the same gRPC status) and nothing else: other agents' sessions
  * are independent.
  *
- * With TLS (issue 6) the stream's client certificate names its cluster (agent-registration.ts):
+ * With TLS the stream's client certificate names its cluster (agent-registration.ts):
  * no valid certificate of a registered cluster is UNAUTHENTICATED at once, and a hello naming
  * another cluster is PERMISSION_DENIED. In plaintext development mode hello names the cluster.
  *
@@ -95,7 +95,7 @@ export interface AgentServiceDeps {
   readonly helloTimeoutMs?: number;
   readonly onSessionRefused?: (code: string) => void;
   readonly onReport?: (phase: string, accepted: boolean) => void;
-  /** Register, RenewIdentity and the stream's authentication (issue 6). */
+  /** Register, RenewIdentity and the stream's authentication. */
   readonly registration: AgentRegistration;
 }
 

@@ -13,8 +13,8 @@ export interface Welcome {
   clusterName?: string;
   protocolVersion?: number;
   /**
-   * Send a Heartbeat this often; SPEC.md section 8: three missed heartbeats make the cluster
-   * Unreachable.
+   * Send a Heartbeat this often; docs/semantics.md#offline-clusters: three missed heartbeats make
+   * the cluster Unreachable.
    */
   heartbeatIntervalMs?: number | string | Long;
   /**
@@ -33,8 +33,8 @@ export interface Welcome__Output {
   clusterName: string;
   protocolVersion: number;
   /**
-   * Send a Heartbeat this often; SPEC.md section 8: three missed heartbeats make the cluster
-   * Unreachable.
+   * Send a Heartbeat this often; docs/semantics.md#offline-clusters: three missed heartbeats make
+   * the cluster Unreachable.
    */
   heartbeatIntervalMs: number;
   /**
