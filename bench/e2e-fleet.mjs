@@ -14,8 +14,7 @@ export const VERSIONS = { from: "1.29.9", mid: "1.30.5", to: "1.31.2" };
 const PROD_GEOS = ["eu", "us", "ap", "sa"];
 const STAGING_GEOS = ["eu", "us"];
 /**
- * The docs/semantics.md's ceiling for a stage's maxConcurrency
- * (docs/semantics.md#order-and-concurrency).
+ * The ceiling for a stage's maxConcurrency (docs/semantics.md#order-and-concurrency).
  */
 export const STAGE_MAX_CONCURRENCY = 50;
 const GROUP_CONCURRENCY = {

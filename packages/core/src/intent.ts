@@ -1,5 +1,5 @@
 /**
- * A cluster's intent (docs/semantics.md#objects, ARCHITECTURE "Intents go hub → agent"): what the
+ * A cluster's intent (docs/semantics.md#objects): what the
  * hub wants the cluster to run now — for each bundle the revision it should hold, and at most one
  * platform upgrade. Intents are desired state, not commands: the latest replaces any earlier one.
  * Every change gets the next `generation`; an unchanged intent keeps its generation, so publishing

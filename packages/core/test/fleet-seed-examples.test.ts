@@ -1,6 +1,5 @@
 /**
- * Every worked example of the Rancher Fleet rollout seed (docs/reference/seeds/
- * rancher-fleet-rollout-strategy.pt.txt), named after it, with
+ * Every worked example of Rancher Fleet's rollout-strategy documentation, named after it, with
  * docs/semantics.md#partitioned-rollouts deciding where the seed and Fleet's code disagree.
  */
 import { describe, expect, it } from "vitest";

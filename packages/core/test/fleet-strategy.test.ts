@@ -13,7 +13,7 @@ function problems(raw: unknown, path = "rolloutStrategy") {
 }
 
 describe("parseRolloutStrategy", () => {
-  it("fills docs/semantics.md#partitioned-rollouts's defaults: 100%, 0, 25%, 200, 50, no partitions, report unassigned", () => {
+  it("fills in the defaults: 100%, 0, 25%, 200, 50, no partitions, report unassigned", () => {
     for (const raw of [undefined, null, {}]) {
       expect(parseRolloutStrategy(raw, "rolloutStrategy")).toEqual({
         ok: true,

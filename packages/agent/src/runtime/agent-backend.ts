@@ -1,5 +1,5 @@
 /**
- * What an agent runs against: its cluster's ports (ARCHITECTURE "ports"). The simulated cluster
+ * What an agent runs against: its cluster's ports (docs/architecture.md). The simulated cluster
  * is one; the Kubernetes adapter will be another. The agent does not own the backend's
  * lifecycle: whoever built it starts it before the agent and stops it after.
  */

@@ -1,7 +1,7 @@
 /**
  * The `MaintenanceSource` port: where the agent reads its owner's maintenance windows and freezes
  * (docs/semantics.md#maintenance-windows). The simulated cluster reads a local file; the Kubernetes
- * adapter will read a ConfigMap. Both follow issue 4's rule: invalid content keeps the last valid
+ * adapter will read a ConfigMap. Both follow one rule: invalid content keeps the last valid
  * configuration in force and raises an error condition that the agent reports to the hub.
  */
 import type { Maintenance, Problem } from "@flotilla/core";

@@ -1,5 +1,5 @@
 /**
- * Forming Fleet partitions (docs/semantics.md#partition-forming, reference/fleet.md section 3):
+ * Forming Fleet partitions (docs/semantics.md#partition-forming):
  * manual partitions by criteria, automatic slices of the name-sorted targets, and the resolved
  * limits of a bundle.
  */

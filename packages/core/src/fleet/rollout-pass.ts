@@ -2,7 +2,7 @@
  * One release pass of a partitioned rollout (docs/semantics.md#cluster-states,
  * docs/semantics.md#releasing): given what the hub knows about every target's copy of a bundle,
  * decide which clusters receive the current revision now. Pure and recomputed from scratch each
- * pass, like Fleet's reconcile, but with docs/semantics.md's deliberate deviations:
+ * pass, like Fleet's reconcile, but with flotilla's deliberate deviations:
  * first-deployment batches wait for the gate, new releases count as unavailable at once, maxNew
  * also caps updates, and a limit of 0 means one at a time.
  */

@@ -36,7 +36,7 @@ export interface FleetPartitionSpec {
   readonly clusterGroupSelector?: LabelSelector;
 }
 
-/** A parsed rolloutStrategy with docs/semantics.md#partitioned-rollouts's defaults filled in. */
+/** A parsed rolloutStrategy with the defaults of docs/semantics.md#partitioned-rollouts filled in. */
 export interface FleetRolloutStrategy {
   readonly maxUnavailable: IntOrPercent;
   readonly maxUnavailablePartitions: IntOrPercent;
@@ -49,7 +49,7 @@ export interface FleetRolloutStrategy {
 }
 
 /**
- * docs/semantics.md#partitioned-rollouts's defaults: 100%, 0, 25%, 200, 50, no partitions;
+ * The defaults (docs/semantics.md#partitioned-rollouts): 100%, 0, 25%, 200, 50, no partitions;
  * unmatched clusters are reported.
  */
 export const FLEET_STRATEGY_DEFAULTS: FleetRolloutStrategy = {

@@ -4,7 +4,7 @@
 import type { Long } from "@grpc/proto-loader";
 
 /**
- * The hub accepted the stream (issue 3's "Registered").
+ * The hub accepted the stream: the agent is registered.
  */
 export interface Welcome {
   /**
@@ -24,7 +24,7 @@ export interface Welcome {
 }
 
 /**
- * The hub accepted the stream (issue 3's "Registered").
+ * The hub accepted the stream: the agent is registered.
  */
 export interface Welcome__Output {
   /**
