@@ -44,7 +44,7 @@ export interface Cluster {
   readonly supportPlan?: "KubernetesOfficial" | "AKSLongTermSupport";
   /**
    * Fleet's Cluster `spec.paused`: the cluster receives no new bundle revision and does not count
-   * as unavailable in partitioned rollouts (docs/engine.md, "Paused clusters"). Set only when true.
+   * as unavailable in partitioned rollouts (docs/semantics.md#paused-clusters). Set only when true.
    */
   readonly paused?: true;
 }

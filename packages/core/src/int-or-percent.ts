@@ -6,7 +6,7 @@
  * Each field uses exactly one rule: {@link fleetLimit} for Fleet's maxUnavailable,
  * maxUnavailablePartitions and autoPartitionSize; {@link concurrency} for maxConcurrency;
  * {@link failureBudget} for maxAllowedFailures. Fleet's fields accept negative values, as Fleet does
- * (docs/engine.md, "Negative values"); the other two rules refuse them.
+ * (docs/semantics.md#negative-values); the other two rules refuse them.
  */
 import { fail, ok, type Problem, type Result } from "./result.js";
 

@@ -69,7 +69,7 @@ export interface StageSpec {
   readonly afterGates: readonly GateSpec[];
   /**
    * KubeFleet's label whose integer value orders the members of each group of the stage (after the
-   * maintenance-window category, before the name); see docs/engine.md, "Member order".
+   * maintenance-window category, before the name); see docs/semantics.md#order-and-concurrency.
    */
   readonly sortingLabelKey?: string;
   /** Absent: the stage's memberSelector forms one implicit group. */

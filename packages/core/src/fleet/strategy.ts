@@ -24,7 +24,9 @@ export type UnassignedPolicy = "report" | "autoPartition";
 
 /** One manual partition as declared; criteria that are set must all match. */
 export interface FleetPartitionSpec {
-  /** As declared, or `partition-<index>` for an unnamed one (docs/engine.md, "Unnamed partitions"). */
+  /**
+   * As declared, or `partition-<index>` for an unnamed one (docs/semantics.md#unnamed-partitions).
+   */
   readonly name: string;
   /** False when `name` was given by flotilla because the partition has none. */
   readonly named: boolean;
@@ -67,7 +69,8 @@ const countField = z
   .number()
   .int("must be an integer")
   .min(0, "must not be negative");
-// Fleet reads a threshold at or below 0 as "no automatic partitions" (docs/engine.md, "Negative values").
+// Fleet reads a threshold at or below 0 as "no automatic partitions"
+// (docs/semantics.md#negative-values).
 const thresholdField = z.number().int("must be an integer");
 
 const partitionSchema = strictObject({

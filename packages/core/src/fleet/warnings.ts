@@ -155,7 +155,7 @@ export function fleetWarnings(
 }
 
 /**
- * Fleet accepts negative numbers, so flotilla does too (docs/engine.md, "Negative values"); each
+ * Fleet accepts negative numbers, so flotilla does too (docs/semantics.md#negative-values); each
  * one is named with what it resolves to, since it is most likely a mistake.
  */
 function negativeValues(strategy: FleetRolloutStrategy): string[] {

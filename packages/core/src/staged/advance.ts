@@ -85,7 +85,8 @@ function halt(ctx: StepContext, stage: Stage): void {
     );
     return;
   }
-  // Stopped is only ever an operator's doing; scopes halted by a budget end Failed (docs/engine.md).
+  // Stopped is only ever an operator's doing; scopes halted by a budget end Failed
+  // (docs/semantics.md#failure-propagates-up).
   const [end, message] = run.budgetExceeded
     ? (["Failed", `Halted: ${why}`] as const)
     : (["Stopped", `Stopped (${why})`] as const);
@@ -552,7 +553,8 @@ export function recordFailure(
       : `failureCount ${String(stage.failureCount)} exceeds maxAllowedFailures ${String(stage.maxAllowedFailures)}`;
     setStageState(ctx, stage, "Failed", why);
   } else if (groupOver) {
-    // Failure propagates up (docs/engine.md): the stage fails with its group, whatever its own budget allows.
+    // Failure propagates up (docs/semantics.md#failure-propagates-up): the stage fails with its
+    // group, whatever its own budget allows.
     setStageState(
       ctx,
       stage,

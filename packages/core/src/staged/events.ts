@@ -56,7 +56,7 @@ export type RunEvent =
   | MemberOutcome
   /**
    * Outcomes reported at the same instant: all are counted before any freed slot is refilled
-   * (docs/engine.md, "Simultaneous outcomes"). Those that do not apply are ignored and named in
+   * (docs/semantics.md#simultaneous-outcomes). Those that do not apply are ignored and named in
    * {@link StepResult.ignored}; the batch is rejected only when none applies.
    */
   | {
