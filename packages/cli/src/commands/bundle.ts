@@ -55,7 +55,7 @@ const apply = adminCommand({
       type: "string",
       valueName: "STRATEGY",
       description:
-        "roll each revision out as a staged run of this stored strategy (refused by the hub: not supported yet)",
+        "a staged run of this stored strategy per revision (the hub refuses it: not supported yet)",
     },
   },
   mutating: true,
