@@ -1,8 +1,8 @@
 /**
  * The `UpgradeDriver` port: how the agent upgrades its cluster's platform
  * (docs/semantics.md#upgrades) and reads the facts it reports. The simulated cluster implements it
- * in memory; the system-upgrade-controller and Cluster API drivers will implement it on the
- * Kubernetes API, each supporting the upgrade types its platform can do.
+ * in memory; the system-upgrade-controller (suc-driver.ts) and Cluster API (capi-driver.ts) drivers
+ * implement it on the Kubernetes API, each supporting the upgrade types its platform can do.
  */
 import type { MemberTarget, NodePool, UpgradeType } from "@flotilla/core";
 

@@ -1,8 +1,9 @@
 /**
  * The `MaintenanceSource` port: where the agent reads its owner's maintenance windows and freezes
  * (docs/semantics.md#maintenance-windows). The simulated cluster reads a local file; the Kubernetes
- * adapter will read a ConfigMap. Both follow one rule: invalid content keeps the last valid
- * configuration in force and raises an error condition that the agent reports to the hub.
+ * backend reads a ConfigMap (windows/configmap-maintenance-source.ts). Both follow one rule:
+ * invalid content keeps the last valid configuration in force and raises an error condition that
+ * the agent reports to the hub.
  */
 import type { Maintenance, Problem } from "@flotilla/core";
 
