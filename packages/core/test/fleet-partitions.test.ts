@@ -380,7 +380,7 @@ describe("manual partitions (docs/semantics.md#partition-forming, Fleet's matche
     expect(plan.partitions[1]?.clusters).toHaveLength(3);
   });
 
-  it("reports clusters that match no partition as unassigned and does not deploy them (docs/semantics.md#partition-forming Decision: never dropped silently)", () => {
+  it("reports clusters that match no partition as unassigned and does not deploy them (docs/semantics.md#unassigned-clusters: never dropped silently)", () => {
     const plan = formPartitions(
       strategy({
         partitions: [
@@ -400,7 +400,7 @@ describe("manual partitions (docs/semantics.md#partition-forming, Fleet's matche
     expect(plan.limits.maxUnavailable).toBe(3);
   });
 
-  it("appends unassigned clusters as automatic partitions with unassigned: autoPartition (docs/semantics.md#partition-forming Decision)", () => {
+  it("appends unassigned clusters as automatic partitions with unassigned: autoPartition (docs/semantics.md#unassigned-clusters)", () => {
     const manual = [
       { name: "staging", clusterSelector: { matchLabels: { env: "staging" } } },
     ];

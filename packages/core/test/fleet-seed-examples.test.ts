@@ -333,7 +333,7 @@ describe("Rancher Fleet seed: Scenario 200 clusters (strict readiness, manual pa
     );
   });
 
-  it("updates go one cluster at a time, each Ready before the next (docs/semantics.md#releasing Decision: a limit of 0 means one at a time)", () => {
+  it("updates go one cluster at a time, each Ready before the next (docs/semantics.md#limit-zero: a limit of 0 means one at a time)", () => {
     let deployments = new Map<string, DeploymentObservation>(
       targets.map((c) => [c.name, readyAt("rev-1")]),
     );

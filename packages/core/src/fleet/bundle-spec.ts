@@ -1,5 +1,5 @@
 /**
- * A bundle as Fleet's `fleet.yaml` describes it (docs/semantics.md#objects "Bundle",
+ * A bundle as Fleet's `fleet.yaml` describes it (docs/semantics.md#objects,
  * docs/semantics.md#partitioned-rollouts): the default namespace,
  * `targets` (which clusters), `targetCustomizations` (per-cluster options: a default namespace and
  * flotilla's own `patches`, merge patches of the manifests, customize.ts), the `rolloutStrategy`

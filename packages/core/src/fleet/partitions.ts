@@ -66,7 +66,7 @@ export function formPartitions(
     partitions = manual.partitions;
     unassigned = manual.unassigned;
     if (strategy.unassigned === "autoPartition" && unassigned.length > 0) {
-      // docs/semantics.md#partition-forming Decision: unmatched clusters get the automatic rules,
+      // docs/semantics.md#unassigned-clusters: unmatched clusters get the automatic rules,
       // applied to them alone.
       const taken = new Set(partitions.map((p) => p.name));
       for (const p of autoPartitions(strategy, unassigned, "Unassigned")) {

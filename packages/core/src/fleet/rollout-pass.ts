@@ -104,7 +104,7 @@ export interface PassResult {
   readonly held: readonly HeldCluster[];
   /** The state of every target BEFORE this pass's releases, by cluster name in byte order. */
   readonly states: ReadonlyMap<string, BundleClusterState>;
-  /** Targets in no partition: not deployed (docs/semantics.md#partition-forming Decision). */
+  /** Targets in no partition: not deployed (docs/semantics.md#unassigned-clusters). */
   readonly unassigned: readonly string[];
   readonly limits: FleetLimits;
   /** Bundle-wide unavailable count after this pass's releases. */
@@ -176,7 +176,7 @@ export function rolloutPass(input: PassInput): PassResult {
     !paused(name) && (releasedNow.has(name) || isUnavailable(observe(name)));
   const current = (name: string): boolean =>
     releasedNow.has(name) || observe(name).releasedRevision === revision;
-  // docs/semantics.md#releasing Decision: a limit of 0 still lets one batch / one cluster through,
+  // docs/semantics.md#limit-zero: a limit of 0 still lets one batch / one cluster through,
   // each Ready before the next.
   const bundleGate = Math.max(limits.maxUnavailable, 1);
   let bundleUnavailable = names.filter(unavailable).length;

@@ -1,7 +1,7 @@
 /**
  * Fleet's `rolloutStrategy` (docs/semantics.md#partitioned-rollouts): the schema with Fleet's own
  * field names and defaults, plus flotilla's opt-in `unassigned: autoPartition`
- * (docs/semantics.md#partition-forming Decision), and the detection of a fleet.yaml or bare
+ * (docs/semantics.md#unassigned-clusters), and the detection of a fleet.yaml or bare
  * rolloutStrategy document for `flotilla plan` (docs/semantics.md#offline-planning).
  */
 import { z } from "zod";

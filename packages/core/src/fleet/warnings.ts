@@ -56,7 +56,7 @@ export function fleetWarnings(
   }
 
   // A partition whose limit covers all its clusters can never be NotReady
-  // (docs/semantics.md#releasing defaults bullet).
+  // (docs/semantics.md#releasing, the defaults).
   const ungated = filled.filter((p) => p.maxUnavailable >= p.clusters.length);
   if (filled.length > 0 && ungated.length === filled.length) {
     add(

@@ -65,7 +65,7 @@ export type RunEvent =
     }
   | { readonly type: "MemberUnreachable"; readonly member: string }
   | { readonly type: "MemberReachable"; readonly member: string }
-  /** Removed from the fleet: Skipped with reason Left (docs/semantics.md#membership Decision). */
+  /** Removed from the fleet: Skipped with reason Left (docs/semantics.md#membership). */
   | { readonly type: "MemberLeft"; readonly member: string }
   | {
       readonly type: "MemberWindowsChanged";

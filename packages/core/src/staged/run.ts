@@ -133,7 +133,7 @@ export interface Group {
   readonly maxConcurrency: number;
   /** The value as written, for status. */
   readonly configuredMaxConcurrency?: string;
-  /** Resolved budget; null = no limit of its own (docs/semantics.md#failure-budget Decision). */
+  /** Resolved budget; null = no limit of its own (docs/semantics.md#failure-budget). */
   readonly maxAllowedFailures: number | null;
   failureCount: number;
   /** Members that Succeeded (with failureCount and remaining, tells "all skipped" without a scan). */
