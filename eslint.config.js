@@ -1,5 +1,5 @@
 // Lint rules: typescript-eslint strict type-checked, no floating promises, exhaustive switches,
-// and the package boundaries of ARCHITECTURE.md (core is pure; hub, agent and cli never import
+// and the package boundaries of docs/architecture.md (core is pure; hub, agent and cli never import
 // each other).
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
@@ -11,7 +11,7 @@ const purity = {
       patterns: [
         {
           regex: "^node:",
-          message: "core is pure: no Node.js modules (ARCHITECTURE.md).",
+          message: "core is pure: no Node.js modules (docs/architecture.md).",
         },
         {
           regex: "^(?!zod$|\\.{1,2}/)",

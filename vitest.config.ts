@@ -20,7 +20,7 @@ const alias = {
  * naming this list. CONTRIBUTING.md explains the two loops.
  */
 const e2e = [
-  "test/**/*.test.ts",
+  "test/e2e/**/*.test.ts",
   "packages/agent/test/agent-process-kubernetes.test.ts",
   "packages/agent/test/agent-process.test.ts",
   "packages/agent/test/agent-runtime.test.ts",
@@ -62,7 +62,11 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit",
-          include: ["packages/*/test/**/*.test.ts"],
+          include: [
+            "packages/*/test/**/*.test.ts",
+            "test/docs/**/*.test.ts",
+            "test/charts/**/*.test.ts",
+          ],
           exclude: e2e,
           setupFiles: ["test/unit-guard.ts"],
         },

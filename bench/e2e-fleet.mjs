@@ -13,7 +13,9 @@ export const VERSIONS = { from: "1.29.9", mid: "1.30.5", to: "1.31.2" };
 
 const PROD_GEOS = ["eu", "us", "ap", "sa"];
 const STAGING_GEOS = ["eu", "us"];
-/** The SPEC's ceiling for a stage's maxConcurrency (SPEC 5.2). */
+/**
+ * The ceiling for a stage's maxConcurrency (docs/semantics.md#order-and-concurrency).
+ */
 export const STAGE_MAX_CONCURRENCY = 50;
 const GROUP_CONCURRENCY = {
   canary: { all: 50 },
@@ -150,10 +152,11 @@ export function stagedStrategy() {
 }
 
 /**
- * Ideal makespan in seconds of a run view: Σ over stages of max over groups of
- * ceil(members / effective group concurrency) × upgradeSeconds. The effective concurrency is the
- * hub's own (`maxConcurrency` of the group view: min of group, stage and size), capped again by
- * the stage's share when the groups' limits add up to more than the stage's (SPEC 5.2).
+ * Ideal makespan in seconds of a run view: Σ over stages of max over groups of ceil(members /
+ * effective group concurrency) × upgradeSeconds. The effective concurrency is the hub's own
+ * (`maxConcurrency` of the group view: min of group, stage and size), capped again by the stage's
+ * share when the groups' limits add up to more than the stage's
+ * (docs/semantics.md#order-and-concurrency).
  */
 export function idealMakespanSeconds(run, upgradeSeconds) {
   let total = 0;
@@ -181,7 +184,7 @@ export const BUNDLE_MAX_NEW = 500;
 /**
  * Ideal makespan of the bench bundle's first rollout. Partitions (25% each) go one after the
  * other; inside one, first deployments go in batches of maxNew, a batch not held back by
- * maxUnavailable (SPEC 4.3). Each batch takes the simulated apply time.
+ * maxUnavailable (docs/semantics.md#releasing). Each batch takes the simulated apply time.
  */
 export function bundleIdealMakespanSeconds(clusters, applySeconds) {
   const partitions = 4;

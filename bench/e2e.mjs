@@ -1,4 +1,4 @@
-// End-to-end scale bench (issue 5, scenarios 2 and 3): a real nats-server with JetStream, the real
+// End-to-end scale bench (scenarios 2 and 3): a real nats-server with JetStream, the real
 // hub process (plaintext development mode) and `agentProcesses` agent processes hosting
 // `clusters` simulated clusters between them, each cluster with its own gRPC stream and intent
 // watch. In one fresh set-up it measures:

@@ -1,5 +1,5 @@
 // Status-report ingestion benchmark: how many agent status reports per second the hub takes in,
-// against raw gRPC stream messages per second in the same run (issue 5's figure, target ≥ 0.5).
+// against raw gRPC stream messages per second in the same run (the ratio is the figure; target ≥ 0.5).
 //
 // One client (`floodAgentService`) is used for both sides, parameterised by the address: it opens
 // `streams` AgentService.Connect streams (hello + facts as a real agent sends, then waits for

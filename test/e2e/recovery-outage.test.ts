@@ -1,8 +1,8 @@
 /**
  * Recovery from outages, end to end with real processes: nats-server down and restarted mid-run,
  * and one cluster's agent cut off (SIGSTOP: silent, its connections left open) before its stage,
- * which SPEC 8 says must wait Pending (reason Unreachable) while the others go on, and run once
- * it is back. (Crashes: recovery.test.ts.)
+ * which docs/semantics.md#offline-clusters says must wait Pending (reason Unreachable) while the
+ * others go on, and run once it is back. (Crashes: recovery.test.ts.)
  */
 import { describe, expect, it } from "vitest";
 import type { RunView } from "@flotilla/protocol";

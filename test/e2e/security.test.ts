@@ -1,5 +1,5 @@
 /**
- * Issue 6 end to end, with real processes set up as docs/security.md says: NATS in operator mode,
+ * The security model end to end, with real processes set up as docs/security.md says: NATS in operator mode,
  * the hub on TLS with its CA, admin tokens per role, and simulated agents that join with a
  * bootstrap token. Unit tests cover each refusal in detail (packages/hub/test/security-*,
  * admin-auth*, nats-auth); this test proves the parts work together for a real user.

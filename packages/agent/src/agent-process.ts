@@ -2,7 +2,7 @@
  * The composition root of `flotilla-agent` (STYLE "Boundaries": only here are the concrete
  * adapters chosen): the clusters (one real cluster through the Kubernetes API, or simulated
  * ones; hosted-clusters.ts), their identities (registered with a bootstrap token
- * and renewed in the background, issue 6), NATS connections (one per cluster with its own
+ * and renewed in the background), NATS connections (one per cluster with its own
  * credentials, else one shared), one progress store, one metrics registry and server, and one
  * agent per cluster; then it waits for the stop signal and stops everything in reverse order.
  */

@@ -1,5 +1,5 @@
 /**
- * The identity part of the agent's configuration (issue 6): where each cluster's identity is kept
+ * The identity part of the agent's configuration: where each cluster's identity is kept
  * and where the bootstrap token comes from, and how those settings go with the transport flags.
  * config.ts parses; this module holds the types and the cross-setting rules.
  */

@@ -1,5 +1,5 @@
 /**
- * The Kubernetes backend's part of the agent's configuration (issue 4): where the cluster is
+ * The Kubernetes backend's part of the agent's configuration: where the cluster is
  * (`--kubernetes in-cluster` or a kubeconfig path), the agent's namespace and windows ConfigMap,
  * conflict handling, the upgrade driver and its settings, the labels and region reported to the
  * hub, and the Secret that keeps the cluster's identity. config.ts collects the raw values (flag or variable); this module validates them, checks

@@ -34,7 +34,7 @@ export type { Backoff, BackoffOptions } from "./hub/backoff.js";
 export { hubCredentials, readHubTls } from "./hub/transport.js";
 export type { HubTransport, HubTls, HubTlsFiles } from "./hub/transport.js";
 
-// Identity (issue 6): registration with a bootstrap token, the stored identity, renewal
+// Identity: registration with a bootstrap token, the stored identity, renewal
 export {
   checkIdentity,
   certificateValidity,

@@ -1,5 +1,5 @@
 /**
- * The `ProgressStore` port: what an agent remembers across restarts (issue 3), per cluster, so a
+ * The `ProgressStore` port: what an agent remembers across restarts, per cluster, so a
  * restarted agent does not redo an intent generation it already finished: the last generation
  * fully handled and how each of its items ended. The file adapter keeps one JSON document for
  * every cluster of the process, replaced atomically (temp file, fsync, rename); a corrupted file is

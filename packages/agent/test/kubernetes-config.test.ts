@@ -1,4 +1,4 @@
-// flotilla-agent's Kubernetes backend settings (issue 4): the names the Helm chart sets, what goes
+// flotilla-agent's Kubernetes backend settings: the names the Helm chart sets, what goes
 // with what, and every problem named by its flag or variable and the value.
 import { describe, expect, test } from "vitest";
 import { parseAgentConfig, type ConfigResult } from "../src/config.js";

@@ -81,7 +81,7 @@ describe("checkWindow", () => {
     );
   });
 
-  it("maps upgrade types to the scope they honour (SPEC 6)", () => {
+  it("maps upgrade types to the scope they honour (docs/semantics.md#upgrades)", () => {
     expect(upgradeScope("Full")).toBe("kubernetes");
     expect(upgradeScope("ControlPlaneOnly")).toBe("kubernetes");
     expect(upgradeScope("NodeImageOnly")).toBe("nodeImage");

@@ -1,6 +1,6 @@
 /**
  * Clusters (members) and cluster groups as the engine sees them, and the parsers for the clusters
- * and cluster-groups files of `flotilla plan` / `simulate` (SPEC section 9).
+ * and cluster-groups files of `flotilla plan` / `simulate` (docs/semantics.md#offline-planning).
  */
 import { z } from "zod";
 import {
@@ -44,7 +44,7 @@ export interface Cluster {
   readonly supportPlan?: "KubernetesOfficial" | "AKSLongTermSupport";
   /**
    * Fleet's Cluster `spec.paused`: the cluster receives no new bundle revision and does not count
-   * as unavailable in partitioned rollouts (docs/engine.md, "Paused clusters"). Set only when true.
+   * as unavailable in partitioned rollouts (docs/semantics.md#paused-clusters). Set only when true.
    */
   readonly paused?: true;
 }

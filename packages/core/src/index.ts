@@ -3,9 +3,8 @@
  *
  * Everything here is a function of its arguments: no I/O, no clock (time is `nowMs`), no
  * randomness. The hub and the agents only carry the engine's decisions; `flotilla plan` and
- * `flotilla simulate` run the same engine offline. Semantics: SPEC.md (int-or-percent §2,
- * selectors §3, partitioned rollouts §4, staged runs §5, upgrades §6, windows §7, offline §8,
- * previews §9).
+ * `flotilla simulate` run the same engine offline. What it decides: docs/semantics.md; which module
+ * decides what: docs/engine.md.
  */
 
 // Results and errors

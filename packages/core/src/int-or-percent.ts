@@ -1,11 +1,12 @@
 /**
- * Int-or-percent values (SPEC section 2) and the three rules that turn them into counts.
+ * Int-or-percent values (docs/semantics.md#int-or-percent) and the three rules that turn them into
+ * counts.
  *
  * A value is an integer or a string `"N%"`; a numeric string without `%` is the integer it spells.
  * Each field uses exactly one rule: {@link fleetLimit} for Fleet's maxUnavailable,
  * maxUnavailablePartitions and autoPartitionSize; {@link concurrency} for maxConcurrency;
  * {@link failureBudget} for maxAllowedFailures. Fleet's fields accept negative values, as Fleet does
- * (docs/engine.md, "Negative values"); the other two rules refuse them.
+ * (docs/semantics.md#negative-values); the other two rules refuse them.
  */
 import { fail, ok, type Problem, type Result } from "./result.js";
 
@@ -138,13 +139,19 @@ export function fleetLimit(count: number, value: IntOrPercent): number {
   return Math.min(scaled, count);
 }
 
-/** maxConcurrency (SPEC 2, rule 2): integers as given; percent → floor(count × p / 100), at least 1. */
+/**
+ * maxConcurrency (docs/semantics.md#int-or-percent, rule 2): integers as given; percent →
+ * floor(count × p / 100), at least 1.
+ */
 export function concurrency(count: number, value: IntOrPercent): number {
   if (value.kind === "int") return Math.max(value.value, 1);
   return Math.max(Math.floor((count * value.value) / 100), 1);
 }
 
-/** maxAllowedFailures (SPEC 2, rule 3): integers as given; percent → ceil(count × p / 100). */
+/**
+ * maxAllowedFailures (docs/semantics.md#int-or-percent, rule 3): integers as given; percent →
+ * ceil(count × p / 100).
+ */
 export function failureBudget(count: number, value: IntOrPercent): number {
   if (value.kind === "int") return value.value;
   // count × p is exact for the whole percentages this rule accepts, so ceil sees no float noise.

@@ -1,9 +1,9 @@
 /**
- * A cluster's intent (SPEC 1, ARCHITECTURE "Intents go hub → agent"): what the hub wants the
- * cluster to run now — for each bundle the revision it should hold, and at most one platform
- * upgrade. Intents are desired state, not commands: the latest replaces any earlier one. Every
- * change gets the next `generation`; an unchanged intent keeps its generation, so publishing it
- * again is harmless (agents treat the same generation as a no-op).
+ * A cluster's intent (docs/semantics.md#objects): what the
+ * hub wants the cluster to run now — for each bundle the revision it should hold, and at most one
+ * platform upgrade. Intents are desired state, not commands: the latest replaces any earlier one.
+ * Every change gets the next `generation`; an unchanged intent keeps its generation, so publishing
+ * it again is harmless (agents treat the same generation as a no-op).
  *
  * The content hash is computed by the hub over {@link canonicalIntentJson} (core has no crypto).
  */

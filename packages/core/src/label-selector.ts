@@ -1,5 +1,5 @@
 /**
- * Kubernetes label selectors (SPEC section 3) in both forms: the struct form
+ * Kubernetes label selectors (docs/semantics.md#label-selectors) in both forms: the struct form
  * (`matchLabels` / `matchExpressions`) used by Fleet, and the string form (`env=prod,tier in (a,b)`)
  * used by AKS `memberSelector.byLabel`. Both compile to one list of requirements with Kubernetes
  * semantics: `!=` and `notin` match objects that lack the key; an empty selector matches everything.

@@ -1,5 +1,5 @@
 /**
- * The node-pool side of an upgrade (docs/engine.md, "Node pools inside a member"): which pools of a
+ * The node-pool side of an upgrade (docs/engine.md#node-pools-inside-a-member): which pools of a
  * member move to a new image, which are left as they are and why, and the words member messages
  * use for both. AKS reports pools it leaves out as "Skipped upgrade of following agent pool(s)";
  * flotilla keeps that wording so the plan survives to the member's final message.

@@ -1,6 +1,7 @@
 /**
  * `flotilla plan`: what a strategy will do with a set of clusters, computed by the engine with no
- * hub (SPEC 9): waves → groups → clusters in order, resolved limits, unassigned clusters, warnings.
+ * hub (docs/semantics.md#offline-planning): waves → groups → clusters in order, resolved limits,
+ * unassigned clusters, warnings.
  */
 import type { Cluster, ClusterGroup } from "./cluster.js";
 import { formPartitions } from "./fleet/partitions.js";

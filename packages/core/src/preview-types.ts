@@ -1,6 +1,6 @@
 /**
- * The documented output shapes of `flotilla plan` and `flotilla simulate` (`-o json`, SPEC section 9).
- * They are a public contract: fields are only ever added.
+ * The documented output shapes of `flotilla plan` and `flotilla simulate` (`-o json`,
+ * docs/semantics.md#offline-planning). They are a public contract: fields are only ever added.
  */
 import type { NodeImageSelection, UpgradePayload } from "./upgrade.js";
 import type { UpgradeChannel, UpgradeProfile } from "./versions/channels.js";

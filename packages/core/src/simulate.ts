@@ -1,6 +1,7 @@
 /**
- * `flotilla simulate`: runs the real engine in virtual time against a scenario (SPEC 9) and
- * returns the timeline and final states: a rollout preview with timing.
+ * `flotilla simulate`: runs the real engine in virtual time against a scenario
+ * (docs/semantics.md#offline-planning) and returns the timeline and final states: a rollout preview
+ * with timing.
  */
 import { planFleet, planStaged } from "./plan.js";
 import { parseInputs, tag, type PreviewInputs } from "./preview/inputs.js";

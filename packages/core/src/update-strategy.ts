@@ -1,6 +1,7 @@
 /**
- * AKS-style update strategies (SPEC section 5): stages → groups, concurrency, failure budgets,
- * approval and scheduled-start gates, after-stage waits. Accepts the AKS JSON shape as it is.
+ * AKS-style update strategies (docs/semantics.md#staged-runs): stages → groups, concurrency,
+ * failure budgets, approval and scheduled-start gates, after-stage waits. Accepts the AKS JSON
+ * shape as it is.
  */
 import { z } from "zod";
 import type { IntOrPercent } from "./int-or-percent.js";
@@ -68,7 +69,7 @@ export interface StageSpec {
   readonly afterGates: readonly GateSpec[];
   /**
    * KubeFleet's label whose integer value orders the members of each group of the stage (after the
-   * maintenance-window category, before the name); see docs/engine.md, "Member order".
+   * maintenance-window category, before the name); see docs/semantics.md#order-and-concurrency.
    */
   readonly sortingLabelKey?: string;
   /** Absent: the stage's memberSelector forms one implicit group. */

@@ -1,6 +1,6 @@
 /**
- * Platform upgrades (SPEC section 6): the `upgrade` payload of a run and its schema, the
- * maintenance-window scope it honours, and the per-member decision (upgrade what, or skip why)
+ * Platform upgrades (docs/semantics.md#upgrades): the `upgrade` payload of a run and its schema,
+ * the maintenance-window scope it honours, and the per-member decision (upgrade what, or skip why)
  * taken when a member's turn comes. The Consistent node-image selection made at run start lives
  * with the offers it reads, in `versions/version.ts`, and is re-exported here.
  */
@@ -354,9 +354,10 @@ export function memberUpgradeDecision(
 }
 
 /**
- * Why the target is not yet available to `cluster` (SPEC 5.2: such a member is Pending), or
- * undefined when it is. Checks the Kubernetes target in the member's region and, for Consistent,
- * each selected image its pools need. Latest always has a target: whatever is offered there.
+ * Why the target is not yet available to `cluster` (docs/semantics.md#order-and-concurrency: such a
+ * member is Pending), or undefined when it is. Checks the Kubernetes target in the member's region
+ * and, for Consistent, each selected image its pools need. Latest always has a target: whatever is
+ * offered there.
  */
 export function isTargetAvailable(
   cluster: Cluster,

@@ -1,5 +1,5 @@
 /**
- * Negative Fleet numbers (docs/engine.md, "Negative values"): Fleet accepts them, so flotilla does
+ * Negative Fleet numbers (docs/semantics.md#negative-values): Fleet accepts them, so flotilla does
  * too. A negative integer resolves like 0, a negative percentage like "0%" (at least 1), and an
  * autoPartitionThreshold at or below 0 turns automatic partitions off; each gives a warning that
  * names the field and the value. maxConcurrency and maxAllowedFailures keep refusing them.

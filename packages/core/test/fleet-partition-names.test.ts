@@ -1,7 +1,7 @@
 /**
- * Unnamed partitions (docs/engine.md, "Unnamed partitions"): a partition's `name` is optional, as in
- * Fleet; an unnamed one is shown as `partition-<index>`, 0-based in declared order, everywhere its
- * name appears (plan, simulate, status).
+ * Unnamed partitions (docs/semantics.md#unnamed-partitions): a partition's `name` is optional, as
+ * in Fleet; an unnamed one is shown as `partition-<index>`, 0-based in declared order, everywhere
+ * its name appears (plan, simulate, status).
  */
 import { describe, expect, it } from "vitest";
 import { parseRolloutStrategy } from "../src/fleet/strategy.js";

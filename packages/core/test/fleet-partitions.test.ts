@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DISPLAY_NAME_LABEL, formPartitions } from "../src/fleet/partitions.js";
 import { cluster, fleetOf, group, sizes, strategy } from "./fleet-fixtures.js";
 
-describe("automatic partitions (SPEC 4.1, Fleet's slicing)", () => {
+describe("automatic partitions (docs/semantics.md#partition-forming, Fleet's slicing)", () => {
   it("cuts 230 clusters at 25% into 57, 57, 57, 57, 2 with Fleet's offset names", () => {
     const plan = formPartitions(
       strategy({ autoPartitionThreshold: 200 }),
@@ -130,7 +130,7 @@ describe("resolved limits", () => {
   });
 });
 
-describe("manual partitions (SPEC 4.1, Fleet's matcher)", () => {
+describe("manual partitions (docs/semantics.md#partition-forming, Fleet's matcher)", () => {
   const stagingAndProd = [
     ...fleetOf(40, () => ({ env: "staging" })),
     ...Array.from({ length: 160 }, (_, i) =>
@@ -298,7 +298,7 @@ describe("manual partitions (SPEC 4.1, Fleet's matcher)", () => {
     ]);
   });
 
-  it("never matches group criteria for a cluster in no group (SPEC: any group the cluster belongs to)", () => {
+  it("never matches group criteria for a cluster in no group (docs/semantics.md: any group the cluster belongs to)", () => {
     const plan = formPartitions(
       strategy({ partitions: [{ name: "grouped", clusterGroupSelector: {} }] }),
       [cluster("loner"), cluster("member", {}, ["g"])],
@@ -380,7 +380,7 @@ describe("manual partitions (SPEC 4.1, Fleet's matcher)", () => {
     expect(plan.partitions[1]?.clusters).toHaveLength(3);
   });
 
-  it("reports clusters that match no partition as unassigned and does not deploy them (SPEC 4.1 Decision: never dropped silently)", () => {
+  it("reports clusters that match no partition as unassigned and does not deploy them (docs/semantics.md#unassigned-clusters: never dropped silently)", () => {
     const plan = formPartitions(
       strategy({
         partitions: [
@@ -400,7 +400,7 @@ describe("manual partitions (SPEC 4.1, Fleet's matcher)", () => {
     expect(plan.limits.maxUnavailable).toBe(3);
   });
 
-  it("appends unassigned clusters as automatic partitions with unassigned: autoPartition (SPEC 4.1 Decision)", () => {
+  it("appends unassigned clusters as automatic partitions with unassigned: autoPartition (docs/semantics.md#unassigned-clusters)", () => {
     const manual = [
       { name: "staging", clusterSelector: { matchLabels: { env: "staging" } } },
     ];

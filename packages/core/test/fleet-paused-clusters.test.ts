@@ -1,5 +1,5 @@
 /**
- * Paused clusters in partitioned rollouts (docs/engine.md, "Paused clusters"): a paused cluster
+ * Paused clusters in partitioned rollouts (docs/semantics.md#paused-clusters): a paused cluster
  * (Fleet's Cluster `spec.paused`, `paused: true` in a clusters file) receives nothing new and does
  * not count as unavailable, for the bundle or for its partition.
  */

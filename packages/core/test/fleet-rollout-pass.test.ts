@@ -56,7 +56,7 @@ function workloadsWindow(startMs: number, endMs: number): Maintenance {
   };
 }
 
-describe("cluster states (SPEC 4.2)", () => {
+describe("cluster states (docs/semantics.md#cluster-states)", () => {
   const base = {
     ready: false,
     errored: false,
@@ -82,7 +82,7 @@ describe("cluster states (SPEC 4.2)", () => {
     },
   );
 
-  it("counts an unreachable agent as unavailable whatever it last reported (SPEC 8)", () => {
+  it("counts an unreachable agent as unavailable whatever it last reported (docs/semantics.md#offline-clusters)", () => {
     expect(isUnavailable({ ...readyAt("rev-2"), unreachable: true })).toBe(
       true,
     );
@@ -108,7 +108,7 @@ describe("cluster states (SPEC 4.2)", () => {
   });
 });
 
-describe("updates (SPEC 4.3)", () => {
+describe("updates (docs/semantics.md#releasing)", () => {
   const targets = fleetOf(10);
   const old = allReady(names(targets), "rev-1");
 
@@ -199,7 +199,7 @@ describe("updates (SPEC 4.3)", () => {
   });
 });
 
-describe("first deployments (SPEC 4.3)", () => {
+describe("first deployments (docs/semantics.md#releasing)", () => {
   it("starts a batch only while both counts are below their limits and counts it as unavailable at once", () => {
     const targets = fleetOf(30);
     const s = { maxUnavailable: 2, maxNew: 10 };
@@ -254,7 +254,7 @@ describe("first deployments (SPEC 4.3)", () => {
   });
 });
 
-describe("partition gating (SPEC 4.3)", () => {
+describe("partition gating (docs/semantics.md#releasing)", () => {
   const targets = fleetOf(6, (i) => ({ half: i < 3 ? "a" : "b" }));
   const twoParts = (extra: object) => ({
     ...extra,

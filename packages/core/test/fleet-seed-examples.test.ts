@@ -1,7 +1,6 @@
 /**
- * Every worked example of the Rancher Fleet rollout seed (docs/reference/seeds/
- * rancher-fleet-rollout-strategy.pt.txt), named after it, with SPEC 4 deciding where the seed and
- * Fleet's code disagree.
+ * Every worked example of Rancher Fleet's rollout-strategy documentation, named after it, with
+ * docs/semantics.md#partitioned-rollouts deciding where the seed and Fleet's code disagree.
  */
 import { describe, expect, it } from "vitest";
 import type {
@@ -244,8 +243,8 @@ describe("Rancher Fleet seed: Scenario 200 clusters (multiple partitions)", () =
   });
 
   // The seed's settings leave maxUnavailable at 100%, under which no partition can ever be NotReady
-  // (SPEC 4.3; fleet.md section 8 row 7). maxUnavailable "10%" (2 per partition) makes the
-  // partition gate observable, which is what the scenario describes.
+  // (docs/semantics.md#releasing; fleet.md section 8 row 7). maxUnavailable "10%" (2 per partition)
+  // makes the partition gate observable, which is what the scenario describes.
   const gated = {
     maxUnavailablePartitions: 1,
     autoPartitionSize: "10%",
@@ -334,7 +333,7 @@ describe("Rancher Fleet seed: Scenario 200 clusters (strict readiness, manual pa
     );
   });
 
-  it("updates go one cluster at a time, each Ready before the next (SPEC 4.3 Decision: a limit of 0 means one at a time)", () => {
+  it("updates go one cluster at a time, each Ready before the next (docs/semantics.md#limit-zero: a limit of 0 means one at a time)", () => {
     let deployments = new Map<string, DeploymentObservation>(
       targets.map((c) => [c.name, readyAt("rev-1")]),
     );

@@ -1,5 +1,6 @@
 /**
- * The partitioned-rollout simulator: the real release pass in virtual time (SPEC 4.3, SPEC 9).
+ * The partitioned-rollout simulator: the real release pass in virtual time
+ * (docs/semantics.md#releasing, docs/semantics.md#offline-planning).
  */
 import { describe, expect, it } from "vitest";
 import { simulate } from "../src/simulate.js";

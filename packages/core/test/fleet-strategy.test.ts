@@ -13,7 +13,7 @@ function problems(raw: unknown, path = "rolloutStrategy") {
 }
 
 describe("parseRolloutStrategy", () => {
-  it("fills SPEC 4's defaults: 100%, 0, 25%, 200, 50, no partitions, report unassigned", () => {
+  it("fills in the defaults: 100%, 0, 25%, 200, 50, no partitions, report unassigned", () => {
     for (const raw of [undefined, null, {}]) {
       expect(parseRolloutStrategy(raw, "rolloutStrategy")).toEqual({
         ok: true,
@@ -93,7 +93,7 @@ describe("parseRolloutStrategy", () => {
     expect(s.partitions[2]?.clusterGroup).toBe("eu");
   });
 
-  it("reads a numeric string without % as an integer (SPEC 2)", () => {
+  it("reads a numeric string without % as an integer (docs/semantics.md#int-or-percent)", () => {
     const parsed = parseRolloutStrategy({ maxUnavailable: "3" }, "");
     expect(parsed.ok && parsed.value.maxUnavailable).toEqual({
       kind: "int",

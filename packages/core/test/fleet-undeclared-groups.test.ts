@@ -1,5 +1,5 @@
 /**
- * Undeclared cluster groups (docs/engine.md, "Undeclared cluster groups"): a partition's
+ * Undeclared cluster groups (docs/semantics.md#undeclared-groups): a partition's
  * `clusterGroup` or a cluster's `groups` entry naming a group that is not declared matches
  * nothing, as before, but is never silent: plan and simulate warn, naming the group.
  */

@@ -33,7 +33,7 @@ function rejection(
   return result.problems[0]?.message ?? "";
 }
 
-describe("fleetLimit (SPEC 2 rule 1, Rancher Fleet's limit)", () => {
+describe("fleetLimit (docs/semantics.md#int-or-percent rule 1, Rancher Fleet's limit)", () => {
   it.each([
     ["0%", 10, 1],
     ["10%", 5, 1],
@@ -75,7 +75,7 @@ describe("fleetLimit (SPEC 2 rule 1, Rancher Fleet's limit)", () => {
   });
 });
 
-describe("concurrency (SPEC 2 rule 2: floor, at least 1)", () => {
+describe("concurrency (docs/semantics.md#int-or-percent rule 2: floor, at least 1)", () => {
   it.each([
     [int(3), 10, 3],
     [int(7), 2, 7],
@@ -102,7 +102,7 @@ describe("concurrency (SPEC 2 rule 2: floor, at least 1)", () => {
   });
 });
 
-describe("failureBudget (SPEC 2 rule 3: ceil)", () => {
+describe("failureBudget (docs/semantics.md#int-or-percent rule 3: ceil)", () => {
   it.each([
     [5, 2],
     [7, 2],

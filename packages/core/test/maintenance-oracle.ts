@@ -131,7 +131,10 @@ function freezeBound(text: string, offset: string, isEnd: boolean): number {
   );
 }
 
-/** Whether the raw config's kubernetes scope is open at t, per SPEC section 7. */
+/**
+ * Whether the raw config's kubernetes scope is open at t, per
+ * docs/semantics.md#maintenance-windows.
+ */
 export function oracleOpen(m: RawMaintenance, t: number): boolean {
   const frozen = m.freezes.some(
     (f) =>

@@ -1,6 +1,6 @@
 /**
- * maxConcurrency (SPEC 5.2, SPEC 2 rule 2) and the worked examples of the AKS seed
- * (docs/reference/seeds/aks-fleet-manager-update-runs.pl.txt, "Maksymalna współbieżność").
+ * maxConcurrency (docs/semantics.md#order-and-concurrency, docs/semantics.md#int-or-percent rule 2)
+ * and the worked examples of the AKS seed ("Maksymalna współbieżność").
  */
 import { describe, expect, it } from "vitest";
 import { planStaged } from "../src/plan.js";

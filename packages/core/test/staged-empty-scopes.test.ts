@@ -1,5 +1,5 @@
 /**
- * Empty scopes (docs/engine.md, "Empty scopes"): a stage or group with no members does not block a
+ * Empty scopes (docs/semantics.md#empty-scopes): a stage or group with no members does not block a
  * run. When the run reaches it, it is Skipped with reason NoMembers together with its gates (and an
  * empty stage's after-stage wait does not apply), and the run goes on; `plan` warns about it.
  */

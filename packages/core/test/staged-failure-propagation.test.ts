@@ -1,5 +1,5 @@
 /**
- * Failure propagates up (docs/engine.md, "Failure propagates up"): a group over its budget is
+ * Failure propagates up (docs/semantics.md#failure-propagates-up): a group over its budget is
  * Failed and so are its stage and the run, whatever the stage's own budget allows; `Stopped` is
  * only ever the result of an operator's stop. Groups of the failed stage that were still going
  * when the run halted end Failed too (halted by a budget, not stopped by anyone).

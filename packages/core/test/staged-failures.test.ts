@@ -1,7 +1,7 @@
 /**
- * Failure budgets and deadlines (SPEC 5.3, SPEC 8, SPEC 2 rule 3) with the worked examples of the AKS
- * seed (docs/reference/seeds/aks-fleet-manager-update-runs.pl.txt, "Maksymalna dozwolona liczba
- * niepowodzeń").
+ * Failure budgets and deadlines (docs/semantics.md#failure-budget,
+ * docs/semantics.md#offline-clusters, docs/semantics.md#int-or-percent rule 3) with the worked
+ * examples of the AKS seed ("Maksymalna dozwolona liczba niepowodzeń").
  */
 import { describe, expect, it } from "vitest";
 import {
@@ -47,7 +47,7 @@ describe("AKS seed: maxAllowedFailures resolution", () => {
     ]).toEqual([5, 2, 3]);
   });
 
-  it('"25%" of 4 → 1 and "20%" of 10 → 2 (SPEC 2 examples)', () => {
+  it('"25%" of 4 → 1 and "20%" of 10 → 2 (docs/semantics.md#int-or-percent examples)', () => {
     const run = resolve(
       oneStage([
         { name: "a", maxAllowedFailures: "25%" },
@@ -62,7 +62,7 @@ describe("AKS seed: maxAllowedFailures resolution", () => {
   });
 });
 
-describe("failure budgets (SPEC 5.3)", () => {
+describe("failure budgets (docs/semantics.md#failure-budget)", () => {
   it('Decision: Completed with 0% success: a group of 4 with maxAllowedFailures "4" whose four members all fail ends Completed, failureCount 4', () => {
     const run = resolve(
       oneStage([{ name: "a", maxAllowedFailures: "4" }]),
@@ -313,7 +313,7 @@ describe("failure budgets (SPEC 5.3)", () => {
   });
 });
 
-describe("progress deadline and unreachable agents (SPEC 5.3, SPEC 8)", () => {
+describe("progress deadline and unreachable agents (docs/semantics.md#failure-budget, docs/semantics.md#offline-clusters)", () => {
   it("a member that has not succeeded within progressDeadlineSeconds is Failed with reason TimedOut, at the deadline", () => {
     const run = resolve(
       oneStage([{ name: "a", maxAllowedFailures: 1 }]),

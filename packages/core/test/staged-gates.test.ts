@@ -1,6 +1,6 @@
 /**
- * Gates and waits (SPEC 5.4): approvals before/after stages and groups, scheduled starts, and the
- * after-stage wait that runs in parallel with the after-stage approval.
+ * Gates and waits (docs/semantics.md#gates-and-waits): approvals before/after stages and groups,
+ * scheduled starts, and the after-stage wait that runs in parallel with the after-stage approval.
  */
 import { describe, expect, it } from "vitest";
 import { nextWeeklyOccurrence } from "../src/staged/gates.js";
@@ -414,7 +414,7 @@ describe("scheduled-start gates", () => {
   });
 });
 
-describe("after-stage wait (SPEC 5.4)", () => {
+describe("after-stage wait (docs/semantics.md#gates-and-waits)", () => {
   const twoStages = (wait: number) =>
     strategy({
       stages: [

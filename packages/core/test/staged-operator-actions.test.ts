@@ -1,6 +1,7 @@
 /**
- * Operator actions and states (SPEC 5.5): start, stop, resume, retry, skip; rejected commands
- * change nothing; every state is reachable and every transition carries a time and a message.
+ * Operator actions and states (docs/semantics.md#operator-actions): start, stop, resume, retry,
+ * skip; rejected commands change nothing; every state is reachable and every transition carries a
+ * time and a message.
  */
 import { describe, expect, it } from "vitest";
 import type { RunEvent } from "../src/staged/events.js";
@@ -624,7 +625,7 @@ describe("rejected commands change nothing and say why", () => {
   );
 });
 
-describe("states (SPEC 5.5)", () => {
+describe("states (docs/semantics.md#operator-actions)", () => {
   it("every run, stage, group and member state is reachable, and every transition has a time and a message", () => {
     const seen = {
       run: new Set<string>(),

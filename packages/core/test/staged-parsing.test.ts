@@ -1,6 +1,7 @@
 /**
- * Parsing AKS update strategies (SPEC 5, SPEC 2): the AKS JSON shape is accepted as it is, and
- * every invalid value is rejected at submission with its field path.
+ * Parsing AKS update strategies (docs/semantics.md#staged-runs, docs/semantics.md#int-or-percent):
+ * the AKS JSON shape is accepted as it is, and every invalid value is rejected at submission with
+ * its field path.
  */
 import { describe, expect, it } from "vitest";
 import type { Problem } from "../src/result.js";
@@ -335,7 +336,7 @@ describe("limits of a stage", () => {
   });
 });
 
-describe("int-or-percent values (SPEC 2)", () => {
+describe("int-or-percent values (docs/semantics.md#int-or-percent)", () => {
   it.each([
     ["0%", "must be a whole percentage from 1% to 100%"],
     ["101%", "must be a whole percentage from 1% to 100%"],

@@ -384,7 +384,10 @@ function eventFor(
 
 const DONE = new Set(["Succeeded", "Failed", "Skipped"]);
 
-/** States must agree across levels after every step (SPEC 5.2 roll-up, 5.5). */
+/**
+ * States must agree across levels after every step (docs/semantics.md#order-and-concurrency
+ * roll-up, 5.5).
+ */
 function checkConsistency(run: Run, nowMs: number, rejected: boolean): void {
   // A rejected command changes nothing, not even the wake time.
   if (run.wakeAtMs !== undefined && !rejected)

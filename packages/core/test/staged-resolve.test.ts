@@ -1,6 +1,7 @@
 /**
- * Resolving a run (SPEC 5.1, SPEC 6): membership by update group or label selector, implicit
- * groups, the frozen member list, unassigned clusters, and upgrade decisions taken at creation.
+ * Resolving a run (docs/semantics.md#membership, docs/semantics.md#upgrades): membership by update
+ * group or label selector, implicit groups, the frozen member list, unassigned clusters, and
+ * upgrade decisions taken at creation.
  */
 import { describe, expect, it } from "vitest";
 import { planStaged } from "../src/plan.js";
@@ -23,7 +24,7 @@ import {
 const names = (members: readonly { name: string }[]): string[] =>
   members.map((m) => m.name);
 
-describe("membership (SPEC 5.1)", () => {
+describe("membership (docs/semantics.md#membership)", () => {
   it("a group without memberSelector takes the clusters whose updateGroup equals its name", () => {
     const run = resolve(oneStage([{ name: "web" }, { name: "api" }]), [
       cluster("w-2", { updateGroup: "web" }),
@@ -301,7 +302,7 @@ const pool = (imageVersion: string, kubernetesVersion?: string) => ({
   ...(kubernetesVersion === undefined ? {} : { kubernetesVersion }),
 });
 
-describe("upgrades through runs (SPEC 6)", () => {
+describe("upgrades through runs (docs/semantics.md#upgrades)", () => {
   it("members already at the target or more than one minor behind are Skipped at creation with reasons, and never started", () => {
     const run = resolve(
       oneStage([{ name: "g", maxConcurrency: 5 }]),

@@ -1,6 +1,6 @@
 /**
- * `flotilla simulate` for staged update runs (SPEC 9): the real engine in virtual time, driven by a
- * scenario given as the YAML-like objects the CLI reads.
+ * `flotilla simulate` for staged update runs (docs/semantics.md#offline-planning): the real engine
+ * in virtual time, driven by a scenario given as the YAML-like objects the CLI reads.
  */
 import { describe, expect, it } from "vitest";
 import type { SimulationOutput } from "../src/preview-types.js";

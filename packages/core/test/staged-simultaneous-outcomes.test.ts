@@ -1,5 +1,5 @@
 /**
- * Simultaneous outcomes (docs/engine.md, "Simultaneous outcomes"): member outcomes reported at the
+ * Simultaneous outcomes (docs/semantics.md#simultaneous-outcomes): member outcomes reported at the
  * same instant (`MembersReported`) are all counted before any freed slot is refilled, so a budget
  * that the batch as a whole exceeds starts nothing new: the AKS document's "why FailureCount can
  * exceed maxAllowedFailures" (concurrency 3, budget 1, three members fail together → failureCount

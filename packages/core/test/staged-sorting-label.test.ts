@@ -1,8 +1,8 @@
 /**
- * KubeFleet's `sortingLabelKey` on a stage (docs/engine.md, "Member order"): inside each group of
- * the stage, members are taken by maintenance-window category first, then by the integer value of
- * that label (ascending), then by name; members without an integer value go after those with one,
- * by name, and `plan` warns about them. The key is validated like any label key.
+ * KubeFleet's `sortingLabelKey` on a stage (docs/semantics.md#order-and-concurrency): inside each
+ * group of the stage, members are taken by maintenance-window category first, then by the integer
+ * value of that label (ascending), then by name; members without an integer value go after those
+ * with one, by name, and `plan` warns about them. The key is validated like any label key.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";

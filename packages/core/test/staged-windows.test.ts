@@ -1,5 +1,6 @@
 /**
- * Maintenance windows in staged runs (SPEC 5.2, SPEC 6, SPEC 7): the order of members inside a
+ * Maintenance windows in staged runs (docs/semantics.md#order-and-concurrency,
+ * docs/semantics.md#upgrades, docs/semantics.md#maintenance-windows): the order of members inside a
  * group by window category, Pending members with the next opening, Pending roll-up to group, stage
  * and run, and members starting when their window opens.
  */
@@ -38,7 +39,7 @@ const fridayNight = windows({
   },
 });
 
-describe("member order by maintenance window (SPEC 5.2)", () => {
+describe("member order by maintenance window (docs/semantics.md#order-and-concurrency)", () => {
   it("open window first, then (reached but Pending) opening within 4 hours inclusive, then no window, then closed windows (Pending when reached)", () => {
     const run = resolve(oneStage([{ name: "g" }]), [
       cluster("a-closed", { updateGroup: "g", maintenance: fridayNight }),
@@ -196,7 +197,7 @@ describe("member order by maintenance window (SPEC 5.2)", () => {
     );
   });
 
-  it("upgrades honour the kubernetes window, not the workloads window (SPEC 6)", () => {
+  it("upgrades honour the kubernetes window, not the workloads window (docs/semantics.md#upgrades)", () => {
     const both = windows({
       kubernetes: {
         schedule: { weekly: { dayOfWeek: "Friday" } },

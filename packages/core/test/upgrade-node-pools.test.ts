@@ -1,5 +1,5 @@
 /**
- * Node pools inside a member (docs/engine.md, "Node pools inside a member"): the per-pool plan of an
+ * Node pools inside a member (docs/engine.md#node-pools-inside-a-member): the per-pool plan of an
  * upgrade says which pools get a new image and which are skipped and why, and the member's
  * messages carry it to the end, like AKS's "Skipped upgrade of following agent pool(s)".
  */

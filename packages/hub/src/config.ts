@@ -1,5 +1,5 @@
 /**
- * The hub's configuration (STYLE.md, Config): command-line flags with environment fallbacks
+ * The hub's configuration (CONTRIBUTING.md, Config): command-line flags with environment fallbacks
  * (a flag wins; an empty variable counts as unset), each value checked by a zod schema. Every
  * problem is reported at once; its path is where the bad value came from (the flag or the
  * variable), its message names both spellings, and its value is the bad value. main.ts exits
@@ -28,7 +28,7 @@ import { bucketPrefixProblem } from "./store/keys.js";
 
 /**
  * gRPC over TLS (paths, read by main.ts). Client certificates (agents, admins) chain to the hub's
- * CA: the operator's (`caCertFile`/`caKeyFile`), else the one in the state store (issue 6).
+ * CA: the operator's (`caCertFile`/`caKeyFile`), else the one in the state store.
  */
 export interface HubTlsConfig {
   /** The serving certificate and key; absent: the hub issues its own from its CA for `sans`. */

@@ -167,7 +167,7 @@ function observeAdminCalls(
   return wrapped as unknown as Handlers;
 }
 
-/** Agent identities under TLS (issue 6); absent: plaintext development mode. */
+/** Agent identities under TLS; absent: plaintext development mode. */
 export interface HubSecurity {
   readonly authority: CertificateAuthority;
   /** Absent: registration returns no NATS credentials. */

@@ -1,8 +1,8 @@
 /**
- * @flotilla/hub: the hub server. So far: the StateStore port with its adapters (in-memory for unit
- * tests, NATS JetStream KV for real; both pass one contract suite), the module that names every
- * bucket and key, and the IntentPublisher port (intents to agents over NATS; in-memory and
- * JetStream adapters, one contract suite).
+ * @flotilla/hub: the hub server: the StateStore and IntentPublisher ports with their adapters
+ * (in-memory for unit tests, NATS JetStream for real; each pair passes one contract suite), the
+ * names of every bucket and key, the server's parts and how they are wired, the audit log, the
+ * process (config, logs, metrics, HTTP) and NATS authorization.
  */
 
 // State store: the port

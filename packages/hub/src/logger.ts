@@ -1,6 +1,6 @@
 /**
- * The hub's logging (STYLE.md, Logging): one pino root logger per process writing JSON lines to
- * stdout, created by main.ts and injected; components take a child named after themselves
+ * The hub's logging (CONTRIBUTING.md, Logging): one pino root logger per process writing JSON lines
+ * to stdout, created by main.ts and injected; components take a child named after themselves
  * ({@link componentLogger}) and add per-cluster or per-run children with the fixed camelCase keys
  * (`clusterName`, `runName`, `generation`, `durationMs`, errors under `err`). Messages are
  * constant; the variable parts go in the fields:
@@ -26,8 +26,8 @@ export const LOG_LEVELS = [
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /**
- * Field paths whose values never reach a log line (STYLE.md: secrets are redacted). Bootstrap
- * tokens and credentials may travel in requests and metadata that a component logs whole.
+ * Field paths whose values never reach a log line (CONTRIBUTING.md: secrets are redacted).
+ * Bootstrap tokens and credentials may travel in requests and metadata that a component logs whole.
  */
 export const REDACTED_PATHS: readonly string[] = [
   "token",

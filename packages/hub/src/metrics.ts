@@ -1,11 +1,11 @@
 /**
- * The hub's Prometheus metrics (STYLE.md: `flotilla_hub_*`, base units, `_total` on counters) in
- * a registry of their own, so that two hubs in one process (tests) never share counters. Label
- * values come from closed sets only (phases, states, error codes, AdminService method names);
- * anything else is counted as `other`. Cluster names are never labels: a fleet of thousands of
- * clusters would make thousands of series. Run names label one gauge only (members by state), and
- * only for the runs the caller lists (active and recently finished, see metrics-observer.ts): the
- * series of every other run are removed, so their number stays bounded.
+ * The hub's Prometheus metrics (CONTRIBUTING.md: `flotilla_hub_*`, base units, `_total` on
+ * counters) in a registry of their own, so that two hubs in one process (tests) never share
+ * counters. Label values come from closed sets only (phases, states, error codes, AdminService
+ * method names); anything else is counted as `other`. Cluster names are never labels: a fleet of
+ * thousands of clusters would make thousands of series. Run names label one gauge only (members by
+ * state), and only for the runs the caller lists (active and recently finished, see
+ * metrics-observer.ts): the series of every other run are removed, so their number stays bounded.
  */
 import type {
   FlotillaErrorCode,

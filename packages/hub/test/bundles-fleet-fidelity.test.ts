@@ -1,5 +1,5 @@
 // Fleet's own shapes through BundleManager.apply and the live passes: negative numbers are
-// accepted with a warning and resolve as docs/engine.md says; unnamed partitions get their
+// accepted with a warning and resolve as docs/semantics.md#negative-values says; unnamed partitions get their
 // shown names; a partition naming a group the hub does not have is a warning.
 import { describe, expect, test } from "vitest";
 import { parseSelectorStruct, type ClusterGroup } from "@flotilla/core";
@@ -46,7 +46,7 @@ describe("negative Fleet numbers", () => {
     expect(status.partitions.map((p) => [p.name, p.maxUnavailable])).toEqual([
       ["All", 0],
     ]);
-    // A limit of 0 lets one cluster through at a time (docs/engine.md, "Limit 0").
+    // A limit of 0 lets one cluster through at a time (docs/semantics.md#limit-zero).
     expect(holding(h, r2)).toEqual(["c-00"]);
   });
 

@@ -152,7 +152,8 @@ describe("partitioned rollout", () => {
 
     await reportReady(h, ["canary-1"], r1);
     expect(holding(h, r1)).toEqual(["canary-1", "prod-1", "prod-2"]);
-    // Clusters in no partition are not deployed (SPEC 4.1), but are listed.
+    // Clusters in no partition are not deployed (docs/semantics.md#partition-forming), but are
+    // listed.
     expect(h.publisher.snapshot().get("stray")).toBeUndefined();
   });
 

@@ -1,5 +1,5 @@
 /**
- * Node pools in a live run's member messages (docs/engine.md, "Node pools inside a member"), over
+ * Node pools in a live run's member messages (docs/engine.md#node-pools-inside-a-member), over
  * real gRPC with scripted agents: the run status says which pools an upgrade left on their image
  * and why, next to what the agent reported. The hub holds no catalogue of node images, so every
  * pool is "not offered" here; core's tests cover the other reasons.

@@ -1,5 +1,5 @@
 /**
- * Pausing a cluster on a live hub (docs/engine.md, "Paused clusters"; docs/cli.md, `cluster
+ * Pausing a cluster on a live hub (docs/semantics.md#paused-clusters; docs/cli.md, `cluster
  * pause`), over real gRPC with scripted agents: LabelCluster sets or clears the pause, the bundle
  * passes hold the paused cluster (HOLD_REASON_PAUSED) while the others get the bundle, an agent's
  * own reports do not undo it, and unpausing releases it.

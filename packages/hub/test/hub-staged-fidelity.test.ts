@@ -1,5 +1,5 @@
 /**
- * The engine's staged-run decisions as a live hub applies them (docs/engine.md), over real gRPC
+ * The engine's staged-run decisions as a live hub applies them (docs/semantics.md#staged-runs), over real gRPC
  * with scripted agents: an empty stage is skipped and the run goes on; a group over its budget fails
  * its stage and the run; reports that reach the hub in one batch are all counted before a slot is
  * refilled.

@@ -1,8 +1,9 @@
 /**
- * SPEC 8 in the run manager: a member not yet started while its agent is unreachable waits
- * (Pending, reason Unreachable) like one whose window is closed, also when the agent was already
- * unreachable when the run was created, and a hub that restarts with a member flagged
- * unreachable in the stored run clears the flag once its directory counts the agent reachable.
+ * docs/semantics.md#offline-clusters in the run manager: a member not yet started while its agent
+ * is unreachable waits (Pending, reason Unreachable) like one whose window is closed, also when the
+ * agent was already unreachable when the run was created, and a hub that restarts with a member
+ * flagged unreachable in the stored run clears the flag once its directory counts the agent
+ * reachable.
  */
 import {
   parseUpdateStrategy,
@@ -88,7 +89,7 @@ function states(
   return Object.fromEntries(members.map((m) => [m.name, [m.state, m.reason]]));
 }
 
-describe("run manager: unreachable members (SPEC 8)", () => {
+describe("run manager: unreachable members (docs/semantics.md#offline-clusters)", () => {
   it("holds a member whose agent is already unreachable when the run is created", async () => {
     const store = createMemoryStore();
     await store.start();

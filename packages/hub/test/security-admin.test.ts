@@ -1,5 +1,5 @@
 /**
- * AdminService's security methods over TLS (issue 6): creating, listing and revoking bootstrap
+ * AdminService's security methods over TLS: creating, listing and revoking bootstrap
  * tokens (only the secret's hash is stored; bad requests name every bad field) and issuing admin
  * certificates that the hub's CA then verifies.
  */

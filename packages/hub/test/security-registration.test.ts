@@ -1,5 +1,5 @@
 /**
- * Agent registration, mTLS sessions and rotation over real gRPC with TLS (issue 6): tokens that
+ * Agent registration, mTLS sessions and rotation over real gRPC with TLS: tokens that
  * are valid, expired, revoked, used up, bound to another cluster or malformed; CSRs that do not
  * verify; a stream whose certificate names another cluster, or none; a removed cluster; renewal.
  */

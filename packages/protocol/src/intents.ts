@@ -1,6 +1,5 @@
 /**
- * How intents travel hub → agent over NATS (ARCHITECTURE "Intents go hub → agent over NATS"): every
- * name both sides use, and the stored document. Nothing else spells a bucket, key or subject out.
+ * How intents travel hub → agent over NATS (docs/architecture.md): every name both sides use, and the stored document. Nothing else spells a bucket, key or subject out.
  *
  * * One JetStream KV bucket, `<prefix>-intents`, one key per cluster (the cluster name), one value
  *   kept per key. The value is an {@link IntentDocument}: `{"hash":"sha256:…","intent":{…}}`.

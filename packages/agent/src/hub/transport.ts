@@ -1,6 +1,6 @@
 /**
  * How the agent reaches the hub: TLS (the hub verified with a CA; with a client certificate and
- * key, mutual TLS, which issue 6 makes the hub require) or plaintext, which must be asked for by
+ * key, mutual TLS, which a hub with TLS requires) or plaintext, which must be asked for by
  * name (`insecurePlaintext: true`): there is no silent fallback from one to the other.
  */
 import { readFile } from "node:fs/promises";

@@ -1,5 +1,5 @@
 /**
- * A cluster's identity as the agent holds it (issue 6, "Registration"): its private key, the client
+ * A cluster's identity as the agent holds it (docs/security.md): its private key, the client
  * certificate the hub's CA signed for it, that CA, and the NATS credentials that let it read its own
  * intent and nothing else. {@link checkIdentity} is the one place that decides whether material is
  * usable: the certificate parses, belongs to the key, names the cluster in its URI SAN

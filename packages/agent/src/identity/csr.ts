@@ -1,5 +1,5 @@
 /**
- * A fresh key and a certificate signing request for it (issue 6): ECDSA P-256 made with Node's
+ * A fresh key and a certificate signing request for it: ECDSA P-256 made with Node's
  * WebCrypto, the PKCS#10 request built by @peculiar/x509. The request names the cluster in its
  * subject (`CN=NAME`) and URI SAN (`spiffe://flotilla/cluster/NAME`); the hub sets both itself
  * anyway, so they are a courtesy. Every registration and every renewal makes a new key.

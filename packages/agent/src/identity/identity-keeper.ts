@@ -1,5 +1,5 @@
 /**
- * Keeps one cluster's identity current (issue 6, "Registration" and rotation). On start it loads
+ * Keeps one cluster's identity current: registration and rotation. On start it loads
  * the stored identity, or, when there is none (or it expired) and a bootstrap token was given,
  * registers with the hub, retrying with backoff while the hub cannot be reached, and stores what it
  * got. The token is used once and never stored.

@@ -1,5 +1,5 @@
 /**
- * The agent's two identity calls to the hub (agent.proto, issue 6): `Register` exchanges a bootstrap
+ * The agent's two identity calls to the hub (agent.proto): `Register` exchanges a bootstrap
  * token for the cluster's identity over TLS without a client certificate (the hub verified with the
  * operator's CA), and `RenewIdentity` gets a new certificate for a new key, authenticated by the
  * current certificate. Both make a fresh key and CSR, and check what the hub answers before anyone

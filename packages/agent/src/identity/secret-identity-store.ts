@@ -1,5 +1,5 @@
 /**
- * The Secret adapter of the IdentityStore port (issue 6, for agents in a real cluster, issue 4):
+ * The Secret adapter of the IdentityStore port (for agents in a real cluster):
  * one cluster's identity in one Kubernetes Secret of type Opaque whose keys are the file store's
  * file names (key.pem, cert.pem, ca.pem, nats.creds, identity.json), parsed and validated by the
  * same function as the file store (identity-store.ts).

@@ -1,5 +1,5 @@
 /**
- * The agent's view of its cluster's intent (ARCHITECTURE "Intents go hub → agent over NATS").
+ * The agent's view of its cluster's intent (docs/architecture.md).
  *
  * Cheap for the NATS server at 10,000 agents: no JetStream consumer per agent. A watcher holds one
  * core subscription to `<prefix>.intents.<cluster>`, on which the intents bucket's stream

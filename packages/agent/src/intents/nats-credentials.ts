@@ -1,6 +1,6 @@
 /**
- * Connecting an agent to NATS with the credentials the hub issued at registration (issue 6, "NATS
- * authorization"): the user JWT and seed of a `.creds` file, and the inbox prefix the agent's user
+ * Connecting an agent to NATS with the credentials the hub issued at registration (docs/security.md):
+ * the user JWT and seed of a `.creds` file, and the inbox prefix the agent's user
  * may subscribe under. Without that prefix every request (the intent's direct get, the bundle
  * content reads) would wait for a reply on `_INBOX.…`, which the server does not let it hear.
  */

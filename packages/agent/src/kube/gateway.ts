@@ -1,9 +1,9 @@
 /**
  * The `KubeGateway` port: how the agent puts a bundle revision into its cluster and learns how it
  * is doing. The agent's application code talks only to this interface; the simulated cluster
- * (simulated/) implements it in memory, and the @kubernetes/client-node adapter (issue 4) will
- * implement it with server-side apply, an inventory per bundle, prune, readiness per kind and a
- * drift watch, without changing anything here.
+ * (simulated/) implements it in memory, and the @kubernetes/client-node adapter
+ * (client-node-gateway.ts) implements it with server-side apply, an inventory per bundle, prune,
+ * readiness per kind and a drift watch, without changing anything here.
  */
 import type { ResourceReason, StatusPhase } from "@flotilla/protocol";
 

@@ -10,7 +10,7 @@
  *   not Ready in the status last reported (NotReady or Modified: every listed object whose state
  *   is not Ready, plus those left out of the capped list), summed over the process's agents.
  * * `flotilla_agent_identity_certificate_expiry_timestamp_seconds`: the earliest notAfter of the
- *   identity certificates held (issue 6). Registered only when the agent has identities, so a
+ *   identity certificates held. Registered only when the agent has identities, so a
  *   plaintext agent never exposes a 0 that an expiry alert would take for "expired in 1970".
  */
 import type { StatusReportInput } from "../hub/status-outbox.js";

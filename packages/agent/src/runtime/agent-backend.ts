@@ -1,7 +1,7 @@
 /**
- * What an agent runs against: its cluster's ports (ARCHITECTURE "ports"). The simulated cluster
- * is one; the Kubernetes adapter (issue 4) will be another. The agent does not own the backend's
- * lifecycle: whoever built it starts it before the agent and stops it after.
+ * What an agent runs against: its cluster's ports (docs/architecture.md). The simulated cluster is
+ * one; the Kubernetes backend (kubernetes-backend.ts) is the other. The agent does not own the
+ * backend's lifecycle: whoever built it starts it before the agent and stops it after.
  */
 import type { ClusterFacts } from "@flotilla/protocol";
 import type { KubeGateway } from "../kube/gateway.js";

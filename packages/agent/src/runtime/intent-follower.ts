@@ -1,5 +1,5 @@
 /**
- * Making the cluster what its intent says (ARCHITECTURE "Intents go hub → agent"): for every
+ * Making the cluster what its intent says (docs/architecture.md): for every
  * intent generation, each bundle entry is applied (or kept, when its revision and content did not
  * change), bundles no longer in the intent are removed, and the upgrade entry is performed within
  * the owner's windows. Every status goes out against the generation of the newest intent: a newer

@@ -1,5 +1,5 @@
 /**
- * The {@link AgentBackend} of a real cluster (issue 4): the client-node {@link KubeGateway}, the
+ * The {@link AgentBackend} of a real cluster: the client-node {@link KubeGateway}, the
  * upgrade driver the configuration chose (none, system-upgrade-controller or Cluster API), and the
  * owner's maintenance windows from a ConfigMap of the agent's namespace, all on one client
  * configuration (in-cluster service account or a kubeconfig; kube/kube-config.ts). Facts are the

@@ -1,8 +1,9 @@
 /**
- * Performing the intent's upgrade (SPEC 6 and 7): the agent enforces its owner's maintenance
- * window itself, whatever the hub decided. While the window is closed the item is Pending with the
- * next opening, and starts by itself when the window opens (or when the windows change); then the
- * driver runs it, reporting Applying with its progress, and it ends Ready or Failed.
+ * Performing the intent's upgrade (docs/semantics.md#upgrades and
+ * docs/semantics.md#maintenance-windows): the agent enforces its owner's maintenance window itself,
+ * whatever the hub decided. While the window is closed the item is Pending with the next opening,
+ * and starts by itself when the window opens (or when the windows change); then the driver runs it,
+ * reporting Applying with its progress, and it ends Ready or Failed.
  */
 import { FlotillaError, showValue } from "@flotilla/core";
 import {

@@ -1,5 +1,5 @@
 /**
- * The configuration of simulated clusters (issue 3): one cluster, or a fleet of them in one file
+ * The configuration of simulated clusters: one cluster, or a fleet of them in one file
  * so one process can host many agents. A fleet file is
  *
  * ```yaml

@@ -1,8 +1,8 @@
 /**
  * A {@link MaintenanceSource} on a local file holding `maintenance:` in the shape core's
- * parseMaintenance accepts (SPEC 7). Invalid or unreadable content keeps the last valid
- * configuration in force and sets an error condition naming the file, the field path and the
- * value (issue 4's rule); `reload()` re-reads it and emits WindowsChanged when anything changed.
+ * parseMaintenance accepts (docs/semantics.md#maintenance-windows). Invalid or unreadable content
+ * keeps the last valid configuration in force and sets an error condition naming the file, the
+ * field path and the value; `reload()` re-reads it and emits WindowsChanged when anything changed.
  */
 import {
   canonicalJson,

@@ -1,5 +1,5 @@
 /**
- * A simulated cluster (issue 3): both agent ports in memory — a {@link KubeGateway} and an
+ * A simulated cluster: both agent ports in memory — a {@link KubeGateway} and an
  * {@link UpgradeDriver} — plus the owner's maintenance windows, all driven by an injected clock
  * and randomness so a demo, a benchmark or a test gets the same behaviour from the same seed.
  * One process can host many: {@link createSimulatedClusters} builds a whole fleet file's worth.

@@ -1,7 +1,8 @@
 /**
- * The agent's own enforcement of its owner's maintenance windows (SPEC 7): before it starts an
- * upgrade, or releases a new bundle revision (scope `workloads`), it asks whether the scope is open
- * now and otherwise answers Pending with the next opening, whatever the hub decided.
+ * The agent's own enforcement of its owner's maintenance windows
+ * (docs/semantics.md#maintenance-windows): before it starts an upgrade, or releases a new bundle
+ * revision (scope `workloads`), it asks whether the scope is open now and otherwise answers Pending
+ * with the next opening, whatever the hub decided.
  */
 import {
   isOpenAt,

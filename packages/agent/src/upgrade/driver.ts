@@ -1,8 +1,8 @@
 /**
- * The `UpgradeDriver` port: how the agent upgrades its cluster's platform (SPEC section 6) and
- * reads the facts it reports. The simulated cluster implements it in memory; the
- * system-upgrade-controller and Cluster API drivers (issue 4) will implement it on the Kubernetes
- * API, each supporting the upgrade types its platform can do.
+ * The `UpgradeDriver` port: how the agent upgrades its cluster's platform
+ * (docs/semantics.md#upgrades) and reads the facts it reports. The simulated cluster implements it
+ * in memory; the system-upgrade-controller (suc-driver.ts) and Cluster API (capi-driver.ts) drivers
+ * implement it on the Kubernetes API, each supporting the upgrade types its platform can do.
  */
 import type { MemberTarget, NodePool, UpgradeType } from "@flotilla/core";
 
@@ -36,7 +36,10 @@ export interface UpgradeProgress {
 export type UpgradeFailureReason =
   "Unsupported" | "InvalidTarget" | "VersionSkew" | "Busy" | "UpgradeFailed";
 
-/** How an upgrade ended, or why it did not start (SPEC 7: Pending with the next opening). */
+/**
+ * How an upgrade ended, or why it did not start (docs/semantics.md#maintenance-windows: Pending
+ * with the next opening).
+ */
 export type UpgradeOutcome =
   | {
       readonly type: "Succeeded";
@@ -73,7 +76,7 @@ export interface StartUpgradeOptions {
  * when `signal` aborts or the driver stops: the simulated driver then abandons the upgrade with
  * nothing changed; drivers whose upgrade runs in the cluster stop following it, and a later
  * `start` for the same run follows it again rather than starting a second one. Kubernetes upgrades
- * are never rolled back (SPEC 6).
+ * are never rolled back (docs/semantics.md#upgrades).
  */
 export interface UpgradeDriver {
   /** Whether this driver can perform upgrades of `type` at all. */

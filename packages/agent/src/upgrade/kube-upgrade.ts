@@ -1,9 +1,10 @@
 /**
  * What the Kubernetes upgrade drivers (system-upgrade-controller, Cluster API) share: checking a
- * request's target version against the cluster's (SPEC 6: no downgrades, one minor at a time),
- * reading conditions and versions from objects, the window check before anything is touched
- * (SPEC 7), one upgrade at a time per driver, and the follow loop that polls the cluster until the
- * upgrade is done, failed or timed out, reporting progress that never goes down.
+ * request's target version against the cluster's (docs/semantics.md#upgrades: no downgrades, one
+ * minor at a time), reading conditions and versions from objects, the window check before anything
+ * is touched (docs/semantics.md#maintenance-windows), one upgrade at a time per driver, and the
+ * follow loop that polls the cluster until the upgrade is done, failed or timed out, reporting
+ * progress that never goes down.
  */
 import {
   compareKubernetesVersions,
@@ -154,7 +155,10 @@ export function unsupported(
   };
 }
 
-/** Pending when the owner's window for the request's scope is closed now (SPEC 7). */
+/**
+ * Pending when the owner's window for the request's scope is closed now
+ * (docs/semantics.md#maintenance-windows).
+ */
 export function windowHold(
   windows: MaintenanceSource,
   type: UpgradeType,

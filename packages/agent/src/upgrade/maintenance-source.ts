@@ -1,8 +1,9 @@
 /**
  * The `MaintenanceSource` port: where the agent reads its owner's maintenance windows and freezes
- * (SPEC 7). The simulated cluster reads a local file; the Kubernetes adapter (issue 4) will read a
- * ConfigMap. Both follow issue 4's rule: invalid content keeps the last valid configuration in
- * force and raises an error condition that the agent reports to the hub.
+ * (docs/semantics.md#maintenance-windows). The simulated cluster reads a local file; the Kubernetes
+ * backend reads a ConfigMap (windows/configmap-maintenance-source.ts). Both follow one rule:
+ * invalid content keeps the last valid configuration in force and raises an error condition that
+ * the agent reports to the hub.
  */
 import type { Maintenance, Problem } from "@flotilla/core";
 

@@ -6,7 +6,7 @@
  * a jittered exponential backoff, with a fresh read first so nothing that changed in the gap is
  * missed.
  *
- * Issue 4's rule: content that is not valid YAML or fails core's schema keeps the last valid
+ * Like every maintenance source: content that is not valid YAML or fails core's schema keeps the last valid
  * configuration in force, sets `error` (every problem with its field path) and logs it. A read
  * that fails (Forbidden, unreachable) does the same. A ConfigMap that does not exist means the
  * owner set no windows: any time. Tested against the local API server in @flotilla/testkit.

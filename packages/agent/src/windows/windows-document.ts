@@ -1,5 +1,6 @@
 /**
- * The owner's `windows.yaml` (the key of the maintenance ConfigMap, SPEC 7): a YAML document
+ * The owner's `windows.yaml` (the key of the maintenance ConfigMap,
+ * docs/semantics.md#maintenance-windows): a YAML document
  * `maintenance: {kubernetes, nodeImage, workloads, freezes}` in the shape core's parseMaintenance
  * accepts, or `maintenance: null` / an empty document for "any time". Parsing reports every problem
  * with its field path; editing (`withFreeze`, `withoutFreezes`) goes through the YAML document

@@ -40,8 +40,8 @@ const apply = adminCommand({
     "Reads DIR's fleet.yaml (name, namespace, targets, targetCustomizations, rolloutStrategy,",
     "paused) and every other *.yaml, *.yml and *.json file below DIR (hidden entries skipped) as",
     "manifests, and sends them to the hub. A content change makes a new revision, which rolls out",
-    "by fleet.yaml's rolloutStrategy (or, with --update-strategy, as a staged run). Large files are",
-    "uploaded first. Helm-chart bundles are not supported yet.",
+    "by fleet.yaml's rolloutStrategy. Large files are uploaded first. Not supported yet: Helm-chart",
+    "bundles, and staged bundle rollouts (the hub refuses --update-strategy).",
   ].join("\n"),
   positionals: [{ name: "DIR", description: "the bundle directory" }],
   options: {
@@ -55,7 +55,7 @@ const apply = adminCommand({
       type: "string",
       valueName: "STRATEGY",
       description:
-        "roll each revision out as a staged run of this stored strategy",
+        "a staged run of this stored strategy per revision (the hub refuses it: not supported yet)",
     },
   },
   mutating: true,

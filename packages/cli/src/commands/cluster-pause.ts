@@ -1,7 +1,7 @@
 /**
  * `flotilla cluster pause|unpause`: Fleet's Cluster `spec.paused` on the hub. A paused cluster
  * receives no new bundle revision and does not count as unavailable in partitioned rollouts
- * (docs/engine.md, "Paused clusters"); the pause is the operator's, kept across agent reports.
+ * (docs/semantics.md#paused-clusters); the pause is the operator's, kept across agent reports.
  */
 import { EXIT_OK } from "../io.js";
 import { adminCommand, prepared } from "../hub/admin-command.js";

@@ -136,8 +136,9 @@ export const runCreateCommand = adminCommand({
   summary: "create a staged update run (it starts with flotilla run start)",
   description: [
     "Creates a run of a strategy (--strategy NAME of a stored one, or -f FILE) that rolls out an",
-    "upgrade (--kubernetes-version V, or --node-image-only) or a bundle revision (--bundle B",
-    "--revision R). The members and limits are frozen now; the run waits for `flotilla run start`.",
+    "upgrade (--kubernetes-version V, or --node-image-only). The members and limits are frozen now;",
+    "the run waits for `flotilla run start`. A bundle revision as the payload (--bundle B --revision",
+    "R) is refused by the hub: staged runs of bundle revisions are not supported yet.",
   ].join("\n"),
   positionals: [{ name: "NAME", description: "the run's name" }],
   options: {
@@ -179,7 +180,8 @@ export const runCreateCommand = adminCommand({
     bundle: {
       type: "string",
       valueName: "B",
-      description: "roll out a revision of this bundle",
+      description:
+        "roll out a revision of this bundle (refused by the hub: not supported yet)",
     },
     revision: {
       type: "string",

@@ -1,6 +1,6 @@
 /**
  * `flotilla token create|list|revoke`: bootstrap tokens, with which an agent registers its cluster
- * once (issue 6). The secret is printed once, at creation; the hub keeps only its digest.
+ * once. The secret is printed once, at creation; the hub keeps only its digest.
  */
 import { parseDuration } from "@flotilla/core";
 import type { wire } from "@flotilla/protocol";

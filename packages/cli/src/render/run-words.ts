@@ -28,7 +28,8 @@ export function payloadWords(payload: RunPayload): string {
 
 /**
  * Failures against the budget: `failures 1/2`; `failures 0/0 (fail-fast)` for a stage with no
- * budget at any level; `failures 3 (no limit of its own)`; red once exceeded (strictly, SPEC 5.3).
+ * budget at any level; `failures 3 (no limit of its own)`; red once exceeded (strictly,
+ * docs/semantics.md#failure-budget).
  */
 export function failureWords(
   scope: {

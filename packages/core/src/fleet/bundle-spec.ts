@@ -1,5 +1,6 @@
 /**
- * A bundle as Fleet's `fleet.yaml` describes it (SPEC 1 "Bundle", SPEC 4): the default namespace,
+ * A bundle as Fleet's `fleet.yaml` describes it (docs/semantics.md#objects,
+ * docs/semantics.md#partitioned-rollouts): the default namespace,
  * `targets` (which clusters), `targetCustomizations` (per-cluster options: a default namespace and
  * flotilla's own `patches`, merge patches of the manifests, customize.ts), the `rolloutStrategy`
  * and `paused`. Fleet's own field names and shapes are accepted as they are; fields flotilla does

@@ -1,6 +1,6 @@
 /**
- * Which clusters a bundle targets and with which customization (Fleet's target builder,
- * reference/fleet.md section 1). Fleet's rules, first match wins throughout:
+ * Which clusters a bundle targets and with which customization (Fleet's target builder).
+ * Fleet's rules, first match wins throughout:
  * * a cluster is a target when it matches a `targets` entry; if the first entry it matches sets
  *   `doNotDeploy`, it is not deployed;
  * * the first `targetCustomizations` entry it matches applies to it; if that entry sets

@@ -1,5 +1,5 @@
 /**
- * The keys of a Fleet `fleet.yaml` that flotilla knows about (reference/fleet.md): the ones the
+ * The keys of a Fleet `fleet.yaml` that flotilla knows about: the ones the
  * bundle parser reads, the Helm ones it refuses, and Fleet's other bundle fields it does not
  * implement. `flotilla plan` uses all of them to recognise a fleet.yaml; the bundle parser to say
  * "not supported" rather than "unknown".
@@ -23,7 +23,7 @@ export const HELM_KEYS: readonly string[] = [
   "valuesFiles",
 ];
 
-// fleet.yaml and BundleDeploymentOptions fields flotilla does not implement (reference/fleet.md).
+// fleet.yaml and BundleDeploymentOptions fields flotilla does not implement.
 export const UNSUPPORTED_FLEET_KEYS: readonly string[] = [
   "defaultNamespace",
   "targetNamespace",

@@ -1,6 +1,7 @@
 /**
- * Forming Fleet partitions (SPEC 4.1, reference/fleet.md section 3): manual partitions by criteria,
- * automatic slices of the name-sorted targets, and the resolved limits of a bundle.
+ * Forming Fleet partitions (docs/semantics.md#partition-forming):
+ * manual partitions by criteria, automatic slices of the name-sorted targets, and the resolved
+ * limits of a bundle.
  */
 import {
   groupsOfCluster,
@@ -21,7 +22,10 @@ export interface Partition {
   readonly auto: boolean;
 }
 
-/** The bundle-wide limits, resolved with fleetLimit (SPEC 4.1, last bullet). */
+/**
+ * The bundle-wide limits, resolved with fleetLimit (docs/semantics.md#partition-forming, last
+ * bullet).
+ */
 export interface FleetLimits {
   readonly maxUnavailable: number;
   readonly maxUnavailablePartitions: number;
@@ -36,12 +40,12 @@ export interface PartitionPlan {
   readonly limits: FleetLimits;
 }
 
-/** Fleet matches `clusterName` against this label too (reference/fleet.md 3.2). */
+/** Fleet matches `clusterName` against this label too. */
 export const DISPLAY_NAME_LABEL = "management.cattle.io/cluster-display-name";
 
 /**
  * Forms the partitions of `targets` under `strategy`. Recomputed from scratch on every pass, like
- * Fleet: nothing about membership is remembered (SPEC 4.3, last bullet).
+ * Fleet: nothing about membership is remembered (docs/semantics.md#releasing, last bullet).
  */
 export function formPartitions(
   strategy: FleetRolloutStrategy,
@@ -62,7 +66,8 @@ export function formPartitions(
     partitions = manual.partitions;
     unassigned = manual.unassigned;
     if (strategy.unassigned === "autoPartition" && unassigned.length > 0) {
-      // SPEC 4.1 Decision: unmatched clusters get the automatic rules, applied to them alone.
+      // docs/semantics.md#unassigned-clusters: unmatched clusters get the automatic rules,
+      // applied to them alone.
       const taken = new Set(partitions.map((p) => p.name));
       for (const p of autoPartitions(strategy, unassigned, "Unassigned")) {
         let name = p.name;
@@ -87,7 +92,7 @@ export function resolveFleetLimits(
   partitionCount: number,
 ): FleetLimits {
   return {
-    // N includes unassigned targets, as in Fleet (reference/fleet.md section 2 table).
+    // N includes unassigned targets, as in Fleet.
     maxUnavailable: fleetLimit(targetCount, strategy.maxUnavailable),
     // Integer 0 stays 0 under fleetLimit: with the default, the first NotReady partition stops the pass.
     maxUnavailablePartitions: fleetLimit(
@@ -151,7 +156,8 @@ function manualPartitions(
   const unassigned: string[] = [];
   for (const cluster of sorted) {
     const groups = groupsOfCluster(cluster, clusterGroups);
-    // A cluster matching several partitions belongs to the first: it is deployed once (SPEC 4.1).
+    // A cluster matching several partitions belongs to the first: it is deployed once
+    // (docs/semantics.md#partition-forming).
     const index = strategy.partitions.findIndex((spec) =>
       matchesPartition(spec, cluster, groups),
     );
@@ -192,8 +198,9 @@ export function matchesPartition(
     if (!matchesSelector(spec.clusterSelector, cluster.labels)) return false;
   }
   // Group criteria hold when ANY group of the cluster satisfies all of them (Fleet tests each group
-  // with the whole matcher); a cluster in no group never matches them (SPEC 4.1; Fleet would test an
-  // empty group name and label set instead).
+  // with the whole matcher); a cluster in no group never matches them
+  // (docs/semantics.md#partition-forming; Fleet would test an empty group name and label set
+  // instead).
   const { clusterGroup, clusterGroupSelector } = spec;
   if (clusterGroup !== undefined || clusterGroupSelector !== undefined) {
     criteria++;

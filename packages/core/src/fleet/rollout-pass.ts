@@ -1,9 +1,10 @@
 /**
- * One release pass of a partitioned rollout (SPEC 4.2, 4.3): given what the hub knows about every
- * target's copy of a bundle, decide which clusters receive the current revision now. Pure and
- * recomputed from scratch each pass, like Fleet's reconcile (reference/fleet.md section 5), but with
- * SPEC's deliberate deviations: first-deployment batches wait for the gate, new releases count as
- * unavailable at once, maxNew also caps updates, and a limit of 0 means one at a time.
+ * One release pass of a partitioned rollout (docs/semantics.md#cluster-states,
+ * docs/semantics.md#releasing): given what the hub knows about every target's copy of a bundle,
+ * decide which clusters receive the current revision now. Pure and recomputed from scratch each
+ * pass, like Fleet's reconcile, but with flotilla's deliberate deviations:
+ * first-deployment batches wait for the gate, new releases count as unavailable at once, maxNew
+ * also caps updates, and a limit of 0 means one at a time.
  */
 import { compareNames, type Cluster, type ClusterGroup } from "../cluster.js";
 import { isOpenAt, nextOpening } from "../maintenance/windows.js";
@@ -14,7 +15,7 @@ import {
 } from "./partitions.js";
 import type { FleetRolloutStrategy } from "./strategy.js";
 
-/** A cluster's state in a bundle (SPEC 4.2), Fleet's names. */
+/** A cluster's state in a bundle (docs/semantics.md#cluster-states), Fleet's names. */
 export type BundleClusterState =
   | "Pending"
   | "OutOfSync"
@@ -36,7 +37,7 @@ export interface DeploymentObservation {
   readonly errored: boolean;
   /** Drifted from the manifests; never blocks a rollout. */
   readonly modified: boolean;
-  /** The agent missed heartbeats (SPEC 8): counts as unavailable. */
+  /** The agent missed heartbeats (docs/semantics.md#offline-clusters): counts as unavailable. */
   readonly unreachable: boolean;
 }
 
@@ -86,7 +87,7 @@ export interface PartitionStatus extends Partition {
   readonly unavailable: number;
   /** Clusters that are not (at the current revision and available): the NotReady predicate's count. */
   readonly notReadyCount: number;
-  /** notReadyCount > maxUnavailable (SPEC 4.3). */
+  /** notReadyCount > maxUnavailable (docs/semantics.md#releasing). */
   readonly notReady: boolean;
   /** Clusters released in this partition by this pass. */
   readonly released: number;
@@ -103,7 +104,7 @@ export interface PassResult {
   readonly held: readonly HeldCluster[];
   /** The state of every target BEFORE this pass's releases, by cluster name in byte order. */
   readonly states: ReadonlyMap<string, BundleClusterState>;
-  /** Targets in no partition: not deployed (SPEC 4.1 Decision). */
+  /** Targets in no partition: not deployed (docs/semantics.md#unassigned-clusters). */
   readonly unassigned: readonly string[];
   readonly limits: FleetLimits;
   /** Bundle-wide unavailable count after this pass's releases. */
@@ -121,7 +122,10 @@ const NEVER_DEPLOYED: DeploymentObservation = {
   unreachable: false,
 };
 
-/** The SPEC 4.2 state of one cluster's copy, relative to the bundle's current `revision`. */
+/**
+ * The docs/semantics.md#cluster-states state of one cluster's copy, relative to the bundle's
+ * current `revision`.
+ */
 export function bundleClusterState(
   o: DeploymentObservation,
   revision: string,
@@ -135,14 +139,20 @@ export function bundleClusterState(
   return o.modified ? "Modified" : "Ready";
 }
 
-/** SPEC 4.2: released and not Ready at the released revision, or unreachable (SPEC 8). */
+/**
+ * docs/semantics.md#cluster-states: released and not Ready at the released revision, or unreachable
+ * (docs/semantics.md#offline-clusters).
+ */
 export function isUnavailable(o: DeploymentObservation): boolean {
   if (o.unreachable) return true;
   if (o.releasedRevision === undefined) return false;
   return o.errored || o.appliedRevision !== o.releasedRevision || !o.ready;
 }
 
-/** Runs one pass: walks the partitions in order and decides the releases (SPEC 4.3). */
+/**
+ * Runs one pass: walks the partitions in order and decides the releases
+ * (docs/semantics.md#releasing).
+ */
 export function rolloutPass(input: PassInput): PassResult {
   const { revision, nowMs } = input;
   const plan = formPartitions(
@@ -166,7 +176,8 @@ export function rolloutPass(input: PassInput): PassResult {
     !paused(name) && (releasedNow.has(name) || isUnavailable(observe(name)));
   const current = (name: string): boolean =>
     releasedNow.has(name) || observe(name).releasedRevision === revision;
-  // SPEC 4.3 Decision: a limit of 0 still lets one batch / one cluster through, each Ready before the next.
+  // docs/semantics.md#limit-zero: a limit of 0 still lets one batch / one cluster through,
+  // each Ready before the next.
   const bundleGate = Math.max(limits.maxUnavailable, 1);
   let bundleUnavailable = names.filter(unavailable).length;
   let newCount = 0;
@@ -215,7 +226,8 @@ export function rolloutPass(input: PassInput): PassResult {
             : undefined;
       const maxNewMessage = `maxNew ${String(limits.maxNew)} releases already decided this pass`;
       const give = (n: string, kind: ReleaseDecision["kind"]): void => {
-        // A release makes the cluster unavailable at once (SPEC 4.3), unless it already was.
+        // A release makes the cluster unavailable at once (docs/semantics.md#releasing), unless it
+        // already was.
         if (!unavailable(n)) {
           partitionUnavailable++;
           bundleUnavailable++;

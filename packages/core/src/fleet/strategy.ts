@@ -1,7 +1,8 @@
 /**
- * Fleet's `rolloutStrategy` (SPEC section 4): the schema with Fleet's own field names and defaults,
- * plus flotilla's opt-in `unassigned: autoPartition` (SPEC 4.1 Decision), and the detection of a
- * fleet.yaml or bare rolloutStrategy document for `flotilla plan` (SPEC section 9).
+ * Fleet's `rolloutStrategy` (docs/semantics.md#partitioned-rollouts): the schema with Fleet's own
+ * field names and defaults, plus flotilla's opt-in `unassigned: autoPartition`
+ * (docs/semantics.md#unassigned-clusters), and the detection of a fleet.yaml or bare
+ * rolloutStrategy document for `flotilla plan` (docs/semantics.md#offline-planning).
  */
 import { z } from "zod";
 import type { IntOrPercent } from "../int-or-percent.js";
@@ -15,12 +16,17 @@ import {
 } from "../schema.js";
 import { FLEET_YAML_KEYS } from "./fleet-yaml-keys.js";
 
-/** What happens to clusters that match no manual partition (SPEC 4.1 Decision). */
+/**
+ * What happens to clusters that match no manual partition (docs/semantics.md#partition-forming
+ * Decision).
+ */
 export type UnassignedPolicy = "report" | "autoPartition";
 
 /** One manual partition as declared; criteria that are set must all match. */
 export interface FleetPartitionSpec {
-  /** As declared, or `partition-<index>` for an unnamed one (docs/engine.md, "Unnamed partitions"). */
+  /**
+   * As declared, or `partition-<index>` for an unnamed one (docs/semantics.md#unnamed-partitions).
+   */
   readonly name: string;
   /** False when `name` was given by flotilla because the partition has none. */
   readonly named: boolean;
@@ -32,7 +38,7 @@ export interface FleetPartitionSpec {
   readonly clusterGroupSelector?: LabelSelector;
 }
 
-/** A parsed rolloutStrategy with SPEC 4's defaults filled in. */
+/** A parsed rolloutStrategy with the defaults of docs/semantics.md#partitioned-rollouts filled in. */
 export interface FleetRolloutStrategy {
   readonly maxUnavailable: IntOrPercent;
   readonly maxUnavailablePartitions: IntOrPercent;
@@ -44,7 +50,10 @@ export interface FleetRolloutStrategy {
   readonly unassigned: UnassignedPolicy;
 }
 
-/** SPEC 4's defaults: 100%, 0, 25%, 200, 50, no partitions; unmatched clusters are reported. */
+/**
+ * The defaults (docs/semantics.md#partitioned-rollouts): 100%, 0, 25%, 200, 50, no partitions;
+ * unmatched clusters are reported.
+ */
 export const FLEET_STRATEGY_DEFAULTS: FleetRolloutStrategy = {
   maxUnavailable: { kind: "percent", value: 100 },
   maxUnavailablePartitions: { kind: "int", value: 0 },
@@ -60,7 +69,8 @@ const countField = z
   .number()
   .int("must be an integer")
   .min(0, "must not be negative");
-// Fleet reads a threshold at or below 0 as "no automatic partitions" (docs/engine.md, "Negative values").
+// Fleet reads a threshold at or below 0 as "no automatic partitions"
+// (docs/semantics.md#negative-values).
 const thresholdField = z.number().int("must be an integer");
 
 const partitionSchema = strictObject({

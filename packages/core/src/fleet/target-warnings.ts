@@ -1,8 +1,8 @@
 /**
  * Warnings about a Fleet rollout's targets rather than its numbers: cluster groups named but never
- * declared (docs/engine.md, "Undeclared cluster groups": they match nothing, as in Fleet, but
+ * declared (docs/semantics.md#undeclared-groups: they match nothing, as in Fleet, but
  * flotilla says so instead of leaving the rollout to skip clusters silently), and paused clusters
- * (docs/engine.md, "Paused clusters": the rollout goes on without them).
+ * (docs/semantics.md#paused-clusters: the rollout goes on without them).
  */
 import { compareNames, type Cluster, type ClusterGroup } from "../cluster.js";
 import type { PlanWarning } from "../preview-types.js";

@@ -1,6 +1,7 @@
 /**
- * Warnings for Fleet rollout settings that disable or weaken a gate (SPEC 4.3: "plan warns about
- * this and about other settings that disable a gate"). Each names the setting and what to change.
+ * Warnings for Fleet rollout settings that disable or weaken a gate (docs/semantics.md#releasing:
+ * "plan warns about this and about other settings that disable a gate"). Each names the setting and
+ * what to change.
  */
 import { intOrPercentToString, type IntOrPercent } from "../int-or-percent.js";
 import type { PlanWarning } from "../preview-types.js";
@@ -54,7 +55,8 @@ export function fleetWarnings(
     );
   }
 
-  // A partition whose limit covers all its clusters can never be NotReady (SPEC 4.3 defaults bullet).
+  // A partition whose limit covers all its clusters can never be NotReady
+  // (docs/semantics.md#releasing, the defaults).
   const ungated = filled.filter((p) => p.maxUnavailable >= p.clusters.length);
   if (filled.length > 0 && ungated.length === filled.length) {
     add(
@@ -153,7 +155,7 @@ export function fleetWarnings(
 }
 
 /**
- * Fleet accepts negative numbers, so flotilla does too (docs/engine.md, "Negative values"); each
+ * Fleet accepts negative numbers, so flotilla does too (docs/semantics.md#negative-values); each
  * one is named with what it resolves to, since it is most likely a mistake.
  */
 function negativeValues(strategy: FleetRolloutStrategy): string[] {

@@ -1,7 +1,8 @@
 /**
- * Parsing of a cluster's `maintenance:` block (SPEC section 7) into {@link Maintenance}: windows per
- * scope (see window-schema.ts) and freezes. Every problem is reported at once as a zod issue with
- * its path and value, so the schema composes into the clusters file's schema.
+ * Parsing of a cluster's `maintenance:` block (docs/semantics.md#maintenance-windows) into {@link
+ * Maintenance}: windows per scope (see window-schema.ts) and freezes. Every problem is reported at
+ * once as a zod issue with its path and value, so the schema composes into the clusters file's
+ * schema.
  */
 import { z } from "zod";
 import type { Result } from "../result.js";

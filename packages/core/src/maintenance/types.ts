@@ -1,8 +1,8 @@
 /**
- * The normalised maintenance configuration of one cluster (SPEC section 7). It is plain JSON data
- * (strings, numbers, arrays, objects) because runs persist it and agents report it over the wire;
- * local wall-clock values stay as the owner wrote them (canonicalised), absolute instants are epoch
- * ms, and every interval is half-open `[start, end)`.
+ * The normalised maintenance configuration of one cluster (docs/semantics.md#maintenance-windows).
+ * It is plain JSON data (strings, numbers, arrays, objects) because runs persist it and agents
+ * report it over the wire; local wall-clock values stay as the owner wrote them (canonicalised),
+ * absolute instants are epoch ms, and every interval is half-open `[start, end)`.
  */
 import type { DayOfWeek } from "./calendar.js";
 

@@ -1,7 +1,8 @@
 /**
- * Maintenance-window maths (SPEC sections 5.2 and 7): whether a scope may start work at an instant,
- * when it next opens or changes, and the ordering category of a member. Pure: every time is an
- * argument in epoch ms, and every interval is half-open `[start, end)`.
+ * Maintenance-window maths (docs/semantics.md#order-and-concurrency and
+ * docs/semantics.md#maintenance-windows): whether a scope may start work at an instant, when it
+ * next opens or changes, and the ordering category of a member. Pure: every time is an argument in
+ * epoch ms, and every interval is half-open `[start, end)`.
  *
  * A scope is open at t when (it has no windows, or one of them is open at t) and no freeze of the
  * scope covers t. Freezes beat windows: "nothing of that scope may start".
@@ -26,7 +27,10 @@ export type {
   WindowScope,
 } from "./types.js";
 
-/** "Opens soon" reaches this far ahead, inclusive (SPEC 5.2, after AKS's member ordering). */
+/**
+ * "Opens soon" reaches this far ahead, inclusive (docs/semantics.md#order-and-concurrency, after
+ * AKS's member ordering).
+ */
 export const OPENS_SOON_MS = 4 * HOUR_MS;
 
 /**
@@ -136,8 +140,9 @@ export function nextChangeAfter(
 }
 
 /**
- * The SPEC 5.2 ordering category at `tMs`. "none" needs both no windows and no freeze covering tMs;
- * a frozen scope without windows is "closed", or "opensSoon" when the freeze ends within 4 hours.
+ * The docs/semantics.md#order-and-concurrency ordering category at `tMs`. "none" needs both no
+ * windows and no freeze covering tMs; a frozen scope without windows is "closed", or "opensSoon"
+ * when the freeze ends within 4 hours.
  */
 export function windowCategory(
   m: Maintenance | undefined,

@@ -48,7 +48,10 @@ export function tag(
   return problems.map((p) => ({ source, ...p }));
 }
 
-/** Parses the strategy document, detecting its dialect from its keys (SPEC 9). */
+/**
+ * Parses the strategy document, detecting its dialect from its keys
+ * (docs/semantics.md#offline-planning).
+ */
 export function parseStrategyDocument(
   raw: unknown,
 ): { ok: true; value: ParsedStrategy } | { ok: false; problems: Problem[] } {

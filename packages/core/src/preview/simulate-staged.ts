@@ -280,7 +280,7 @@ export function simulateStagedRun(
       }
       case "outcome": {
         // Outcomes due at the same instant reach the engine as one batch, so all are counted
-        // before a freed slot is refilled (docs/engine.md, "Simultaneous outcomes").
+        // before a freed slot is refilled (docs/semantics.md#simultaneous-outcomes).
         const due: Outcome[] = [ev];
         const others: SimEvent[] = [];
         while (queue.peekTime() === now) {

@@ -85,7 +85,8 @@ function halt(ctx: StepContext, stage: Stage): void {
     );
     return;
   }
-  // Stopped is only ever an operator's doing; scopes halted by a budget end Failed (docs/engine.md).
+  // Stopped is only ever an operator's doing; scopes halted by a budget end Failed
+  // (docs/semantics.md#failure-propagates-up).
   const [end, message] = run.budgetExceeded
     ? (["Failed", `Halted: ${why}`] as const)
     : (["Stopped", `Stopped (${why})`] as const);
@@ -189,7 +190,7 @@ function finishStage(ctx: StepContext, stage: Stage): boolean {
   }
   if (stage.waitUntilMs === undefined)
     stage.waitUntilMs = ctx.nowMs + stage.afterStageWaitSeconds * 1000;
-  // The wait and the after-stage approval run in parallel (SPEC 5.4).
+  // The wait and the after-stage approval run in parallel (docs/semantics.md#gates-and-waits).
   const gate = passGates(ctx, stage.afterGates, { stage: stage.name });
   if (gate !== undefined) {
     setStageState(ctx, stage, "Pending", gate.message);
@@ -508,7 +509,10 @@ export function memberByName(
   return locateMember(ctx.run, name);
 }
 
-/** Ends an in-flight member as Failed and applies the failure budgets (SPEC 5.3). */
+/**
+ * Ends an in-flight member as Failed and applies the failure budgets
+ * (docs/semantics.md#failure-budget).
+ */
 export function recordFailure(
   ctx: StepContext,
   stage: Stage,
@@ -549,7 +553,8 @@ export function recordFailure(
       : `failureCount ${String(stage.failureCount)} exceeds maxAllowedFailures ${String(stage.maxAllowedFailures)}`;
     setStageState(ctx, stage, "Failed", why);
   } else if (groupOver) {
-    // Failure propagates up (docs/engine.md): the stage fails with its group, whatever its own budget allows.
+    // Failure propagates up (docs/semantics.md#failure-propagates-up): the stage fails with its
+    // group, whatever its own budget allows.
     setStageState(
       ctx,
       stage,

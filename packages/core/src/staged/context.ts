@@ -1,6 +1,7 @@
 /**
- * The working context of one `step`: the run, the current time, the actions produced, and the
- * state setters that record every transition with a timestamp and message (SPEC 5.5).
+ * The working context of one `step`: the run, the current time, the actions produced, and the state
+ * setters that record every transition with a timestamp and message
+ * (docs/semantics.md#operator-actions).
  */
 import type { RunAction } from "./events.js";
 import type {

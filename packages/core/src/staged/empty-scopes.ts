@@ -1,5 +1,5 @@
 /**
- * Empty scopes (docs/engine.md, "Empty scopes"): a stage or group with no members never blocks a
+ * Empty scopes (docs/semantics.md#empty-scopes): a stage or group with no members never blocks a
  * run. When the run reaches it, it is Skipped with reason `NoMembers`, its gates are Skipped with
  * it (nobody is asked to approve a scope that does nothing) and an empty stage's after-stage wait
  * does not apply.

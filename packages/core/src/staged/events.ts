@@ -56,7 +56,7 @@ export type RunEvent =
   | MemberOutcome
   /**
    * Outcomes reported at the same instant: all are counted before any freed slot is refilled
-   * (docs/engine.md, "Simultaneous outcomes"). Those that do not apply are ignored and named in
+   * (docs/semantics.md#simultaneous-outcomes). Those that do not apply are ignored and named in
    * {@link StepResult.ignored}; the batch is rejected only when none applies.
    */
   | {
@@ -65,7 +65,7 @@ export type RunEvent =
     }
   | { readonly type: "MemberUnreachable"; readonly member: string }
   | { readonly type: "MemberReachable"; readonly member: string }
-  /** Removed from the fleet: Skipped with reason Left (SPEC 5.1 Decision). */
+  /** Removed from the fleet: Skipped with reason Left (docs/semantics.md#membership). */
   | { readonly type: "MemberLeft"; readonly member: string }
   | {
       readonly type: "MemberWindowsChanged";
@@ -93,7 +93,10 @@ export type RunAction =
       readonly group: string;
       readonly target: MemberTarget;
     }
-  /** A state changed; every transition carries a timestamp and a message (SPEC 5.5). */
+  /**
+   * A state changed; every transition carries a timestamp and a message
+   * (docs/semantics.md#operator-actions).
+   */
   | {
       readonly type: "Transitioned";
       readonly scope: TransitionScope;

@@ -1,6 +1,6 @@
 /**
- * Gates of a run (SPEC 5.4): approvals that wait for an operator and scheduled starts that open at
- * the next weekly occurrence of `startDay startTime utcOffset`.
+ * Gates of a run (docs/semantics.md#gates-and-waits): approvals that wait for an operator and
+ * scheduled starts that open at the next weekly occurrence of `startDay startTime utcOffset`.
  */
 import {
   DAY_MS,
@@ -15,7 +15,7 @@ import type { Gate } from "./run.js";
 /**
  * The first instant at or after `fromMs` that is `day` at `minutes` past local midnight in the
  * given offset. "At or after": a gate reached exactly at its start time opens at once; one reached
- * after it this week waits for next week (SPEC 5.4).
+ * after it this week waits for next week (docs/semantics.md#gates-and-waits).
  */
 export function nextWeeklyOccurrence(
   fromMs: number,

@@ -1,8 +1,8 @@
 /**
- * The order of members inside a group (docs/engine.md, "Member order"). By name (byte order), or,
- * when the stage sets KubeFleet's `sortingLabelKey`, by the integer value of that label first:
- * ascending, compared exactly however many digits it has, ties by name; members without an integer
- * value go after those with one, by name. The order is frozen when the run is created; the
+ * The order of members inside a group (docs/semantics.md#order-and-concurrency). By name (byte
+ * order), or, when the stage sets KubeFleet's `sortingLabelKey`, by the integer value of that label
+ * first: ascending, compared exactly however many digits it has, ties by name; members without an
+ * integer value go after those with one, by name. The order is frozen when the run is created; the
  * maintenance-window category still comes first when members are picked, since picking walks
  * members in this order within each category.
  */

@@ -2,7 +2,7 @@
  * What agents report about members in flight: success, failure, or a deferred start. One report
  * is applied on its own; reports of the same instant are applied together and the scheduler runs
  * once after them, so every outcome of the batch is counted before a freed slot is refilled
- * (docs/engine.md, "Simultaneous outcomes").
+ * (docs/semantics.md#simultaneous-outcomes).
  */
 import { upgradeSucceededMessage } from "../node-image-plan.js";
 import { compareNames } from "../cluster.js";

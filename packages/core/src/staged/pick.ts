@@ -1,11 +1,11 @@
 /**
- * Choosing the next member of a group (SPEC 5.2): members whose window for the run's scope is open
- * now come first, then members without windows, each in the group's member order (the stage's
- * sortingLabelKey value, then name: staged/member-order.ts), which is why picking compares indices
- * and never names; members whose window opens within four hours are reached first but wait
- * (Pending), members with a closed window are reached last. Unconstrained members are taken through a cursor, so picking costs O(1) amortized
- * for them whatever the group size; only members with windows or freezes are re-examined on every
- * pick.
+ * Choosing the next member of a group (docs/semantics.md#order-and-concurrency): members whose
+ * window for the run's scope is open now come first, then members without windows, each in the
+ * group's member order (the stage's sortingLabelKey value, then name: staged/member-order.ts),
+ * which is why picking compares indices and never names; members whose window opens within four
+ * hours are reached first but wait (Pending), members with a closed window are reached last.
+ * Unconstrained members are taken through a cursor, so picking costs O(1) amortized for them
+ * whatever the group size; only members with windows or freezes are re-examined on every pick.
  */
 import { nextOpening, windowCategory } from "../maintenance/windows.js";
 import { isTargetAvailable } from "../upgrade.js";

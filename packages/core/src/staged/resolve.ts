@@ -1,6 +1,7 @@
 /**
- * Strategy + clusters → a frozen run (SPEC 5.1): membership, resolved limits, gates. Everything
- * that depends on the fleet is decided here once, so later fleet changes cannot reshuffle a run.
+ * Strategy + clusters → a frozen run (docs/semantics.md#membership): membership, resolved limits,
+ * gates. Everything that depends on the fleet is decided here once, so later fleet changes cannot
+ * reshuffle a run.
  */
 import { compareNames, type Cluster } from "../cluster.js";
 import {
@@ -27,13 +28,13 @@ import {
 import { orderMembers } from "./member-order.js";
 import type { Gate, Group, Member, Run, RunPayload, Stage } from "./run.js";
 
-/** Default progress deadline per member (SPEC 5.3). */
+/** Default progress deadline per member (docs/semantics.md#failure-budget). */
 export const DEFAULT_PROGRESS_DEADLINE_SECONDS = 3600;
 
 /** Everything a run is created from. */
 export interface ResolveRunInput {
   readonly name: string;
-  /** Absent: members update one by one (SPEC 5). */
+  /** Absent: members update one by one (docs/semantics.md#staged-runs). */
   readonly strategy?: UpdateStrategy;
   /** The clusters the run may touch (the fleet for upgrades, the bundle's targets for bundles). */
   readonly clusters: readonly Cluster[];
@@ -70,7 +71,10 @@ const ONE_BY_ONE: UpdateStrategy = {
   ],
 };
 
-/** Resolves a run; a cluster selected by two groups is an error (SPEC 5.1 Decision). */
+/**
+ * Resolves a run; a cluster selected by two groups is an error (docs/semantics.md#membership
+ * Decision).
+ */
 export function resolveRun(input: ResolveRunInput): Result<Run> {
   const strategy = input.strategy ?? ONE_BY_ONE;
   const clusters = [...input.clusters].sort((a, b) =>
@@ -89,7 +93,7 @@ export function resolveRun(input: ResolveRunInput): Result<Run> {
   const consistent =
     input.payload.kind === "upgrade" &&
     input.payload.upgrade.nodeImageSelection === "Consistent"
-      ? // "Available to all members" (SPEC 6): unassigned clusters are not members and must not hold the choice back.
+      ? // "Available to all members" (docs/semantics.md#upgrades): unassigned clusters are not members and must not hold the choice back.
         selectConsistentNodeImages(
           drafts.flat().flatMap((g) => g.members),
           input.available ?? { kubernetes: [], nodeImages: [] },

@@ -1,6 +1,7 @@
 /**
- * The staged update run record (SPEC 5): a frozen member list, resolved limits, gates and every
- * state with its timestamp and message. It is plain JSON data so the hub can persist it as is.
+ * The staged update run record (docs/semantics.md#staged-runs): a frozen member list, resolved
+ * limits, gates and every state with its timestamp and message. It is plain JSON data so the hub
+ * can persist it as is.
  *
  * Runs are large (one entry per member) and events are frequent, so {@link step} updates a run in
  * place and returns it: each event costs time proportional to the work it causes, never to the
@@ -15,7 +16,7 @@ import type {
 } from "../upgrade.js";
 import type { DayOfWeek } from "../maintenance/calendar.js";
 
-/** Run states (SPEC 5.5). */
+/** Run states (docs/semantics.md#operator-actions). */
 export type RunState =
   | "NotStarted"
   | "Running"
@@ -26,7 +27,7 @@ export type RunState =
   | "Completed"
   | "Skipped";
 
-/** Stage and group states (SPEC 5.5). */
+/** Stage and group states (docs/semantics.md#operator-actions). */
 export type ScopeState =
   | "NotStarted"
   | "Running"
@@ -36,7 +37,7 @@ export type ScopeState =
   | "Completed"
   | "Stopped";
 
-/** Member states (SPEC 5.5). */
+/** Member states (docs/semantics.md#operator-actions). */
 export type MemberState =
   "NotStarted" | "Pending" | "Running" | "Succeeded" | "Failed" | "Skipped";
 
@@ -98,7 +99,7 @@ export interface Member {
   deadlineAtMs?: number;
   /** Failed attempts of this member (a retry keeps the history). */
   failureCount: number;
-  /** The agent missed its heartbeats (SPEC 8). */
+  /** The agent missed its heartbeats (docs/semantics.md#offline-clusters). */
   unreachable: boolean;
   /** Do not start before this time (agent answered Pending until then). */
   notBeforeMs?: number;
@@ -111,7 +112,10 @@ export interface Member {
   target?: MemberTarget;
   /** Node pools the upgrade leaves on their image, and why; for the member's final message. */
   skippedNodeImages?: readonly NodeImageSkip[];
-  /** Members with windows or freezes for the run's scope are ordered dynamically (SPEC 5.2). */
+  /**
+   * Members with windows or freezes for the run's scope are ordered dynamically
+   * (docs/semantics.md#order-and-concurrency).
+   */
   constrained: boolean;
 }
 
@@ -129,7 +133,7 @@ export interface Group {
   readonly maxConcurrency: number;
   /** The value as written, for status. */
   readonly configuredMaxConcurrency?: string;
-  /** Resolved budget; null = no limit of its own (SPEC 5.3 Decision). */
+  /** Resolved budget; null = no limit of its own (docs/semantics.md#failure-budget). */
   readonly maxAllowedFailures: number | null;
   failureCount: number;
   /** Members that Succeeded (with failureCount and remaining, tells "all skipped" without a scan). */
@@ -168,7 +172,10 @@ export interface Stage {
   readonly maxConcurrency: number;
   readonly configuredMaxConcurrency?: string;
   readonly maxAllowedFailures: number | null;
-  /** True when no level of this stage set a budget: the first failure fails the run (SPEC 5.3). */
+  /**
+   * True when no level of this stage set a budget: the first failure fails the run
+   * (docs/semantics.md#failure-budget).
+   */
   readonly failFast: boolean;
   failureCount: number;
   inFlight: number;

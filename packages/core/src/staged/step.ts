@@ -1,7 +1,8 @@
 /**
- * `step(run, event, nowMs) → {run, actions}`: the staged run state machine (SPEC 5). Operator
- * commands that cannot apply are answered with a `rejected` value and change nothing; observations
- * about members update them; then the scheduler ({@link advance}) runs.
+ * `step(run, event, nowMs) → {run, actions}`: the staged run state machine
+ * (docs/semantics.md#staged-runs). Operator commands that cannot apply are answered with a
+ * `rejected` value and change nothing; observations about members update them; then the scheduler
+ * ({@link advance}) runs.
  */
 import { hasConstraints } from "../maintenance/windows.js";
 import {

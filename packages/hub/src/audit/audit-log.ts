@@ -1,5 +1,5 @@
 /**
- * The audit log port (ARCHITECTURE "Security model"): an append-only record of every
+ * The audit log port (docs/security.md): an append-only record of every
  * state-changing admin call, with who called, why, and how it ended. The JetStream adapter keeps
  * it in a stream (it survives hub restarts); the in-memory adapter serves unit tests. Both pass one
  * contract suite.
@@ -12,7 +12,7 @@ export type AuditOutcome = "Succeeded" | "Denied" | "Failed";
 /** What the hub records about one call. */
 export interface AuditRecord {
   readonly atMs: number;
-  /** Caller identity (until issue 6's authentication: the `x-flotilla-actor` header or the peer). */
+  /** Caller identity: who the connection's credentials name. */
   readonly actor: string;
   readonly role: string;
   /** The full method name, e.g. `/flotilla.v1.AdminService/StartUpdateRun` (admin.proto). */

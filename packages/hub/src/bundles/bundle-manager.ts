@@ -1,8 +1,9 @@
 /**
- * Bundles with Fleet-style partitioned rollouts (SPEC 4): stores each bundle (spec + current
- * revision, compare-and-set in the "bundles" collection), keeps the latest agent reports, and runs
- * passes that release the current revision into cluster intents. Passes run on every counted
- * status report and fleet change (coalesced, see pass-loop.ts) and on an interval.
+ * Bundles with Fleet-style partitioned rollouts (docs/semantics.md#partitioned-rollouts): stores
+ * each bundle (spec + current revision, compare-and-set in the "bundles" collection), keeps the
+ * latest agent reports, and runs passes that release the current revision into cluster intents.
+ * Passes run on every counted status report and fleet change (coalesced, see pass-loop.ts) and on
+ * an interval.
  *
  * State: bundle records are in the StateStore; which revision each cluster was released is in
  * its intent (read through the IntentWriter); agent reports are in memory only (see
@@ -86,9 +87,9 @@ export interface BundleManagerDeps {
 
 export interface BundleManagerOptions {
   /**
-   * When set, the manager itself gives every bundle a pass this often (SPEC 4.3 "every few
-   * seconds"), with `deps.every`. When absent, its owner calls `tick()` on its own interval (the
-   * hub does, on its pass interval).
+   * When set, the manager itself gives every bundle a pass this often (docs/semantics.md#releasing
+   * "every few seconds"), with `deps.every`. When absent, its owner calls `tick()` on its own
+   * interval (the hub does, on its pass interval).
    */
   readonly passIntervalMs?: number;
   /** How unreferenced bundle content is collected; default {@link DEFAULT_CONTENT_GC}. */

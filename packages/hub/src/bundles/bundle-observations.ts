@@ -105,7 +105,7 @@ export function deploymentObservation(
     case "Ready":
       return { ...base, ...applied, ready: true };
     case "Modified":
-      // Drifted but ready: never blocks a rollout (SPEC 4.2).
+      // Drifted but ready: never blocks a rollout (docs/semantics.md#cluster-states).
       return { ...base, ...applied, ready: true, modified: true };
     case "Applied":
     case "NotReady":

@@ -1,9 +1,9 @@
 /**
- * One bundle's pass (SPEC 4.3) against the live fleet: which clusters it targets now, what each
- * holds (its intent) and reports (the latest counted report), core's `rolloutPass`, then a
- * SetBundle in the intent of every cluster released, and a RemoveBundle for every cluster that is
- * no longer targeted. Publishing is idempotent (an unchanged intent keeps its generation), so a
- * pass repeated after a crash or a failed publish converges.
+ * One bundle's pass (docs/semantics.md#releasing) against the live fleet: which clusters it targets
+ * now, what each holds (its intent) and reports (the latest counted report), core's `rolloutPass`,
+ * then a SetBundle in the intent of every cluster released, and a RemoveBundle for every cluster
+ * that is no longer targeted. Publishing is idempotent (an unchanged intent keeps its generation),
+ * so a pass repeated after a crash or a failed publish converges.
  */
 import {
   bundleTargets,

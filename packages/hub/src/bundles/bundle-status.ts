@@ -1,7 +1,8 @@
 /**
- * A bundle's status as the admin API shows it (SPEC 4.2): each target's state with its partition,
- * released and applied revisions, hold reason and the agent's per-resource reasons; the partitions
- * with their counts; the resolved limits; the targets in no partition.
+ * A bundle's status as the admin API shows it (docs/semantics.md#cluster-states): each target's
+ * state with its partition, released and applied revisions, hold reason and the agent's
+ * per-resource reasons; the partitions with their counts; the resolved limits; the targets in no
+ * partition.
  */
 import {
   bundleClusterState,
@@ -83,7 +84,7 @@ const NO_DEPLOYMENT: DeploymentObservation = {
   unreachable: false,
 };
 
-/** The SPEC 4.2 state of every target, byte order. */
+/** The docs/semantics.md#cluster-states state of every target, byte order. */
 export function targetStates(
   evaluation: Evaluation,
   revision: string,

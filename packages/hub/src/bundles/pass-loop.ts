@@ -1,9 +1,9 @@
 /**
- * Coalescing of bundle passes (SPEC 4.3: a pass on every status change, and at least every few
- * seconds): requests name the bundles that need a pass; at most one batch runs at a time, and
- * whatever is requested meanwhile runs as one more batch right after (after `spacingMs`, so that
- * under a steady stream of reports each batch gathers many). A burst of a thousand status reports
- * therefore costs a couple of passes, not a thousand.
+ * Coalescing of bundle passes (docs/semantics.md#releasing: a pass on every status change, and at
+ * least every few seconds): requests name the bundles that need a pass; at most one batch runs at a
+ * time, and whatever is requested meanwhile runs as one more batch right after (after `spacingMs`,
+ * so that under a steady stream of reports each batch gathers many). A burst of a thousand status
+ * reports therefore costs a couple of passes, not a thousand.
  */
 
 /** What one batch covers: every bundle, or the named ones. */

@@ -1,7 +1,8 @@
 /**
- * What the rollout schedulers (bundles, staged runs) read about the fleet: the registered
- * clusters as core sees them, the cluster groups, and which agents are unreachable (SPEC 8).
- * The cluster registry implements it; tests can pass a plain object.
+ * What the rollout schedulers (bundles, staged runs) read about the fleet: the registered clusters
+ * as core sees them, the cluster groups, and which agents are unreachable
+ * (docs/semantics.md#offline-clusters). The cluster registry implements it; tests can pass a plain
+ * object.
  */
 import type { Cluster, ClusterGroup } from "@flotilla/core";
 
@@ -10,6 +11,9 @@ export interface ClusterDirectory {
   clusters(): readonly Cluster[];
   cluster(name: string): Cluster | undefined;
   groups(): readonly ClusterGroup[];
-  /** True once the cluster's agent has missed its heartbeats (SPEC 8), until it reports again. */
+  /**
+   * True once the cluster's agent has missed its heartbeats (docs/semantics.md#offline-clusters),
+   * until it reports again.
+   */
   isUnreachable(name: string): boolean;
 }

@@ -1,5 +1,5 @@
 /**
- * AdminService: bootstrap tokens and admin certificates (issue 6). Every request is validated
+ * AdminService: bootstrap tokens and admin certificates. Every request is validated
  * before anything is stored (INVALID_ARGUMENT with every problem's path); every state-changing
  * call is audited, the token's id named even when its creation fails. Secrets appear in the one
  * CreateBootstrapToken response only: never in the audit log, a log line or an error.

@@ -1,6 +1,6 @@
 /**
- * The IntentPublisher port: how the hub hands each cluster its desired state (ARCHITECTURE
- * "Intents go hub → agent over NATS"). One stored intent per cluster; generations only go up.
+ * The IntentPublisher port: how the hub hands each cluster its desired state (docs/architecture.md).
+ * One stored intent per cluster; generations only go up.
  * The rules every adapter follows are here, so the in-memory adapter refuses exactly what the
  * JetStream adapter refuses.
  */

@@ -2,7 +2,7 @@
  * A run's mailbox: what waits to be applied to the run, and how a batch is taken from it. Agents'
  * reports on members that arrive while the previous batch is being stored are applied as one
  * `MembersReported` event, so the engine counts every outcome of the batch before it refills a
- * freed slot (docs/engine.md, "Simultaneous outcomes"); the journal keeps that one event, and a
+ * freed slot (docs/semantics.md#simultaneous-outcomes); the journal keeps that one event, and a
  * replay decides exactly as the hub did.
  */
 import type { MemberOutcome, RunEvent } from "@flotilla/core";

@@ -139,11 +139,11 @@ function isActive(run: Run): boolean {
 
 /**
  * Events that bring the run's view of its members' reachability in line with the directory's
- * (SPEC 8: a member not yet started while its agent is unreachable waits, Pending). Cluster
- * events keep the two in step while a run is loaded; this covers what no event reports: a run
- * loaded after a hub restart (the new registry counts every agent reachable until it stays away
- * a whole timeout, so a member flagged before the crash whose agent came back would never hear
- * "reachable").
+ * (docs/semantics.md#offline-clusters: a member not yet started while its agent is unreachable
+ * waits, Pending). Cluster events keep the two in step while a run is loaded; this covers what no
+ * event reports: a run loaded after a hub restart (the new registry counts every agent reachable
+ * until it stays away a whole timeout, so a member flagged before the crash whose agent came back
+ * would never hear "reachable").
  */
 function reachabilityEvents(run: Run, directory: ClusterDirectory): RunEvent[] {
   const events: RunEvent[] = [];
@@ -634,7 +634,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
             };
           case "joined":
           case "changed":
-            // A run's membership is frozen at creation (SPEC 5.1).
+            // A run's membership is frozen at creation (docs/semantics.md#membership).
             return undefined;
         }
       })();

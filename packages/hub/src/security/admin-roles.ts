@@ -1,5 +1,5 @@
 /**
- * The least role each AdminService method needs (issue 6, part 4): `viewer` reads, `operator`
+ * The least role each AdminService method needs (part 4): `viewer` reads, `operator`
  * drives update runs (create, start, stop, skip, retry, approve and complete gates), `admin` does
  * everything else (clusters, groups, strategies, bundles, uploads, bootstrap tokens, admin
  * certificates). The table is typed against the generated handlers so that a method added to

@@ -1,5 +1,5 @@
 /**
- * Bootstrap tokens (issue 6): what an agent presents, once, to register its cluster. A token has
+ * Bootstrap tokens: what an agent presents, once, to register its cluster. A token has
  * a public id (`bt-` and 8 hex digits, listed and revoked by it) and a secret
  * `flotilla-bt.<id>.<32 random bytes, base64url>` that is shown once, at creation: the hub keeps
  * only its SHA-256. A token lives `ttl` (at most {@link MAX_TOKEN_TTL_MS}), works `maxUses` times

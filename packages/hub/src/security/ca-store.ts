@@ -1,5 +1,5 @@
 /**
- * Where the hub's CA comes from (issue 6): the operator's PEM files (then nothing is stored), or
+ * Where the hub's CA comes from: the operator's PEM files (then nothing is stored), or
  * the state store ("security" collection, key "ca"), created on the first start. Hubs that start
  * at the same time race with a compare-and-set create: one CA wins, every hub loads the winner.
  */

@@ -1,5 +1,5 @@
 /**
- * The hub's certificate authority (issue 6): it signs agents' and admins' client certificates
+ * The hub's certificate authority: it signs agents' and admins' client certificates
  * from their certificate signing requests, and the hub's own serving certificate. Keys are made
  * and used through @peculiar/x509 over Node's WebCrypto; a CA made by the hub is ECDSA P-256.
  *

@@ -1,5 +1,5 @@
 /**
- * Who a client certificate says its holder is (issue 6). The hub's TLS layer asks for a client
+ * Who a client certificate says its holder is. The hub's TLS layer asks for a client
  * certificate but does not require one (Register and bearer-token admin calls share the port), so
  * every handler that relies on a certificate checks it here: signed by the hub's CA (signature
  * checked, not just the issuer name), within its validity, made for client authentication, not a

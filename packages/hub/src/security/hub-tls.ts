@@ -1,5 +1,5 @@
 /**
- * The hub's TLS at start (issue 6): the CA (the operator's files, else the state store's, created
+ * The hub's TLS at start: the CA (the operator's files, else the state store's, created
  * on the first start), the serving certificate (the operator's files, else one the hub issues
  * itself from its CA and renews before it expires), the server credentials built from both, and
  * the CA certificate written where CLIs and agents can read it.

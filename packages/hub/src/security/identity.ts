@@ -1,5 +1,5 @@
 /**
- * Who is calling the hub (issue 6, ARCHITECTURE "Security model"): the vocabulary shared by the
+ * Who is calling the hub (docs/security.md): the vocabulary shared by the
  * certificate authority, agent registration, admin authentication and the audit log.
  *
  * Identities travel in X.509 certificates issued by the hub's CA, as one URI subject alternative

@@ -1,5 +1,5 @@
 /**
- * The hub's gRPC server credentials under TLS (issue 6). The server asks every client for a
+ * The hub's gRPC server credentials under TLS. The server asks every client for a
  * certificate chaining to the hub's CA but does not require one: Register (no certificate yet) and
  * bearer-token admin calls share the port with mTLS agents and admins, and every handler that
  * relies on a certificate checks it itself (certificate-verifier.ts). The serving certificate and

@@ -1,9 +1,10 @@
 /**
- * Maintenance windows and freezes (SPEC.md section 7) on the wire. Decoding is two passes: a wire
- * schema checks shapes, enum values and bounds (paths in wire names); then the value goes through
- * core's own {@link parseMaintenance}, so a window from an agent obeys exactly the rules of a
- * window in a local file (calendar dates, offsets, interval anchors, end after start) and comes
- * out canonicalised the same way. Core's problem paths are mapped back to wire names.
+ * Maintenance windows and freezes (docs/semantics.md#maintenance-windows) on the wire. Decoding is
+ * two passes: a wire schema checks shapes, enum values and bounds (paths in wire names); then the
+ * value goes through core's own {@link parseMaintenance}, so a window from an agent obeys exactly
+ * the rules of a window in a local file (calendar dates, offsets, interval anchors, end after
+ * start) and comes out canonicalised the same way. Core's problem paths are mapped back to wire
+ * names.
  */
 import {
   fail,

@@ -1,6 +1,6 @@
 /**
- * What a run rolls out, on the wire: an upgrade (SPEC.md section 6) or a bundle revision. Upgrades
- * are decoded through core's own `upgradeField`, so the rules (a version for Full and
+ * What a run rolls out, on the wire: an upgrade (docs/semantics.md#upgrades) or a bundle revision.
+ * Upgrades are decoded through core's own `upgradeField`, so the rules (a version for Full and
  * ControlPlaneOnly, none for NodeImageOnly, security patches for NodeImageOnly only) are one code.
  */
 import {

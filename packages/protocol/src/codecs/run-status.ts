@@ -1,6 +1,7 @@
 /**
- * Staged update runs on the wire (SPEC.md section 5): the status view of a run that clients get
- * (core's names and shapes without the engine's private bookkeeping), and the run enums.
+ * Staged update runs on the wire (docs/semantics.md#staged-runs): the status view of a run that
+ * clients get (core's names and shapes without the engine's private bookkeeping), and the run
+ * enums.
  */
 import type {
   Gate,

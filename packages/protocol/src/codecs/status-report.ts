@@ -1,9 +1,9 @@
 /**
- * An agent's status report on one item of its intent (ARCHITECTURE.md: Applying, Applied, Ready,
- * NotReady, Failed, Pending, Modified). Reports come from agents, so decoding trusts nothing:
- * every string and list is bounded, enum values are checked, and fields that only make sense for
- * one phase are refused elsewhere. Encoding keeps within the same bounds (it caps the reasons and
- * shortens free text), so an agent never sends what the hub would refuse for size.
+ * An agent's status report on one item of its intent (docs/architecture.md: Applying, Applied,
+ * Ready, NotReady, Failed, Pending, Modified). Reports come from agents, so decoding trusts
+ * nothing: every string and list is bounded, enum values are checked, and fields that only make
+ * sense for one phase are refused elsewhere. Encoding keeps within the same bounds (it caps the
+ * reasons and shortens free text), so an agent never sends what the hub would refuse for size.
  */
 import type { Result } from "@flotilla/core";
 import { z } from "zod";

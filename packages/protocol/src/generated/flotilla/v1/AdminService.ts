@@ -424,7 +424,7 @@ export interface AdminServiceClient extends grpc.Client {
   ): grpc.ClientUnaryCall;
 
   /**
-   * Bootstrap tokens (issue 6)
+   * Bootstrap tokens
    */
   CreateBootstrapToken(
     argument: _flotilla_v1_CreateBootstrapTokenRequest,
@@ -447,7 +447,7 @@ export interface AdminServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_flotilla_v1_CreateBootstrapTokenResponse__Output>,
   ): grpc.ClientUnaryCall;
   /**
-   * Bootstrap tokens (issue 6)
+   * Bootstrap tokens
    */
   createBootstrapToken(
     argument: _flotilla_v1_CreateBootstrapTokenRequest,
@@ -940,7 +940,7 @@ export interface AdminServiceClient extends grpc.Client {
   ): grpc.ClientUnaryCall;
 
   /**
-   * Admin identities (issue 6): a client certificate from the hub's CA for a person or a tool,
+   * Admin identities: a client certificate from the hub's CA for a person or a tool,
    * carrying its role. Admin role only.
    */
   IssueAdminCertificate(
@@ -964,7 +964,7 @@ export interface AdminServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_flotilla_v1_IssueAdminCertificateResponse__Output>,
   ): grpc.ClientUnaryCall;
   /**
-   * Admin identities (issue 6): a client certificate from the hub's CA for a person or a tool,
+   * Admin identities: a client certificate from the hub's CA for a person or a tool,
    * carrying its role. Admin role only.
    */
   issueAdminCertificate(
@@ -1818,7 +1818,7 @@ export interface AdminServiceHandlers
   >;
 
   /**
-   * Bootstrap tokens (issue 6)
+   * Bootstrap tokens
    */
   CreateBootstrapToken: grpc.handleUnaryCall<
     _flotilla_v1_CreateBootstrapTokenRequest__Output,
@@ -1890,7 +1890,7 @@ export interface AdminServiceHandlers
   >;
 
   /**
-   * Admin identities (issue 6): a client certificate from the hub's CA for a person or a tool,
+   * Admin identities: a client certificate from the hub's CA for a person or a tool,
    * carrying its role. Admin role only.
    */
   IssueAdminCertificate: grpc.handleUnaryCall<

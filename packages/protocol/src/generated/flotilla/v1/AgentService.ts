@@ -70,7 +70,7 @@ export interface AgentServiceClient extends grpc.Client {
   >;
 
   /**
-   * The one-time exchange of a bootstrap token for the cluster's identity (issue 6). Called
+   * The one-time exchange of a bootstrap token for the cluster's identity. Called
    * without a client certificate; every other call needs the certificate it returns.
    */
   Register(
@@ -94,7 +94,7 @@ export interface AgentServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_flotilla_v1_RegisterResponse__Output>,
   ): grpc.ClientUnaryCall;
   /**
-   * The one-time exchange of a bootstrap token for the cluster's identity (issue 6). Called
+   * The one-time exchange of a bootstrap token for the cluster's identity. Called
    * without a client certificate; every other call needs the certificate it returns.
    */
   register(
@@ -119,7 +119,7 @@ export interface AgentServiceClient extends grpc.Client {
   ): grpc.ClientUnaryCall;
 
   /**
-   * A new certificate for the calling cluster before its current one expires (issue 6 rotation).
+   * A new certificate for the calling cluster before its current one expires.
    * Authenticated by the current client certificate.
    */
   RenewIdentity(
@@ -143,7 +143,7 @@ export interface AgentServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_flotilla_v1_RenewIdentityResponse__Output>,
   ): grpc.ClientUnaryCall;
   /**
-   * A new certificate for the calling cluster before its current one expires (issue 6 rotation).
+   * A new certificate for the calling cluster before its current one expires.
    * Authenticated by the current client certificate.
    */
   renewIdentity(
@@ -182,7 +182,7 @@ export interface AgentServiceHandlers
   >;
 
   /**
-   * The one-time exchange of a bootstrap token for the cluster's identity (issue 6). Called
+   * The one-time exchange of a bootstrap token for the cluster's identity. Called
    * without a client certificate; every other call needs the certificate it returns.
    */
   Register: grpc.handleUnaryCall<
@@ -191,7 +191,7 @@ export interface AgentServiceHandlers
   >;
 
   /**
-   * A new certificate for the calling cluster before its current one expires (issue 6 rotation).
+   * A new certificate for the calling cluster before its current one expires.
    * Authenticated by the current client certificate.
    */
   RenewIdentity: grpc.handleUnaryCall<

@@ -2,7 +2,7 @@
 // Original file: proto/flotilla/v1/admin.proto
 
 /**
- * A cluster's state in a bundle (SPEC.md 4.2), Fleet's names.
+ * A cluster's state in a bundle (docs/semantics.md#cluster-states), Fleet's names.
  */
 export const BundleClusterState = {
   BUNDLE_CLUSTER_STATE_UNSPECIFIED: "BUNDLE_CLUSTER_STATE_UNSPECIFIED",
@@ -16,7 +16,7 @@ export const BundleClusterState = {
 } as const;
 
 /**
- * A cluster's state in a bundle (SPEC.md 4.2), Fleet's names.
+ * A cluster's state in a bundle (docs/semantics.md#cluster-states), Fleet's names.
  */
 export type BundleClusterState =
   | "BUNDLE_CLUSTER_STATE_UNSPECIFIED"
@@ -37,7 +37,7 @@ export type BundleClusterState =
   | 7;
 
 /**
- * A cluster's state in a bundle (SPEC.md 4.2), Fleet's names.
+ * A cluster's state in a bundle (docs/semantics.md#cluster-states), Fleet's names.
  */
 export type BundleClusterState__Output =
   (typeof BundleClusterState)[keyof typeof BundleClusterState];

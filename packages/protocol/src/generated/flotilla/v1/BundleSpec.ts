@@ -27,11 +27,13 @@ export interface BundleSpec {
    */
   targetCustomizationsJson?: string;
   /**
-   * fleet.yaml `rolloutStrategy` as JSON: a partitioned rollout (SPEC.md section 4).
+   * fleet.yaml `rolloutStrategy` as JSON: a partitioned rollout
+   * (docs/semantics.md#partitioned-rollouts).
    */
   rolloutStrategyJson?: string;
   /**
-   * A stored update strategy: each revision rolls out as a staged update run (SPEC.md section 5).
+   * A stored update strategy: each revision rolls out as a staged update run
+   * (docs/semantics.md#staged-runs).
    */
   updateStrategyName?: string;
   /**
@@ -65,11 +67,13 @@ export interface BundleSpec__Output {
    */
   targetCustomizationsJson: string;
   /**
-   * fleet.yaml `rolloutStrategy` as JSON: a partitioned rollout (SPEC.md section 4).
+   * fleet.yaml `rolloutStrategy` as JSON: a partitioned rollout
+   * (docs/semantics.md#partitioned-rollouts).
    */
   rolloutStrategyJson?: string;
   /**
-   * A stored update strategy: each revision rolls out as a staged update run (SPEC.md section 5).
+   * A stored update strategy: each revision rolls out as a staged update run
+   * (docs/semantics.md#staged-runs).
    */
   updateStrategyName?: string;
   /**

@@ -41,7 +41,7 @@ export interface Cluster {
   revision?: number | string | Long;
   /**
    * Set by an operator (Fleet's Cluster spec.paused): the cluster receives no new bundle revision
-   * and does not count as unavailable in partitioned rollouts (docs/engine.md, "Paused clusters").
+   * and does not count as unavailable in partitioned rollouts (docs/semantics.md#paused-clusters).
    */
   paused?: boolean;
   _updateGroup?: "updateGroup";
@@ -79,7 +79,7 @@ export interface Cluster__Output {
   revision: number;
   /**
    * Set by an operator (Fleet's Cluster spec.paused): the cluster receives no new bundle revision
-   * and does not count as unavailable in partitioned rollouts (docs/engine.md, "Paused clusters").
+   * and does not count as unavailable in partitioned rollouts (docs/semantics.md#paused-clusters).
    */
   paused: boolean;
   _updateGroup?: "updateGroup";

@@ -13,7 +13,7 @@ export const ConnectionState = {
    */
   CONNECTION_STATE_DISCONNECTED: "CONNECTION_STATE_DISCONNECTED",
   /**
-   * Heartbeats overdue (SPEC.md section 8).
+   * Heartbeats overdue (docs/semantics.md#offline-clusters).
    */
   CONNECTION_STATE_UNREACHABLE: "CONNECTION_STATE_UNREACHABLE",
 } as const;
@@ -34,7 +34,7 @@ export type ConnectionState =
   | "CONNECTION_STATE_DISCONNECTED"
   | 3
   /**
-   * Heartbeats overdue (SPEC.md section 8).
+   * Heartbeats overdue (docs/semantics.md#offline-clusters).
    */
   | "CONNECTION_STATE_UNREACHABLE"
   | 4;

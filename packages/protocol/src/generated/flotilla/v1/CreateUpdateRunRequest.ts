@@ -18,12 +18,13 @@ export interface CreateUpdateRunRequest {
    */
   payload?: _flotilla_v1_RunPayload | null;
   /**
-   * Default 3600 (SPEC.md 5.3).
+   * Default 3600 (docs/semantics.md#failure-budget).
    */
   progressDeadlineSeconds?: number;
   reason?: string;
   /**
-   * Neither set: members update one by one (SPEC.md section 5). The run copies the strategy.
+   * Neither set: members update one by one (docs/semantics.md#staged-runs). The run copies the
+   * strategy.
    */
   strategy?: "strategyName" | "strategyJson";
   _progressDeadlineSeconds?: "progressDeadlineSeconds";
@@ -41,12 +42,13 @@ export interface CreateUpdateRunRequest__Output {
    */
   payload: _flotilla_v1_RunPayload__Output | null;
   /**
-   * Default 3600 (SPEC.md 5.3).
+   * Default 3600 (docs/semantics.md#failure-budget).
    */
   progressDeadlineSeconds?: number;
   reason: string;
   /**
-   * Neither set: members update one by one (SPEC.md section 5). The run copies the strategy.
+   * Neither set: members update one by one (docs/semantics.md#staged-runs). The run copies the
+   * strategy.
    */
   strategy?: "strategyName" | "strategyJson";
   _progressDeadlineSeconds?: "progressDeadlineSeconds";

@@ -31,7 +31,7 @@ export interface Group {
    */
   configuredMaxConcurrency?: string;
   /**
-   * Resolved failure budget; absent means no limit of its own (SPEC.md 5.3).
+   * Resolved failure budget; absent means no limit of its own (docs/semantics.md#failure-budget).
    */
   maxAllowedFailures?: number;
   failureCount?: number;
@@ -81,7 +81,7 @@ export interface Group__Output {
    */
   configuredMaxConcurrency?: string;
   /**
-   * Resolved failure budget; absent means no limit of its own (SPEC.md 5.3).
+   * Resolved failure budget; absent means no limit of its own (docs/semantics.md#failure-budget).
    */
   maxAllowedFailures?: number;
   failureCount: number;

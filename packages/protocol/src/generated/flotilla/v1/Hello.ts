@@ -10,7 +10,7 @@ export interface Hello {
   /**
    * Trusted only in insecure development mode (plaintext, no client certificate). With mTLS the
    * hub takes the cluster name from the client certificate and refuses a Hello that names another
-   * cluster (issue 6).
+   * cluster.
    */
   clusterName?: string;
   agentVersion?: string;
@@ -31,7 +31,7 @@ export interface Hello__Output {
   /**
    * Trusted only in insecure development mode (plaintext, no client certificate). With mTLS the
    * hub takes the cluster name from the client certificate and refuses a Hello that names another
-   * cluster (issue 6).
+   * cluster.
    */
   clusterName: string;
   agentVersion: string;

@@ -28,7 +28,7 @@ export interface Member {
    */
   failureCount?: number;
   /**
-   * The agent missed its heartbeats (SPEC.md section 8).
+   * The agent missed its heartbeats (docs/semantics.md#offline-clusters).
    */
   unreachable?: boolean;
   /**
@@ -71,7 +71,7 @@ export interface Member__Output {
    */
   failureCount: number;
   /**
-   * The agent missed its heartbeats (SPEC.md section 8).
+   * The agent missed its heartbeats (docs/semantics.md#offline-clusters).
    */
   unreachable: boolean;
   /**

@@ -15,7 +15,7 @@ export interface PartitionSummary {
   unavailable?: number;
   notReadyCount?: number;
   /**
-   * not_ready_count > max_unavailable (SPEC.md 4.3).
+   * not_ready_count > max_unavailable (docs/semantics.md#releasing).
    */
   notReady?: boolean;
 }
@@ -34,7 +34,7 @@ export interface PartitionSummary__Output {
   unavailable: number;
   notReadyCount: number;
   /**
-   * not_ready_count > max_unavailable (SPEC.md 4.3).
+   * not_ready_count > max_unavailable (docs/semantics.md#releasing).
    */
   notReady: boolean;
 }

@@ -3,14 +3,16 @@
 
 export interface PreviewPlanResponse {
   /**
-   * The `flotilla plan -o json` object of SPEC.md section 9, the same as the offline plan prints.
+   * The `flotilla plan -o json` object of docs/semantics.md#offline-planning, the same as the
+   * offline plan prints.
    */
   planJson?: string;
 }
 
 export interface PreviewPlanResponse__Output {
   /**
-   * The `flotilla plan -o json` object of SPEC.md section 9, the same as the offline plan prints.
+   * The `flotilla plan -o json` object of docs/semantics.md#offline-planning, the same as the
+   * offline plan prints.
    */
   planJson: string;
 }

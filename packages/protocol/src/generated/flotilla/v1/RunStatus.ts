@@ -49,7 +49,7 @@ export interface RunStatus {
   currentStage?: number;
   stages?: _flotilla_v1_Stage[];
   /**
-   * Clusters selected by no group of any stage: not updated (SPEC.md 5.1).
+   * Clusters selected by no group of any stage: not updated (docs/semantics.md#membership).
    */
   unassigned?: string[];
   /**
@@ -100,7 +100,7 @@ export interface RunStatus__Output {
   currentStage: number;
   stages: _flotilla_v1_Stage__Output[];
   /**
-   * Clusters selected by no group of any stage: not updated (SPEC.md 5.1).
+   * Clusters selected by no group of any stage: not updated (docs/semantics.md#membership).
    */
   unassigned: string[];
   /**

@@ -9,7 +9,8 @@ import type { Long } from "@grpc/proto-loader";
 
 /**
  * A state change inside a run (core's Transitioned action). `from_state` and `to_state` are the
- * domain state names of SPEC.md 5.5 ("NotStarted", "Running", ...), whose enum depends on the scope.
+ * domain state names of docs/semantics.md#operator-actions ("NotStarted", "Running", ...), whose
+ * enum depends on the scope.
  */
 export interface Transition {
   scope?: _flotilla_v1_TransitionScope;
@@ -26,7 +27,8 @@ export interface Transition {
 
 /**
  * A state change inside a run (core's Transitioned action). `from_state` and `to_state` are the
- * domain state names of SPEC.md 5.5 ("NotStarted", "Running", ...), whose enum depends on the scope.
+ * domain state names of docs/semantics.md#operator-actions ("NotStarted", "Running", ...), whose
+ * enum depends on the scope.
  */
 export interface Transition__Output {
   scope: _flotilla_v1_TransitionScope__Output;

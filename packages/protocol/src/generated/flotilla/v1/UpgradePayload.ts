@@ -11,7 +11,7 @@ import type {
 } from "../../flotilla/v1/NodeImageSelection.js";
 
 /**
- * A platform upgrade (SPEC.md section 6).
+ * A platform upgrade (docs/semantics.md#upgrades).
  */
 export interface UpgradePayload {
   type?: _flotilla_v1_UpgradeType;
@@ -31,7 +31,7 @@ export interface UpgradePayload {
 }
 
 /**
- * A platform upgrade (SPEC.md section 6).
+ * A platform upgrade (docs/semantics.md#upgrades).
  */
 export interface UpgradePayload__Output {
   type: _flotilla_v1_UpgradeType__Output;

@@ -4,7 +4,7 @@
 import type { Long } from "@grpc/proto-loader";
 
 /**
- * The hub accepted the stream (issue 3's "Registered").
+ * The hub accepted the stream: the agent is registered.
  */
 export interface Welcome {
   /**
@@ -13,8 +13,8 @@ export interface Welcome {
   clusterName?: string;
   protocolVersion?: number;
   /**
-   * Send a Heartbeat this often; SPEC.md section 8: three missed heartbeats make the cluster
-   * Unreachable.
+   * Send a Heartbeat this often; docs/semantics.md#offline-clusters: three missed heartbeats make
+   * the cluster Unreachable.
    */
   heartbeatIntervalMs?: number | string | Long;
   /**
@@ -24,7 +24,7 @@ export interface Welcome {
 }
 
 /**
- * The hub accepted the stream (issue 3's "Registered").
+ * The hub accepted the stream: the agent is registered.
  */
 export interface Welcome__Output {
   /**
@@ -33,8 +33,8 @@ export interface Welcome__Output {
   clusterName: string;
   protocolVersion: number;
   /**
-   * Send a Heartbeat this often; SPEC.md section 8: three missed heartbeats make the cluster
-   * Unreachable.
+   * Send a Heartbeat this often; docs/semantics.md#offline-clusters: three missed heartbeats make
+   * the cluster Unreachable.
    */
   heartbeatIntervalMs: number;
   /**
