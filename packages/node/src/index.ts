@@ -4,3 +4,6 @@
  */
 export { systemClock, createManualClock } from "./clock.js";
 export type { Clock, ManualClock } from "./clock.js";
+export { abortable, unlessAborted } from "./signals.js";
+export { backoffCeilingMs, createBackoff, halfJitter } from "./backoff.js";
+export type { Backoff, BackoffOptions } from "./backoff.js";

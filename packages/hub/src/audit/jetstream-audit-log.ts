@@ -13,7 +13,7 @@ import {
   type QueuedIterator,
   type Status,
 } from "@nats-io/transport-node";
-import { abortable } from "../store/state-store.js";
+import { abortable } from "@flotilla/node";
 import { bucketPrefixProblem, DEFAULT_BUCKET_PREFIX } from "../store/keys.js";
 import { toNatsFlotillaError } from "../nats-errors.js";
 import { componentLogger, createLogger, type Logger } from "../logger.js";

@@ -18,7 +18,7 @@ import {
 } from "@flotilla/protocol";
 import { toNatsFlotillaError } from "../nats-errors.js";
 import type { ContentKeys } from "../security/content-keys.js";
-import { abortable } from "../store/state-store.js";
+import { abortable } from "@flotilla/node";
 
 /** Reads stored objects by digest. */
 export interface ObjectReader {

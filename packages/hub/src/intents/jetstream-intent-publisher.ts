@@ -28,7 +28,7 @@ import {
   parseIntentDocument,
   sealedObjectName,
 } from "@flotilla/protocol";
-import { abortable } from "../store/state-store.js";
+import { abortable } from "@flotilla/node";
 import {
   decidePublish,
   prepareIntent,

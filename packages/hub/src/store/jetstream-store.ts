@@ -22,9 +22,9 @@ import {
   kvSubject,
   type CollectionName,
 } from "./keys.js";
+import { abortable } from "@flotilla/node";
 import { isWrongLastRevision, toNatsFlotillaError } from "../nats-errors.js";
 import {
-  abortable,
   checkKey,
   checkPrefix,
   checkRevision,
