@@ -3,7 +3,8 @@
  * FlotillaErrors with context, and a deferred.
  */
 import { FlotillaError } from "@flotilla/core";
-import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
+import { isStreamNotFound } from "@flotilla/node";
+import { JetStreamApiError } from "@nats-io/jetstream";
 import {
   ClosedConnectionError,
   ConnectionError,
@@ -22,8 +23,7 @@ export function toNatsError(error: unknown, what: string): FlotillaError {
     error instanceof ConnectionError ||
     (error instanceof JetStreamApiError && error.status === 503)
       ? "unavailable"
-      : error instanceof JetStreamApiError &&
-          error.code === JetStreamApiCodes.StreamNotFound
+      : isStreamNotFound(error)
         ? "not_found"
         : "internal";
   return new FlotillaError(code, `${what}: ${detail}`, { cause: error });
