@@ -97,6 +97,22 @@ describe("the connection watch", () => {
   });
 });
 
+describe("the connection watch's listener", () => {
+  it("hears every status after up has taken it in, and nothing after stop", async () => {
+    const { nc, emit } = fakeConnection();
+    const heard: string[] = [];
+    const watch = createConnectionWatch(nc, (status) => {
+      heard.push(`${status.type}:${String(watch.up)}`);
+    });
+    watch.start();
+    await emit("disconnect");
+    await emit("reconnect");
+    watch.stop();
+    await emit("disconnect");
+    expect(heard).toEqual(["disconnect:false", "reconnect:true"]);
+  });
+});
+
 describe("bucket prefixes", () => {
   it("allow 1 to 64 characters of A-Z, a-z, 0-9, - and _", () => {
     expect(bucketPrefixProblem("flotilla")).toBeUndefined();

@@ -22,8 +22,14 @@ export interface ConnectionWatch {
   check(what: string): void;
 }
 
-/** Creates a {@link ConnectionWatch} on `nc`, which it uses but does not own or close. */
-export function createConnectionWatch(nc: NatsConnection): ConnectionWatch {
+/**
+ * Creates a {@link ConnectionWatch} on `nc`, which it uses but does not own or close. `onStatus`
+ * hears every status event while started, after {@link ConnectionWatch.up} has taken it in.
+ */
+export function createConnectionWatch(
+  nc: NatsConnection,
+  onStatus?: (status: Status) => void,
+): ConnectionWatch {
   let connected = true;
   let statuses: QueuedIterator<Status> | undefined;
   const stop = (): void => {
@@ -41,6 +47,7 @@ export function createConnectionWatch(nc: NatsConnection): ConnectionWatch {
         for await (const status of following) {
           if (status.type === "disconnect") connected = false;
           else if (status.type === "reconnect") connected = true;
+          onStatus?.(status);
         }
       })().catch(() => undefined);
     },
