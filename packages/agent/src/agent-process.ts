@@ -17,7 +17,6 @@ import {
 import type { Logger } from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import type { AgentConfig } from "./config.js";
-import { createBackoff } from "./hub/backoff.js";
 import { readHubTls, type HubTransport } from "./hub/transport.js";
 import {
   identityNatsOptions,
@@ -42,7 +41,7 @@ import {
   type ClusterToHost,
   type HostedCluster,
 } from "./hosted-clusters.js";
-import { systemClock } from "@flotilla/node";
+import { createBackoff, systemClock, unlessAborted } from "@flotilla/node";
 import { AGENT_VERSION } from "./version.js";
 
 /** Options of {@link runAgentProcess}. */
@@ -184,26 +183,6 @@ async function connectClusterNats(
       );
       await systemClock.sleep(delayMs, { signal }).catch(() => undefined);
     }
-  }
-}
-
-/** Resolves with `promise`, or undefined once `signal` aborts first. */
-async function unlessAborted<T>(
-  promise: Promise<T>,
-  signal: AbortSignal,
-): Promise<T | undefined> {
-  if (signal.aborted) return undefined;
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<undefined>((resolve) => {
-    onAbort = () => {
-      resolve(undefined);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([promise, aborted]);
-  } finally {
-    if (onAbort) signal.removeEventListener("abort", onAbort);
   }
 }
 

@@ -29,8 +29,8 @@ export type {
 } from "./hub/session-events.js";
 export { subjectKey } from "./hub/status-outbox.js";
 export type { StatusReportInput } from "./hub/status-outbox.js";
-export { createBackoff } from "./hub/backoff.js";
-export type { Backoff, BackoffOptions } from "./hub/backoff.js";
+export { createBackoff } from "@flotilla/node";
+export type { Backoff, BackoffOptions } from "@flotilla/node";
 export { hubCredentials, readHubTls } from "./hub/transport.js";
 export type { HubTransport, HubTls, HubTlsFiles } from "./hub/transport.js";
 

@@ -9,6 +9,7 @@
  * alive, reconnecting, with nothing served.
  */
 import { FlotillaError } from "@flotilla/core";
+import { createConnectionWatch } from "@flotilla/node";
 import { ServerCredentials } from "@grpc/grpc-js";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { auditHandlers } from "./audit/admin-audit.js";
@@ -254,18 +255,12 @@ async function connectNats(
       { cause: error },
     );
   }
-  let up = true;
-  void (async () => {
-    for await (const status of nc.status()) {
-      if (status.type === "disconnect") {
-        up = false;
-        log.warn("NATS connection lost; reconnecting");
-      }
-      if (status.type === "reconnect") {
-        up = true;
-        log.info("NATS connection back");
-      }
+  const watch = createConnectionWatch(nc, (status) => {
+    if (status.type === "disconnect") {
+      log.warn("NATS connection lost; reconnecting");
     }
-  })();
-  return { nc, connected: () => up };
+    if (status.type === "reconnect") log.info("NATS connection back");
+  });
+  watch.start();
+  return { nc, connected: () => watch.up };
 }

@@ -5,3 +5,19 @@
 export { systemClock, createManualClock } from "./clock.js";
 export type { Clock, ManualClock } from "./clock.js";
 export { isProcessEntry } from "./process-entry.js";
+export { abortable, unlessAborted } from "./signals.js";
+export { backoffCeilingMs, createBackoff, halfJitter } from "./backoff.js";
+export type { Backoff, BackoffOptions } from "./backoff.js";
+export {
+  createConnectionWatch,
+  type ConnectionWatch,
+} from "./jetstream/connection-watch.js";
+export {
+  isNatsOutage,
+  isStoreFull,
+  isStreamNotFound,
+  isWrongLastRevision,
+  toNatsFlotillaError,
+} from "./jetstream/nats-errors.js";
+export { bucketPrefixProblem, checkBucketPrefix } from "./jetstream/names.js";
+export { checkMaxPayload } from "./jetstream/server-limits.js";

@@ -23,7 +23,7 @@ import {
 } from "@flotilla/protocol";
 import type { Logger } from "pino";
 import { noopMetrics, type AgentMetrics } from "../metrics/agent-metrics.js";
-import { createBackoff } from "./backoff.js";
+import { createBackoff } from "@flotilla/node";
 import { sendHeartbeats } from "./heartbeats.js";
 import { HubStream, type StreamEnd } from "./hub-stream.js";
 import {

@@ -8,7 +8,7 @@ import type { ClusterFacts, StatusSubject } from "@flotilla/protocol";
 import type { Logger } from "pino";
 import type { AgentMetrics } from "../metrics/agent-metrics.js";
 import type { Clock } from "@flotilla/node";
-import type { BackoffOptions } from "./backoff.js";
+import type { BackoffOptions } from "@flotilla/node";
 import type {
   SessionEvent,
   SessionState,

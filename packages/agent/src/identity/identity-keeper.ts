@@ -13,7 +13,7 @@
 import { FlotillaError, showValue } from "@flotilla/core";
 import type { ChannelOptions } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import { createBackoff, type BackoffOptions } from "../hub/backoff.js";
+import { createBackoff, type BackoffOptions } from "@flotilla/node";
 import type { HubTls } from "../hub/transport.js";
 import type { Clock } from "@flotilla/node";
 import {

@@ -24,7 +24,8 @@ import {
   SEALING_OVERHEAD_BYTES,
   sealedObjectName,
 } from "@flotilla/protocol";
-import { abortable, toNatsError } from "./nats-helpers.js";
+import { abortable } from "@flotilla/node";
+import { toNatsError } from "./nats-helpers.js";
 
 /** Where a bundle revision's content is: its digest and the key that opens it (from the intent). */
 export interface BundleContentRef {

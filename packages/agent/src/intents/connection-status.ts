@@ -2,16 +2,12 @@
  * One status listener per NATS connection, shared by all its watchers: a thousand watchers on one
  * connection should not mean a thousand status iterators.
  */
-import type {
-  NatsConnection,
-  QueuedIterator,
-  Status,
-} from "@nats-io/transport-node";
+import { createConnectionWatch, type ConnectionWatch } from "@flotilla/node";
+import type { NatsConnection, Status } from "@nats-io/transport-node";
 
 interface SharedStatus {
-  readonly statuses: QueuedIterator<Status>;
+  readonly watch: ConnectionWatch;
   readonly listeners: Set<(status: Status) => void>;
-  connected: boolean;
 }
 const shared = new WeakMap<NatsConnection, SharedStatus>();
 
@@ -22,20 +18,16 @@ export function watchConnection(
 ): void {
   let entry = shared.get(nc);
   if (entry === undefined) {
+    const listeners = new Set<(status: Status) => void>();
     const created: SharedStatus = {
-      statuses: nc.status() as QueuedIterator<Status>,
-      listeners: new Set(),
-      connected: true,
+      watch: createConnectionWatch(nc, (status) => {
+        for (const l of listeners) l(status);
+      }),
+      listeners,
     };
     entry = created;
     shared.set(nc, created);
-    void (async () => {
-      for await (const status of created.statuses) {
-        if (status.type === "disconnect") created.connected = false;
-        else if (status.type === "reconnect") created.connected = true;
-        for (const l of created.listeners) l(status);
-      }
-    })().catch(() => undefined);
+    created.watch.start();
   }
   entry.listeners.add(listener);
 }
@@ -49,12 +41,12 @@ export function unwatchConnection(
   if (entry === undefined) return;
   entry.listeners.delete(listener);
   if (entry.listeners.size === 0) {
-    entry.statuses.stop();
+    entry.watch.stop();
     shared.delete(nc);
   }
 }
 
 /** Whether `nc` is open and, as far as its watched statuses tell, connected. */
 export function isConnected(nc: NatsConnection): boolean {
-  return !nc.isClosed() && (shared.get(nc)?.connected ?? true);
+  return shared.get(nc)?.watch.up ?? !nc.isClosed();
 }

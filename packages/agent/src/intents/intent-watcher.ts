@@ -43,7 +43,8 @@ import type {
   IntentWatcherDeps,
   IntentWatcherOptions,
 } from "./intent-watcher-api.js";
-import { abortable, deferred, toNatsError } from "./nats-helpers.js";
+import { abortable, backoffCeilingMs, halfJitter } from "@flotilla/node";
+import { deferred, toNatsError } from "./nats-helpers.js";
 
 export type {
   IntentEvent,
@@ -279,9 +280,9 @@ class Watcher implements IntentWatcher {
         // While disconnected, the reconnect will ask for a read; retrying now would only time out.
         if (!isConnected(this.#nc)) return;
         const { retryMinMs = 100, retryMaxMs = 5_000 } = this.#options;
-        const ceilingMs = Math.min(retryMaxMs, retryMinMs * 2 ** failures++);
+        const ceilingMs = backoffCeilingMs(failures++, retryMinMs, retryMaxMs);
         try {
-          await sleep(ceilingMs * (0.5 + this.#random() / 2), undefined, {
+          await sleep(halfJitter(ceilingMs, this.#random), undefined, {
             signal: this.#stopping.signal,
           });
         } catch {

@@ -1,9 +1,10 @@
 /**
  * Small helpers the intent watcher and the bundle-content reader share: nats.js errors turned into
- * FlotillaErrors with context, promises that give up when a signal aborts, and a deferred.
+ * FlotillaErrors with context, and a deferred.
  */
 import { FlotillaError } from "@flotilla/core";
-import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
+import { isStreamNotFound } from "@flotilla/node";
+import { JetStreamApiError } from "@nats-io/jetstream";
 import {
   ClosedConnectionError,
   ConnectionError,
@@ -22,32 +23,10 @@ export function toNatsError(error: unknown, what: string): FlotillaError {
     error instanceof ConnectionError ||
     (error instanceof JetStreamApiError && error.status === 503)
       ? "unavailable"
-      : error instanceof JetStreamApiError &&
-          error.code === JetStreamApiCodes.StreamNotFound
+      : isStreamNotFound(error)
         ? "not_found"
         : "internal";
   return new FlotillaError(code, `${what}: ${detail}`, { cause: error });
-}
-
-/** `promise`, or a rejection with the signal's reason as soon as `signal` aborts. */
-export async function abortable<T>(
-  promise: Promise<T>,
-  signal: AbortSignal | undefined,
-): Promise<T> {
-  if (signal === undefined) return promise;
-  signal.throwIfAborted();
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => {
-      reject(signal.reason as Error);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([promise, aborted]);
-  } finally {
-    if (onAbort) signal.removeEventListener("abort", onAbort);
-  }
 }
 
 /** A promise with its resolve and reject functions, for "resolve once, later". */

@@ -5,7 +5,7 @@
  * to the item; this function reports Applying, and Failed when the content cannot be had.
  */
 import { FlotillaError, showValue } from "@flotilla/core";
-import { createBackoff } from "../hub/backoff.js";
+import { createBackoff } from "@flotilla/node";
 import {
   bundleItemStatus,
   plainStatus,

@@ -15,7 +15,13 @@ import { canonicalJson, formatProblem, type Problem } from "@flotilla/core";
 import { Watch, type KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import { createKubeClient, type KubeObject } from "../kube/kube-client.js";
-import { systemClock, type Clock } from "@flotilla/node";
+import {
+  backoffCeilingMs,
+  halfJitter,
+  systemClock,
+  unlessAborted,
+  type Clock,
+} from "@flotilla/node";
 import type {
   MaintenanceSource,
   MaintenanceState,
@@ -163,17 +169,7 @@ export function createConfigMapMaintenanceSource(
     );
     // Opening resolves when the server sends the response headers; stop() must not wait for a
     // server (or a proxy) that holds them back.
-    let onStop = (): void => undefined;
-    const stopped = new Promise<undefined>((resolve) => {
-      onStop = () => {
-        resolve(undefined);
-      };
-      if (lifetime.signal.aborted) onStop();
-      lifetime.signal.addEventListener("abort", onStop, { once: true });
-    });
-    const controller = await Promise.race([opening, stopped]).finally(() => {
-      lifetime.signal.removeEventListener("abort", onStop);
-    });
+    const controller = await unlessAborted(opening, lifetime.signal);
     if (controller === undefined) {
       opening.then(
         (late) => {
@@ -205,13 +201,14 @@ export function createConfigMapMaintenanceSource(
       if (signal.aborted) return;
       failures = error === null || error === undefined ? 0 : failures + 1;
       const retryMs = options.retryMs ?? 1_000;
-      const delayMs = Math.min(
+      const delayMs = backoffCeilingMs(
+        Math.min(failures, 10),
+        retryMs,
         MAX_RETRY_MS,
-        retryMs * 2 ** Math.min(failures, 10),
       );
       log.debug({ err: error, delayMs }, "Maintenance ConfigMap watch ended");
       try {
-        await clock.sleep(delayMs * (0.5 + random() / 2), { signal });
+        await clock.sleep(halfJitter(delayMs, random), { signal });
         await reload({ signal });
       } catch {
         return; // stopping

@@ -6,15 +6,13 @@
 import { FlotillaError } from "@flotilla/core";
 import {
   DiscardPolicy,
-  JetStreamApiCodes,
-  JetStreamApiError,
   RetentionPolicy,
   StorageType,
   type JetStreamManager,
   type StreamConfig,
 } from "@nats-io/jetstream";
 import { nanos, type MsgHdrs } from "@nats-io/transport-node";
-import { isNatsOutage } from "../nats-errors.js";
+import { isNatsOutage, isStreamNotFound } from "@flotilla/node";
 import type { AuditEvent } from "./audit-log.js";
 import { decodeAuditRecord, type AuditSkipReason } from "./audit-record.js";
 
@@ -103,13 +101,6 @@ export async function ensureAuditStream(
     );
   }
   return { created: true, maxBytes: settings.maxBytes };
-}
-
-function isStreamNotFound(error: unknown): boolean {
-  return (
-    error instanceof JetStreamApiError &&
-    error.code === JetStreamApiCodes.StreamNotFound
-  );
 }
 
 /** A stored message of the audit stream, as a consumer delivers it. */

@@ -8,14 +8,15 @@ import {
   type JetStreamManager,
   type JsMsg,
 } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
 import {
-  type NatsConnection,
-  type QueuedIterator,
-  type Status,
-} from "@nats-io/transport-node";
-import { abortable } from "../store/state-store.js";
-import { bucketPrefixProblem, DEFAULT_BUCKET_PREFIX } from "../store/keys.js";
-import { toNatsFlotillaError } from "../nats-errors.js";
+  abortable,
+  checkBucketPrefix,
+  createConnectionWatch,
+  toNatsFlotillaError,
+  type ConnectionWatch,
+} from "@flotilla/node";
+import { DEFAULT_BUCKET_PREFIX } from "../store/keys.js";
 import { componentLogger, createLogger, type Logger } from "../logger.js";
 import type {
   AuditEvent,
@@ -89,13 +90,7 @@ export function createJetStreamAuditLog(
   options: JetStreamAuditLogOptions = {},
 ): AuditLog {
   const prefix = options.prefix ?? DEFAULT_BUCKET_PREFIX;
-  const problem = bucketPrefixProblem(prefix);
-  if (problem !== undefined) {
-    throw new FlotillaError(
-      "invalid_argument",
-      `Cannot create the JetStream audit log: prefix "${prefix}" ${problem}`,
-    );
-  }
+  checkBucketPrefix(prefix, "Cannot create the JetStream audit log", "prefix");
   const config: Config = {
     stream: auditStreamName(prefix),
     subject: auditSubject(prefix),
@@ -129,13 +124,11 @@ interface Config extends AuditStreamSettings {
 }
 
 class JetStreamAuditLog implements AuditLog {
-  readonly #nc: NatsConnection;
   readonly #js: JetStreamClient;
   readonly #log: Logger;
   readonly #config: Config;
   #jsm: JetStreamManager | undefined;
-  #connected = true;
-  #statuses: QueuedIterator<Status> | undefined;
+  readonly #connection: ConnectionWatch;
   readonly #watches = new Set<() => void>();
   readonly #onSkipped: ((reason: AuditSkipReason) => void) | undefined;
 
@@ -145,17 +138,17 @@ class JetStreamAuditLog implements AuditLog {
     config: Config,
     onSkipped: ((reason: AuditSkipReason) => void) | undefined,
   ) {
-    this.#nc = nc;
     this.#log = log;
     this.#config = config;
     this.#onSkipped = onSkipped;
     this.#js = jetstream(nc, { timeout: config.timeoutMs });
+    this.#connection = createConnectionWatch(nc);
   }
 
   async start(options: { readonly signal?: AbortSignal } = {}): Promise<void> {
     if (this.#jsm !== undefined) return;
     const what = "Cannot start the JetStream audit log";
-    this.#watchConnection();
+    this.#connection.start();
     try {
       const jsm = await abortable(this.#js.jetstreamManager(), options.signal);
       const state = await abortable(
@@ -174,14 +167,14 @@ class JetStreamAuditLog implements AuditLog {
       }
       this.#jsm = jsm;
     } catch (error) {
-      this.#unwatchConnection();
+      this.#connection.stop();
       throw toNatsFlotillaError(error, what, options.signal);
     }
   }
 
   stop(): Promise<void> {
     this.#jsm = undefined;
-    this.#unwatchConnection();
+    this.#connection.stop();
     for (const stopWatch of this.#watches) stopWatch();
     this.#watches.clear();
     return Promise.resolve();
@@ -354,31 +347,7 @@ class JetStreamAuditLog implements AuditLog {
         `${what}: the audit log is not started`,
       );
     }
-    if (!this.#connected || this.#nc.isClosed()) {
-      throw new FlotillaError(
-        "unavailable",
-        `${what}: the NATS connection is down`,
-      );
-    }
+    this.#connection.check(what);
     return this.#jsm;
-  }
-
-  #watchConnection(): void {
-    this.#unwatchConnection();
-    this.#connected = true;
-    // nats.js returns a QueuedIterator; keeping it lets stop() end the loop at once.
-    const statuses = this.#nc.status() as QueuedIterator<Status>;
-    this.#statuses = statuses;
-    void (async () => {
-      for await (const status of statuses) {
-        if (status.type === "disconnect") this.#connected = false;
-        else if (status.type === "reconnect") this.#connected = true;
-      }
-    })().catch(() => undefined);
-  }
-
-  #unwatchConnection(): void {
-    this.#statuses?.stop();
-    this.#statuses = undefined;
   }
 }

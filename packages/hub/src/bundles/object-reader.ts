@@ -16,9 +16,8 @@ import {
   sealedObjectName,
   sha256Digest,
 } from "@flotilla/protocol";
-import { toNatsFlotillaError } from "../nats-errors.js";
 import type { ContentKeys } from "../security/content-keys.js";
-import { abortable } from "../store/state-store.js";
+import { abortable, toNatsFlotillaError } from "@flotilla/node";
 
 /** Reads stored objects by digest. */
 export interface ObjectReader {

@@ -26,7 +26,7 @@ import {
 } from "@flotilla/protocol";
 import { z } from "zod";
 import type { ContentKeys } from "../security/content-keys.js";
-import { abortable } from "../store/state-store.js";
+import { abortable } from "@flotilla/node";
 import { checkContentSize, type StoredContent } from "./intent-publisher.js";
 
 /**

@@ -11,12 +11,7 @@ import {
 } from "@nats-io/jetstream";
 import type { KV } from "@nats-io/kv";
 import type { ObjectStore } from "@nats-io/obj";
-import {
-  headers,
-  type NatsConnection,
-  type QueuedIterator,
-  type Status,
-} from "@nats-io/transport-node";
+import { headers, type NatsConnection } from "@nats-io/transport-node";
 import {
   bundleContentBucket,
   DEFAULT_INTENTS_PREFIX,
@@ -28,7 +23,14 @@ import {
   parseIntentDocument,
   sealedObjectName,
 } from "@flotilla/protocol";
-import { abortable } from "../store/state-store.js";
+import {
+  abortable,
+  checkMaxPayload,
+  createConnectionWatch,
+  isWrongLastRevision,
+  toNatsFlotillaError,
+  type ConnectionWatch,
+} from "@flotilla/node";
 import {
   decidePublish,
   prepareIntent,
@@ -47,7 +49,6 @@ import {
   removeStoredContent,
   sealLegacyContent,
 } from "./bundle-content-store.js";
-import { isWrongLastRevision, toNatsFlotillaError } from "../nats-errors.js";
 import type { ContentKeys } from "../security/content-keys.js";
 
 /** What {@link createJetStreamIntentPublisher} needs: a connection it uses but does not close. */
@@ -122,28 +123,27 @@ class JetStreamIntentPublisher implements IntentPublisher {
   readonly #known = new Map<string, Known>();
   #kv: KV | undefined;
   #objects: ObjectStore | undefined;
-  #connected = true;
-  #statuses: QueuedIterator<Status> | undefined;
+  readonly #connection: ConnectionWatch;
 
   constructor(deps: JetStreamIntentPublisherDeps, config: Config) {
     this.#nc = deps.nc;
     this.#deps = deps;
     this.#config = config;
     this.#js = jetstream(deps.nc, { timeout: config.timeoutMs });
+    this.#connection = createConnectionWatch(deps.nc);
   }
 
   async start(options: IntentOperationOptions = {}): Promise<void> {
     if (this.#kv !== undefined) return;
     const what = "Cannot start the intent publisher";
     const { settings, replicas, prefix } = this.#config;
-    const maxPayload = this.#nc.info?.max_payload;
-    if (maxPayload !== undefined && maxPayload < settings.maxValueSize) {
-      throw new FlotillaError(
-        "failed_precondition",
-        `${what}: the server's max_payload (${String(maxPayload)} bytes) is less than the ${String(settings.maxValueSize)} bytes an intent may take`,
-      );
-    }
-    this.#watchConnection();
+    checkMaxPayload(
+      this.#nc,
+      settings.maxValueSize,
+      what,
+      `the ${String(settings.maxValueSize)} bytes an intent may take`,
+    );
+    this.#connection.start();
     try {
       const [kv, objects] = await abortable(
         Promise.all([
@@ -161,7 +161,7 @@ class JetStreamIntentPublisher implements IntentPublisher {
       this.#kv = kv;
       this.#objects = objects;
     } catch (error) {
-      this.#unwatchConnection();
+      this.#connection.stop();
       throw toNatsFlotillaError(error, what, options.signal);
     }
   }
@@ -170,7 +170,7 @@ class JetStreamIntentPublisher implements IntentPublisher {
     this.#kv = undefined;
     this.#objects = undefined;
     this.#known.clear();
-    this.#unwatchConnection();
+    this.#connection.stop();
     return Promise.resolve();
   }
 
@@ -382,32 +382,8 @@ class JetStreamIntentPublisher implements IntentPublisher {
     options.signal?.throwIfAborted();
     const kv = this.#kv;
     if (kv === undefined) throw notStarted(what);
-    if (!this.#connected || this.#nc.isClosed()) {
-      throw new FlotillaError(
-        "unavailable",
-        `${what}: the NATS connection is down`,
-      );
-    }
+    this.#connection.check(what);
     return kv;
-  }
-
-  #watchConnection(): void {
-    this.#unwatchConnection();
-    this.#connected = true;
-    // nats.js returns a QueuedIterator; keeping it lets stop() end the loop at once.
-    const statuses = this.#nc.status() as QueuedIterator<Status>;
-    this.#statuses = statuses;
-    void (async () => {
-      for await (const status of statuses) {
-        if (status.type === "disconnect") this.#connected = false;
-        else if (status.type === "reconnect") this.#connected = true;
-      }
-    })().catch(() => undefined);
-  }
-
-  #unwatchConnection(): void {
-    this.#statuses?.stop();
-    this.#statuses = undefined;
   }
 }
 

@@ -15,6 +15,7 @@
  */
 import { encodeAccount, type Account, type KeyPair } from "@nats-io/jwt";
 import { FlotillaError, showValue } from "@flotilla/core";
+import { backoffCeilingMs } from "@flotilla/node";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
 import type { Logger } from "../logger.js";
@@ -158,7 +159,7 @@ export function createAgentsAccount(
 
   const schedule = (): void => {
     if (stopped || retry !== undefined) return;
-    const delay = Math.min(maxRetryMs, 500 * 2 ** Math.min(failures, 10));
+    const delay = backoffCeilingMs(Math.min(failures, 10), 500, maxRetryMs);
     retry = setTimeout(() => {
       retry = undefined;
       void push().catch(() => undefined);

@@ -7,14 +7,9 @@ import {
   type JsMsg,
 } from "@nats-io/jetstream";
 import { Kvm, KvWatchInclude, type KV } from "@nats-io/kv";
-import {
-  type NatsConnection,
-  type QueuedIterator,
-  type Status,
-} from "@nats-io/transport-node";
+import type { NatsConnection } from "@nats-io/transport-node";
 import {
   bucketName,
-  bucketPrefixProblem,
   COLLECTION_NAMES,
   DEFAULT_BUCKET_PREFIX,
   keyFilterForPrefix,
@@ -22,9 +17,16 @@ import {
   kvSubject,
   type CollectionName,
 } from "./keys.js";
-import { isWrongLastRevision, toNatsFlotillaError } from "../nats-errors.js";
 import {
   abortable,
+  checkBucketPrefix,
+  checkMaxPayload,
+  createConnectionWatch,
+  isWrongLastRevision,
+  toNatsFlotillaError,
+  type ConnectionWatch,
+} from "@flotilla/node";
+import {
   checkKey,
   checkPrefix,
   checkRevision,
@@ -77,13 +79,11 @@ export function createJetStreamStore(
   options: JetStreamStoreOptions = {},
 ): StateStore {
   const bucketPrefix = options.bucketPrefix ?? DEFAULT_BUCKET_PREFIX;
-  const problem = bucketPrefixProblem(bucketPrefix);
-  if (problem !== undefined) {
-    throw new FlotillaError(
-      "invalid_argument",
-      `Cannot create the JetStream state store: bucketPrefix "${bucketPrefix}" ${problem}`,
-    );
-  }
+  checkBucketPrefix(
+    bucketPrefix,
+    "Cannot create the JetStream state store",
+    "bucketPrefix",
+  );
   return new JetStreamStore(deps.nc, {
     bucketPrefix,
     maxValueBytes: options.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES,
@@ -101,8 +101,7 @@ class JetStreamStore implements StateStore {
   readonly #js: JetStreamClient;
   readonly #options: Required<JetStreamStoreOptions>;
   #buckets: Map<CollectionName, KV> | undefined;
-  #connected = true;
-  #statuses: QueuedIterator<Status> | undefined;
+  readonly #connection: ConnectionWatch;
   readonly #watches = new Set<() => void>();
 
   constructor(nc: NatsConnection, options: Required<JetStreamStoreOptions>) {
@@ -110,22 +109,19 @@ class JetStreamStore implements StateStore {
     this.#options = options;
     this.maxValueBytes = options.maxValueBytes;
     this.#js = jetstream(nc, { timeout: options.timeoutMs });
+    this.#connection = createConnectionWatch(nc);
   }
 
   async start(options: OperationOptions = {}): Promise<void> {
     if (this.#buckets !== undefined) return;
     const what = "Cannot start the JetStream state store";
-    const maxPayload = this.#nc.info?.max_payload;
-    if (
-      maxPayload !== undefined &&
-      maxPayload < this.maxValueBytes + KV_OVERHEAD_BYTES
-    ) {
-      throw new FlotillaError(
-        "failed_precondition",
-        `${what}: the server's max_payload (${String(maxPayload)} bytes) is less than maxValueBytes (${String(this.maxValueBytes)}) plus ${String(KV_OVERHEAD_BYTES)} bytes for headers`,
-      );
-    }
-    this.#watchConnection();
+    checkMaxPayload(
+      this.#nc,
+      this.maxValueBytes + KV_OVERHEAD_BYTES,
+      what,
+      `maxValueBytes (${String(this.maxValueBytes)}) plus ${String(KV_OVERHEAD_BYTES)} bytes for headers`,
+    );
+    this.#connection.start();
     const kvm = new Kvm(this.#js);
     const { bucketPrefix, history, replicas } = this.#options;
     try {
@@ -146,14 +142,14 @@ class JetStreamStore implements StateStore {
       );
       this.#buckets = new Map(opened);
     } catch (error) {
-      this.#unwatchConnection();
+      this.#connection.stop();
       throw toNatsFlotillaError(error, what, options.signal);
     }
   }
 
   stop(): Promise<void> {
     this.#buckets = undefined;
-    this.#unwatchConnection();
+    this.#connection.stop();
     for (const stopWatch of this.#watches) stopWatch();
     this.#watches.clear();
     return Promise.resolve();
@@ -326,12 +322,7 @@ class JetStreamStore implements StateStore {
         `${what}: the state store is not started`,
       );
     }
-    if (!this.#connected || this.#nc.isClosed()) {
-      throw new FlotillaError(
-        "unavailable",
-        `${what}: the NATS connection is down`,
-      );
-    }
+    this.#connection.check(what);
     try {
       return await abortable(operation(kv), signal);
     } catch (error) {
@@ -388,24 +379,5 @@ class JetStreamStore implements StateStore {
       // Ordered consumers are ephemeral; delete at once rather than wait for the server to.
       await consumer.delete().catch(() => undefined);
     }
-  }
-
-  #watchConnection(): void {
-    this.#unwatchConnection();
-    this.#connected = true;
-    // nats.js returns a QueuedIterator; keeping it lets stop() end the loop at once.
-    const statuses = this.#nc.status() as QueuedIterator<Status>;
-    this.#statuses = statuses;
-    void (async () => {
-      for await (const status of statuses) {
-        if (status.type === "disconnect") this.#connected = false;
-        else if (status.type === "reconnect") this.#connected = true;
-      }
-    })().catch(() => undefined);
-  }
-
-  #unwatchConnection(): void {
-    this.#statuses?.stop();
-    this.#statuses = undefined;
   }
 }

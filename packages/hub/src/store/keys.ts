@@ -34,7 +34,6 @@ export const MAX_KEY_LENGTH = 512;
 
 const TOKEN = "[-_=/A-Za-z0-9]+";
 const KEY_PATTERN = new RegExp(`^${TOKEN}(?:\\.${TOKEN})*$`);
-const BUCKET_PREFIX_PATTERN = /^[-_A-Za-z0-9]{1,64}$/;
 const PREFIX_PATTERN = /^[-_=/.A-Za-z0-9]*$/;
 // Characters a token may hold unescaped. `=` is the escape character, `/` is left to callers
 // that want a visible separator.
@@ -47,12 +46,8 @@ export function bucketName(prefix: string, collection: CollectionName): string {
   return `${prefix}-${collection}`;
 }
 
-/** Why `prefix` cannot start bucket names (NATS allows `[-_A-Za-z0-9]` only), or undefined. */
-export function bucketPrefixProblem(prefix: string): string | undefined {
-  return BUCKET_PREFIX_PATTERN.test(prefix)
-    ? undefined
-    : "must be 1 to 64 characters of A-Z, a-z, 0-9, - and _";
-}
+// The rule for bucket prefixes is NATS's, shared with every JetStream adapter.
+export { bucketPrefixProblem } from "@flotilla/node";
 
 /** Why `key` is not a valid state key, or undefined when it is. */
 export function keyProblem(key: string): string | undefined {

@@ -1,9 +1,24 @@
 /**
- * Reconnect delays (docs/agent-protocol.md, Session 7): jittered exponential backoff. The ceiling
- * starts at `initialMs` and doubles after every failed attempt up to `maxMs`; each delay is the
- * ceiling times a random factor in [1 - jitter, 1 + jitter), so thousands of agents that lost the
- * same hub do not come back in step. Randomness is injected, so tests know every delay.
+ * Retry delays: exponential backoff with jitter. The ceiling starts at an initial delay and
+ * doubles after every failed attempt up to a maximum; each delay is the ceiling scaled by a
+ * random factor, so many clients that failed together do not retry in step. Randomness is
+ * injected, so tests know every delay.
  */
+
+/** The ceiling after `failures` failed attempts: `initialMs` doubled that often, at most `maxMs`. */
+export function backoffCeilingMs(
+  failures: number,
+  initialMs: number,
+  maxMs: number,
+): number {
+  // 2 ** failures overflows to Infinity long after the cap: Math.min keeps it finite.
+  return Math.min(maxMs, initialMs * 2 ** failures);
+}
+
+/** `ceilingMs` times a random factor in [0.5, 1): at least half the ceiling, never more. */
+export function halfJitter(ceilingMs: number, random: () => number): number {
+  return ceilingMs * (0.5 + random() / 2);
+}
 
 /**
  * Options of {@link createBackoff}; defaults 500 ms doubling to 8 s, ±50%. The ceiling is low
@@ -19,7 +34,10 @@ export interface BackoffOptions {
   readonly random?: () => number;
 }
 
-/** The delays of one reconnecting client. */
+/**
+ * The delays of one retrying client (the agent's reconnects to the hub, docs/agent-protocol.md):
+ * each delay is the ceiling times a random factor in [1 - jitter, 1 + jitter).
+ */
 export interface Backoff {
   /** The delay before the next attempt, in ms; each call counts one more failure. */
   next(): number;
@@ -40,8 +58,7 @@ export function createBackoff(options: BackoffOptions = {}): Backoff {
   let attempts = 0;
   return {
     next() {
-      // 2 ** attempts overflows to Infinity long after the cap: Math.min keeps it finite.
-      const ceilingMs = Math.min(maxMs, initialMs * 2 ** attempts);
+      const ceilingMs = backoffCeilingMs(attempts, initialMs, maxMs);
       attempts++;
       const factor = 1 + jitter * (2 * random() - 1);
       return Math.max(0, Math.round(ceilingMs * factor));

@@ -1,3 +1,7 @@
+/**
+ * nats.js errors → FlotillaError, shared by every adapter that talks to NATS (the hub's state
+ * store, audit log, intent publisher and bundle objects; the agent's intent reader).
+ */
 import { FlotillaError } from "@flotilla/core";
 import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
 import {
@@ -7,11 +11,6 @@ import {
   NoRespondersError,
   TimeoutError,
 } from "@nats-io/transport-node";
-
-/**
- * nats.js errors → FlotillaError, shared by every hub adapter that talks to NATS (state store,
- * intent publisher).
- */
 
 /** True when `error`, or an error it wraps, means the server could not be reached or answer. */
 export function isNatsOutage(error: unknown): boolean {
@@ -99,5 +98,13 @@ export function isWrongLastRevision(error: unknown): boolean {
     error instanceof JetStreamApiError &&
     (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
       error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+  );
+}
+
+/** True when JetStream answered that the stream (or the KV bucket or object store on it) does not exist. */
+export function isStreamNotFound(error: unknown): boolean {
+  return (
+    error instanceof JetStreamApiError &&
+    error.code === JetStreamApiCodes.StreamNotFound
   );
 }
