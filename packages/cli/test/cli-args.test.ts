@@ -1,16 +1,9 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { run } from "../src/main.js";
 import { VERSION } from "../src/version.js";
-import { memoryIo } from "./fixtures.js";
+import { runCli } from "./support/run-cli.js";
 
-async function cli(
-  argv: string[],
-): Promise<{ code: number; out: string; err: string }> {
-  const io = memoryIo();
-  const code = await run(argv, io);
-  return { code, out: io.out(), err: io.err() };
-}
+const cli = (argv: string[]) => runCli(argv);
 
 describe("flotilla argument errors", () => {
   it.each([

@@ -17,10 +17,9 @@ import {
   type wire,
 } from "@flotilla/protocol";
 import { describe, expect, it } from "vitest";
-import { run } from "../src/main.js";
-import { createProcessIo } from "../src/process-io.js";
-import { startFakeHub, type CliResult } from "./fake-hub.js";
+import { startFakeHub } from "./fake-hub.js";
 import { NOW_MS } from "./fixtures.js";
+import { runCliOnDisk, type CliResult } from "./support/run-cli.js";
 
 /** A temporary directory holding `files` (path → content), removed when the scope ends. */
 async function bundleDir(
@@ -41,25 +40,11 @@ async function cli(
   hub: { address: string },
   argv: string[],
 ): Promise<CliResult> {
-  let out = "";
-  let err = "";
-  const io = {
-    ...createProcessIo(
-      {
-        stdout: (t) => void (out += t),
-        stderr: (t) => void (err += t),
-        isTTY: false,
-      },
-      { FLOTILLA_ACTOR: "tester" },
-    ),
-    // The real file system, the tests' clock.
-    now: () => NOW_MS,
-  };
-  const code = await run(
-    [...argv, "--hub", hub.address, "--insecure-plaintext"],
-    io,
-  );
-  return { code, out, err };
+  // The real file system, the tests' clock.
+  return runCliOnDisk([...argv, "--hub", hub.address, "--insecure-plaintext"], {
+    env: { FLOTILLA_ACTOR: "tester" },
+    nowMs: NOW_MS,
+  });
 }
 
 const FLEET_YAML = `namespace: web

@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseCliConfig } from "../src/hub/cli-config.js";
-import { run } from "../src/main.js";
 import { closedPort, startFakeHub } from "./fake-hub.js";
 import { memoryIo, type MemoryIo } from "./fixtures.js";
+import { runCli } from "./support/run-cli.js";
 
 const CONFIG = "/home/tester/.config/flotilla/config.yaml";
 const NO_CLUSTERS = {
@@ -22,10 +22,7 @@ function io(
   return memoryIo(files, { env: { HOME: "/home/tester", ...env } });
 }
 
-async function cli(argv: string[], memory: MemoryIo) {
-  const code = await run(argv, memory);
-  return { code, out: memory.out(), err: memory.err() };
-}
+const cli = (argv: string[], memory: MemoryIo) => runCli(argv, memory);
 
 describe("parseCliConfig", () => {
   it("names the file, each bad field's path and its value", () => {

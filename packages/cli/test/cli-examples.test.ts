@@ -4,27 +4,11 @@
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { run } from "../src/main.js";
-import { createProcessIo } from "../src/process-io.js";
+import { runCliOnDisk } from "./support/run-cli.js";
 
 const examples = fileURLToPath(new URL("../../../examples/", import.meta.url));
 
-async function cli(
-  argv: string[],
-): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io = createProcessIo(
-    {
-      stdout: (t) => ((out += t), undefined),
-      stderr: (t) => ((err += t), undefined),
-      isTTY: false,
-    },
-    {},
-  );
-  const code = await run(argv, io);
-  return { code, out, err };
-}
+const cli = (argv: string[]) => runCliOnDisk(argv);
 
 const staged = (file: string): string => `${examples}staged-upgrade/${file}`;
 const fleet = (file: string): string => `${examples}fleet-partitions/${file}`;

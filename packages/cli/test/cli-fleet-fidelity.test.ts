@@ -3,8 +3,8 @@
  * warning, not a refusal). Through `run`, with the real engine on in-memory files.
  */
 import { describe, expect, it } from "vitest";
-import { run } from "../src/main.js";
 import { memoryIo } from "./fixtures.js";
+import { runCli } from "./support/run-cli.js";
 
 const CLUSTERS = `
 - {name: c-1, labels: {env: prod}}
@@ -12,14 +12,8 @@ const CLUSTERS = `
 - {name: c-3, labels: {env: prod}}
 `;
 
-async function cli(
-  files: Readonly<Record<string, string>>,
-  argv: string[],
-): Promise<{ code: number; out: string; err: string }> {
-  const io = memoryIo({ "c.yaml": CLUSTERS, ...files });
-  const code = await run(argv, io);
-  return { code, out: io.out(), err: io.err() };
-}
+const cli = (files: Readonly<Record<string, string>>, argv: string[]) =>
+  runCli(argv, memoryIo({ "c.yaml": CLUSTERS, ...files }));
 
 const planJson = async (strategy: unknown) => {
   const { code, out, err } = await cli({ "s.json": JSON.stringify(strategy) }, [

@@ -5,20 +5,17 @@
  */
 import { FlotillaError } from "@flotilla/core";
 import { describe, expect, it } from "vitest";
-import { run } from "../src/main.js";
 import { runBuiltCli } from "./built-cli.js";
 import { cliAgainst, closedPort, startFakeHub } from "./fake-hub.js";
 import { memoryIo } from "./fixtures.js";
+import { runCli } from "./support/run-cli.js";
 
 const NO_CLUSTERS = {
   ListClusters: () => ({ clusters: [], nextPageToken: "" }),
 };
 
-async function cli(argv: string[], env: Record<string, string> = {}) {
-  const io = memoryIo({}, { env });
-  const code = await run(argv, io);
-  return { code, out: io.out(), err: io.err() };
-}
+const cli = (argv: string[], env: Record<string, string> = {}) =>
+  runCli(argv, memoryIo({}, { env }));
 
 describe("choosing the hub", () => {
   it("refuses to connect without TLS files or --insecure-plaintext, exit 2", async () => {

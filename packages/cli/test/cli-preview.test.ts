@@ -3,8 +3,8 @@
  * These need @flotilla/core's plan/simulate.
  */
 import { describe, expect, it } from "vitest";
-import { run } from "../src/main.js";
 import { memoryIo, type MemoryIo } from "./fixtures.js";
+import { runCli } from "./support/run-cli.js";
 
 const CLUSTERS = `
 - {name: c-01, labels: {env: canary}}
@@ -51,13 +51,8 @@ const SIMULATE = [
   "sc.yaml",
 ];
 
-async function cli(
-  argv: string[],
-  io: MemoryIo = memoryIo(FILES),
-): Promise<{ code: number; out: string; err: string }> {
-  const code = await run(argv, io);
-  return { code, out: io.out(), err: io.err() };
-}
+const cli = (argv: string[], io: MemoryIo = memoryIo(FILES)) =>
+  runCli(argv, io);
 
 describe("flotilla plan", () => {
   it("prints the plan tree for people by default", async () => {

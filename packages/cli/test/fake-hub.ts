@@ -18,8 +18,8 @@ import {
   toGrpcStatus,
   type wire,
 } from "@flotilla/protocol";
-import { run } from "../src/main.js";
 import { memoryIo, type MemoryIo } from "./fixtures.js";
+import { runCli, type CliResult } from "./support/run-cli.js";
 
 type Handlers = wire.AdminServiceHandlers;
 
@@ -174,22 +174,11 @@ export async function closedPort(): Promise<number> {
   return address.port;
 }
 
-/** What one CLI run printed and returned. */
-export interface CliResult {
-  readonly code: number;
-  readonly out: string;
-  readonly err: string;
-}
-
 /** Runs the CLI in process against `hub` (plaintext, actor "tester" unless the argv says). */
 export async function cliAgainst(
   hub: { readonly address: string },
   argv: readonly string[],
   io: MemoryIo = memoryIo(),
 ): Promise<CliResult> {
-  const code = await run(
-    [...argv, "--hub", hub.address, "--insecure-plaintext"],
-    io,
-  );
-  return { code, out: io.out(), err: io.err() };
+  return runCli([...argv, "--hub", hub.address, "--insecure-plaintext"], io);
 }

@@ -111,58 +111,39 @@ describe("upgradePlanLines", () => {
   });
 });
 
-describe("changedTargetLines", () => {
-  it("lists the members started with another target than planned, by the target they took", () => {
-    expect(
-      changedTargetLines(
-        plan,
-        [
-          {
-            name: "c-1",
-            target: {
-              kubernetesVersion: "1.31.2",
-              nodeImages: to("202603.01.0"),
-            },
-          },
-          {
-            name: "p-1",
-            target: {
-              kubernetesVersion: "1.31.2",
-              nodeImages: to("202603.08.0"),
-            },
-          },
-          {
-            name: "p-3",
-            target: {
-              kubernetesVersion: "1.31.2",
-              nodeImages: to("202603.08.0"),
-            },
-          },
-          { name: "p-4" },
-        ],
-        plainOptions(),
-      ),
-    ).toEqual([
-      "Targets taken at each member's start, where they differ from the plan:",
-      "  → 1.31.2, system 202603.08.0 (2): p-1, p-3",
-    ]);
-  });
+/** A member that started with Kubernetes 1.31.2 and `image` on its system pool. */
+const took = (name: string, image: string) => ({
+  name,
+  target: { kubernetesVersion: "1.31.2", nodeImages: to(image) },
+});
 
-  it("prints nothing when every member took its planned target", () => {
-    expect(
-      changedTargetLines(
-        plan,
-        [
-          {
-            name: "c-1",
-            target: {
-              kubernetesVersion: "1.31.2",
-              nodeImages: to("202603.01.0"),
-            },
-          },
-        ],
-        plainOptions(),
-      ),
-    ).toEqual([]);
+describe("changedTargetLines", () => {
+  const cases: {
+    name: string;
+    started: Parameters<typeof changedTargetLines>[1];
+    lines: string[];
+  }[] = [
+    {
+      name: "lists the members started with another target than planned, by the target they took",
+      started: [
+        took("c-1", "202603.01.0"),
+        took("p-1", "202603.08.0"),
+        took("p-3", "202603.08.0"),
+        { name: "p-4" },
+      ],
+      lines: [
+        "Targets taken at each member's start, where they differ from the plan:",
+        "  → 1.31.2, system 202603.08.0 (2): p-1, p-3",
+      ],
+    },
+    {
+      name: "prints nothing when every member took its planned target",
+      started: [took("c-1", "202603.01.0")],
+      lines: [],
+    },
+  ];
+
+  it.each(cases)("$name", ({ started, lines }) => {
+    expect(changedTargetLines(plan, started, plainOptions())).toEqual(lines);
   });
 });

@@ -5,9 +5,13 @@
  * why ({@link memberUpgradeDecision}), or fail because a long-term-support target reaches a cluster
  * without long-term support.
  */
-import { parseClusterGroups, parseClusters, type Cluster } from "./cluster.js";
+import type { Cluster } from "./cluster.js";
 import { planStaged } from "./plan.js";
-import { parseStrategyDocument, tag } from "./preview/inputs.js";
+import {
+  parseFleetInputs,
+  parseStrategyDocument,
+  tag,
+} from "./preview/inputs.js";
 import { planUpgradeTargets } from "./preview/upgrade-plan.js";
 import type {
   ChannelPlanOutput,
@@ -130,14 +134,7 @@ export function planChannel(
   | { ok: true; value: ChannelPlanOutput }
   | { ok: false; problems: readonly InputProblem[] } {
   const problems: InputProblem[] = [];
-  const clusters = parseClusters(inputs.clusters);
-  if (!clusters.ok) problems.push(...tag("clusters", clusters.problems));
-  const groups =
-    inputs.clusterGroups === undefined
-      ? undefined
-      : parseClusterGroups(inputs.clusterGroups);
-  if (groups !== undefined && !groups.ok)
-    problems.push(...tag("clusterGroups", groups.problems));
+  const fleet = parseFleetInputs(inputs, problems);
   const strategy =
     inputs.strategy === undefined
       ? undefined
@@ -155,8 +152,14 @@ export function planChannel(
   if (!profile.ok) problems.push(...tag("profile", profile.problems));
   const catalogue = parseWith(availableVersionsField, inputs.catalogue);
   if (!catalogue.ok) problems.push(...tag("catalogue", catalogue.problems));
-  if (problems.length > 0 || !clusters.ok || !profile.ok || !catalogue.ok)
+  if (
+    problems.length > 0 ||
+    fleet === undefined ||
+    !profile.ok ||
+    !catalogue.ok
+  )
     return { ok: false, problems };
+  const { clusters } = fleet;
   const staged: UpdateStrategy | undefined =
     strategy?.ok === true && strategy.value.dialect === "staged"
       ? strategy.value.strategy
@@ -178,7 +181,7 @@ export function planChannel(
   const warnings: PlanWarning[] = [];
   let unassigned: readonly string[] = [];
   if (staged !== undefined) {
-    const planned = planStaged(staged, clusters.value);
+    const planned = planStaged(staged, clusters);
     if (!planned.ok)
       return { ok: false, problems: tag("strategy", planned.problems) };
     warnings.push(...planned.value.warnings);
@@ -199,7 +202,7 @@ export function planChannel(
   const run = resolveRun({
     name: "auto-upgrade",
     ...(staged === undefined ? {} : { strategy: staged }),
-    clusters: clusters.value,
+    clusters,
     payload: { kind: "upgrade", upgrade: resolution.upgrade },
     createdAtMs: 0,
     available: catalogue.value,
@@ -212,7 +215,7 @@ export function planChannel(
       : withLongTermSupport(
           targets,
           resolution,
-          new Map(clusters.value.map((c) => [c.name, c])),
+          new Map(clusters.map((c) => [c.name, c])),
         );
   if (failing.length > 0) {
     const to =

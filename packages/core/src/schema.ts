@@ -195,5 +195,14 @@ export const selectorStructField = z
     return z.NEVER;
   });
 
-/** Names of stages, groups, partitions and clusters: a DNS label, 1–50 characters for AKS names. */
+/**
+ * A DNS label (RFC 1123, as Kubernetes names): lower-case letters, digits and '-', starting and
+ * ending alphanumeric. Names of stages, groups, partitions, clusters and the objects operators
+ * create; the length bound is each caller's (63 for a label, less for some names).
+ */
 export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** Whether `value` is a DNS label of at most `max` characters. */
+export function isDnsLabel(value: string, max = 63): boolean {
+  return value.length <= max && DNS_LABEL.test(value);
+}

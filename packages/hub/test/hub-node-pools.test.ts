@@ -4,47 +4,28 @@
  * and why, next to what the agent reported. The hub holds no catalogue of node images, so every
  * pool is "not offered" here; core's tests cover the other reasons.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { callUnary } from "@flotilla/protocol";
 import { waitFor } from "@flotilla/testkit";
-import { startTestHub, type TestHub } from "./hub-harness.js";
-import { connectScriptedAgent, type ScriptedAgent } from "./scripted-agent.js";
+import type { ScriptedAgent } from "./scripted-agent.js";
+import { useHubWithAgents } from "./support/hub-with-agents.js";
 
-let hub: TestHub;
-const agents: ScriptedAgent[] = [];
+const fixture = useHubWithAgents();
 
-beforeEach(async () => {
-  hub = await startTestHub();
-});
-afterEach(async () => {
-  for (const a of agents.splice(0)) a.close();
-  await hub.stop();
-});
-
-async function register(name: string): Promise<ScriptedAgent> {
-  const agent = connectScriptedAgent(hub.address);
-  agents.push(agent);
-  agent.hello(name);
-  agent.send({
-    facts: {
-      labels: { ring: "prod" },
-      kubernetesVersion: "1.29.4",
-      nodePools: [
-        { name: "system", imageFamily: "ubuntu", imageVersion: "2026.01.1" },
-        { name: "gpu", imageFamily: "ubuntu-gpu", imageVersion: "2026.01.1" },
-      ],
-      region: "westeurope",
-    },
+function register(name: string): Promise<ScriptedAgent> {
+  return fixture.register(name, {
+    labels: { ring: "prod" },
+    kubernetesVersion: "1.29.4",
+    nodePools: [
+      { name: "system", imageFamily: "ubuntu", imageVersion: "2026.01.1" },
+      { name: "gpu", imageFamily: "ubuntu-gpu", imageVersion: "2026.01.1" },
+    ],
+    region: "westeurope",
   });
-  await agent.next("welcome");
-  await waitFor(() => hub.hub.registry.cluster(name)?.region === "westeurope", {
-    message: `${name}'s facts`,
-  });
-  return agent;
 }
 
 async function memberOf(run: string, name: string) {
-  const { run: status } = await callUnary(hub.admin, "getUpdateRun", {
+  const { run: status } = await callUnary(fixture.hub.admin, "getUpdateRun", {
     name: run,
   });
   return status?.stages
@@ -56,19 +37,19 @@ async function memberOf(run: string, name: string) {
 describe("hub: node pools in member messages", () => {
   it("a Full upgrade's Succeeded message adds the pools whose image it kept to the agent's own words", async () => {
     const agent = await register("c-1");
-    await callUnary(hub.admin, "createUpdateRun", {
+    await callUnary(fixture.hub.admin, "createUpdateRun", {
       name: "k8s-130",
       payload: {
         upgrade: { type: "UPGRADE_TYPE_FULL", kubernetesVersion: "1.30.0" },
       },
       reason: "",
     });
-    await callUnary(hub.admin, "startUpdateRun", {
+    await callUnary(fixture.hub.admin, "startUpdateRun", {
       name: "k8s-130",
       reason: "",
     });
     const { intent } = await waitFor(async () => {
-      const current = await hub.hub.intents.current("c-1");
+      const current = await fixture.hub.hub.intents.current("c-1");
       return current.intent.upgrade === undefined ? undefined : current;
     });
     agent.send({
@@ -82,7 +63,9 @@ describe("hub: node pools in member messages", () => {
       },
     });
     await agent.next("ack", (a) => a.sequence === 1);
-    await waitFor(() => hub.hub.runs.get("k8s-130").run.state === "Completed");
+    await waitFor(
+      () => fixture.hub.hub.runs.get("k8s-130").run.state === "Completed",
+    );
     expect(await memberOf("k8s-130", "c-1")).toMatchObject({
       state: "MEMBER_STATE_SUCCEEDED",
       message:
@@ -92,7 +75,7 @@ describe("hub: node pools in member messages", () => {
 
   it("a NodeImageOnly member with nothing to upgrade is Skipped with each pool and its reason", async () => {
     await register("c-1");
-    const created = await callUnary(hub.admin, "createUpdateRun", {
+    const created = await callUnary(fixture.hub.admin, "createUpdateRun", {
       name: "images",
       payload: { upgrade: { type: "UPGRADE_TYPE_NODE_IMAGE_ONLY" } },
       reason: "",

@@ -4,45 +4,31 @@
  * passes hold the paused cluster (HOLD_REASON_PAUSED) while the others get the bundle, an agent's
  * own reports do not undo it, and unpausing releases it.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { callUnary } from "@flotilla/protocol";
 import { waitFor } from "@flotilla/testkit";
 import { bundleSpec } from "./bundles-fixtures.js";
-import { startTestHub, type TestHub } from "./hub-harness.js";
-import { connectScriptedAgent, type ScriptedAgent } from "./scripted-agent.js";
+import type { ScriptedAgent } from "./scripted-agent.js";
+import { useHubWithAgents } from "./support/hub-with-agents.js";
 
-let hub: TestHub;
-const agents: ScriptedAgent[] = [];
-
-beforeEach(async () => {
-  hub = await startTestHub();
-});
-afterEach(async () => {
-  for (const a of agents.splice(0)) a.close();
-  await hub.stop();
-});
+const fixture = useHubWithAgents();
 
 const FACTS = { labels: { env: "prod" }, nodePools: [] };
 
-async function register(name: string): Promise<ScriptedAgent> {
-  const agent = connectScriptedAgent(hub.address);
-  agents.push(agent);
-  agent.hello(name);
-  agent.send({ facts: FACTS });
-  await agent.next("welcome");
-  await waitFor(() => hub.hub.registry.cluster(name)?.labels["env"] === "prod");
-  return agent;
+function register(name: string): Promise<ScriptedAgent> {
+  return fixture.register(name, FACTS);
 }
 
 const holdsWeb = async (name: string): Promise<boolean> =>
-  (await hub.hub.intents.current(name)).intent.bundles["web"] !== undefined;
+  (await fixture.hub.hub.intents.current(name)).intent.bundles["web"] !==
+  undefined;
 
 describe("hub: a paused cluster", () => {
   it("is held by bundle rollouts while paused, keeps its pause across agent reports, and gets the bundle once unpaused", async () => {
     const second = await register("c-2");
     for (const name of ["c-1", "c-3"]) await register(name);
 
-    const paused = await callUnary(hub.admin, "labelCluster", {
+    const paused = await callUnary(fixture.hub.admin, "labelCluster", {
       name: "c-2",
       setLabels: {},
       removeLabels: [],
@@ -51,7 +37,7 @@ describe("hub: a paused cluster", () => {
     });
     expect(paused.cluster).toMatchObject({ name: "c-2", paused: true });
 
-    const applied = await callUnary(hub.admin, "applyBundle", {
+    const applied = await callUnary(fixture.hub.admin, "applyBundle", {
       bundle: bundleSpec(),
       reason: "",
     });
@@ -65,7 +51,9 @@ describe("hub: a paused cluster", () => {
     );
     // The pass that released c-1 and c-3 (all at once, the defaults) decided about c-2 too.
     expect(await holdsWeb("c-2")).toBe(false);
-    const status = await callUnary(hub.admin, "getBundle", { name: "web" });
+    const status = await callUnary(fixture.hub.admin, "getBundle", {
+      name: "web",
+    });
     expect(status.clusters.find((c) => c.cluster === "c-2")).toMatchObject({
       held: "HOLD_REASON_PAUSED",
       message: "cluster is paused",
@@ -73,19 +61,23 @@ describe("hub: a paused cluster", () => {
 
     // The pause is the operator's: the agent reporting its facts again does not clear it.
     second.send({ facts: { ...FACTS, labels: { env: "prod", x: "1" } } });
-    await waitFor(() => hub.hub.registry.cluster("c-2")?.labels["x"] === "1");
-    expect(hub.hub.registry.cluster("c-2")?.paused).toBe(true);
+    await waitFor(
+      () => fixture.hub.hub.registry.cluster("c-2")?.labels["x"] === "1",
+    );
+    expect(fixture.hub.hub.registry.cluster("c-2")?.paused).toBe(true);
     // A label change that does not mention the pause leaves it.
-    await callUnary(hub.admin, "labelCluster", {
+    await callUnary(fixture.hub.admin, "labelCluster", {
       name: "c-2",
       setLabels: { tier: "gold" },
       removeLabels: [],
       reason: "",
     });
-    const got = await callUnary(hub.admin, "getCluster", { name: "c-2" });
+    const got = await callUnary(fixture.hub.admin, "getCluster", {
+      name: "c-2",
+    });
     expect(got.cluster?.paused).toBe(true);
 
-    const unpaused = await callUnary(hub.admin, "labelCluster", {
+    const unpaused = await callUnary(fixture.hub.admin, "labelCluster", {
       name: "c-2",
       setLabels: {},
       removeLabels: [],
@@ -97,7 +89,7 @@ describe("hub: a paused cluster", () => {
       message: "c-2 to receive the bundle once unpaused",
     });
 
-    const audit = await hub.audit.list({
+    const audit = await fixture.hub.audit.list({
       method: "/flotilla.v1.AdminService/LabelCluster",
     });
     expect(audit.events.map((e) => [e.targetName, e.reason])).toEqual([

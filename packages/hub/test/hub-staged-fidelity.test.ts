@@ -4,28 +4,19 @@
  * its stage and the run; reports that reach the hub in one batch are all counted before a slot is
  * refilled.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { callUnary } from "@flotilla/protocol";
 import { waitFor } from "@flotilla/testkit";
 import pino from "pino";
 import { RunLog } from "../src/runs/run-log.js";
 import { createHeldStore, type HeldStore } from "./held-store.js";
-import { startTestHub, type TestHub } from "./hub-harness.js";
 import type { ScriptedAgent } from "./scripted-agent.js";
-import { registerAgent, reportUpgrade } from "./staged-fleet.js";
+import { reportUpgrade, stagedFacts } from "./staged-fleet.js";
+import { useHubWithAgents } from "./support/hub-with-agents.js";
 
-let hub: TestHub;
 let held: HeldStore;
-const agents: ScriptedAgent[] = [];
-
-beforeEach(async () => {
-  hub = await startTestHub({
-    wrapStore: (store) => (held = createHeldStore(store)),
-  });
-});
-afterEach(async () => {
-  for (const a of agents.splice(0)) a.close();
-  await hub.stop();
+const fixture = useHubWithAgents({
+  wrapStore: (store) => (held = createHeldStore(store)),
 });
 
 /** Creates strategy and run `name` through AdminService; returns the creation's warnings. */
@@ -33,12 +24,12 @@ async function createRun(
   name: string,
   strategy: unknown,
 ): Promise<{ code: string; message: string }[]> {
-  await callUnary(hub.admin, "createUpdateStrategy", {
+  await callUnary(fixture.hub.admin, "createUpdateStrategy", {
     name,
     strategyJson: JSON.stringify(strategy),
     reason: "",
   });
-  const created = await callUnary(hub.admin, "createUpdateRun", {
+  const created = await callUnary(fixture.hub.admin, "createUpdateRun", {
     name,
     strategyName: name,
     payload: {
@@ -50,15 +41,18 @@ async function createRun(
 }
 
 async function startRun(name: string): Promise<void> {
-  await callUnary(hub.admin, "startUpdateRun", { name, reason: "test" });
+  await callUnary(fixture.hub.admin, "startUpdateRun", {
+    name,
+    reason: "test",
+  });
 }
 
 const hasUpgrade = async (cluster: string): Promise<boolean> =>
-  (await hub.hub.intents.current(cluster)).intent.upgrade !== undefined;
+  (await fixture.hub.hub.intents.current(cluster)).intent.upgrade !== undefined;
 
 describe("hub: empty scopes", () => {
   it("runs s1, skips the empty s2 (NoMembers) and completes; creation warns EmptyStage", async () => {
-    const a1 = await registerAgent(hub, "a1", { group: "g1" }, agents);
+    const a1 = await fixture.register("a1", stagedFacts({ group: "g1" }));
     const warnings = await createRun("empty-s2", {
       stages: [
         {
@@ -75,12 +69,12 @@ describe("hub: empty scopes", () => {
     expect(warnings.map((w) => w.code)).toEqual(["EmptyStage"]);
     await startRun("empty-s2");
     await waitFor(() => hasUpgrade("a1"), { message: "a1's upgrade intent" });
-    await reportUpgrade(hub, a1, "a1", 1, "STATUS_PHASE_READY");
+    await reportUpgrade(fixture.hub, a1, "a1", 1, "STATUS_PHASE_READY");
     await waitFor(
-      () => hub.hub.runs.get("empty-s2").run.state === "Completed",
+      () => fixture.hub.hub.runs.get("empty-s2").run.state === "Completed",
       { message: "the run to complete" },
     );
-    const status = await callUnary(hub.admin, "getUpdateRun", {
+    const status = await callUnary(fixture.hub.admin, "getUpdateRun", {
       name: "empty-s2",
     });
     const [s1, s2] = status.run?.stages ?? [];
@@ -99,8 +93,8 @@ describe("hub: empty scopes", () => {
 
 describe("hub: failure propagates up", () => {
   it("a group over its budget fails its stage and the run, though the stage's budget allows more", async () => {
-    const a1 = await registerAgent(hub, "a1", { group: "g" }, agents);
-    await registerAgent(hub, "a2", { group: "g" }, agents);
+    const a1 = await fixture.register("a1", stagedFacts({ group: "g" }));
+    await fixture.register("a2", stagedFacts({ group: "g" }));
     await createRun("group-over", {
       stages: [
         {
@@ -118,11 +112,14 @@ describe("hub: failure propagates up", () => {
     });
     await startRun("group-over");
     await waitFor(() => hasUpgrade("a1"), { message: "a1's upgrade intent" });
-    await reportUpgrade(hub, a1, "a1", 1, "STATUS_PHASE_FAILED");
-    await waitFor(() => hub.hub.runs.get("group-over").run.state === "Failed", {
-      message: "the run to fail",
-    });
-    const status = await callUnary(hub.admin, "getUpdateRun", {
+    await reportUpgrade(fixture.hub, a1, "a1", 1, "STATUS_PHASE_FAILED");
+    await waitFor(
+      () => fixture.hub.hub.runs.get("group-over").run.state === "Failed",
+      {
+        message: "the run to fail",
+      },
+    );
+    const status = await callUnary(fixture.hub.admin, "getUpdateRun", {
       name: "group-over",
     });
     const s = status.run?.stages[0];
@@ -142,8 +139,11 @@ describe("hub: simultaneous outcomes", () => {
   it("counts three failures that arrive in one batch before refilling: failureCount 3, a4 never starts", async () => {
     const fleet = new Map<string, ScriptedAgent>();
     for (const name of ["a1", "a2", "a3", "a4"])
-      fleet.set(name, await registerAgent(hub, name, { group: "g" }, agents));
-    const b1 = await registerAgent(hub, "b1", { group: "h" }, agents);
+      fleet.set(
+        name,
+        await fixture.register(name, stagedFacts({ group: "g" })),
+      );
+    const b1 = await fixture.register("b1", stagedFacts({ group: "h" }));
     await createRun("together", {
       stages: [
         {
@@ -167,7 +167,7 @@ describe("hub: simultaneous outcomes", () => {
     // b1's success is a batch of its own; while the hub stores it, a1-a3 report failure, so their
     // three reports wait in the mailbox and make up the next batch together.
     held.hold("runs");
-    await reportUpgrade(hub, b1, "b1", 1, "STATUS_PHASE_READY");
+    await reportUpgrade(fixture.hub, b1, "b1", 1, "STATUS_PHASE_READY");
     await waitFor(() => held.waiting > 0, {
       message: "b1's batch being stored",
     });
@@ -175,16 +175,23 @@ describe("hub: simultaneous outcomes", () => {
     for (const name of ["a1", "a2", "a3"]) {
       const agent = fleet.get(name);
       if (agent === undefined) throw new Error(name);
-      await reportUpgrade(hub, agent, name, sequence++, "STATUS_PHASE_FAILED");
+      await reportUpgrade(
+        fixture.hub,
+        agent,
+        name,
+        sequence++,
+        "STATUS_PHASE_FAILED",
+      );
     }
     held.release();
 
-    const group = () => hub.hub.runs.get("together").run.stages[0]?.groups[0];
+    const group = () =>
+      fixture.hub.hub.runs.get("together").run.stages[0]?.groups[0];
     await waitFor(() => group()?.failureCount === 3, {
       message: "the three failures to be counted",
     });
-    await hub.hub.runs.idle();
-    const { run } = hub.hub.runs.get("together");
+    await fixture.hub.hub.runs.idle();
+    const { run } = fixture.hub.hub.runs.get("together");
     expect(run).toMatchObject({ state: "Failed", failureCount: 3 });
     expect(group()?.members.map((m) => [m.name, m.state])).toEqual([
       ["a1", "Failed"],
@@ -195,7 +202,10 @@ describe("hub: simultaneous outcomes", () => {
     expect(await hasUpgrade("a4")).toBe(false);
 
     // The batch is journaled as it was applied: the run read back from the store is the same.
-    const stored = await RunLog.loadAll(hub.store, pino({ level: "silent" }));
+    const stored = await RunLog.loadAll(
+      fixture.hub.store,
+      pino({ level: "silent" }),
+    );
     expect(stored.find((r) => r.run.name === "together")?.run).toEqual(run);
   });
 });

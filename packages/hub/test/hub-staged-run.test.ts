@@ -5,13 +5,13 @@
  * readiness (a Ready for an older generation does not count), refusals that leave other agents
  * alone, and bad admin input.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { callUnary } from "@flotilla/protocol";
 import { waitFor } from "@flotilla/testkit";
 import { status as grpcStatus } from "@grpc/grpc-js";
-import { startTestHub, type TestHub } from "./hub-harness.js";
-import { connectScriptedAgent, type ScriptedAgent } from "./scripted-agent.js";
-import { registerAgent, reportUpgrade } from "./staged-fleet.js";
+import type { ScriptedAgent } from "./scripted-agent.js";
+import { reportUpgrade, stagedFacts } from "./staged-fleet.js";
+import { useHubWithAgents } from "./support/hub-with-agents.js";
 
 const STRATEGY = JSON.stringify({
   stages: [
@@ -28,19 +28,10 @@ const STRATEGY = JSON.stringify({
   ],
 });
 
-let hub: TestHub;
-const agents: ScriptedAgent[] = [];
-
-beforeEach(async () => {
-  hub = await startTestHub();
-});
-afterEach(async () => {
-  for (const a of agents.splice(0)) a.close();
-  await hub.stop();
-});
+const fixture = useHubWithAgents();
 
 function register(name: string, ring: string): Promise<ScriptedAgent> {
-  return registerAgent(hub, name, { ring }, agents);
+  return fixture.register(name, stagedFacts({ ring }));
 }
 
 function reportReady(
@@ -48,7 +39,13 @@ function reportReady(
   cluster: string,
   sequence: number,
 ): Promise<unknown> {
-  return reportUpgrade(hub, agent, cluster, sequence, "STATUS_PHASE_READY");
+  return reportUpgrade(
+    fixture.hub,
+    agent,
+    cluster,
+    sequence,
+    "STATUS_PHASE_READY",
+  );
 }
 
 describe("hub: staged run over gRPC with scripted agents", () => {
@@ -63,7 +60,7 @@ describe("hub: staged run over gRPC with scripted agents", () => {
       fleet.set(name, await register(name, ring));
     }
     // The canary already holds an intent (a bundle release): generation 1.
-    await hub.hub.intents.change("c-1", [
+    await fixture.hub.hub.intents.change("c-1", [
       {
         type: "SetBundle",
         bundle: "web",
@@ -71,7 +68,7 @@ describe("hub: staged run over gRPC with scripted agents", () => {
         digest: `sha256:${"a".repeat(64)}`,
       },
     ]);
-    const admin = hub.admin;
+    const admin = fixture.hub.admin;
     await callUnary(admin, "createUpdateStrategy", {
       name: "rings",
       strategyJson: STRATEGY,
@@ -93,9 +90,10 @@ describe("hub: staged run over gRPC with scripted agents", () => {
     if (canary === undefined) throw new Error("no canary");
     await waitFor(
       async () =>
-        (await hub.hub.intents.current("c-1")).intent.upgrade !== undefined,
+        (await fixture.hub.hub.intents.current("c-1")).intent.upgrade !==
+        undefined,
     );
-    const { intent } = await hub.hub.intents.current("c-1");
+    const { intent } = await fixture.hub.hub.intents.current("c-1");
     expect(intent.generation).toBe(2);
     canary.send({
       status: {
@@ -109,19 +107,20 @@ describe("hub: staged run over gRPC with scripted agents", () => {
     const stale = await canary.next("ack", (a) => a.sequence === 1);
     expect(stale.accepted).toBe(false);
     expect(stale.reason).toMatch(/not the current intent generation/);
-    await hub.hub.runs.idle();
+    await fixture.hub.hub.runs.idle();
     expect(
-      hub.hub.runs.get("k8s-130").run.stages[0]?.groups[0]?.members[0]?.state,
+      fixture.hub.hub.runs.get("k8s-130").run.stages[0]?.groups[0]?.members[0]
+        ?.state,
     ).toBe("Running");
 
     await reportReady(canary, "c-1", 2);
     const gate = await waitFor(() => {
-      const run = hub.hub.runs.get("k8s-130").run;
+      const run = fixture.hub.hub.runs.get("k8s-130").run;
       return run.stages[0]?.afterGates.find((g) => g.state === "Pending");
     });
     // Nothing in prod starts before the approval.
     expect(
-      (await hub.hub.intents.current("p-1")).intent.upgrade,
+      (await fixture.hub.hub.intents.current("p-1")).intent.upgrade,
     ).toBeUndefined();
     await callUnary(admin, "approveGate", {
       run: "k8s-130",
@@ -135,7 +134,7 @@ describe("hub: staged run over gRPC with scripted agents", () => {
     while (done.size < 3) {
       const running = await waitFor(() => {
         const members =
-          hub.hub.runs
+          fixture.hub.hub.runs
             .get("k8s-130")
             .run.stages[1]?.groups.flatMap((g) => g.members) ?? [];
         const now = members.filter((m) => m.state === "Running");
@@ -149,12 +148,15 @@ describe("hub: staged run over gRPC with scripted agents", () => {
         done.add(member.name);
       }
     }
-    await waitFor(() => hub.hub.runs.get("k8s-130").run.state === "Completed", {
-      message: "the run to complete",
-    });
+    await waitFor(
+      () => fixture.hub.hub.runs.get("k8s-130").run.state === "Completed",
+      {
+        message: "the run to complete",
+      },
+    );
 
     // Every call that changed state is audited with its caller and reason.
-    const audit = await hub.audit.list({
+    const audit = await fixture.hub.audit.list({
       method: "/flotilla.v1.AdminService/ApproveGate",
     });
     expect(
@@ -162,19 +164,18 @@ describe("hub: staged run over gRPC with scripted agents", () => {
     ).toEqual([[`k8s-130/${gate.id}`, "canary fine", "Succeeded"]]);
 
     // Starting a Completed run is refused and changes nothing.
-    const before = hub.hub.runs.get("k8s-130").revision;
+    const before = fixture.hub.hub.runs.get("k8s-130").revision;
     await expect(
       callUnary(admin, "startUpdateRun", { name: "k8s-130", reason: "" }),
     ).rejects.toMatchObject({
       code: "failed_precondition",
     });
-    expect(hub.hub.runs.get("k8s-130").revision).toBe(before);
+    expect(fixture.hub.hub.runs.get("k8s-130").revision).toBe(before);
   });
 
   it("refuses a second agent claiming a connected cluster's name without affecting the first", async () => {
     const first = await register("c-1", "canary");
-    const impostor = connectScriptedAgent(hub.address);
-    agents.push(impostor);
+    const impostor = fixture.connect();
     impostor.hello("c-1");
     const ended = await impostor.waitEnded();
     expect(ended.code).toBe(grpcStatus.ALREADY_EXISTS);
@@ -185,7 +186,9 @@ describe("hub: staged run over gRPC with scripted agents", () => {
       heartbeat: { sentAtMs: Date.now(), lastAppliedGeneration: 0 },
     });
     expect(first.ended()).toBeUndefined();
-    expect(hub.hub.registry.status("c-1")?.connection).toBe("Connected");
+    expect(fixture.hub.hub.registry.status("c-1")?.connection).toBe(
+      "Connected",
+    );
   });
 
   it("ends a stream that sends a malformed message, and only that one", async () => {
@@ -202,10 +205,13 @@ describe("hub: staged run over gRPC with scripted agents", () => {
       heartbeat: { sentAtMs: Date.now(), lastAppliedGeneration: 0 },
     });
     await waitFor(
-      () => hub.hub.registry.status("c-2")?.connection === "Disconnected",
+      () =>
+        fixture.hub.hub.registry.status("c-2")?.connection === "Disconnected",
     );
     expect(good.ended()).toBeUndefined();
-    expect(hub.hub.registry.status("c-1")?.connection).toBe("Connected");
+    expect(fixture.hub.hub.registry.status("c-1")?.connection).toBe(
+      "Connected",
+    );
   });
 
   it("refuses an oversized agent message by its size, and only that stream", async () => {
@@ -228,22 +234,25 @@ describe("hub: staged run over gRPC with scripted agents", () => {
       heartbeat: { sentAtMs: Date.now(), lastAppliedGeneration: 0 },
     });
     expect(good.ended()).toBeUndefined();
-    expect(hub.hub.registry.status("c-1")?.connection).toBe("Connected");
+    expect(fixture.hub.hub.registry.status("c-1")?.connection).toBe(
+      "Connected",
+    );
   });
 
   it("lets a new agent take over a name whose session went silent past the timeout", async () => {
     const old = await register("c-1", "canary");
-    hub.clock.advance(hub.heartbeatIntervalMs * 3);
-    hub.hub.registry.checkHeartbeats();
+    fixture.hub.clock.advance(fixture.hub.heartbeatIntervalMs * 3);
+    fixture.hub.hub.registry.checkHeartbeats();
     const fresh = await register("c-1", "canary");
     expect((await old.waitEnded()).code).toBe(grpcStatus.UNAVAILABLE);
     expect(fresh.ended()).toBeUndefined();
-    expect(hub.hub.registry.status("c-1")?.connection).toBe("Connected");
+    expect(fixture.hub.hub.registry.status("c-1")?.connection).toBe(
+      "Connected",
+    );
   });
 
   it("refuses a stream whose first message is not hello", async () => {
-    const agent = connectScriptedAgent(hub.address);
-    agents.push(agent);
+    const agent = fixture.connect();
     agent.send({
       heartbeat: { sentAtMs: Date.now(), lastAppliedGeneration: 0 },
     });
@@ -252,21 +261,23 @@ describe("hub: staged run over gRPC with scripted agents", () => {
 
   it("marks a silent agent Unreachable after the heartbeat timeout, and reachable when it speaks", async () => {
     const agent = await register("c-1", "canary");
-    hub.clock.advance(hub.heartbeatIntervalMs * 3);
-    hub.hub.registry.checkHeartbeats();
-    expect(hub.hub.registry.status("c-1")?.connection).toBe("Unreachable");
+    fixture.hub.clock.advance(fixture.hub.heartbeatIntervalMs * 3);
+    fixture.hub.hub.registry.checkHeartbeats();
+    expect(fixture.hub.hub.registry.status("c-1")?.connection).toBe(
+      "Unreachable",
+    );
     agent.send({
       heartbeat: { sentAtMs: Date.now(), lastAppliedGeneration: 0 },
     });
     await waitFor(
-      () => hub.hub.registry.status("c-1")?.connection === "Connected",
+      () => fixture.hub.hub.registry.status("c-1")?.connection === "Connected",
     );
     // Back from Unreachable, it is asked for its current status of everything.
     expect((await agent.next("resync")).reason).toMatch(/unreachable/);
   });
 
   it("answers malformed admin requests with INVALID_ARGUMENT and the field path, unknown names with NOT_FOUND", async () => {
-    const admin = hub.admin;
+    const admin = fixture.hub.admin;
     await expect(
       callUnary(admin, "createUpdateStrategy", {
         name: "Bad Name",

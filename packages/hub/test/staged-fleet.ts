@@ -1,42 +1,24 @@
 /**
- * Scripted agents that join a test hub as a fleet for staged runs, and report on the upgrade their
- * cluster's current intent holds.
+ * Scripted agents as a fleet for staged runs: the facts they join a test hub with, and reports on
+ * the upgrade their cluster's current intent holds.
  */
-import { waitFor } from "@flotilla/testkit";
 import { expect } from "vitest";
 import type { wire } from "@flotilla/protocol";
 import type { TestHub } from "./hub-harness.js";
-import { connectScriptedAgent, type ScriptedAgent } from "./scripted-agent.js";
+import type { ScriptedAgent } from "./scripted-agent.js";
 
-/** Connects an agent for `name` with these labels and waits until the hub knows its facts. */
-export async function registerAgent(
-  hub: TestHub,
-  name: string,
+/** The facts of a fleet member for staged runs: `labels`, Kubernetes 1.29.4 and one node pool. */
+export function stagedFacts(
   labels: Readonly<Record<string, string>>,
-  agents: ScriptedAgent[],
-): Promise<ScriptedAgent> {
-  const agent = connectScriptedAgent(hub.address);
-  agents.push(agent);
-  agent.hello(name);
-  agent.send({
-    facts: {
-      labels: { ...labels },
-      kubernetesVersion: "1.29.4",
-      nodePools: [
-        { name: "np1", imageFamily: "ubuntu", imageVersion: "2024.01.01" },
-      ],
-      region: "westeurope",
-    },
-  });
-  await agent.next("welcome");
-  await waitFor(
-    () => {
-      const known = hub.hub.registry.cluster(name)?.labels ?? {};
-      return Object.entries(labels).every(([k, v]) => known[k] === v);
-    },
-    { message: `${name}'s facts` },
-  );
-  return agent;
+): wire.ClusterFacts {
+  return {
+    labels: { ...labels },
+    kubernetesVersion: "1.29.4",
+    nodePools: [
+      { name: "np1", imageFamily: "ubuntu", imageVersion: "2024.01.01" },
+    ],
+    region: "westeurope",
+  };
 }
 
 /**

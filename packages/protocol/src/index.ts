@@ -190,4 +190,30 @@ export type {
   StatusSubject,
   ResourceReason,
 } from "./codecs/status-report.js";
+export {
+  AUDIT_OUTCOME,
+  auditEventToWire,
+  auditFilterFromWire,
+  wireUint64,
+} from "./codecs/audit.js";
+export type {
+  AuditEvent,
+  AuditFilter,
+  AuditOutcome,
+  AuditRecord,
+} from "./codecs/audit.js";
+export {
+  bundleSpecToWire,
+  bundleToWire,
+  bundleClusterToWire,
+  bundleStatusToWire,
+} from "./codecs/bundles.js";
+export type {
+  ManifestRef,
+  BundleRecord,
+  BundleCounts,
+  BundleSummary,
+  BundleClusterView,
+  BundleStatus,
+} from "./codecs/bundles.js";
 export { silenceIpServernameWarning } from "./ip-servername-warning.js";

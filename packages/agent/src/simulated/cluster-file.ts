@@ -2,19 +2,18 @@
  * Loading one simulated cluster's config file (`flotilla-agent --simulated FILE`): the settings of
  * one fleet entry (see config.ts), `name` included unless the caller names the cluster.
  */
-import { dirname, isAbsolute, resolve } from "node:path";
-import { FlotillaError } from "@flotilla/core";
 import {
   parseSimulatedCluster,
   type SimulatedClusterConfig,
 } from "./config.js";
-import { parserFor, readDocument, type TextParser } from "./text-file.js";
+import {
+  loadSettingsFile,
+  withMaintenanceFileFrom,
+  type SettingsFileOptions,
+} from "./settings-file.js";
 
 /** Options of {@link loadSimulatedCluster}. */
-export interface LoadSimulatedClusterOptions {
-  readonly signal?: AbortSignal;
-  /** Needed for YAML files; see text-file.ts. */
-  readonly parseText?: TextParser;
+export interface LoadSimulatedClusterOptions extends SettingsFileOptions {
   /** The cluster's name; replaces the file's `name` (a command-line flag wins over the file). */
   readonly name?: string;
 }
@@ -27,34 +26,19 @@ export async function loadSimulatedCluster(
   file: string,
   options: LoadSimulatedClusterOptions = {},
 ): Promise<SimulatedClusterConfig> {
-  const read = await readDocument(
+  const { name } = options;
+  const named = (raw: unknown): unknown => {
+    if (name === undefined) return raw;
+    const value = raw ?? {};
+    return typeof value === "object" && !Array.isArray(value)
+      ? { ...value, name }
+      : value;
+  };
+  const cluster = await loadSettingsFile(
     file,
-    parserFor(file, options.parseText),
+    "simulated cluster file",
+    (raw) => parseSimulatedCluster(named(raw)),
     options,
   );
-  if (!read.ok)
-    throw new FlotillaError(
-      "invalid_argument",
-      `Cannot load simulated cluster file "${file}": ${read.message}`,
-    );
-  let raw = read.value;
-  if (options.name !== undefined) {
-    if (raw === null || raw === undefined) raw = {};
-    if (typeof raw === "object" && !Array.isArray(raw))
-      raw = { ...raw, name: options.name };
-  }
-  const parsed = parseSimulatedCluster(raw);
-  if (!parsed.ok)
-    throw FlotillaError.invalid(
-      `simulated cluster file "${file}"`,
-      parsed.problems,
-    );
-  const cluster = parsed.value;
-  return cluster.maintenanceFile === undefined ||
-    isAbsolute(cluster.maintenanceFile)
-    ? cluster
-    : {
-        ...cluster,
-        maintenanceFile: resolve(dirname(file), cluster.maintenanceFile),
-      };
+  return withMaintenanceFileFrom(file, cluster);
 }

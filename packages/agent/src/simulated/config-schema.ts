@@ -4,7 +4,9 @@
  * merges them and applies defaults.
  */
 import {
+  DNS_LABEL,
   formatKubernetesVersion,
+  isDnsLabel,
   maintenanceField,
   parseKubernetesVersion,
   parseLabels,
@@ -12,8 +14,6 @@ import {
 } from "@flotilla/core";
 import { z } from "zod";
 import { distributionField } from "./distribution.js";
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /** A cluster or bundle name: a DNS label of at most 63 characters. */
 export const nameField = z
@@ -26,7 +26,7 @@ export const nameField = z
 
 /** Whether `name` is a valid cluster name (for generated names). */
 export function isClusterName(name: string): boolean {
-  return name.length <= 63 && DNS_LABEL.test(name);
+  return isDnsLabel(name);
 }
 
 const labelsField = z.unknown().transform((raw, ctx): Labels => {

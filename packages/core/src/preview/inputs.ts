@@ -34,9 +34,7 @@ export type ParsedStrategy =
   | { readonly dialect: "staged"; readonly strategy: UpdateStrategy };
 
 /** Parsed preview inputs. */
-export interface ParsedInputs {
-  readonly clusters: readonly Cluster[];
-  readonly clusterGroups: readonly ClusterGroup[];
+export interface ParsedInputs extends ParsedFleet {
   readonly strategy: ParsedStrategy;
 }
 
@@ -81,11 +79,20 @@ export function parseStrategyDocument(
   };
 }
 
-/** Parses all inputs; returns every problem of every input at once. */
-export function parseInputs(
-  inputs: PreviewInputs,
-): { ok: true; value: ParsedInputs } | { ok: false; problems: InputProblem[] } {
-  const problems: InputProblem[] = [];
+/** The clusters and (optional) cluster groups of a preview's inputs. */
+export interface ParsedFleet {
+  readonly clusters: readonly Cluster[];
+  readonly clusterGroups: readonly ClusterGroup[];
+}
+
+/**
+ * Parses the clusters and cluster groups (absent: none), adding every problem to `problems`
+ * tagged with its input; undefined when either has a problem.
+ */
+export function parseFleetInputs(
+  inputs: { readonly clusters: unknown; readonly clusterGroups?: unknown },
+  problems: InputProblem[],
+): ParsedFleet | undefined {
   const clusters = parseClusters(inputs.clusters);
   if (!clusters.ok) problems.push(...tag("clusters", clusters.problems));
   const groups =
@@ -94,16 +101,18 @@ export function parseInputs(
       : parseClusterGroups(inputs.clusterGroups);
   if (groups !== undefined && !groups.ok)
     problems.push(...tag("clusterGroups", groups.problems));
+  if (!clusters.ok || (groups !== undefined && !groups.ok)) return undefined;
+  return { clusters: clusters.value, clusterGroups: groups?.value ?? [] };
+}
+
+/** Parses all inputs; returns every problem of every input at once. */
+export function parseInputs(
+  inputs: PreviewInputs,
+): { ok: true; value: ParsedInputs } | { ok: false; problems: InputProblem[] } {
+  const problems: InputProblem[] = [];
+  const fleet = parseFleetInputs(inputs, problems);
   const strategy = parseStrategyDocument(inputs.strategy);
   if (!strategy.ok) problems.push(...tag("strategy", strategy.problems));
-  if (!clusters.ok || (groups !== undefined && !groups.ok) || !strategy.ok)
-    return { ok: false, problems };
-  return {
-    ok: true,
-    value: {
-      clusters: clusters.value,
-      clusterGroups: groups?.ok === true ? groups.value : [],
-      strategy: strategy.value,
-    },
-  };
+  if (fleet === undefined || !strategy.ok) return { ok: false, problems };
+  return { ok: true, value: { ...fleet, strategy: strategy.value } };
 }

@@ -5,16 +5,17 @@
  * (`filter.sinceMs`, `filter.outcomes[0]`, `pageSize`, `pageToken`, `afterSequence`).
  */
 import { FlotillaError, type Problem } from "@flotilla/core";
-import { toGrpcStatus, type wire } from "@flotilla/protocol";
+import {
+  auditEventToWire,
+  auditFilterFromWire,
+  toGrpcStatus,
+  wireUint64,
+  type wire,
+} from "@flotilla/protocol";
 import type { ServerWritableStream } from "@grpc/grpc-js";
 import { callContext, unary } from "../grpc/unary.js";
 import type { AuditLog } from "./audit-log.js";
 import { auditQueryProblems, auditWatchProblems } from "./audit-query.js";
-import {
-  auditEventToWire,
-  auditFilterFromWire,
-  wireUint64,
-} from "./audit-wire.js";
 
 /** The audit handlers, to spread into the AdminService handler map. */
 export type AuditHandlers = Pick<

@@ -1,51 +1,17 @@
 /**
- * The audit log port (docs/security.md): an append-only record of every
+ * The audit log port (ARCHITECTURE "Security model"): an append-only record of every
  * state-changing admin call, with who called, why, and how it ended. The JetStream adapter keeps
  * it in a stream (it survives hub restarts); the in-memory adapter serves unit tests. Both pass one
  * contract suite.
  */
-import type { FlotillaErrorCode } from "@flotilla/core";
+import type { AuditEvent, AuditFilter, AuditRecord } from "@flotilla/protocol";
 
-/** How a recorded call ended. */
-export type AuditOutcome = "Succeeded" | "Denied" | "Failed";
-
-/** What the hub records about one call. */
-export interface AuditRecord {
-  readonly atMs: number;
-  /** Caller identity: who the connection's credentials name. */
-  readonly actor: string;
-  readonly role: string;
-  /** The full method name, e.g. `/flotilla.v1.AdminService/StartUpdateRun` (admin.proto). */
-  readonly method: string;
-  /** `Cluster`, `ClusterGroup`, `Bundle`, `Object`, `UpdateStrategy`, `UpdateRun`, `Gate`. */
-  readonly targetKind: string;
-  readonly targetName: string;
-  /** The caller's reason (`--reason`), empty when none was given. */
-  readonly reason: string;
-  readonly outcome: AuditOutcome;
-  /** Failed / Denied: the error's code. */
-  readonly errorCode?: FlotillaErrorCode;
-  readonly message: string;
-}
-
-/** A stored record: `sequence` increases by one per record, from 1. */
-export interface AuditEvent extends AuditRecord {
-  readonly sequence: number;
-}
-
-/** Which records a list or watch returns; every field set must match. */
-export interface AuditFilter {
-  /** Records with `atMs >= sinceMs` (inclusive). */
-  readonly sinceMs?: number;
-  /** Records with `atMs < untilMs` (exclusive), so that adjacent windows never overlap. */
-  readonly untilMs?: number;
-  readonly actor?: string;
-  readonly targetKind?: string;
-  readonly targetName?: string;
-  readonly method?: string;
-  /** Empty or absent: any outcome. */
-  readonly outcomes?: readonly AuditOutcome[];
-}
+export type {
+  AuditEvent,
+  AuditFilter,
+  AuditOutcome,
+  AuditRecord,
+} from "@flotilla/protocol";
 
 /** One page of records, oldest first; `nextPageToken` is empty on the last page. */
 export interface AuditPage {

@@ -9,15 +9,12 @@ import {
   type FlotillaErrorCode,
   type Problem,
 } from "@flotilla/core";
+import { AUDIT_OUTCOME } from "@flotilla/protocol";
 import { z } from "zod";
 import type { AuditEvent, AuditOutcome, AuditRecord } from "./audit-log.js";
 
 /** The outcomes, in the order the wire enum lists them. */
-export const AUDIT_OUTCOMES: readonly AuditOutcome[] = [
-  "Succeeded",
-  "Denied",
-  "Failed",
-];
+export const AUDIT_OUTCOMES: readonly AuditOutcome[] = AUDIT_OUTCOME.values;
 
 const ERROR_CODES = [
   "invalid_argument",

@@ -5,12 +5,15 @@
  * audited (targetKind "bundle"; uploads "object").
  */
 import { FlotillaError } from "@flotilla/core";
-import type { wire } from "@flotilla/protocol";
+import {
+  bundleStatusToWire,
+  bundleToWire,
+  type wire,
+} from "@flotilla/protocol";
 import { paginate } from "../grpc/pages.js";
 import { audited, unary, type AuditDeps } from "../grpc/unary.js";
 import { nameProblem } from "../names.js";
 import type { BundleManager } from "./bundle-manager.js";
-import { bundleStatusToWire, bundleToWire } from "./bundle-wire.js";
 import { putObjectHandler } from "./put-object.js";
 
 /** What the bundle handlers need. */

@@ -6,36 +6,12 @@
  * with patches: bundle-render.ts). Releases only need the digest, so a restarted hub resumes without
  * reading manifests again.
  */
+import type { BundleRecord } from "@flotilla/protocol";
 import { z } from "zod";
 import { nameKey } from "../store/keys.js";
 import { defineCollection } from "../store/state-store.js";
 
-/** A manifest file of a bundle, stored in the object store. */
-export interface ManifestRef {
-  /** The file's path in the bundle directory, for messages. */
-  readonly path: string;
-  readonly digest: string;
-  readonly sizeBytes: number;
-}
-
-/** A stored bundle. */
-export interface BundleRecord {
-  readonly name: string;
-  /** fleet.yaml `namespace`; "" for none. */
-  readonly namespace: string;
-  readonly manifests: readonly ManifestRef[];
-  /** The JSON texts exactly as given ("" for none). */
-  readonly targetsJson: string;
-  readonly targetCustomizationsJson: string;
-  readonly rolloutStrategyJson: string;
-  readonly paused: boolean;
-  /** Short content hash of what clusters receive (see bundle-render.ts). */
-  readonly revision: string;
-  /** Content digest of this revision by key: default namespace ("" for none), `ns#c<i>` when patched. */
-  readonly contents: Readonly<Record<string, string>>;
-  readonly createdAtMs: number;
-  readonly updatedAtMs: number;
-}
+export type { BundleRecord, ManifestRef } from "@flotilla/protocol";
 
 const recordSchema = z.object({
   name: z.string(),

@@ -10,63 +10,22 @@ import {
   type BundleClusterState,
   type BundleTarget,
   type DeploymentObservation,
-  type FleetLimits,
-  type HoldReason,
-  type PartitionStatus,
   type PassResult,
 } from "@flotilla/core";
-import type { ResourceReason } from "@flotilla/protocol";
+import type {
+  BundleClusterView,
+  BundleCounts,
+  BundleRecord,
+  BundleStatus,
+} from "@flotilla/protocol";
 import type { BundleReport } from "./bundle-observations.js";
-import type { BundleRecord } from "./bundle-record.js";
 
-/** Targets of a bundle counted by state. */
-export interface BundleCounts {
-  readonly targets: number;
-  readonly pending: number;
-  readonly outOfSync: number;
-  readonly waitApplied: number;
-  readonly errApplied: number;
-  readonly notReady: number;
-  readonly modified: number;
-  readonly ready: number;
-  /** Targets in no partition: not deployed. */
-  readonly unassigned: number;
-}
-
-/** A bundle and its counts (ListBundles). */
-export interface BundleSummary {
-  readonly record: BundleRecord;
-  readonly counts: BundleCounts;
-}
-
-/** One target's copy of a bundle. */
-export interface BundleClusterView {
-  readonly cluster: string;
-  readonly state: BundleClusterState;
-  readonly partition?: string;
-  readonly releasedRevision?: string;
-  readonly appliedRevision?: string;
-  /** Set while the target waits for the current revision. */
-  readonly held?: HoldReason;
-  readonly nextOpeningMs?: number;
-  readonly message: string;
-  readonly reasons: readonly ResourceReason[];
-  readonly reasonsTruncated: number;
-  readonly unreachable: boolean;
-  /** When the agent observed what it last reported. */
-  readonly updatedAtMs?: number;
-}
-
-/** A bundle's full status (GetBundle). */
-export interface BundleStatus {
-  readonly summary: BundleSummary;
-  /** Every target, byte order. */
-  readonly clusters: readonly BundleClusterView[];
-  readonly partitions: readonly PartitionStatus[];
-  readonly limits: FleetLimits;
-  readonly unassigned: readonly string[];
-  readonly stoppedAfter?: string;
-}
+export type {
+  BundleClusterView,
+  BundleCounts,
+  BundleStatus,
+  BundleSummary,
+} from "@flotilla/protocol";
 
 /** Where a bundle stands now: its targets and what the hub knows about each. */
 export interface Evaluation {

@@ -3,7 +3,14 @@
  * bound, and the conversion of zod issues into core's {@link Problem}s with field paths in the
  * wire's camelCase names (`status.reasons[3].message`).
  */
-import { fail, joinPath, ok, type Problem, type Result } from "@flotilla/core";
+import {
+  DNS_LABEL,
+  fail,
+  joinPath,
+  ok,
+  type Problem,
+  type Result,
+} from "@flotilla/core";
 import { z } from "zod";
 import { MAX_WIRE_INTEGER } from "../limits.js";
 
@@ -43,7 +50,7 @@ export function optional<T extends z.ZodType>(schema: T) {
 /** A DNS-label name: lower-case letters, digits and '-', starting and ending alphanumeric. */
 export function dnsLabel(max = 63) {
   return boundedString(max, 1).regex(
-    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
+    DNS_LABEL,
     "must be a DNS label: lower-case letters, digits and '-', starting and ending alphanumeric",
   );
 }

@@ -1,20 +1,91 @@
 /**
- * Bundle status → AdminService wire messages (admin.proto "Bundles"). Manifests go out as object
- * references, never as content.
+ * Bundles → AdminService wire messages (admin.proto "Bundles"): the stored record and the status
+ * the hub derives from it. Manifests go out as object references, never as content.
  */
 import type {
   BundleClusterState,
+  FleetLimits,
   HoldReason,
   PartitionStatus,
 } from "@flotilla/core";
-import type { wire } from "@flotilla/protocol";
-import type { BundleRecord } from "./bundle-record.js";
-import type {
-  BundleClusterView,
-  BundleCounts,
-  BundleStatus,
-  BundleSummary,
-} from "./bundle-status.js";
+import type * as wire from "../generated/index.js";
+import type { ResourceReason } from "./status-report.js";
+
+/** A manifest file of a bundle, stored in the object store. */
+export interface ManifestRef {
+  /** The file's path in the bundle directory, for messages. */
+  readonly path: string;
+  readonly digest: string;
+  readonly sizeBytes: number;
+}
+
+/** A stored bundle. */
+export interface BundleRecord {
+  readonly name: string;
+  /** fleet.yaml `namespace`; "" for none. */
+  readonly namespace: string;
+  readonly manifests: readonly ManifestRef[];
+  /** The JSON texts exactly as given ("" for none). */
+  readonly targetsJson: string;
+  readonly targetCustomizationsJson: string;
+  readonly rolloutStrategyJson: string;
+  readonly paused: boolean;
+  /** Short content hash of what clusters receive (computed by the hub when it renders the bundle). */
+  readonly revision: string;
+  /** Content digest of this revision by key: default namespace ("" for none), `ns#c<i>` when patched. */
+  readonly contents: Readonly<Record<string, string>>;
+  readonly createdAtMs: number;
+  readonly updatedAtMs: number;
+}
+
+/** Targets of a bundle counted by state. */
+export interface BundleCounts {
+  readonly targets: number;
+  readonly pending: number;
+  readonly outOfSync: number;
+  readonly waitApplied: number;
+  readonly errApplied: number;
+  readonly notReady: number;
+  readonly modified: number;
+  readonly ready: number;
+  /** Targets in no partition: not deployed. */
+  readonly unassigned: number;
+}
+
+/** A bundle and its counts (ListBundles). */
+export interface BundleSummary {
+  readonly record: BundleRecord;
+  readonly counts: BundleCounts;
+}
+
+/** One target's copy of a bundle. */
+export interface BundleClusterView {
+  readonly cluster: string;
+  readonly state: BundleClusterState;
+  readonly partition?: string;
+  readonly releasedRevision?: string;
+  readonly appliedRevision?: string;
+  /** Set while the target waits for the current revision. */
+  readonly held?: HoldReason;
+  readonly nextOpeningMs?: number;
+  readonly message: string;
+  readonly reasons: readonly ResourceReason[];
+  readonly reasonsTruncated: number;
+  readonly unreachable: boolean;
+  /** When the agent observed what it last reported. */
+  readonly updatedAtMs?: number;
+}
+
+/** A bundle's full status (GetBundle). */
+export interface BundleStatus {
+  readonly summary: BundleSummary;
+  /** Every target, byte order. */
+  readonly clusters: readonly BundleClusterView[];
+  readonly partitions: readonly PartitionStatus[];
+  readonly limits: FleetLimits;
+  readonly unassigned: readonly string[];
+  readonly stoppedAfter?: string;
+}
 
 const STATE: Record<BundleClusterState, wire.BundleClusterState__Output> = {
   Pending: "BUNDLE_CLUSTER_STATE_PENDING",

@@ -3,14 +3,52 @@
  * treats the request as untrusted: every problem is reported with its field path and value, and
  * an unknown or UNSPECIFIED outcome is refused rather than ignored (it would widen the filter).
  */
-import type { Problem } from "@flotilla/core";
-import {
-  enumCodec,
-  ERROR_CODE,
-  MAX_WIRE_INTEGER,
-  type wire,
-} from "@flotilla/protocol";
-import type { AuditEvent, AuditFilter, AuditOutcome } from "./audit-log.js";
+import type { FlotillaErrorCode, Problem } from "@flotilla/core";
+import { ERROR_CODE } from "../errors.js";
+import type * as wire from "../generated/index.js";
+import { MAX_WIRE_INTEGER } from "../limits.js";
+import { enumCodec } from "./enum-codec.js";
+
+/** How a recorded call ended. */
+export type AuditOutcome = "Succeeded" | "Denied" | "Failed";
+
+/** What the hub records about one state-changing admin call. */
+export interface AuditRecord {
+  readonly atMs: number;
+  /** Caller identity: the authenticated admin, or in insecure development mode the `x-flotilla-actor` header or the peer. */
+  readonly actor: string;
+  readonly role: string;
+  /** The full method name, e.g. `/flotilla.v1.AdminService/StartUpdateRun` (admin.proto). */
+  readonly method: string;
+  /** `Cluster`, `ClusterGroup`, `Bundle`, `Object`, `UpdateStrategy`, `UpdateRun`, `Gate`. */
+  readonly targetKind: string;
+  readonly targetName: string;
+  /** The caller's reason (`--reason`), empty when none was given. */
+  readonly reason: string;
+  readonly outcome: AuditOutcome;
+  /** Failed / Denied: the error's code. */
+  readonly errorCode?: FlotillaErrorCode;
+  readonly message: string;
+}
+
+/** A stored record: `sequence` increases by one per record, from 1. */
+export interface AuditEvent extends AuditRecord {
+  readonly sequence: number;
+}
+
+/** Which records a list or watch returns; every field set must match. */
+export interface AuditFilter {
+  /** Records with `atMs >= sinceMs` (inclusive). */
+  readonly sinceMs?: number;
+  /** Records with `atMs < untilMs` (exclusive), so that adjacent windows never overlap. */
+  readonly untilMs?: number;
+  readonly actor?: string;
+  readonly targetKind?: string;
+  readonly targetName?: string;
+  readonly method?: string;
+  /** Empty or absent: any outcome. */
+  readonly outcomes?: readonly AuditOutcome[];
+}
 
 /** Outcomes ↔ `AUDIT_OUTCOME_*`. */
 export const AUDIT_OUTCOME = enumCodec<AuditOutcome, wire.AuditOutcome__Output>(
