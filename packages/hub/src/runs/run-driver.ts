@@ -1,0 +1,253 @@
+/**
+ * The loop that applies a run's mailbox, one batch at a time: step the batch (see step-batch.ts),
+ * store it in the run's journal, and only then publish intents, answer the commands in it and tell
+ * the watchers. A batch the store does not take changed nothing: commands get the error,
+ * observations wait, the run is read back and the batch is retried after a delay.
+ */
+import { FlotillaError, isRunFinished, showValue } from "@flotilla/core";
+import type { Transition } from "@flotilla/protocol";
+import type { Logger } from "pino";
+import type { IntentWriter } from "../intents/intent-writer.js";
+import type { StateStore } from "../store/state-store.js";
+import { takeBatch } from "./mailbox.js";
+import { intentChanges, publishChanges } from "./run-intents.js";
+import { RunLog } from "./run-log.js";
+import {
+  isSettled,
+  storedRun,
+  type RunEntry,
+  type RunUpdate,
+  type Slot,
+  type StoredRun,
+} from "./run-slot.js";
+import { stepBatch, type SteppedBatch } from "./step-batch.js";
+
+export interface RunDriverDeps {
+  readonly store: StateStore;
+  readonly intents: IntentWriter;
+  readonly now: () => number;
+  readonly logger: Logger;
+  /** Called for every transition (metrics). */
+  readonly onTransition?: ((transition: Transition) => void) | undefined;
+  /** Delay before retrying a batch the store could not take (ms). */
+  readonly retryDelayMs: number;
+  /** Seconds from a Ready report's arrival to the intents it started being published (metrics). */
+  readonly onReportToIntent?: ((seconds: number) => void) | undefined;
+  /** Every loaded run, to tell when all are idle. */
+  readonly slots: () => Iterable<Slot>;
+}
+
+export interface RunDriver {
+  /** Queues an entry and applies the mailbox unless a batch is already being applied. */
+  enqueue(slot: Slot, entry: RunEntry): void;
+  /** Lets mailboxes be applied (again). */
+  resume(): void;
+  /** Stops applying mailboxes and cancels pending retries. */
+  stop(): void;
+  /** Resolves when every mailbox is empty and nothing is being stored. */
+  idle(): Promise<void>;
+}
+
+export function notFound(name: string): FlotillaError {
+  return new FlotillaError(
+    "not_found",
+    `Update run ${showValue(name)} does not exist`,
+  );
+}
+
+export function createRunDriver(deps: RunDriverDeps): RunDriver {
+  const log = deps.logger;
+  const idleWaiters: (() => void)[] = [];
+  let stopped = false;
+
+  const checkIdle = (): void => {
+    for (const slot of deps.slots()) {
+      if (!isSettled(slot)) return;
+    }
+    for (const waiter of idleWaiters.splice(0)) waiter();
+  };
+
+  /** Stores a snapshot in the background (the batch is already safe in the journal). */
+  const takeSnapshot = (slot: Slot, finished: boolean): void => {
+    slot.log
+      .snapshot(slot.run, finished)
+      .catch((error: unknown) => {
+        log.warn(
+          { run: slot.run.name, err: error },
+          "cannot store a snapshot of the run; its journal keeps it safe",
+        );
+      })
+      .finally(checkIdle);
+  };
+
+  /** Reads the run back after a batch that was applied in memory but not stored. */
+  const reload = async (slot: Slot): Promise<void> => {
+    await slot.log.settled();
+    const loaded = await RunLog.load(deps.store, slot.run.name, log);
+    if (loaded === undefined) throw notFound(slot.run.name);
+    slot.run = loaded.run;
+    slot.log = loaded.log;
+    slot.stale = false;
+  };
+
+  const scheduleRetry = (slot: Slot): void => {
+    if (slot.retry !== undefined || stopped) return;
+    slot.retry = setTimeout(() => {
+      slot.retry = undefined;
+      if (!slot.busy && slot.queue.length > 0) void drain(slot);
+    }, deps.retryDelayMs);
+  };
+
+  /** Logs what the engine set aside and answers the refused commands. */
+  const settleNotes = (
+    slot: Slot,
+    notes: SteppedBatch<StoredRun>["notes"],
+  ): void => {
+    for (const note of notes) {
+      if (note.type === "ignored") {
+        log.debug(
+          { run: slot.run.name, reasons: note.reasons },
+          "reports not applied",
+        );
+      } else if (note.item.reject === undefined) {
+        log.debug(
+          {
+            run: slot.run.name,
+            events: note.item.events.map((e) => e.type),
+            reason: note.error.message,
+          },
+          "event not applied",
+        );
+      } else note.item.reject(note.error);
+    }
+  };
+
+  /**
+   * Writes the batch's journal entry. False when the store did not take it: the batch is undone
+   * (commands get the error, observations go back to the mailbox) and retried later.
+   */
+  const store = async (
+    slot: Slot,
+    nowMs: number,
+    batch: SteppedBatch<StoredRun>,
+  ): Promise<boolean> => {
+    if (batch.journal.length === 0) return true;
+    try {
+      await slot.log.append(nowMs, batch.journal);
+    } catch (error) {
+      log.warn(
+        { run: slot.run.name, err: error },
+        "cannot store run; retrying",
+      );
+      slot.stale = true;
+      for (const item of batch.accepted) item.reject?.(error);
+      const observations = batch.accepted.filter((i) => i.reject === undefined);
+      slot.queue.unshift(...observations);
+      await reload(slot).catch(() => undefined);
+      scheduleRetry(slot);
+      return false;
+    }
+    if (isRunFinished(slot.run.state)) takeSnapshot(slot, true);
+    else if (slot.log.wantsSnapshot) takeSnapshot(slot, false);
+    return true;
+  };
+
+  /** After the batch is stored: publish its intents, then answer its commands and tell watchers. */
+  const announce = async (
+    slot: Slot,
+    batch: SteppedBatch<StoredRun>,
+  ): Promise<void> => {
+    const { accepted, transitions, starts } = batch;
+    await publishChanges(
+      intentChanges(slot.run, transitions, starts),
+      deps.intents,
+      (member, error) => {
+        slot.reconcile = true;
+        log.warn(
+          { run: slot.run.name, member, err: error },
+          "cannot publish intent; it is republished on the next tick",
+        );
+      },
+    );
+    if (starts.length > 0 && deps.onReportToIntent !== undefined) {
+      const published = performance.now();
+      for (const item of accepted) {
+        for (const receivedAtMs of item.receivedAtMs ?? [])
+          deps.onReportToIntent((published - receivedAtMs) / 1000);
+      }
+    }
+    for (const t of transitions) deps.onTransition?.(t);
+    if (accepted.some((item) => item.resolve !== undefined)) {
+      const stored = storedRun(slot, true);
+      for (const item of accepted) item.resolve?.(stored);
+    }
+    if (transitions.length > 0 || accepted.length > 0) {
+      const update: RunUpdate = {
+        run: slot.run,
+        revision: slot.log.seq,
+        transitions,
+      };
+      for (const listener of slot.listeners) {
+        try {
+          listener(update);
+        } catch (error) {
+          log.error({ err: error }, "run listener failed");
+        }
+      }
+    }
+  };
+
+  const drain = async (slot: Slot): Promise<void> => {
+    slot.busy = true;
+    try {
+      while (slot.queue.length > 0 && !stopped) {
+        if (slot.stale) {
+          try {
+            await reload(slot);
+          } catch (error) {
+            log.warn(
+              { run: slot.run.name, err: error },
+              "cannot read the run back; retrying",
+            );
+            scheduleRetry(slot);
+            return;
+          }
+        }
+        const entries = takeBatch(slot.queue);
+        const nowMs = deps.now();
+        // Stepped in place: the journal entry is small whatever the size of the run.
+        const batch = stepBatch(slot.run, entries, nowMs);
+        slot.run = batch.run;
+        settleNotes(slot, batch.notes);
+        if (!(await store(slot, nowMs, batch))) return;
+        await announce(slot, batch);
+      }
+    } finally {
+      slot.busy = false;
+      checkIdle();
+    }
+  };
+
+  return {
+    enqueue(slot, entry) {
+      slot.queue.push(entry);
+      if (!slot.busy) void drain(slot);
+    },
+    resume() {
+      stopped = false;
+    },
+    stop() {
+      stopped = true;
+      for (const slot of deps.slots()) {
+        if (slot.retry !== undefined) clearTimeout(slot.retry);
+        slot.retry = undefined;
+      }
+    },
+    idle() {
+      return new Promise((resolve) => {
+        idleWaiters.push(resolve);
+        checkIdle();
+      });
+    },
+  };
+}

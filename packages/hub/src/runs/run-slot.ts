@@ -1,0 +1,81 @@
+/**
+ * One loaded run: its stored state and journal, its mailbox, whether a batch is being applied (a
+ * run takes one batch at a time), and who watches it.
+ */
+import { cloneRun, isRunFinished, type Run } from "@flotilla/core";
+import type { Transition } from "@flotilla/protocol";
+import type { Queued } from "./mailbox.js";
+import type { RunLog } from "./run-log.js";
+
+/** A run as stored, with the revision it is stored at. */
+export interface StoredRun {
+  readonly run: Run;
+  readonly revision: number;
+  readonly strategyName?: string;
+}
+
+/** What a watcher hears after every stored change of a run. */
+export interface RunUpdate {
+  readonly run: Run;
+  readonly revision: number;
+  readonly transitions: readonly Transition[];
+}
+
+export type RunListener = (update: RunUpdate) => void;
+
+/** An entry of a run's mailbox: commands are answered with the stored run. */
+export type RunEntry = Queued<StoredRun>;
+
+export interface Slot {
+  /**
+   * The run as stored, changed in place by each batch (see {@link RunLog}). While a batch's
+   * journal entry is being written, readers see the batch applied; if the write fails the run is
+   * read back from the store at once.
+   */
+  run: Run;
+  log: RunLog;
+  queue: RunEntry[];
+  /** A batch is being applied: entries wait in the queue for the next one. */
+  busy: boolean;
+  /** The members' intents may lag the run: republish them on the next tick. */
+  reconcile: boolean;
+  /** A batch was applied but could not be stored: read the run back before the next one. */
+  stale: boolean;
+  retry?: NodeJS.Timeout;
+  readonly listeners: Set<RunListener>;
+}
+
+export function openSlot(run: Run, log: RunLog, reconcile: boolean): Slot {
+  return {
+    run,
+    log,
+    queue: [],
+    busy: false,
+    reconcile,
+    stale: false,
+    listeners: new Set(),
+  };
+}
+
+/** Started and not finished: it ticks, and its members' intents are kept published. */
+export function isActive(run: Run): boolean {
+  return run.state !== "NotStarted" && !isRunFinished(run.state);
+}
+
+/** Nothing waits and nothing is being applied or stored. */
+export function isSettled(slot: Slot): boolean {
+  return !slot.busy && slot.queue.length === 0 && !slot.log.busy;
+}
+
+/**
+ * The stored run. `run` is the live object, which the next batch changes in place: callers use
+ * it at once (every caller converts it synchronously); answers to commands get a copy.
+ */
+export function storedRun(slot: Slot, copy = false): StoredRun {
+  const { strategyName } = slot.log;
+  return {
+    run: copy ? cloneRun(slot.run) : slot.run,
+    revision: slot.log.seq,
+    ...(strategyName === undefined ? {} : { strategyName }),
+  };
+}

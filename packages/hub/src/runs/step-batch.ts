@@ -1,0 +1,96 @@
+/**
+ * The pure part of taking a batch from a run's mailbox: every entry is stepped with core's engine
+ * at the same instant, an entry whose events are refused is left out whole, and what the accepted
+ * entries did is collected: the events to journal, the transitions, and the members to start. No
+ * store, no intents, no logging: the caller does those with the outcome.
+ */
+import {
+  cloneRun,
+  FlotillaError,
+  step,
+  type Run,
+  type RunAction,
+  type RunEvent,
+} from "@flotilla/core";
+import type { Transition } from "@flotilla/protocol";
+import type { Queued } from "./mailbox.js";
+import { upgradeChange, type MemberStart } from "./run-intents.js";
+
+/** Something the caller may want to log, in the order it happened. */
+export type BatchNote<A> =
+  /** An event was applied, but the engine set some of it aside (e.g. a stale report). */
+  | { readonly type: "ignored"; readonly reasons: readonly string[] }
+  /** The entry was refused whole; it changed nothing. */
+  | {
+      readonly type: "refused";
+      readonly item: Queued<A>;
+      readonly error: FlotillaError;
+    };
+
+export interface SteppedBatch<A> {
+  /** The run after the batch (the one passed in, changed in place, unless a refusal rolled it back). */
+  readonly run: Run;
+  /** The entries applied, in order. */
+  readonly accepted: readonly Queued<A>[];
+  /** The events of the accepted entries, for the run's journal. */
+  readonly journal: readonly RunEvent[];
+  readonly transitions: readonly Transition[];
+  /** The members the engine started, with their intent changes. */
+  readonly starts: readonly MemberStart[];
+  readonly notes: readonly BatchNote<A>[];
+}
+
+/**
+ * Steps `batch` on `run` in place at `nowMs`. Several events in one entry are all-or-nothing: a
+ * copy is kept to go back to if one of them is refused.
+ */
+export function stepBatch<A>(
+  run: Run,
+  batch: readonly Queued<A>[],
+  nowMs: number,
+): SteppedBatch<A> {
+  let draft = run;
+  const accepted: Queued<A>[] = [];
+  const journal: RunEvent[] = [];
+  const transitions: Transition[] = [];
+  const starts: MemberStart[] = [];
+  const notes: BatchNote<A>[] = [];
+  for (const item of batch) {
+    const backup = item.events.length > 1 ? cloneRun(draft) : undefined;
+    const actions: RunAction[] = [];
+    let refused: FlotillaError | undefined;
+    for (const event of item.events) {
+      const result = step(draft, event, nowMs);
+      if (result.ignored !== undefined) {
+        notes.push({
+          type: "ignored",
+          reasons: result.ignored.map((r) => r.message),
+        });
+      }
+      if (result.rejected !== undefined) {
+        refused = new FlotillaError(
+          result.rejected.code,
+          result.rejected.message,
+        );
+        break;
+      }
+      actions.push(...result.actions);
+    }
+    if (refused !== undefined) {
+      if (backup !== undefined) draft = backup;
+      notes.push({ type: "refused", item, error: refused });
+      continue;
+    }
+    accepted.push(item);
+    journal.push(...item.events);
+    for (const action of actions) {
+      if (action.type === "Transitioned") {
+        transitions.push(action);
+        continue;
+      }
+      const change = upgradeChange(draft, action.target);
+      if (change !== undefined) starts.push({ member: action.member, change });
+    }
+  }
+  return { run: draft, accepted, journal, transitions, starts, notes };
+}
