@@ -4,3 +4,4 @@
  */
 export { systemClock, createManualClock } from "./clock.js";
 export type { Clock, ManualClock } from "./clock.js";
+export * from "./config/index.js";
