@@ -30,6 +30,8 @@ export interface ReadSettings {
   readonly missingValue?: (spec: OptionSpec<unknown>) => string;
   /** An empty value (`--flag=`) counts as missing. Default: it is parsed. */
   readonly emptyIsMissing?: boolean;
+  /** A switch may be given a value, `--switch=no` (default); false: such a word is unknown. */
+  readonly switchValues?: boolean;
   /** A repeated flag: refused (default), or the last one wins. */
   readonly repeated?: "refuse" | "last";
 }
@@ -187,7 +189,13 @@ function readArgv(
       const spec = name === undefined ? undefined : table[name];
       // Grouped one-letter flags (`-hx`) are not read apart: the word is unknown.
       const grouped = !token.rawName.startsWith("--") && token.rawName !== arg;
-      if (name === undefined || spec === undefined || grouped) {
+      const switchValue = spec?.arg === undefined && token.value !== undefined;
+      if (
+        name === undefined ||
+        spec === undefined ||
+        grouped ||
+        (switchValue && settings.switchValues === false)
+      ) {
         unknown(arg);
         continue;
       }
