@@ -173,7 +173,7 @@ describe("readOptions", () => {
       unknownFlag: () => "not a flag",
       retiredFlags: { "--old": "use --out" },
       missingValue: () => "needs a value: --out VALUE",
-      emptyIsMissing: true,
+      emptyValue: "missing" as const,
       repeated: "last" as const,
     };
     expect(

@@ -88,7 +88,7 @@ export function parseNatsSetupArgs(
       positional: UNKNOWN,
       unknownFlag: () => UNKNOWN,
       missingValue: (spec) => `needs a value: ${spec.flag} VALUE`,
-      emptyIsMissing: true,
+      emptyValue: "missing",
       switchValues: false,
       repeated: "last",
     },

@@ -27,6 +27,8 @@ export interface OptionSpec<T> {
   readonly help: string;
   /** The heading the option is listed under in usage. */
   readonly group?: string;
+  /** The flag may be given again; its values are joined with commas, as its variable holds them. */
+  readonly repeatable?: boolean;
   /** Absent from flag, variable and default is a problem. */
   readonly required?: boolean;
   readonly parse: ValueParser<T>;

@@ -28,8 +28,18 @@ export interface ReadSettings {
   readonly retiredFlags?: Readonly<Record<string, string>>;
   /** The message of a flag without its value. */
   readonly missingValue?: (spec: OptionSpec<unknown>) => string;
-  /** An empty value (`--flag=`) counts as missing. Default: it is parsed. */
-  readonly emptyIsMissing?: boolean;
+  /**
+   * An empty flag value (`--flag=`): parsed like any other (default), a missing value, or unset
+   * (the variable and the default apply).
+   */
+  readonly emptyValue?: "parse" | "missing" | "unset";
+  /** Trim variables' values (a blank one counts as unset). Default: taken as they are. */
+  readonly trimEnv?: boolean;
+  /**
+   * Refuse argv as node:util parseArgs does in strict mode: its first error is the only argv
+   * problem (path `argv`, the message parseArgs gives) and no flag is read.
+   */
+  readonly strict?: boolean;
   /** A switch may be given a value, `--switch=no` (default); false: such a word is unknown. */
   readonly switchValues?: boolean;
   /** A repeated flag: refused (default), or the last one wins. */
@@ -72,7 +82,8 @@ export function gatherOptions<Table extends OptionTable>(
   const sources: Partial<Record<keyof Table, OptionSource>> = {};
   for (const name of Object.keys(table) as (keyof Table & string)[]) {
     const spec = table[name] as OptionSpec<unknown>;
-    const fromEnv = spec.env === undefined ? undefined : env[spec.env];
+    const envText = spec.env === undefined ? undefined : env[spec.env];
+    const fromEnv = settings.trimEnv === true ? envText?.trim() : envText;
     const source: OptionSource | undefined =
       given.get(name) ??
       (fromEnv !== undefined && fromEnv !== "" && spec.env !== undefined
@@ -137,6 +148,30 @@ function readArgv(
     };
   }
   const given = new Map<string, OptionSource>();
+  if (settings.strict === true) {
+    try {
+      parseArgs({
+        args: [...argv],
+        options: Object.fromEntries(
+          Object.entries(options).map(([long, o]) => [
+            long,
+            {
+              ...o,
+              multiple: table[byName.get(long) ?? ""]?.repeatable === true,
+            },
+          ]),
+        ),
+        strict: true,
+        allowPositionals: false,
+      });
+    } catch (error) {
+      problems.push({
+        path: "argv",
+        message: error instanceof Error ? error.message : String(error),
+      });
+      return given;
+    }
+  }
   const unknown = (arg: string): void => {
     const eq = arg.indexOf("=");
     const flag = arg.startsWith("--") && eq > 0 ? arg.slice(0, eq) : arg;
@@ -210,7 +245,14 @@ function readArgv(
         restart = start + token.index + 1;
       }
       if (spec.arg === undefined && value === undefined) value = "true";
-      if (value === "" && settings.emptyIsMissing === true) value = undefined;
+      if (
+        value === "" &&
+        settings.emptyValue === "unset" &&
+        spec.repeatable !== true
+      )
+        continue;
+      if (value === "" && settings.emptyValue === "missing") value = undefined;
+      const earlier = given.get(name);
       if (value === undefined) {
         problems.push({
           path: spec.flag,
@@ -218,7 +260,9 @@ function readArgv(
             settings.missingValue?.(spec) ??
             `needs a value: ${spec.flag} ${spec.arg ?? ""}`.trimEnd(),
         });
-      } else if (given.has(name) && settings.repeated !== "last") {
+      } else if (earlier !== undefined && spec.repeatable === true) {
+        given.set(name, { ...earlier, text: `${earlier.text},${value}` });
+      } else if (earlier !== undefined && settings.repeated !== "last") {
         problems.push({
           path: spec.flag,
           message: "is given more than once",

@@ -11,6 +11,8 @@ export interface RenderSettings {
   readonly column?: number;
   /** Show one-letter aliases before the flag, `-h, --help` (default: not shown). */
   readonly short?: boolean;
+  /** Spaces between a flag wider than the column and its help (default 1). */
+  readonly overflowGap?: number;
   /** Append `(default X)` and `[ENV]` to the help (default true). */
   readonly defaultsAndEnv?: boolean;
 }
@@ -30,7 +32,10 @@ export function renderOptions(
       group = spec.group;
     }
     const [first = "", ...rest] = helpText(spec, settings).split("\n");
-    lines.push(`${flagText(spec, settings).padEnd(column)} ${first}`);
+    const flag = flagText(spec, settings);
+    const gap =
+      flag.length > column ? " ".repeat(settings.overflowGap ?? 1) : " ";
+    lines.push(`${flag.padEnd(column)}${gap}${first}`);
     for (const line of rest) lines.push(`${" ".repeat(column + 1)}${line}`);
   }
   return lines;
