@@ -205,3 +205,43 @@ describe("readOptions", () => {
     expect(read.ok ? [] : read.problems.map((p) => p.path)).toEqual(["-hx"]);
   });
 });
+
+describe("readOptions, strict and lenient readings", () => {
+  const table = {
+    label: option({
+      flag: "--label",
+      env: "APP_LABELS",
+      arg: "K=V",
+      repeatable: true,
+      help: "a label",
+      parse: text,
+    }),
+    name: option({
+      flag: "--name",
+      env: "APP_NAME",
+      arg: "NAME",
+      help: "the name",
+      parse: text,
+    }),
+  };
+
+  test("strict: parseArgs' first error is the only problem", () => {
+    expect(readOptions(table, ["--bogus", "x"], {}, { strict: true })).toEqual({
+      ok: false,
+      problems: [{ path: "argv", message: "Unknown option '--bogus'" }],
+    });
+  });
+
+  test("a repeatable flag joins its values; empty values may count as unset; variables may be trimmed", () => {
+    const read = readOptions(
+      table,
+      ["--label", "a=1", "--label=b=2", "--name="],
+      { APP_NAME: "  env  " },
+      { emptyValue: "unset", trimEnv: true },
+    );
+    expect(read.ok && read.value.values).toEqual({
+      label: "a=1,b=2",
+      name: "env",
+    });
+  });
+});

@@ -40,4 +40,16 @@ describe("renderOptions", () => {
       "             and nothing else",
     ]);
   });
+
+  test("a flag wider than the column is followed by the gap asked for", () => {
+    const table = {
+      long: option({ flag: "--a-long-flag", arg: "X", help: "h", parse: text }),
+    };
+    expect(renderOptions(table, { column: 4 })).toEqual([
+      "  --a-long-flag X h",
+    ]);
+    expect(renderOptions(table, { column: 4, overflowGap: 2 })).toEqual([
+      "  --a-long-flag X  h",
+    ]);
+  });
 });
