@@ -6,6 +6,7 @@
  * which settings go together, and builds the backend's configuration. The names are the ones the
  * Helm chart sets (deploy/helm/flotilla-agent/templates/deployment.yaml).
  */
+import { option, text } from "@flotilla/node";
 import { z } from "zod";
 import type { UpgradeDriverConfig } from "./runtime/kubernetes-backend.js";
 
@@ -38,36 +39,130 @@ export const UPGRADE_DRIVERS = [
   "cluster-api",
 ] as const;
 
-/** The Kubernetes backend's settings: flag and environment variable. */
-export const KUBERNETES_SETTINGS = {
-  kubernetes: { flag: "kubernetes", env: "FLOTILLA_KUBERNETES" },
-  namespace: { flag: "namespace", env: "FLOTILLA_NAMESPACE" },
-  windowsConfigMap: {
-    flag: "windows-configmap",
-    env: "FLOTILLA_WINDOWS_CONFIGMAP",
-  },
-  applyForceConflicts: {
-    flag: "apply-force-conflicts",
-    env: "FLOTILLA_APPLY_FORCE_CONFLICTS",
-    boolean: true,
-  },
-  upgradeDriver: { flag: "upgrade-driver", env: "FLOTILLA_UPGRADE_DRIVER" },
-  sucNamespace: { flag: "suc-namespace", env: "FLOTILLA_SUC_NAMESPACE" },
-  sucServerPlan: { flag: "suc-server-plan", env: "FLOTILLA_SUC_SERVER_PLAN" },
-  sucAgentPlan: { flag: "suc-agent-plan", env: "FLOTILLA_SUC_AGENT_PLAN" },
-  sucDistribution: {
-    flag: "suc-distribution",
-    env: "FLOTILLA_SUC_DISTRIBUTION",
-  },
-  capiCluster: { flag: "capi-cluster", env: "FLOTILLA_CAPI_CLUSTER" },
-  capiNamespace: { flag: "capi-namespace", env: "FLOTILLA_CAPI_NAMESPACE" },
-  labels: { flag: "label", env: "FLOTILLA_LABELS", multiple: true },
-  region: { flag: "region", env: "FLOTILLA_REGION" },
-  identitySecret: { flag: "identity-secret", env: "FLOTILLA_IDENTITY_SECRET" },
-} as const;
+/** The usage heading of the backends, `--kubernetes` among them. */
+export const CLUSTERS_GROUP =
+  "Clusters (exactly one of --kubernetes, --simulated, --simulated-fleet)";
+const KUBERNETES =
+  'Kubernetes backend (with --kubernetes; see docs/agent.md "Running in a cluster")';
 
-/** Keys of {@link KUBERNETES_SETTINGS}. */
-export type KubernetesKey = keyof typeof KUBERNETES_SETTINGS;
+/** The Kubernetes backend's options: flag, environment variable and usage (values stay text here). */
+export const KUBERNETES_OPTIONS = {
+  kubernetes: option({
+    flag: "--kubernetes",
+    env: "FLOTILLA_KUBERNETES",
+    arg: "in-cluster|FILE",
+    group: CLUSTERS_GROUP,
+    help: "a real cluster: the pod's service account, or a kubeconfig file\n[FLOTILLA_KUBERNETES]",
+    parse: text,
+  }),
+  namespace: option({
+    flag: "--namespace",
+    env: "FLOTILLA_NAMESPACE",
+    arg: "NS",
+    group: KUBERNETES,
+    help: "the agent's namespace: bundle inventories, windows ConfigMap\n[FLOTILLA_NAMESPACE] (default: the kubeconfig context's, or the\nservice account's)",
+    parse: text,
+  }),
+  windowsConfigMap: option({
+    flag: "--windows-configmap",
+    env: "FLOTILLA_WINDOWS_CONFIGMAP",
+    arg: "NAME",
+    group: KUBERNETES,
+    help: "the owner's maintenance windows ConfigMap [FLOTILLA_WINDOWS_CONFIGMAP]\n(default flotilla-agent-windows)",
+    parse: text,
+  }),
+  applyForceConflicts: option({
+    flag: "--apply-force-conflicts",
+    env: "FLOTILLA_APPLY_FORCE_CONFLICTS",
+    group: KUBERNETES,
+    help: "take over fields other managers own instead of failing\n[FLOTILLA_APPLY_FORCE_CONFLICTS=1]",
+    parse: text,
+  }),
+  upgradeDriver: option({
+    flag: "--upgrade-driver",
+    env: "FLOTILLA_UPGRADE_DRIVER",
+    arg: "DRIVER",
+    group: KUBERNETES,
+    help: "none, system-upgrade-controller (k3s, RKE2) or cluster-api\n[FLOTILLA_UPGRADE_DRIVER] (default none: no upgrades)",
+    parse: text,
+  }),
+  sucNamespace: option({
+    flag: "--suc-namespace",
+    env: "FLOTILLA_SUC_NAMESPACE",
+    arg: "NS",
+    group: KUBERNETES,
+    help: "the Plans' namespace [FLOTILLA_SUC_NAMESPACE] (default system-upgrade)",
+    parse: text,
+  }),
+  sucServerPlan: option({
+    flag: "--suc-server-plan",
+    env: "FLOTILLA_SUC_SERVER_PLAN",
+    arg: "NAME",
+    group: KUBERNETES,
+    help: "[FLOTILLA_SUC_SERVER_PLAN] (default server-plan)",
+    parse: text,
+  }),
+  sucAgentPlan: option({
+    flag: "--suc-agent-plan",
+    env: "FLOTILLA_SUC_AGENT_PLAN",
+    arg: "NAME",
+    group: KUBERNETES,
+    help: "[FLOTILLA_SUC_AGENT_PLAN] (default agent-plan)",
+    parse: text,
+  }),
+  sucDistribution: option({
+    flag: "--suc-distribution",
+    env: "FLOTILLA_SUC_DISTRIBUTION",
+    arg: "k3s|rke2",
+    group: KUBERNETES,
+    help: "required with system-upgrade-controller [FLOTILLA_SUC_DISTRIBUTION]",
+    parse: text,
+  }),
+  capiCluster: option({
+    flag: "--capi-cluster",
+    env: "FLOTILLA_CAPI_CLUSTER",
+    arg: "NAME",
+    group: KUBERNETES,
+    help: "the Cluster to upgrade, required with cluster-api [FLOTILLA_CAPI_CLUSTER]",
+    parse: text,
+  }),
+  capiNamespace: option({
+    flag: "--capi-namespace",
+    env: "FLOTILLA_CAPI_NAMESPACE",
+    arg: "NS",
+    group: KUBERNETES,
+    help: "its namespace [FLOTILLA_CAPI_NAMESPACE] (default default)",
+    parse: text,
+  }),
+  labels: option({
+    flag: "--label",
+    env: "FLOTILLA_LABELS",
+    arg: "KEY=VALUE",
+    repeatable: true,
+    group: KUBERNETES,
+    help: 'a label reported to the hub; repeatable [FLOTILLA_LABELS="k=v,k=v"]',
+    parse: text,
+  }),
+  region: option({
+    flag: "--region",
+    env: "FLOTILLA_REGION",
+    arg: "REGION",
+    group: KUBERNETES,
+    help: "the region reported to the hub [FLOTILLA_REGION]",
+    parse: text,
+  }),
+  identitySecret: option({
+    flag: "--identity-secret",
+    env: "FLOTILLA_IDENTITY_SECRET",
+    arg: "NAME",
+    group: KUBERNETES,
+    help: "the Secret in NS that keeps the cluster's identity, unless --identity-dir\nis given [FLOTILLA_IDENTITY_SECRET] (default flotilla-agent-identity)",
+    parse: text,
+  }),
+};
+
+/** Keys of {@link KUBERNETES_OPTIONS}. */
+export type KubernetesKey = keyof typeof KUBERNETES_OPTIONS;
 
 const SUC_KEYS = [
   "sucNamespace",
@@ -171,7 +266,7 @@ export interface KubernetesRaw {
 
 /** Whether any Kubernetes-only setting was given (they need `--kubernetes`). */
 export function givenKubernetesSettings(raw: KubernetesRaw): KubernetesKey[] {
-  const keys = Object.keys(KUBERNETES_SETTINGS) as KubernetesKey[];
+  const keys = Object.keys(KUBERNETES_OPTIONS) as KubernetesKey[];
   return keys.filter((k) =>
     k === "labels" ? raw.labels.length > 0 : raw.values[k] !== undefined,
   );

@@ -5,17 +5,17 @@
  * reads the environment (it is handed `env`; main.ts passes `process.env`).
  */
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { parseDuration } from "@flotilla/core";
+import { gatherOptions } from "@flotilla/node";
 import { z } from "zod";
 import {
   BOOTSTRAP_TOKEN_ENV,
   checkIdentitySettings,
   type IdentityConfig,
 } from "./config-identity.js";
+import { AGENT_OPTIONS, type AgentOptionKey } from "./config-options.js";
 import {
   givenKubernetesSettings,
-  KUBERNETES_SETTINGS,
   parseKubernetesSettings,
   type KubernetesBackendConfig,
   type KubernetesRaw,
@@ -97,46 +97,7 @@ export type ConfigResult =
   | { readonly type: "version" }
   | { readonly type: "invalid"; readonly problems: readonly string[] };
 
-interface Setting {
-  readonly flag: string;
-  readonly env?: string;
-  readonly boolean?: boolean;
-  /** Repeatable flag; its variable holds the values separated by commas. */
-  readonly multiple?: boolean;
-}
-
-/** Every setting: its flag and its environment variable. */
-export const SETTINGS = {
-  hub: { flag: "hub", env: "FLOTILLA_HUB" },
-  insecurePlaintext: {
-    flag: "insecure-plaintext",
-    env: "FLOTILLA_INSECURE_PLAINTEXT",
-    boolean: true,
-  },
-  tlsCa: { flag: "tls-ca", env: "FLOTILLA_TLS_CA" },
-  tlsCert: { flag: "tls-cert", env: "FLOTILLA_TLS_CERT" },
-  tlsKey: { flag: "tls-key", env: "FLOTILLA_TLS_KEY" },
-  identityDir: { flag: "identity-dir", env: "FLOTILLA_IDENTITY_DIR" },
-  bootstrapTokenFile: {
-    flag: "bootstrap-token-file",
-    env: "FLOTILLA_BOOTSTRAP_TOKEN_FILE",
-  },
-  nats: { flag: "nats", env: "FLOTILLA_NATS" },
-  intentsPrefix: { flag: "intents-prefix", env: "FLOTILLA_INTENTS_PREFIX" },
-  clusterName: { flag: "cluster-name", env: "FLOTILLA_CLUSTER_NAME" },
-  simulated: { flag: "simulated", env: "FLOTILLA_SIMULATED" },
-  simulatedFleet: { flag: "simulated-fleet", env: "FLOTILLA_SIMULATED_FLEET" },
-  stateDir: { flag: "state-dir", env: "FLOTILLA_STATE_DIR" },
-  metricsListen: { flag: "metrics-listen", env: "FLOTILLA_METRICS_LISTEN" },
-  logLevel: { flag: "log-level", env: "FLOTILLA_LOG_LEVEL" },
-  windowsReloadInterval: {
-    flag: "windows-reload-interval",
-    env: "FLOTILLA_WINDOWS_RELOAD_INTERVAL",
-  },
-  ...KUBERNETES_SETTINGS,
-} as const satisfies Record<string, Setting>;
-
-type Key = keyof typeof SETTINGS;
+type Key = AgentOptionKey;
 
 const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)$/;
 
@@ -246,70 +207,28 @@ export function parseAgentConfig(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
 ): ConfigResult {
-  let values: Record<
-    string,
-    string | boolean | (string | boolean)[] | undefined
-  >;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        ...Object.fromEntries(
-          Object.values(SETTINGS).map((s: Setting) => [
-            s.flag,
-            {
-              type: s.boolean === true ? "boolean" : "string",
-              multiple: s.multiple === true,
-            } as const,
-          ]),
-        ),
-        help: { type: "boolean", short: "h" },
-        version: { type: "boolean", short: "V" },
-      },
-    }));
-  } catch (error) {
-    return {
-      type: "invalid",
-      problems: [
-        `${error instanceof Error ? error.message : String(error)}; ${HINT}`,
-      ],
-    };
-  }
-  if (values["help"] === true) return { type: "help" };
-  if (values["version"] === true) return { type: "version" };
+  const {
+    values,
+    sources,
+    problems: argvProblems,
+  } = gatherOptions(AGENT_OPTIONS, argv, env, {
+    strict: true,
+    emptyValue: "unset",
+    trimEnv: true,
+    repeated: "last",
+  });
+  const refused = argvProblems.find((p) => p.path === "argv");
+  if (refused !== undefined)
+    return { type: "invalid", problems: [`${refused.message}; ${HINT}`] };
+  if (sources.help !== undefined) return { type: "help" };
+  if (sources.version !== undefined) return { type: "version" };
 
   // Raw values with where each came from, for messages.
-  const raw: Partial<Record<Key, string>> = {};
-  const source: Partial<Record<Key, string>> = {};
-  // Repeatable flags: every value; else the variable's one.
-  const labelFlags = values[SETTINGS.labels.flag];
-  const labelEnv = env[SETTINGS.labels.env]?.trim() ?? "";
-  const labels = Array.isArray(labelFlags)
-    ? labelFlags.filter((x): x is string => typeof x === "string")
-    : labelEnv === ""
-      ? []
-      : [labelEnv];
-  for (const [key, s] of Object.entries(SETTINGS) as [Key, Setting][]) {
-    if (s.multiple === true) {
-      source[key] = Array.isArray(labelFlags) ? `--${s.flag}` : s.env;
-      if (labels.length > 0) raw[key] = labels.join(",");
-      continue;
-    }
-    const flag = values[s.flag];
-    if (flag !== undefined && flag !== "") {
-      raw[key] = flag === true ? "true" : String(flag);
-      source[key] = `--${s.flag}`;
-      continue;
-    }
-    const fromEnv = s.env === undefined ? undefined : env[s.env];
-    if (fromEnv !== undefined && fromEnv.trim() !== "") {
-      raw[key] = fromEnv.trim();
-      source[key] = s.env;
-    }
-  }
-  const where = (key: Key): string => source[key] ?? `--${SETTINGS[key].flag}`;
+  const raw: Partial<Record<Key, string>> = values;
+  const source = (key: Key): string | undefined => sources[key]?.from;
+  // Every `--label` value (joined by commas), or the variable's one.
+  const labels = raw.labels === undefined ? [] : [raw.labels];
+  const where = (key: Key): string => source(key) ?? AGENT_OPTIONS[key].flag;
   const describe = (key: Key): string =>
     raw[key] === undefined
       ? where(key)

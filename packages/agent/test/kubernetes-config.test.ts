@@ -246,9 +246,9 @@ describe("the Kubernetes backend's configuration", () => {
 
 test("--help names every Kubernetes flag and its variable", async () => {
   const { USAGE } = await import("../src/usage.js");
-  const { KUBERNETES_SETTINGS } = await import("../src/config-kubernetes.js");
-  for (const s of Object.values(KUBERNETES_SETTINGS)) {
-    expect(USAGE).toContain(`--${s.flag} `);
+  const { KUBERNETES_OPTIONS } = await import("../src/config-kubernetes.js");
+  for (const s of Object.values(KUBERNETES_OPTIONS)) {
+    expect(USAGE).toContain(`${s.flag} `);
     expect(USAGE).toContain(s.env);
   }
 });

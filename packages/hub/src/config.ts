@@ -1,30 +1,28 @@
 /**
- * The hub's configuration (CONTRIBUTING.md, Config): command-line flags with environment fallbacks
- * (a flag wins; an empty variable counts as unset), each value checked by a zod schema. Every
- * problem is reported at once; its path is where the bad value came from (the flag or the
- * variable), its message names both spellings, and its value is the bad value. main.ts exits
- * with code 2 on problems. This is the only module of the hub that reads the environment, and it
- * reads it through its `env` argument.
+ * The hub's configuration (CONTRIBUTING.md, Config): the flags of config-options.ts with
+ * environment fallbacks (a flag wins; an empty variable counts as unset), read by @flotilla/node's
+ * option loader, then checked against each other. Every problem is reported at once; its path is
+ * where the bad value came from (the flag or the variable), its message names both spellings, and
+ * its value is the bad value. main.ts exits with code 2 on problems. This is the only module of the
+ * hub that reads the environment, and it reads it through its `env` argument.
  */
-import { accessSync, constants, statSync } from "node:fs";
 import { join } from "node:path";
-import { isIP } from "node:net";
+import { fail, ok, type Problem, type Result } from "@flotilla/core";
 import {
-  fail,
-  ok,
-  parseDuration,
-  type Problem,
-  type Result,
-} from "@flotilla/core";
-import { z } from "zod";
+  gatherOptions,
+  renderOptions,
+  spelled,
+  unreadableFile,
+  type GatheredOptions,
+  type OptionValues,
+} from "@flotilla/node";
 import type { RefusalAuditSettings } from "./audit/refusal-audit.js";
-import { parseByteSize } from "./byte-size.js";
-import { LOG_LEVELS, type LogLevel } from "./logger.js";
+import { HUB_OPTIONS, RETIRED_HUB_FLAGS } from "./config-options.js";
+import type { LogLevel } from "./logger.js";
 import {
   HUB_NATS_AUTH_FILES,
   NATS_SETUP_FILES,
 } from "./security/nats-setup-files.js";
-import { bucketPrefixProblem } from "./store/keys.js";
 
 /**
  * gRPC over TLS (paths, read by main.ts). Client certificates (agents, admins) chain to the hub's
@@ -95,212 +93,9 @@ export type HubTransport =
 /** What {@link parseHubConfig} returns: a request for help, or the settings to run with. */
 export type HubConfig = { readonly help: true } | (HubSettings & HubTransport);
 
-interface OptionSpec {
-  readonly flag: string;
-  readonly env?: string;
-  readonly arg?: string;
-  readonly fallback?: string;
-  readonly help: string;
-}
-
-const OPTIONS = {
-  listen: {
-    flag: "--listen",
-    env: "FLOTILLA_HUB_LISTEN",
-    arg: "HOST:PORT",
-    fallback: "127.0.0.1:7070",
-    help: "gRPC address (AdminService and AgentService)",
-  },
-  httpListen: {
-    flag: "--http-listen",
-    env: "FLOTILLA_HUB_HTTP_LISTEN",
-    arg: "HOST:PORT|off",
-    fallback: "127.0.0.1:7071",
-    help: "HTTP address of /metrics and /healthz; off disables it",
-  },
-  nats: {
-    flag: "--nats",
-    env: "FLOTILLA_NATS",
-    arg: "URL[,URL...]",
-    fallback: "nats://127.0.0.1:4222",
-    help: "NATS servers (JetStream enabled)",
-  },
-  natsCreds: {
-    flag: "--nats-creds",
-    env: "FLOTILLA_NATS_CREDS",
-    arg: "FILE",
-    help: "the hub's NATS user credentials (hub.creds of flotilla-hub nats-setup)",
-  },
-  natsAuthDir: {
-    flag: "--nats-auth-dir",
-    env: "FLOTILLA_NATS_AUTH_DIR",
-    arg: "DIR",
-    help: "the files of flotilla-hub nats-setup: the hub connects as hub.creds and mints and revokes agents' NATS users",
-  },
-  agentNatsServers: {
-    flag: "--agent-nats-servers",
-    env: "FLOTILLA_AGENT_NATS_SERVERS",
-    arg: "URL[,URL...]",
-    help: "NATS servers agents are told to use (default: --nats)",
-  },
-  statePrefix: {
-    flag: "--state-prefix",
-    env: "FLOTILLA_STATE_PREFIX",
-    arg: "NAME",
-    fallback: "flotilla",
-    help: "prefix of the hub's buckets and streams",
-  },
-  insecurePlaintext: {
-    flag: "--insecure-plaintext",
-    env: "FLOTILLA_INSECURE_PLAINTEXT",
-    help: "serve gRPC without TLS (development only)",
-  },
-  tlsCert: {
-    flag: "--tls-cert",
-    env: "FLOTILLA_TLS_CERT",
-    arg: "FILE",
-    help: "server certificate (PEM)",
-  },
-  tlsKey: {
-    flag: "--tls-key",
-    env: "FLOTILLA_TLS_KEY",
-    arg: "FILE",
-    help: "server private key (PEM)",
-  },
-  tlsCa: {
-    flag: "--tls-ca",
-    env: "FLOTILLA_TLS_CA",
-    arg: "FILE",
-    help: "no longer used: client certificates chain to the hub's CA (--ca-cert)",
-  },
-  caCert: {
-    flag: "--ca-cert",
-    env: "FLOTILLA_CA_CERT",
-    arg: "FILE",
-    help: "the operator's CA certificate (PEM), with --ca-key; default: the hub's stored CA",
-  },
-  caKey: {
-    flag: "--ca-key",
-    env: "FLOTILLA_CA_KEY",
-    arg: "FILE",
-    help: "the operator's CA private key (PEM)",
-  },
-  tlsSan: {
-    flag: "--tls-san",
-    env: "FLOTILLA_TLS_SAN",
-    arg: "NAME[,NAME...]",
-    help: "DNS names and IPs of the serving certificate the hub issues itself (default localhost,127.0.0.1 and the --listen host)",
-  },
-  writeCa: {
-    flag: "--write-ca",
-    env: "FLOTILLA_WRITE_CA",
-    arg: "FILE",
-    help: "write the CA certificate (PEM) to FILE at start, for CLIs and agents",
-  },
-  clusterCertTtl: {
-    flag: "--cluster-cert-ttl",
-    env: "FLOTILLA_CLUSTER_CERT_TTL",
-    arg: "DURATION",
-    fallback: "30d",
-    help: "lifetime of the cluster certificates agents get when they register",
-  },
-  adminTokens: {
-    flag: "--admin-tokens",
-    env: "FLOTILLA_HUB_ADMIN_TOKENS",
-    arg: "FILE",
-    help: "admin bearer tokens (YAML list of name, role, tokenSha256), re-read on change",
-  },
-  heartbeatInterval: {
-    flag: "--heartbeat-interval",
-    env: "FLOTILLA_HEARTBEAT_INTERVAL",
-    arg: "DURATION",
-    fallback: "10s",
-    help: "how often agents send heartbeats",
-  },
-  missedHeartbeats: {
-    flag: "--missed-heartbeats",
-    env: "FLOTILLA_MISSED_HEARTBEATS",
-    arg: "N",
-    fallback: "3",
-    help: "missed heartbeats before an agent is Unreachable",
-  },
-  passInterval: {
-    flag: "--pass-interval",
-    env: "FLOTILLA_PASS_INTERVAL",
-    arg: "DURATION",
-    fallback: "5s",
-    help: "how often bundle passes and run ticks happen",
-  },
-  auditRefusalsPerPeer: {
-    flag: "--audit-refusals-per-peer",
-    env: "FLOTILLA_AUDIT_REFUSALS_PER_PEER",
-    arg: "N",
-    fallback: "100",
-    help: "refused calls per peer and window recorded one by one in the audit log; more are counted in a summary record",
-  },
-  auditRefusalsWindow: {
-    flag: "--audit-refusals-window",
-    env: "FLOTILLA_AUDIT_REFUSALS_WINDOW",
-    arg: "DURATION",
-    fallback: "1m",
-    help: "the window of --audit-refusals-per-peer",
-  },
-  auditRefusalsPeers: {
-    flag: "--audit-refusals-peers",
-    env: "FLOTILLA_AUDIT_REFUSALS_PEERS",
-    arg: "N",
-    fallback: "10000",
-    help: "peers counted apart at a time (the limiter's memory); refusals of further peers share one count",
-  },
-  auditMaxBytes: {
-    flag: "--audit-max-bytes",
-    env: "FLOTILLA_AUDIT_MAX_BYTES",
-    arg: "SIZE",
-    fallback: "1GiB",
-    help: "size limit of the audit stream, reserved in JetStream when the hub creates it",
-  },
-  shutdownTimeout: {
-    flag: "--shutdown-timeout",
-    env: "FLOTILLA_SHUTDOWN_TIMEOUT",
-    arg: "DURATION",
-    fallback: "10s",
-    help: "how long a stop may take before what is left is closed at once",
-  },
-  bundleContentGcInterval: {
-    flag: "--bundle-content-gc-interval",
-    env: "FLOTILLA_BUNDLE_CONTENT_GC_INTERVAL",
-    arg: "DURATION",
-    fallback: "10m",
-    help: "how often bundle content that nothing references is collected",
-  },
-  bundleContentGcGrace: {
-    flag: "--bundle-content-gc-grace",
-    env: "FLOTILLA_BUNDLE_CONTENT_GC_GRACE",
-    arg: "DURATION",
-    fallback: "1h",
-    help: "how long unreferenced bundle content is kept (an upload waiting for its apply)",
-  },
-  logLevel: {
-    flag: "--log-level",
-    env: "FLOTILLA_LOG_LEVEL",
-    arg: "LEVEL",
-    fallback: "info",
-    help: LOG_LEVELS.join("|"),
-  },
-  help: { flag: "--help", help: "print this help and exit (also -h)" },
-} as const satisfies Record<string, OptionSpec>;
-
-type OptionName = keyof typeof OPTIONS;
-
-/** Flags of earlier versions, and what to do instead. */
-const REPLACED_FLAGS: Readonly<Record<string, string>> = {
-  "--nats-account-signing-key":
-    "was replaced by --nats-auth-dir: agents now have a NATS account of their own; run flotilla-hub nats-setup --from OLD_DIR --out NEW_DIR and pass --nats-auth-dir NEW_DIR (docs/security.md)",
-};
-const BOOLEAN_OPTIONS: ReadonlySet<OptionName> = new Set([
-  "insecurePlaintext",
-  "help",
-]);
+type OptionName = keyof typeof HUB_OPTIONS;
+type Values = Partial<OptionValues<typeof HUB_OPTIONS>>;
+type Sources = GatheredOptions<typeof HUB_OPTIONS>["sources"];
 
 /** The hub's usage text, with every flag, its variable and its default. */
 export const HUB_USAGE: string = [
@@ -309,12 +104,7 @@ export const HUB_USAGE: string = [
   "                                            flotilla-hub nats-setup --help)",
   "",
   "Flags (each also read from the environment variable shown; a flag wins):",
-  ...Object.values(OPTIONS).map((o: OptionSpec) => {
-    const left = `  ${o.flag}${o.arg === undefined ? "" : ` ${o.arg}`}`;
-    const env = o.env === undefined ? "" : ` [${o.env}]`;
-    const fallback = o.fallback === undefined ? "" : ` (default ${o.fallback})`;
-    return `${left.padEnd(34)} ${o.help}${fallback}${env}`;
-  }),
+  ...renderOptions(HUB_OPTIONS),
   "",
   "Durations: 500ms, 10s, 1m, 1h, 30d, or sums like 1m30s. gRPC serves TLS with the hub's CA (made",
   "on the first start and kept in the state store, or --ca-cert/--ca-key) unless --insecure-plaintext.",
@@ -323,229 +113,8 @@ export const HUB_USAGE: string = [
   "docs/security.md explains the set-up.",
 ].join("\n");
 
-// ---- Value schemas: strings in, typed values out; messages say what a good value looks like.
-
-// Smaller would not hold a few records of the largest size the stream accepts (16 KiB).
-const MIN_AUDIT_MAX_BYTES = 1024 * 1024;
-
-const DNS_NAME =
-  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
-
-const HOST_PORT =
-  /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$/;
-
-const hostPort = z.string().refine((v) => {
-  const port = HOST_PORT.exec(v)?.[1];
-  return port !== undefined && Number(port) <= 65535;
-}, "must be HOST:PORT with a port from 0 to 65535, e.g. 127.0.0.1:7070 or [::1]:7070");
-
-const natsUrl = z.string().refine((v) => {
-  if (!v.includes("://")) return HOST_PORT.test(v);
-  try {
-    const url = new URL(v);
-    return (
-      (url.protocol === "nats:" || url.protocol === "tls:") &&
-      url.hostname !== ""
-    );
-  } catch {
-    return false;
-  }
-}, "must be nats://HOST:PORT, tls://HOST:PORT or HOST:PORT (several separated by commas)");
-
-function duration(minMs: number, maxMs: number) {
-  return z.string().transform((v, ctx) => {
-    const parsed = parseDuration(v);
-    if (!parsed.ok || parsed.ms < minMs || parsed.ms > maxMs) {
-      ctx.addIssue({
-        code: "custom",
-        message: `must be a duration from ${String(minMs)}ms to ${String(maxMs / 3_600_000)}h, like 500ms, 10s or 1m`,
-      });
-      return z.NEVER;
-    }
-    return parsed.ms;
-  });
-}
-
-/** A whole number from `min` to `max`, written without a sign or separators. */
-function wholeNumber(min: number, max: number) {
-  const message = `must be a whole number from ${String(min)} to ${String(max)}`;
-  return z
-    .string()
-    .regex(/^\d{1,9}$/, message)
-    .transform(Number)
-    .refine((n) => n >= min && n <= max, message);
-}
-
-const natsUrls = z.string().transform((v, ctx) => {
-  const urls = v.split(",").map((u) => u.trim());
-  for (const url of urls) {
-    if (!natsUrl.safeParse(url).success) {
-      ctx.addIssue({
-        code: "custom",
-        message: `"${url}" ${natsUrl.safeParse(url).error?.issues[0]?.message ?? "is not a NATS URL"}`,
-      });
-    }
-  }
-  return urls;
-});
-
-const schemas = {
-  listen: hostPort,
-  httpListen: z.union([z.literal("off").transform(() => undefined), hostPort]),
-  nats: natsUrls,
-  natsCreds: z.string(),
-  natsAuthDir: z.string(),
-  agentNatsServers: natsUrls,
-  statePrefix: z.string().superRefine((v, ctx) => {
-    const problem = bucketPrefixProblem(v);
-    if (problem !== undefined)
-      ctx.addIssue({ code: "custom", message: problem });
-  }),
-  insecurePlaintext: z.stringbool({
-    truthy: ["1", "true", "yes", "on"],
-    falsy: ["0", "false", "no", "off"],
-  }),
-  help: z.stringbool(),
-  tlsCert: z.string(),
-  tlsKey: z.string(),
-  tlsCa: z.string(),
-  caCert: z.string(),
-  caKey: z.string(),
-  tlsSan: z.string().transform((v, ctx) => {
-    const names = v.split(",").map((n) => n.trim());
-    for (const name of names) {
-      if (isIP(name) === 0 && !DNS_NAME.test(name)) {
-        ctx.addIssue({
-          code: "custom",
-          message: `"${name}" is neither a DNS name nor an IP address`,
-        });
-      }
-    }
-    return names;
-  }),
-  writeCa: z.string(),
-  clusterCertTtl: duration(60_000, 365 * 24 * 3_600_000),
-  adminTokens: z.string(),
-  heartbeatInterval: duration(100, 3_600_000),
-  missedHeartbeats: z
-    .string()
-    .regex(/^\d{1,3}$/, "must be a whole number from 1 to 100")
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= 100, "must be a whole number from 1 to 100"),
-  passInterval: duration(100, 3_600_000),
-  auditRefusalsPerPeer: wholeNumber(0, 1_000_000),
-  auditRefusalsWindow: duration(1_000, 24 * 3_600_000),
-  auditRefusalsPeers: wholeNumber(1, 1_000_000),
-  auditMaxBytes: z.string().transform((v, ctx) => {
-    const bytes = parseByteSize(v);
-    if (bytes === undefined || bytes < MIN_AUDIT_MAX_BYTES) {
-      ctx.addIssue({
-        code: "custom",
-        message:
-          "must be a size of at least 1MiB: bytes, or a number with KiB, MiB, GiB or TiB, like 256MiB",
-      });
-      return z.NEVER;
-    }
-    return bytes;
-  }),
-  shutdownTimeout: duration(1_000, 3_600_000),
-  bundleContentGcInterval: duration(1_000, 24 * 3_600_000),
-  bundleContentGcGrace: duration(60_000, 30 * 24 * 3_600_000),
-  logLevel: z.enum(LOG_LEVELS, {
-    error: `must be one of ${LOG_LEVELS.join(", ")}`,
-  }),
-} satisfies Record<OptionName, z.ZodType<unknown, string>>;
-
-type Values = { -readonly [K in OptionName]: z.output<(typeof schemas)[K]> };
-
-/** Where an option's value came from: its flag, its variable, or its default. */
-type Raw = { readonly value: string; readonly source: string };
-
-function spelled(name: OptionName): string {
-  const o: OptionSpec = OPTIONS[name];
-  return o.env === undefined ? o.flag : `${o.flag} or ${o.env}`;
-}
-
-function closestFlag(flag: string): string | undefined {
-  const flags = Object.values(OPTIONS).map((o) => o.flag);
-  const distance = (a: string, b: string): number => {
-    const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-    for (let i = 1; i <= a.length; i++) {
-      let prev = row[0] ?? 0;
-      row[0] = i;
-      for (let j = 1; j <= b.length; j++) {
-        const cur = row[j] ?? 0;
-        row[j] = Math.min(
-          cur + 1,
-          (row[j - 1] ?? 0) + 1,
-          prev + (a[i - 1] === b[j - 1] ? 0 : 1),
-        );
-        prev = cur;
-      }
-    }
-    return row[b.length] ?? 0;
-  };
-  const best = flags
-    .map((f) => [f, distance(flag, f)] as const)
-    .sort((x, y) => x[1] - y[1])[0];
-  return best !== undefined && best[1] <= 3 ? best[0] : undefined;
-}
-
-/** Reads flags from argv: `--flag value`, `--flag=value`, booleans bare or `--flag=false`. */
-function readArgv(
-  argv: readonly string[],
-  problems: Problem[],
-): Map<OptionName, Raw> {
-  const byFlag = new Map<string, OptionName>(
-    (Object.keys(OPTIONS) as OptionName[]).map((name) => [
-      OPTIONS[name].flag,
-      name,
-    ]),
-  );
-  byFlag.set("-h", "help");
-  const given = new Map<OptionName, Raw>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? "";
-    const eq = arg.indexOf("=");
-    const flag = arg.startsWith("--") && eq > 0 ? arg.slice(0, eq) : arg;
-    const name = byFlag.get(flag);
-    if (name === undefined) {
-      const guess = arg.startsWith("-") ? closestFlag(flag) : undefined;
-      problems.push({
-        path: arg.startsWith("-") ? flag : "argv",
-        message:
-          REPLACED_FLAGS[flag] ??
-          (arg.startsWith("-")
-            ? `unknown flag${guess === undefined ? "" : `; did you mean ${guess}?`} (see --help)`
-            : "unexpected argument: the hub takes flags only (see --help)"),
-        value: arg,
-      });
-      continue;
-    }
-    let value: string | undefined;
-    if (flag !== arg) value = arg.slice(eq + 1);
-    else if (BOOLEAN_OPTIONS.has(name)) value = "true";
-    else if (i + 1 < argv.length && !(argv[i + 1] ?? "").startsWith("--"))
-      value = argv[++i];
-    if (value === undefined) {
-      problems.push({
-        path: flag,
-        message:
-          `needs a value: ${flag} ${(OPTIONS[name] as OptionSpec).arg ?? ""}`.trimEnd(),
-      });
-      continue;
-    }
-    if (given.has(name)) {
-      problems.push({
-        path: OPTIONS[name].flag,
-        message: "is given more than once",
-        value,
-      });
-      continue;
-    }
-    given.set(name, { value, source: OPTIONS[name].flag });
-  }
-  return given;
+function spelledOf(name: OptionName): string {
+  return spelled(HUB_OPTIONS[name]);
 }
 
 /**
@@ -556,42 +125,15 @@ export function parseHubConfig(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
 ): Result<HubConfig> {
-  const problems: Problem[] = [];
-  const given = readArgv(argv, problems);
-  const help = given.get("help");
-  if (help !== undefined && schemas.help.safeParse(help.value).data !== false) {
+  const gathered = gatherOptions(HUB_OPTIONS, argv, env, {
+    positional: "unexpected argument: the hub takes flags only (see --help)",
+    retiredFlags: RETIRED_HUB_FLAGS,
+  });
+  const { values, sources } = gathered;
+  if (sources.help !== undefined && values.help !== false) {
     return ok({ help: true });
   }
-
-  const values: Partial<Values> = {};
-  const sources = new Map<OptionName, Raw>();
-  for (const name of Object.keys(OPTIONS) as OptionName[]) {
-    const spec: OptionSpec = OPTIONS[name];
-    const fromEnv = spec.env === undefined ? undefined : env[spec.env];
-    const raw: Raw | undefined =
-      given.get(name) ??
-      (fromEnv !== undefined && fromEnv !== "" && spec.env !== undefined
-        ? { value: fromEnv, source: spec.env }
-        : spec.fallback === undefined
-          ? undefined
-          : { value: spec.fallback, source: `the default of ${spec.flag}` });
-    if (raw === undefined) continue;
-    sources.set(name, raw);
-    const parsed = (schemas[name] as z.ZodType<unknown, string>).safeParse(
-      raw.value,
-    );
-    if (parsed.success) {
-      (values as Record<string, unknown>)[name] = parsed.data;
-    } else {
-      for (const issue of parsed.error.issues) {
-        problems.push({
-          path: raw.source,
-          message: `${issue.message} (${spelled(name)})`,
-          value: raw.value,
-        });
-      }
-    }
-  }
+  const problems: Problem[] = [...gathered.problems];
 
   const transport = checkTransport(values, sources, problems);
   const { listen, httpListen } = values;
@@ -602,8 +144,8 @@ export function parseHubConfig(
     !listen.endsWith(":0")
   ) {
     problems.push({
-      path: sources.get("httpListen")?.source ?? OPTIONS.httpListen.flag,
-      message: `must differ from the gRPC address (${spelled("listen")}) (${spelled("httpListen")})`,
+      path: sources.httpListen?.from ?? HUB_OPTIONS.httpListen.flag,
+      message: `must differ from the gRPC address (${spelledOf("listen")}) (${spelledOf("httpListen")})`,
       value: httpListen,
     });
   }
@@ -611,8 +153,8 @@ export function parseHubConfig(
     const problem = unreadableFile(values.adminTokens);
     if (problem !== undefined) {
       problems.push({
-        path: sources.get("adminTokens")?.source ?? OPTIONS.adminTokens.flag,
-        message: `${problem} (${spelled("adminTokens")})`,
+        path: sources.adminTokens?.from ?? HUB_OPTIONS.adminTokens.flag,
+        message: `${problem} (${spelledOf("adminTokens")})`,
         value: values.adminTokens,
       });
     }
@@ -653,15 +195,14 @@ export function parseHubConfig(
  * issues itself; `--tls-cert/--tls-key` and `--ca-cert/--ca-key` come in pairs of readable files.
  */
 function checkTransport(
-  values: Partial<Values>,
-  sources: ReadonlyMap<OptionName, Raw>,
+  values: Values,
+  sources: Sources,
   problems: Problem[],
 ): HubTransport | undefined {
   const where = (name: OptionName): string =>
-    sources.get(name)?.source ?? OPTIONS[name].flag;
+    sources[name]?.from ?? HUB_OPTIONS[name].flag;
   const given = (name: OptionName): boolean =>
-    values[name] !== undefined &&
-    !(sources.get(name)?.source ?? "").startsWith("the default");
+    values[name] !== undefined && sources[name]?.defaulted !== true;
   const tlsNames = [
     "tlsCert",
     "tlsKey",
@@ -677,8 +218,8 @@ function checkTransport(
     for (const name of clashes) {
       problems.push({
         path: where(name),
-        message: `cannot be combined with ${spelled("insecurePlaintext")}: choose TLS or plaintext`,
-        value: sources.get(name)?.value,
+        message: `cannot be combined with ${spelledOf("insecurePlaintext")}: choose TLS or plaintext`,
+        value: sources[name]?.text,
       });
     }
     return clashes.length === 0
@@ -687,7 +228,7 @@ function checkTransport(
   }
   // A bad --insecure-plaintext value is already reported; TLS problems too would mislead.
   if (
-    sources.has("insecurePlaintext") &&
+    sources.insecurePlaintext !== undefined &&
     values.insecurePlaintext === undefined
   )
     return undefined;
@@ -696,7 +237,7 @@ function checkTransport(
     good = false;
     problems.push({
       path: where("tlsCa"),
-      message: `is no longer used: client certificates chain to the hub's CA; pass ${OPTIONS.caCert.flag} and ${OPTIONS.caKey.flag} to supply that CA (${spelled("tlsCa")})`,
+      message: `is no longer used: client certificates chain to the hub's CA; pass ${HUB_OPTIONS.caCert.flag} and ${HUB_OPTIONS.caKey.flag} to supply that CA (${spelledOf("tlsCa")})`,
       value: values.tlsCa,
     });
   }
@@ -711,8 +252,8 @@ function checkTransport(
       if (values[name] === undefined && values[other] !== undefined) {
         good = false;
         problems.push({
-          path: OPTIONS[name].flag,
-          message: `is required with ${OPTIONS[other].flag} (${spelled(name)})`,
+          path: HUB_OPTIONS[name].flag,
+          message: `is required with ${HUB_OPTIONS[other].flag} (${spelledOf(name)})`,
         });
       }
     }
@@ -724,7 +265,7 @@ function checkTransport(
       good = false;
       problems.push({
         path: where(name),
-        message: `${problem} (${spelled(name)})`,
+        message: `${problem} (${spelledOf(name)})`,
         value: file,
       });
     }
@@ -733,8 +274,8 @@ function checkTransport(
     good = false;
     problems.push({
       path: where("tlsSan"),
-      message: `names the serving certificate the hub issues itself, so it cannot be combined with ${spelled("tlsCert")} (${spelled("tlsSan")})`,
-      value: sources.get("tlsSan")?.value,
+      message: `names the serving certificate the hub issues itself, so it cannot be combined with ${spelledOf("tlsCert")} (${spelledOf("tlsSan")})`,
+      value: sources.tlsSan?.text,
     });
   }
   if (!good || values.clusterCertTtl === undefined) return undefined;
@@ -767,19 +308,19 @@ function checkTransport(
 
 /** NATS credentials readable: a creds file, or the setup's directory with every file (not both). */
 function checkNatsAuth(
-  values: Partial<Values>,
-  sources: ReadonlyMap<OptionName, Raw>,
+  values: Values,
+  sources: Sources,
   problems: Problem[],
 ): void {
   const at = (name: "natsCreds" | "natsAuthDir"): string =>
-    sources.get(name)?.source ?? OPTIONS[name].flag;
+    sources[name]?.from ?? HUB_OPTIONS[name].flag;
   const creds = values.natsCreds;
   const dir = values.natsAuthDir;
   const credsProblem = creds === undefined ? undefined : unreadableFile(creds);
   if (credsProblem !== undefined) {
     problems.push({
       path: at("natsCreds"),
-      message: `${credsProblem} (${spelled("natsCreds")})`,
+      message: `${credsProblem} (${spelledOf("natsCreds")})`,
       value: creds,
     });
   }
@@ -787,7 +328,7 @@ function checkNatsAuth(
   if (creds !== undefined) {
     problems.push({
       path: at("natsAuthDir"),
-      message: `cannot be given with ${spelled("natsCreds")}: the hub connects as the directory's ${NATS_SETUP_FILES.hubCreds}`,
+      message: `cannot be given with ${spelledOf("natsCreds")}: the hub connects as the directory's ${NATS_SETUP_FILES.hubCreds}`,
       value: dir,
     });
   }
@@ -800,19 +341,5 @@ function checkNatsAuth(
         value: dir,
       });
     }
-  }
-}
-
-/** Why `file` cannot be read as a regular file, or undefined when it can. */
-function unreadableFile(file: string): string | undefined {
-  try {
-    if (!statSync(file).isFile()) return "must be a regular file";
-    accessSync(file, constants.R_OK);
-    return undefined;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === "ENOENT"
-      ? "names a file that does not exist"
-      : `cannot be read (${code ?? String(error)})`;
   }
 }

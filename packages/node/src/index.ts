@@ -21,3 +21,4 @@ export {
 } from "./jetstream/nats-errors.js";
 export { bucketPrefixProblem, checkBucketPrefix } from "./jetstream/names.js";
 export { checkMaxPayload } from "./jetstream/server-limits.js";
+export * from "./config/index.js";

@@ -11,105 +11,14 @@
 import { constants } from "node:fs";
 import { access, chmod, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import {
-  fail,
-  FlotillaError,
-  formatProblem,
-  ok,
-  type Problem,
-  type Result,
-} from "@flotilla/core";
+import { FlotillaError, formatProblem } from "@flotilla/core";
 import { createNatsAuthSetup } from "./nats-auth.js";
 import { readSetupToKeep } from "./nats-setup-from.js";
 import { HUB_NATS_AUTH_FILES, NATS_SETUP_FILES } from "./nats-setup-files.js";
+import { NATS_SETUP_USAGE, parseNatsSetupArgs } from "./nats-setup-options.js";
 
-/** Usage of the subcommand. */
-export const NATS_SETUP_USAGE = [
-  "Usage: flotilla-hub nats-setup --out DIR [--from DIR] [--account NAME] [--resolver-dir DIR] [--force]",
-  "",
-  "Creates a NATS operator, the system account, the flotilla account (JetStream, the hub's)",
-  "and the agents' account, and writes into DIR (mode 0600):",
-  `  ${Object.values(NATS_SETUP_FILES).join(", ")}.`,
-  "",
-  "  --out DIR            directory to write to (created if missing)",
-  "  --from DIR           keep the operator and the flotilla account of the setup in DIR (its",
-  "                       JetStream data stays the hub's) and make every other key anew",
-  "  --account NAME       name of the flotilla account (default flotilla)",
-  "  --resolver-dir DIR   where nats-server keeps account JWTs (default /data/jwt)",
-  "  --force              overwrite existing files",
-  "  --help               print this help and exit",
-].join("\n");
-
-/** Parsed arguments of the subcommand. */
-export type NatsSetupArgs =
-  | { readonly help: true }
-  | {
-      readonly help: false;
-      readonly outDir: string;
-      readonly accountName: string | undefined;
-      readonly resolverDir: string | undefined;
-      readonly fromDir: string | undefined;
-      readonly force: boolean;
-    };
-
-/** Parses the subcommand's arguments (after `nats-setup`); every problem names its flag. */
-export function parseNatsSetupArgs(
-  argv: readonly string[],
-): Result<NatsSetupArgs> {
-  const problems: Problem[] = [];
-  let outDir: string | undefined;
-  let accountName: string | undefined;
-  let resolverDir: string | undefined;
-  let fromDir: string | undefined;
-  let force = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? "";
-    const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
-    const flag = eq > 0 ? arg.slice(0, eq) : arg;
-    const inline = eq > 0 ? arg.slice(eq + 1) : undefined;
-    if (flag === "--help" || flag === "-h") return ok({ help: true });
-    if (flag === "--force" && inline === undefined) {
-      force = true;
-      continue;
-    }
-    if (
-      flag === "--out" ||
-      flag === "--account" ||
-      flag === "--resolver-dir" ||
-      flag === "--from"
-    ) {
-      const value =
-        inline ??
-        (argv[i + 1]?.startsWith("--") === false ? argv[++i] : undefined);
-      if (value === undefined || value === "") {
-        problems.push({ path: flag, message: `needs a value: ${flag} VALUE` });
-      } else if (flag === "--out") outDir = value;
-      else if (flag === "--account") accountName = value;
-      else if (flag === "--from") fromDir = value;
-      else resolverDir = value;
-      continue;
-    }
-    problems.push({
-      path: arg.startsWith("-") ? flag : "argv",
-      message: "unknown argument of nats-setup (see nats-setup --help)",
-      value: arg,
-    });
-  }
-  if (outDir === undefined && !problems.some((p) => p.path === "--out")) {
-    problems.push({ path: "--out", message: "is required: --out DIR" });
-  }
-  if (problems.length > 0 || outDir === undefined) return fail(problems);
-  if (fromDir !== undefined && accountName !== undefined) {
-    problems.push({
-      path: "--account",
-      message:
-        "cannot be given with --from: the flotilla account is the one of --from",
-      value: accountName,
-    });
-  }
-  if (problems.length > 0) return fail(problems);
-  return ok({ help: false, outDir, accountName, resolverDir, fromDir, force });
-}
+export { NATS_SETUP_USAGE, parseNatsSetupArgs };
+export type { NatsSetupArgs } from "./nats-setup-options.js";
 
 /**
  * Creates the setup and writes its files; resolves to a summary for the operator. Throws a
