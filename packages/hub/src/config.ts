@@ -1,5 +1,5 @@
 /**
- * The hub's configuration (CONTRIBUTING.md, Config): the flags of config-options.ts with
+ * The hub's configuration: the flags of config-options.ts with
  * environment fallbacks (a flag wins; an empty variable counts as unset), read by @flotilla/node's
  * option loader, then checked against each other. Every problem is reported at once; its path is
  * where the bad value came from (the flag or the variable), its message names both spellings, and

@@ -1,5 +1,5 @@
 /**
- * The hub's logging (CONTRIBUTING.md, Logging): one pino root logger per process writing JSON lines
+ * The hub's logging: one pino root logger per process writing JSON lines
  * to stdout, created by main.ts and injected; components take a child named after themselves
  * ({@link componentLogger}) and add per-cluster or per-run children with the fixed camelCase keys
  * (`clusterName`, `runName`, `generation`, `durationMs`, errors under `err`). Messages are
@@ -26,7 +26,7 @@ export const LOG_LEVELS = [
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /**
- * Field paths whose values never reach a log line (CONTRIBUTING.md: secrets are redacted).
+ * Field paths whose values never reach a log line: secrets are redacted.
  * Bootstrap tokens and credentials may travel in requests and metadata that a component logs whole.
  */
 export const REDACTED_PATHS: readonly string[] = [

@@ -1,5 +1,5 @@
 /**
- * The hub's Prometheus metrics (CONTRIBUTING.md: `flotilla_hub_*`, base units, `_total` on
+ * The hub's Prometheus metrics (named `flotilla_hub_*`, in base units, `_total` on
  * counters) in a registry of their own, so that two hubs in one process (tests) never share
  * counters. Label values come from closed sets only (phases, states, error codes, AdminService
  * method names); anything else is counted as `other`. Cluster names are never labels: a fleet of

@@ -1,5 +1,5 @@
 /**
- * FlotillaError ↔ gRPC status (CONTRIBUTING.md, Errors). The ten codes map one-to-one to the gRPC
+ * FlotillaError ↔ gRPC status. The ten codes map one-to-one to the gRPC
  * status of the same name. Field problems travel as JSON in the `flotilla-problems-bin` trailer
  * (binary metadata, so any UTF-8 is safe), bounded by MAX_WIRE_PROBLEMS and MAX_PROBLEMS_BYTES;
  * the message travels as the status details. Causes never go over the wire: they stay on the

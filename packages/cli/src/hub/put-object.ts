@@ -1,8 +1,8 @@
 /**
  * Uploading a large manifest file with the client-streaming PutObject: a header naming the content
  * (its sha256 digest and size, which the hub checks at the end), then the bytes in chunks of
- * OBJECT_CHUNK_BYTES, waiting for the stream to drain when grpc-js asks to (CONTRIBUTING.md,
- * Async).
+ * OBJECT_CHUNK_BYTES, waiting for the stream to drain when grpc-js asks to,
+ * so memory stays bounded.
  */
 import { once } from "node:events";
 import { FlotillaError } from "@flotilla/core";

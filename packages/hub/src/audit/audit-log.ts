@@ -1,5 +1,5 @@
 /**
- * The audit log port (ARCHITECTURE "Security model"): an append-only record of every
+ * The audit log port (docs/security.md): an append-only record of every
  * state-changing admin call, with who called, why, and how it ended. The JetStream adapter keeps
  * it in a stream (it survives hub restarts); the in-memory adapter serves unit tests. Both pass one
  * contract suite.
