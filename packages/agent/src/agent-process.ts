@@ -7,7 +7,7 @@
  * agent per cluster; then it waits for the stop signal and stops everything in reverse order.
  */
 import { join } from "node:path";
-import { FlotillaError } from "@flotilla/core";
+import { FlotillaError, compact } from "@flotilla/core";
 import {
   connect,
   errors,
@@ -102,7 +102,7 @@ async function keepIdentities(
       hub: config.hub,
       hubCa,
       agentVersion: AGENT_VERSION,
-      ...(bootstrapToken === undefined ? {} : { bootstrapToken }),
+      ...compact({ bootstrapToken }),
       signal,
     },
   );

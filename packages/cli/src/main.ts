@@ -13,6 +13,7 @@ import { createProcessIo } from "./process-io.js";
 import { commandHelp, globalHelp, nounHelp, shortUsage } from "./usage.js";
 import { VERSION } from "./version.js";
 import { silenceIpServernameWarning } from "@flotilla/protocol";
+import { compact } from "@flotilla/core";
 
 export type { CliIo } from "./io.js";
 
@@ -198,9 +199,7 @@ if (isProcessEntry()) {
         process.stderr.write(text);
       },
       isTTY: process.stdout.isTTY,
-      ...(process.stdout.columns === undefined
-        ? {}
-        : { columns: process.stdout.columns }),
+      ...compact({ columns: process.stdout.columns }),
     },
     process.env,
   );

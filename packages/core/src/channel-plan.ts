@@ -33,6 +33,7 @@ import {
   availableVersionsField,
   type AvailableVersions,
 } from "./versions/version.js";
+import { compact } from "./compact.js";
 
 /** The raw documents and options of `plan --channel`. */
 export interface ChannelPlanInputs {
@@ -198,7 +199,7 @@ export function planChannel(
   }
   const run = resolveRun({
     name: "auto-upgrade",
-    ...(staged === undefined ? {} : { strategy: staged }),
+    ...compact({ strategy: staged }),
     clusters: clusters.value,
     payload: { kind: "upgrade", upgrade: resolution.upgrade },
     createdAtMs: 0,
@@ -233,7 +234,7 @@ export function planChannel(
         ? { requiresLongTermSupport: true }
         : {}),
       channels,
-      ...(plan === undefined ? {} : { plan }),
+      ...compact({ plan }),
       unassigned: run.value.unassigned,
       warnings,
     },

@@ -1,5 +1,5 @@
 /**
- * Optional fields without the `...(x === undefined ? {} : { x })` dance: `compact({ a, b })` keeps
+ * Optional fields without the `...compact({ x })` dance: `compact({ a, b })` keeps
  * only the keys whose value is defined, so an absent input stays an absent key (not a key holding
  * `undefined`) in the objects that are serialised, compared or logged.
  */

@@ -16,6 +16,7 @@ import type { Result } from "./result.js";
 import { resolveRun } from "./staged/resolve.js";
 import { runWarnings } from "./staged/warnings.js";
 import type { UpdateStrategy } from "./update-strategy.js";
+import { compact } from "./compact.js";
 
 /** Plans a Fleet rollout: partitions as waves with one group each. */
 export function planFleet(
@@ -72,9 +73,7 @@ export function planStaged(
         kind: "stage",
         maxConcurrency: s.maxConcurrency,
         maxAllowedFailures: s.maxAllowedFailures,
-        ...(s.sortingLabelKey === undefined
-          ? {}
-          : { sortingLabelKey: s.sortingLabelKey }),
+        ...compact({ sortingLabelKey: s.sortingLabelKey }),
         groups: s.groups.map((g) => ({
           name: g.name,
           clusters: g.members.map((m) => m.name),

@@ -14,6 +14,7 @@ import {
 } from "../src/upgrade.js";
 import { resolveChannel } from "../src/versions/channels.js";
 import type { AvailableVersions } from "../src/versions/version.js";
+import { compact } from "../src/compact.js";
 
 const UBUNTU = "AKSUbuntu-2204gen2containerd";
 const WINDOWS = "AKSWindows-2022-containerd";
@@ -47,7 +48,7 @@ function pool(
     name,
     imageFamily,
     imageVersion,
-    ...(kubernetesVersion === undefined ? {} : { kubernetesVersion }),
+    ...compact({ kubernetesVersion }),
   };
 }
 
@@ -327,7 +328,7 @@ describe("selectConsistentNodeImages", () => {
           };
           const clusters = members.map((m, index) =>
             cluster(`c-${String(index)}`, {
-              ...(m.region === undefined ? {} : { region: m.region }),
+              ...compact({ region: m.region }),
               nodePools: m.families.map((family, p) =>
                 pool(`p${String(p)}`, family, "0"),
               ),

@@ -4,7 +4,7 @@
  * next opening, and starts by itself when the window opens (or when the windows change); then the
  * driver runs it, reporting Applying with its progress, and it ends Ready or Failed.
  */
-import { FlotillaError, showValue } from "@flotilla/core";
+import { FlotillaError, showValue, compact } from "@flotilla/core";
 import {
   checkWindow,
   upgradeScope,
@@ -114,9 +114,7 @@ function pending(ctx: WorkContext, item: UpgradeItem, hold: WindowHold): void {
     item,
     plainStatus("Pending", ctx.clock.now(), {
       message: hold.message,
-      ...(hold.pendingUntilMs === undefined
-        ? {}
-        : { pendingUntilMs: hold.pendingUntilMs }),
+      ...compact({ pendingUntilMs: hold.pendingUntilMs }),
     }),
   );
 }

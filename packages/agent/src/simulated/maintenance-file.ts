@@ -10,6 +10,7 @@ import {
   parseMaintenance,
   type Maintenance,
   type Problem,
+  compact,
 } from "@flotilla/core";
 import type {
   MaintenanceSource,
@@ -39,9 +40,7 @@ export function createMaintenanceFile(
         ? "no windows are in force"
         : "the last valid configuration stays in force";
     state = {
-      ...(state.maintenance === undefined
-        ? {}
-        : { maintenance: state.maintenance }),
+      ...compact({ maintenance: state.maintenance }),
       error: {
         source: file,
         message: `Cannot load maintenance windows from "${file}": ${why}; ${kept}`,
@@ -58,9 +57,7 @@ export function createMaintenanceFile(
       if (!read.ok) refuse(read.message, []);
       else {
         const parsed = parseDocument(read.value);
-        if (parsed.ok)
-          state =
-            parsed.value === undefined ? {} : { maintenance: parsed.value };
+        if (parsed.ok) state = compact({ maintenance: parsed.value });
         else
           refuse(
             parsed.problems.map(formatProblem).join("; "),

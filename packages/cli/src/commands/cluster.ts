@@ -1,7 +1,7 @@
 /**
  * `flotilla cluster list|get|label|pause|unpause|remove`: the fleet as the hub sees it.
  */
-import { formatProblem, parseSelectorString } from "@flotilla/core";
+import { formatProblem, parseSelectorString, compact } from "@flotilla/core";
 import { EXIT_OK } from "../io.js";
 import {
   adminCommand,
@@ -170,7 +170,7 @@ const label = adminCommand({
       name: args.positional("NAME") ?? "",
       setLabels: { ...parsed.changes.set },
       removeLabels: [...parsed.changes.remove],
-      ...(updateGroup === undefined ? {} : { updateGroup }),
+      ...compact({ updateGroup }),
       expectedRevision: revision.value,
     });
   },

@@ -25,6 +25,7 @@ import type {
   PositionalSpec,
 } from "./command.js";
 import { parseLabelChanges } from "./label-args.js";
+import { compact } from "@flotilla/core";
 
 const NAME: PositionalSpec = { name: "NAME", description: "the group's name" };
 
@@ -100,7 +101,7 @@ const create = adminCommand({
       group: {
         name: input.name,
         labels: { ...input.labels.set },
-        ...(input.selector === undefined ? {} : { selector: input.selector }),
+        ...compact({ selector: input.selector }),
       },
       reason: ctx.reason,
     });
@@ -157,7 +158,7 @@ const update = adminCommand({
       group: {
         name: current.name,
         labels,
-        ...(selector === undefined ? {} : { selector }),
+        ...compact({ selector }),
       },
       expectedRevision:
         input.expectedRevision === 0

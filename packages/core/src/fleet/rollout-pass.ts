@@ -13,6 +13,7 @@ import {
   type Partition,
 } from "./partitions.js";
 import type { FleetRolloutStrategy } from "./strategy.js";
+import { compact } from "../compact.js";
 
 /** A cluster's state in a bundle (SPEC 4.2), Fleet's names. */
 export type BundleClusterState =
@@ -188,7 +189,7 @@ export function rolloutPass(input: PassInput): PassResult {
         partition: p.name,
         reason,
         message,
-        ...(nextOpeningMs === undefined ? {} : { nextOpeningMs }),
+        ...compact({ nextOpeningMs }),
       });
     };
     const visited = stoppedAfter === undefined;
@@ -296,6 +297,6 @@ export function rolloutPass(input: PassInput): PassResult {
     limits,
     unavailable: bundleUnavailable,
     notReadyPartitions,
-    ...(stoppedAfter === undefined ? {} : { stoppedAfter }),
+    ...compact({ stoppedAfter }),
   };
 }

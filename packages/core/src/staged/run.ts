@@ -14,6 +14,7 @@ import type {
   UpgradePayload,
 } from "../upgrade.js";
 import type { DayOfWeek } from "../maintenance/calendar.js";
+import { compact } from "../compact.js";
 
 /** Run states (SPEC 5.5). */
 export type RunState =
@@ -231,10 +232,10 @@ export function memberAsCluster(member: Member): Cluster {
     labels: {},
     groups: [],
     nodePools: member.nodePools ?? [],
-    ...(member.kubernetesVersion === undefined
-      ? {}
-      : { kubernetesVersion: member.kubernetesVersion }),
-    ...(member.region === undefined ? {} : { region: member.region }),
+    ...compact({
+      kubernetesVersion: member.kubernetesVersion,
+      region: member.region,
+    }),
   };
 }
 

@@ -18,6 +18,7 @@ import {
   type AvailableVersions,
   type KubernetesVersion,
 } from "./version.js";
+import { compact } from "../compact.js";
 
 /** The channels of an auto-upgrade profile. */
 export type UpgradeChannel =
@@ -72,12 +73,10 @@ export const upgradeProfileField: z.ZodType<UpgradeProfile> = strictObject({
   }
   return {
     channel: value.channel,
-    ...(value.targetKubernetesVersion === undefined
-      ? {}
-      : { targetKubernetesVersion: value.targetKubernetesVersion }),
-    ...(value.longTermSupport === undefined
-      ? {}
-      : { longTermSupport: value.longTermSupport }),
+    ...compact({
+      targetKubernetesVersion: value.targetKubernetesVersion,
+      longTermSupport: value.longTermSupport,
+    }),
   };
 });
 

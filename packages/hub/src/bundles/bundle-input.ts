@@ -13,6 +13,7 @@ import {
   type FleetBundleSpec,
   type PlanWarning,
   type Problem,
+  compact,
 } from "@flotilla/core";
 import {
   isSha256Digest,
@@ -71,13 +72,11 @@ export function bundleDocument(fields: {
   return {
     namespace: fields.namespace,
     paused: fields.paused,
-    ...(fields.targets === undefined ? {} : { targets: fields.targets }),
-    ...(fields.targetCustomizations === undefined
-      ? {}
-      : { targetCustomizations: fields.targetCustomizations }),
-    ...(fields.rolloutStrategy === undefined
-      ? {}
-      : { rolloutStrategy: fields.rolloutStrategy }),
+    ...compact({
+      targets: fields.targets,
+      targetCustomizations: fields.targetCustomizations,
+      rolloutStrategy: fields.rolloutStrategy,
+    }),
   };
 }
 

@@ -13,6 +13,7 @@ import {
   type HoldReason,
   type PartitionStatus,
   type PassResult,
+  compact,
 } from "@flotilla/core";
 import type { ResourceReason } from "@flotilla/protocol";
 import type { BundleReport } from "./bundle-observations.js";
@@ -173,17 +174,13 @@ export function bundleStatus(
       return {
         cluster,
         state,
-        ...(partition === undefined ? {} : { partition }),
-        ...(d.releasedRevision === undefined
-          ? {}
-          : { releasedRevision: d.releasedRevision }),
-        ...(d.appliedRevision === undefined
-          ? {}
-          : { appliedRevision: d.appliedRevision }),
+        ...compact({
+          partition,
+          releasedRevision: d.releasedRevision,
+          appliedRevision: d.appliedRevision,
+        }),
         ...(held === undefined ? {} : { held: held.reason }),
-        ...(held?.nextOpeningMs === undefined
-          ? {}
-          : { nextOpeningMs: held.nextOpeningMs }),
+        ...compact({ nextOpeningMs: held?.nextOpeningMs }),
         message: held?.message ?? report?.error ?? report?.message ?? "",
         reasons: report?.reasons ?? [],
         reasonsTruncated: report?.reasonsTruncated ?? 0,
@@ -198,8 +195,6 @@ export function bundleStatus(
     partitions: pass.partitions,
     limits: pass.limits,
     unassigned: pass.unassigned,
-    ...(pass.stoppedAfter === undefined
-      ? {}
-      : { stoppedAfter: pass.stoppedAfter }),
+    ...compact({ stoppedAfter: pass.stoppedAfter }),
   };
 }

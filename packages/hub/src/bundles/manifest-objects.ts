@@ -10,6 +10,7 @@ import {
   type KubernetesObject,
 } from "@flotilla/protocol";
 import { parseDocuments } from "./manifest-documents.js";
+import { compact } from "@flotilla/core";
 
 /** A manifest file's bytes, its path in the bundle, and the field path its problems use. */
 export interface ManifestFile {
@@ -40,7 +41,7 @@ export function parseManifestObjects(
       problems.push({
         path: file.field,
         message: `${JSON.stringify(file.path)} line ${String(line)}: ${message}`,
-        ...(value === undefined ? {} : { value }),
+        ...compact({ value }),
       });
     };
     const base = file.path.split("/").at(-1) ?? "";

@@ -18,6 +18,7 @@ import {
   ok,
   type Problem,
   type Result,
+  compact,
 } from "@flotilla/core";
 import { createNatsAuthSetup } from "./nats-auth.js";
 import { readSetupToKeep } from "./nats-setup-from.js";
@@ -144,12 +145,10 @@ export async function runNatsSetup(args: {
               : { agentsAccountPublicKey: kept.agentsAccount.publicKey }),
           },
         }),
-    ...(args.accountName === undefined
-      ? {}
-      : { accountName: args.accountName }),
-    ...(args.resolverDir === undefined
-      ? {}
-      : { resolverDir: args.resolverDir }),
+    ...compact({
+      accountName: args.accountName,
+      resolverDir: args.resolverDir,
+    }),
   });
   const files: readonly (readonly [string, string])[] = [
     [NATS_SETUP_FILES.serverConfig, setup.serverConfig],
