@@ -179,7 +179,7 @@ async function connectClusterNats(
       refused(error);
       const delayMs = backoff.next();
       logger.warn(
-        { err: error, clusterName: keeper.clusterName, delayMs },
+        { err: error, cluster: keeper.clusterName, delayMs },
         "Cannot connect to NATS with the cluster's credentials; retrying",
       );
       await systemClock.sleep(delayMs, { signal }).catch(() => undefined);
@@ -291,7 +291,7 @@ export async function runAgentProcess(
       const ownOptions = natsOptions.get(c.name);
       if (ownOptions !== undefined && keeper !== undefined) {
         logger.debug(
-          { clusterName: c.name, servers: ownOptions.servers },
+          { cluster: c.name, servers: ownOptions.servers },
           "Connecting to NATS with the cluster's credentials",
         );
         // Options of its own come from its identity (natsOptions above).
@@ -341,7 +341,7 @@ export async function runAgentProcess(
           ?.reconnect()
           .catch((error: unknown) => {
             logger.warn(
-              { clusterName: c.name, err: FlotillaError.from(error) },
+              { cluster: c.name, err: FlotillaError.from(error) },
               "Cannot reconnect to NATS with the renewed credentials",
             );
           });

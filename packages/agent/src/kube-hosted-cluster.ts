@@ -28,7 +28,7 @@ export function kubernetesCluster(
     "default";
   logger.info(
     {
-      clusterName: backend.clusterName,
+      cluster: backend.clusterName,
       kubernetes: backend.kubeconfig ?? "in-cluster",
       server: kubeConfig.getCurrentCluster()?.server,
       namespace,

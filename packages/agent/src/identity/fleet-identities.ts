@@ -108,7 +108,7 @@ export async function startIdentityKeepers(
         {
           store: storeFor(name),
           clock: deps.clock,
-          logger: deps.logger.child({ clusterName: name }),
+          logger: deps.logger.child({ cluster: name }),
         },
         { ...keeperOptions, clusterName: name },
       );

@@ -96,7 +96,7 @@ export function createAgent(deps: AgentDeps, options: AgentOptions): Agent {
   const clock = deps.clock ?? systemClock;
   const random = deps.random ?? Math.random;
   const metrics = deps.metrics ?? noopMetrics;
-  const logger = deps.logger.child({ clusterName });
+  const logger = deps.logger.child({ cluster: clusterName });
   const prefix = options.intentsPrefix;
   const lifetime = new AbortController();
   const background = new Set<Promise<void>>();

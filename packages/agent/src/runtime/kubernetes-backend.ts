@@ -120,7 +120,7 @@ export function createKubernetesBackend(
   deps: KubernetesBackendDeps,
   options: KubernetesBackendOptions,
 ): KubernetesBackend {
-  const logger = deps.logger.child({ clusterName: options.clusterName });
+  const logger = deps.logger.child({ cluster: options.clusterName });
   const kube = createClientNodeGateway(
     { kubeConfig: deps.kubeConfig, logger, clock: deps.clock },
     { namespace: options.namespace, force: options.forceConflicts ?? false },

@@ -68,7 +68,7 @@ export async function runUpgradeItem(
     } catch (caught) {
       if (signal.aborted) return;
       const error = FlotillaError.from(caught);
-      ctx.log.warn({ err: error, runName: run }, "Upgrade driver failed");
+      ctx.log.warn({ err: error, run }, "Upgrade driver failed");
       outcome = {
         type: "Failed" as const,
         reason: "UpgradeFailed" as const,

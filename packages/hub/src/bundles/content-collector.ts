@@ -132,7 +132,7 @@ export function createContentCollector(
         {
           ...collected,
           kept: stored.length - doomed.length,
-          ...compact({ bundleName: collectOptions.except }),
+          ...compact({ bundle: collectOptions.except }),
         },
         "Collected unreferenced bundle content",
       );
