@@ -17,6 +17,7 @@ import type {
   PlannedMember,
   UpgradePlan,
 } from "./preview-types.js";
+import type { Result } from "./result.js";
 import { parseWith } from "./schema.js";
 import { resolveRun } from "./staged/resolve.js";
 import type { NodeImageSelection } from "./upgrade.js";
@@ -61,7 +62,7 @@ function targetOf(
   channel: UpgradeChannel,
   resolution: ChannelResolution,
 ): ChannelTarget {
-  if (!resolution.ok) return { channel, reason: resolution.reason };
+  if (resolution.type === "skip") return { channel, reason: resolution.reason };
   return {
     channel,
     upgrade: resolution.upgrade,
@@ -127,9 +128,7 @@ function withLongTermSupport(
 /** `plan --channel`: every problem of every input at once, or the channel plan. */
 export function planChannel(
   inputs: ChannelPlanInputs,
-):
-  | { ok: true; value: ChannelPlanOutput }
-  | { ok: false; problems: readonly InputProblem[] } {
+): Result<ChannelPlanOutput, InputProblem> {
   const problems: InputProblem[] = [];
   const clusters = parseClusters(inputs.clusters);
   if (!clusters.ok) problems.push(...tag("clusters", clusters.problems));
@@ -185,7 +184,7 @@ export function planChannel(
     warnings.push(...planned.value.warnings);
     unassigned = planned.value.unassigned;
   }
-  if (!resolution.ok) {
+  if (resolution.type === "skip") {
     return {
       ok: true,
       value: {

@@ -89,11 +89,7 @@ export function planStaged(
 }
 
 /** `flotilla plan`: parses the inputs and plans in the strategy's dialect. */
-export function plan(
-  inputs: PreviewInputs,
-):
-  | { ok: true; value: PlanOutput }
-  | { ok: false; problems: readonly InputProblem[] } {
+export function plan(inputs: PreviewInputs): Result<PlanOutput, InputProblem> {
   const parsed = parseInputs(inputs);
   if (!parsed.ok) return parsed;
   const { clusters, clusterGroups, strategy } = parsed.value;

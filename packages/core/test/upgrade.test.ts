@@ -601,7 +601,7 @@ describe("memberUpgradeDecision", () => {
 
   test("NodeImage: AKSWindows-2022-containerd 20348.2582.240716 → 20348.2582.240916", () => {
     const resolution = resolveChannel({ channel: "NodeImage" }, available);
-    if (!resolution.ok) throw new Error(resolution.reason);
+    if (resolution.type === "skip") throw new Error(resolution.reason);
     const member = cluster("c-win", {
       region: "eastus",
       kubernetesVersion: "1.30.5",
@@ -621,7 +621,7 @@ describe("memberUpgradeDecision", () => {
 
   test("SecurityPatch updates Linux pools only and skips Windows-only members (NoLinuxNodePools)", () => {
     const resolution = resolveChannel({ channel: "SecurityPatch" }, available);
-    if (!resolution.ok) throw new Error(resolution.reason);
+    if (resolution.type === "skip") throw new Error(resolution.reason);
     const mixed = cluster("c-mix", {
       region: "eastus",
       nodePools: [

@@ -14,7 +14,7 @@ import {
   type FleetRolloutStrategy,
 } from "../fleet/strategy.js";
 import type { InputProblem, InputSource } from "../preview-types.js";
-import type { Problem } from "../result.js";
+import type { Problem, Result } from "../result.js";
 import {
   isUpdateStrategyDocument,
   parseUpdateStrategy,
@@ -49,9 +49,7 @@ export function tag(
 }
 
 /** Parses the strategy document, detecting its dialect from its keys (SPEC 9). */
-export function parseStrategyDocument(
-  raw: unknown,
-): { ok: true; value: ParsedStrategy } | { ok: false; problems: Problem[] } {
+export function parseStrategyDocument(raw: unknown): Result<ParsedStrategy> {
   if (isUpdateStrategyDocument(raw)) {
     const parsed = parseUpdateStrategy(raw);
     return parsed.ok
@@ -81,7 +79,7 @@ export function parseStrategyDocument(
 /** Parses all inputs; returns every problem of every input at once. */
 export function parseInputs(
   inputs: PreviewInputs,
-): { ok: true; value: ParsedInputs } | { ok: false; problems: InputProblem[] } {
+): Result<ParsedInputs, InputProblem> {
   const problems: InputProblem[] = [];
   const clusters = parseClusters(inputs.clusters);
   if (!clusters.ok) problems.push(...tag("clusters", clusters.problems));
