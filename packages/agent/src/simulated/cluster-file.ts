@@ -3,7 +3,7 @@
  * one fleet entry (see config.ts), `name` included unless the caller names the cluster.
  */
 import { dirname, isAbsolute, resolve } from "node:path";
-import { FlotillaError } from "@flotilla/core";
+import { FlotillaError, formatProblems } from "@flotilla/core";
 import {
   parseSimulatedCluster,
   type SimulatedClusterConfig,
@@ -35,7 +35,7 @@ export async function loadSimulatedCluster(
   if (!read.ok)
     throw new FlotillaError(
       "invalid_argument",
-      `Cannot load simulated cluster file "${file}": ${read.message}`,
+      `Cannot load simulated cluster file "${file}": ${formatProblems(read.problems, "; ")}`,
     );
   let raw = read.value;
   if (options.name !== undefined) {

@@ -1,6 +1,6 @@
 /** Loading a simulated fleet file from disk (see config.ts for its format). */
 import { dirname, isAbsolute, resolve } from "node:path";
-import { FlotillaError } from "@flotilla/core";
+import { FlotillaError, formatProblems } from "@flotilla/core";
 import { parseSimulatedFleet, type SimulatedFleet } from "./config.js";
 import { parserFor, readDocument, type TextParser } from "./text-file.js";
 
@@ -27,7 +27,7 @@ export async function loadSimulatedFleet(
   if (!read.ok)
     throw new FlotillaError(
       "invalid_argument",
-      `Cannot load simulated fleet file "${file}": ${read.message}`,
+      `Cannot load simulated fleet file "${file}": ${formatProblems(read.problems, "; ")}`,
     );
   const parsed = parseSimulatedFleet(read.value);
   if (!parsed.ok)

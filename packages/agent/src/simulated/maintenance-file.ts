@@ -7,9 +7,11 @@
 import {
   canonicalJson,
   formatProblem,
+  formatProblems,
   parseMaintenance,
   type Maintenance,
   type Problem,
+  type Result,
   compact,
 } from "@flotilla/core";
 import type {
@@ -54,7 +56,7 @@ export function createMaintenanceFile(
     async reload(reloadOptions = {}) {
       const before = canonicalJson(state);
       const read = await readDocument(file, parse, reloadOptions);
-      if (!read.ok) refuse(read.message, []);
+      if (!read.ok) refuse(formatProblems(read.problems, "; "), []);
       else {
         const parsed = parseDocument(read.value);
         if (parsed.ok) state = compact({ maintenance: parsed.value });
@@ -84,9 +86,7 @@ export function createMaintenanceFile(
   };
 }
 
-type Parsed =
-  | { readonly ok: true; readonly value: Maintenance | undefined }
-  | { readonly ok: false; readonly problems: readonly Problem[] };
+type Parsed = Result<Maintenance | undefined>;
 
 /** `{maintenance: …}`; an empty document or one without `maintenance` means no constraints. */
 function parseDocument(raw: unknown): Parsed {

@@ -25,7 +25,7 @@ import type {
   PositionalSpec,
 } from "./command.js";
 import { parseLabelChanges } from "./label-args.js";
-import { compact } from "@flotilla/core";
+import { compact, formatProblem } from "@flotilla/core";
 
 const NAME: PositionalSpec = { name: "NAME", description: "the group's name" };
 
@@ -60,15 +60,17 @@ function groupInput(command: string, args: ParsedArgs, allowRemove: boolean) {
   const revision = expectedRevision(command, args);
   const problems = [
     ...(selector === undefined ? [] : selectorProblems(command, selector)),
-    ...(labels.ok ? [] : labels.problems.map((p) => usageMessage(command, p))),
-    ...(revision.ok ? [] : [revision.message]),
+    ...(labels.ok
+      ? []
+      : labels.problems.map((p) => usageMessage(command, formatProblem(p)))),
+    ...(revision.ok ? [] : revision.problems.map(formatProblem)),
   ];
   if (problems.length > 0 || !labels.ok || !revision.ok)
     return refused(problems);
   return prepared({
     name: args.positional("NAME") ?? "",
     selector,
-    labels: labels.changes,
+    labels: labels.value,
     expectedRevision: revision.value,
   });
 }

@@ -146,7 +146,7 @@ export async function prepareBundle(
       field: `bundle.manifests[${String(i)}]`,
     }));
     const parsed = parseManifestObjects(files, "bundle.manifests");
-    if (parsed.ok) parsedObjects = parsed.objects;
+    if (parsed.ok) parsedObjects = parsed.value;
     else problems.push(...parsed.problems);
   }
   // Patches are checked against the objects (one that matches none is refused), so only when

@@ -4,7 +4,7 @@
  * object is named once per bundle. Problems name the manifest (`bundle.manifests[2]`) and say which
  * file and line, so a person can fix every file in one go.
  */
-import type { Problem } from "@flotilla/core";
+import type { Problem, Result } from "@flotilla/core";
 import {
   MAX_BUNDLE_RESOURCES,
   type KubernetesObject,
@@ -29,9 +29,7 @@ const HELM_TEMPLATE = /\{\{-?\s*\.(Values|Release|Chart|Capabilities)\b/;
 export function parseManifestObjects(
   files: readonly ManifestFile[],
   listField: string,
-):
-  | { ok: true; objects: KubernetesObject[] }
-  | { ok: false; problems: Problem[] } {
+): Result<KubernetesObject[]> {
   const problems: Problem[] = [];
   const objects: KubernetesObject[] = [];
   const seen = new Map<string, string>();
@@ -99,7 +97,9 @@ export function parseManifestObjects(
       message: `holds ${String(objects.length)} objects, more than the ${String(MAX_BUNDLE_RESOURCES)} a bundle may hold`,
     });
   }
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, objects };
+  return problems.length > 0
+    ? { ok: false, problems }
+    : { ok: true, value: objects };
 }
 
 /** A document's objects: itself, the items of a JSON list, or the items of a `kind: List`. */
