@@ -342,7 +342,7 @@ test("1.28 → 1.30: Rapid at 1.30 skips a cluster on 1.28 (MinorVersionSkew) an
 describe("upgradeProfileField", () => {
   test("accepts each channel and normalizes the target minor", () => {
     expect(parseWith(upgradeProfileField, { channel: "Rapid" })).toEqual({
-      type: "upgrade",
+      ok: true,
       value: { channel: "Rapid" },
     });
     expect(
@@ -352,7 +352,7 @@ describe("upgradeProfileField", () => {
         longTermSupport: true,
       }),
     ).toEqual({
-      type: "upgrade",
+      ok: true,
       value: {
         channel: "TargetKubernetesVersion",
         targetKubernetesVersion: "1.29",
@@ -426,7 +426,7 @@ describe("upgradeProfileField", () => {
     ],
   ])("rejects %j with paths and values", (raw, problems) => {
     expect(parseWith(upgradeProfileField, raw, "profile")).toEqual({
-      type: "skip",
+      ok: false,
       problems,
     });
   });
