@@ -31,6 +31,7 @@ import {
   type TestProcess,
 } from "@flotilla/testkit";
 import { credentials, Metadata, type ChannelCredentials } from "@grpc/grpc-js";
+import { compact } from "@flotilla/core";
 
 /** Settings of simulated clusters, as the agent's fleet file has them. */
 export type FleetFile = Readonly<Record<string, unknown>>;
@@ -236,7 +237,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
             const { secret } = await callUnary(admin, "createBootstrapToken", {
               ttlSeconds: 600,
               maxUses,
-              ...(cluster === undefined ? {} : { clusterName: cluster }),
+              ...compact({ clusterName: cluster }),
               reason: "e2e",
             });
             bootstrapTokens += 1;

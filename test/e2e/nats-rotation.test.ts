@@ -12,6 +12,7 @@ import { connect, credsAuthenticator } from "@nats-io/transport-node";
 import { agentInboxPrefix } from "@flotilla/protocol";
 import { runProcess, waitFor } from "@flotilla/testkit";
 import { clusters, fleetFile, startE2E, type E2E } from "./fleet.js";
+import { compact } from "@flotilla/core";
 
 let e2e: E2E;
 let bundleDir: string;
@@ -54,7 +55,7 @@ async function refusedByNats(
       servers: e2e.nats.url,
       authenticator: credsAuthenticator(new TextEncoder().encode(creds)),
       reconnect: false,
-      ...(inboxPrefix === undefined ? {} : { inboxPrefix }),
+      ...compact({ inboxPrefix }),
     });
     await nc.close();
     return "connected";

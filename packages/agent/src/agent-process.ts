@@ -7,7 +7,7 @@
  * agent per cluster; then it waits for the stop signal and stops everything in reverse order.
  */
 import { join } from "node:path";
-import { FlotillaError } from "@flotilla/core";
+import { FlotillaError, compact } from "@flotilla/core";
 import {
   connect,
   errors,
@@ -101,7 +101,7 @@ async function keepIdentities(
       hub: config.hub,
       hubCa,
       agentVersion: AGENT_VERSION,
-      ...(bootstrapToken === undefined ? {} : { bootstrapToken }),
+      ...compact({ bootstrapToken }),
       signal,
     },
   );
@@ -178,7 +178,7 @@ async function connectClusterNats(
       refused(error);
       const delayMs = backoff.next();
       logger.warn(
-        { err: error, clusterName: keeper.clusterName, delayMs },
+        { err: error, cluster: keeper.clusterName, delayMs },
         "Cannot connect to NATS with the cluster's credentials; retrying",
       );
       await systemClock.sleep(delayMs, { signal }).catch(() => undefined);
@@ -270,7 +270,7 @@ export async function runAgentProcess(
       const ownOptions = natsOptions.get(c.name);
       if (ownOptions !== undefined && keeper !== undefined) {
         logger.debug(
-          { clusterName: c.name, servers: ownOptions.servers },
+          { cluster: c.name, servers: ownOptions.servers },
           "Connecting to NATS with the cluster's credentials",
         );
         // Options of its own come from its identity (natsOptions above).
@@ -320,7 +320,7 @@ export async function runAgentProcess(
           ?.reconnect()
           .catch((error: unknown) => {
             logger.warn(
-              { clusterName: c.name, err: FlotillaError.from(error) },
+              { cluster: c.name, err: FlotillaError.from(error) },
               "Cannot reconnect to NATS with the renewed credentials",
             );
           });

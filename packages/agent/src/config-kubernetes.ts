@@ -9,6 +9,7 @@
 import { option, text } from "@flotilla/node";
 import { z } from "zod";
 import type { UpgradeDriverConfig } from "./runtime/kubernetes-backend.js";
+import { compact } from "@flotilla/core";
 
 export type { UpgradeDriverConfig };
 
@@ -322,15 +323,11 @@ export function parseKubernetesSettings(
       ? {
           type: v.upgradeDriver,
           distribution: v.sucDistribution ?? "k3s",
-          ...(v.sucNamespace === undefined
-            ? {}
-            : { namespace: v.sucNamespace }),
-          ...(v.sucServerPlan === undefined
-            ? {}
-            : { serverPlanName: v.sucServerPlan }),
-          ...(v.sucAgentPlan === undefined
-            ? {}
-            : { agentPlanName: v.sucAgentPlan }),
+          ...compact({
+            namespace: v.sucNamespace,
+            serverPlanName: v.sucServerPlan,
+            agentPlanName: v.sucAgentPlan,
+          }),
         }
       : v.upgradeDriver === "cluster-api"
         ? {
@@ -344,11 +341,11 @@ export function parseKubernetesSettings(
       type: "kubernetes",
       ...(location === "in-cluster" ? {} : { kubeconfig: location }),
       clusterName,
-      ...(v.namespace === undefined ? {} : { namespace: v.namespace }),
+      ...compact({ namespace: v.namespace }),
       windowsConfigMap: v.windowsConfigMap,
       forceConflicts: v.applyForceConflicts,
       labels: v.labels,
-      ...(v.region === undefined ? {} : { region: v.region }),
+      ...compact({ region: v.region }),
       upgradeDriver,
       identitySecret: v.identitySecret,
     },

@@ -5,7 +5,7 @@
  * reads the environment (it is handed `env`; main.ts passes `process.env`).
  */
 import { join } from "node:path";
-import { parseDuration } from "@flotilla/core";
+import { parseDuration, compact } from "@flotilla/core";
 import { gatherOptions } from "@flotilla/node";
 import { z } from "zod";
 import {
@@ -325,9 +325,7 @@ export function parseAgentConfig(
       : {
           type: "simulated",
           file: v.simulated ?? "",
-          ...(v.clusterName === undefined
-            ? {}
-            : { clusterName: v.clusterName }),
+          ...compact({ clusterName: v.clusterName }),
         });
   return {
     type: "config",
@@ -338,8 +336,7 @@ export function parseAgentConfig(
         : {
             tls: {
               caFile: v.tlsCa ?? "",
-              ...(v.tlsCert === undefined ? {} : { certFile: v.tlsCert }),
-              ...(v.tlsKey === undefined ? {} : { keyFile: v.tlsKey }),
+              ...compact({ certFile: v.tlsCert, keyFile: v.tlsKey }),
             },
           },
       ...(plaintext || v.tlsCert !== undefined
@@ -372,7 +369,7 @@ export function parseAgentConfig(
       nats: v.nats,
       intentsPrefix: v.intentsPrefix,
       backend,
-      ...(v.stateDir === undefined ? {} : { stateDir: v.stateDir }),
+      ...compact({ stateDir: v.stateDir }),
       ...(v.metricsListen === "off" ? {} : { metricsListen: v.metricsListen }),
       logLevel: v.logLevel,
       windowsReloadIntervalMs: v.windowsReloadInterval,

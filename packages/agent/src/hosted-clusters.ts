@@ -13,6 +13,7 @@ import { loadSimulatedCluster } from "./simulated/cluster-file.js";
 import { loadSimulatedFleet } from "./simulated/fleet-file.js";
 import { mulberry32 } from "./simulated/random.js";
 import { createSimulatedCluster } from "./simulated/simulated-cluster.js";
+import { compact } from "@flotilla/core";
 
 export type { ClusterToHost, HostedCluster } from "./hosted-cluster.js";
 
@@ -40,9 +41,7 @@ export async function loadHostedClusters(
           ? [
               await loadSimulatedCluster(backend.file, {
                 parseText,
-                ...(backend.clusterName === undefined
-                  ? {}
-                  : { name: backend.clusterName }),
+                ...compact({ name: backend.clusterName }),
               }),
             ]
           : (await loadSimulatedFleet(backend.file, { parseText })).clusters;

@@ -11,6 +11,7 @@ import { createSecretIdentityStore } from "./identity/secret-identity-store.js";
 import { loadKubeConfig } from "./kube/kube-config.js";
 import { createKubernetesBackend } from "./runtime/kubernetes-backend.js";
 import { systemClock } from "@flotilla/node";
+import { compact } from "@flotilla/core";
 
 /** The cluster behind `backend`'s client configuration; fails if it cannot be loaded. */
 export function kubernetesCluster(
@@ -19,7 +20,7 @@ export function kubernetesCluster(
 ): ClusterToHost {
   // Read now so a bad kubeconfig or a missing service account fails before anything connects.
   const kubeConfig = loadKubeConfig(
-    backend.kubeconfig === undefined ? {} : { kubeconfig: backend.kubeconfig },
+    compact({ kubeconfig: backend.kubeconfig }),
   );
   const namespace =
     backend.namespace ??
@@ -27,7 +28,7 @@ export function kubernetesCluster(
     "default";
   logger.info(
     {
-      clusterName: backend.clusterName,
+      cluster: backend.clusterName,
       kubernetes: backend.kubeconfig ?? "in-cluster",
       server: kubeConfig.getCurrentCluster()?.server,
       namespace,
@@ -48,7 +49,7 @@ export function kubernetesCluster(
           windowsConfigMap: backend.windowsConfigMap,
           forceConflicts: backend.forceConflicts,
           labels: backend.labels,
-          ...(backend.region === undefined ? {} : { region: backend.region }),
+          ...compact({ region: backend.region }),
           upgradeDriver: backend.upgradeDriver,
         },
       );

@@ -25,6 +25,7 @@ import {
   connectTo,
   TestIntents,
 } from "./support/test-intents.js";
+import { compact } from "@flotilla/core";
 
 const T0 = Date.UTC(2025, 0, 1);
 const UPGRADE: UpgradeIntent = {
@@ -46,7 +47,7 @@ function intent(
     cluster: "c1",
     generation,
     bundles,
-    ...(upgrade === undefined ? {} : { upgrade }),
+    ...compact({ upgrade }),
   };
 }
 

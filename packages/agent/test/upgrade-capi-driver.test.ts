@@ -16,6 +16,7 @@ import {
   progressLog,
   testWindows,
 } from "./support/kube-upgrade-fixtures.js";
+import { compact } from "@flotilla/core";
 
 const NS = "fleet";
 const CAPI = "cluster.x-k8s.io/v1beta1";
@@ -47,7 +48,7 @@ function report(
 }
 
 const settled = (replicas: number, version?: string) => ({
-  ...(version === undefined ? {} : { version }),
+  ...compact({ version }),
   replicas,
   updatedReplicas: replicas,
   readyReplicas: replicas,

@@ -11,6 +11,7 @@ import { createProcessIo } from "./process-io.js";
 import { commandHelp, globalHelp, nounHelp, shortUsage } from "./usage.js";
 import { VERSION } from "./version.js";
 import { silenceIpServernameWarning } from "@flotilla/protocol";
+import { compact } from "@flotilla/core";
 import { isProcessEntry } from "@flotilla/node";
 
 export type { CliIo } from "./io.js";
@@ -184,9 +185,7 @@ if (isProcessEntry(import.meta.url)) {
         process.stderr.write(text);
       },
       isTTY: process.stdout.isTTY,
-      ...(process.stdout.columns === undefined
-        ? {}
-        : { columns: process.stdout.columns }),
+      ...compact({ columns: process.stdout.columns }),
     },
     process.env,
   );

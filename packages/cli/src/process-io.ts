@@ -16,6 +16,7 @@ import {
 import { userInfo } from "node:os";
 import { basename, dirname, join } from "node:path";
 import type { CliIo, DirEntry } from "./io.js";
+import { compact } from "@flotilla/core";
 
 /** Where the text a command writes goes. */
 export interface ProcessIoStreams {
@@ -79,7 +80,7 @@ export function createProcessIo(
             : "other",
       })),
     isTTY: streams.isTTY,
-    ...(streams.columns === undefined ? {} : { columns: streams.columns }),
+    ...compact({ columns: streams.columns }),
     env,
     now: () => Date.now(),
     ...(userName === undefined || userName === "" ? {} : { userName }),

@@ -4,6 +4,7 @@
  */
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { compact } from "@flotilla/core";
 
 const main = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 
@@ -24,7 +25,7 @@ export function runBuiltCli(
       process.execPath,
       [main, ...args],
       {
-        ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+        ...compact({ cwd: options.cwd }),
         env: { PATH: process.env["PATH"] ?? "" },
       },
       (error, stdout, stderr) => {

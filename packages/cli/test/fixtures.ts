@@ -9,6 +9,7 @@ import type {
 } from "../src/render/preview-types.js";
 import type { RenderOptions } from "../src/render/options.js";
 import { createStyle } from "../src/render/style.js";
+import { compact } from "@flotilla/core";
 
 /** A CliIo over in-memory files that records what was written. */
 export interface MemoryIo extends CliIo {
@@ -96,7 +97,7 @@ export function memoryIo(
         : Promise.resolve(entries);
     },
     isTTY: options.isTTY ?? false,
-    ...(options.columns === undefined ? {} : { columns: options.columns }),
+    ...compact({ columns: options.columns }),
     env: options.env ?? {},
     now: () => options.nowMs ?? NOW_MS,
     userName: "tester",

@@ -24,11 +24,11 @@ describe("parseLabelChanges", () => {
       parseLabelChanges(["a=1", "b=", "c-"], { allowRemove: true }),
     ).toEqual({
       ok: true,
-      changes: { set: { a: "1", b: "" }, remove: ["c"] },
+      value: { set: { a: "1", b: "" }, remove: ["c"] },
     });
     expect(parseLabelChanges(["a=1", "a-"], { allowRemove: true })).toEqual({
       ok: false,
-      problems: ["label a is both set and removed"],
+      problems: [{ path: "", message: "label a is both set and removed" }],
     });
   });
 });

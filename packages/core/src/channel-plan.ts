@@ -21,6 +21,7 @@ import type {
   PlannedMember,
   UpgradePlan,
 } from "./preview-types.js";
+import type { Result } from "./result.js";
 import { parseWith } from "./schema.js";
 import { resolveRun } from "./staged/resolve.js";
 import type { NodeImageSelection } from "./upgrade.js";
@@ -37,6 +38,7 @@ import {
   availableVersionsField,
   type AvailableVersions,
 } from "./versions/version.js";
+import { compact } from "./compact.js";
 
 /** The raw documents and options of `plan --channel`. */
 export interface ChannelPlanInputs {
@@ -64,7 +66,7 @@ function targetOf(
   channel: UpgradeChannel,
   resolution: ChannelResolution,
 ): ChannelTarget {
-  if (!resolution.ok) return { channel, reason: resolution.reason };
+  if (resolution.type === "skip") return { channel, reason: resolution.reason };
   return {
     channel,
     upgrade: resolution.upgrade,
@@ -130,9 +132,7 @@ function withLongTermSupport(
 /** `plan --channel`: every problem of every input at once, or the channel plan. */
 export function planChannel(
   inputs: ChannelPlanInputs,
-):
-  | { ok: true; value: ChannelPlanOutput }
-  | { ok: false; problems: readonly InputProblem[] } {
+): Result<ChannelPlanOutput, InputProblem> {
   const problems: InputProblem[] = [];
   const fleet = parseFleetInputs(inputs, problems);
   const strategy =
@@ -187,7 +187,7 @@ export function planChannel(
     warnings.push(...planned.value.warnings);
     unassigned = planned.value.unassigned;
   }
-  if (!resolution.ok) {
+  if (resolution.type === "skip") {
     return {
       ok: true,
       value: {
@@ -201,7 +201,7 @@ export function planChannel(
   }
   const run = resolveRun({
     name: "auto-upgrade",
-    ...(staged === undefined ? {} : { strategy: staged }),
+    ...compact({ strategy: staged }),
     clusters,
     payload: { kind: "upgrade", upgrade: resolution.upgrade },
     createdAtMs: 0,
@@ -236,7 +236,7 @@ export function planChannel(
         ? { requiresLongTermSupport: true }
         : {}),
       channels,
-      ...(plan === undefined ? {} : { plan }),
+      ...compact({ plan }),
       unassigned: run.value.unassigned,
       warnings,
     },

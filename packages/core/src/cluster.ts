@@ -17,6 +17,7 @@ import {
   selectorStructField,
   strictObject,
 } from "./schema.js";
+import { compact } from "./compact.js";
 
 /** A node pool as the agent reports it. */
 export interface NodePool {
@@ -158,15 +159,14 @@ export function parseClusters(raw: unknown): Result<Cluster[]> {
     parsed.value.map((c) => ({
       name: c.name,
       labels: c.labels ?? {},
-      ...(c.updateGroup === undefined ? {} : { updateGroup: c.updateGroup }),
+      ...compact({ updateGroup: c.updateGroup }),
       groups: c.groups ?? [],
-      ...(c.maintenance === undefined ? {} : { maintenance: c.maintenance }),
+      ...compact({ maintenance: c.maintenance }),
       ...(c.kubernetesVersion === undefined
         ? {}
         : { kubernetesVersion: c.kubernetesVersion.replace(/^v/, "") }),
       nodePools: c.nodePools ?? [],
-      ...(c.region === undefined ? {} : { region: c.region }),
-      ...(c.supportPlan === undefined ? {} : { supportPlan: c.supportPlan }),
+      ...compact({ region: c.region, supportPlan: c.supportPlan }),
       ...(c.paused === true ? { paused: true as const } : {}),
     })),
   );
@@ -183,7 +183,7 @@ export function parseClusterGroups(raw: unknown): Result<ClusterGroup[]> {
     parsed.value.map((g) => ({
       name: g.name,
       labels: g.labels ?? {},
-      ...(g.selector === undefined ? {} : { selector: g.selector }),
+      ...compact({ selector: g.selector }),
     })),
   );
 }

@@ -8,8 +8,18 @@
  */
 
 // Results and errors
-export { ok, fail, joinPath, showValue, formatProblem } from "./result.js";
+export {
+  ok,
+  fail,
+  problem,
+  joinPath,
+  showValue,
+  formatProblem,
+  formatProblems,
+} from "./result.js";
 export type { Problem, Result } from "./result.js";
+export { compact } from "./compact.js";
+export type { Compact } from "./compact.js";
 export { FlotillaError } from "./errors.js";
 export type { FlotillaErrorCode } from "./errors.js";
 

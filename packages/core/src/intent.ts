@@ -12,6 +12,7 @@ import type { Result } from "./result.js";
 import { parseWith, strictObject } from "./schema.js";
 import type { MemberTarget } from "./staged/run.js";
 import type { UpgradeType } from "./upgrade.js";
+import { compact } from "./compact.js";
 
 /** The bundle part of an intent: which revision, and where its manifests are. */
 export interface BundleIntent {
@@ -90,7 +91,7 @@ export function changeIntent(
           [change.bundle]: {
             revision: change.revision,
             digest: change.digest,
-            ...(change.key === undefined ? {} : { key: change.key }),
+            ...compact({ key: change.key }),
           },
         },
       });

@@ -10,6 +10,7 @@ import {
   newestNodeImage,
   type AvailableVersions,
 } from "./versions/version.js";
+import { compact } from "./compact.js";
 
 /** One node pool moving to a new image. */
 export interface NodeImageChange {
@@ -83,7 +84,7 @@ export function planNodeImages(
         version,
         reason: "NotOffered",
         imageFamily: pool.imageFamily,
-        ...(cluster.region === undefined ? {} : { region: cluster.region }),
+        ...compact({ region: cluster.region }),
       });
     else {
       const order = compareNodeImageVersions(target, version);

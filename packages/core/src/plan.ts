@@ -17,6 +17,7 @@ import type { Result } from "./result.js";
 import { resolveRun } from "./staged/resolve.js";
 import { runWarnings } from "./staged/warnings.js";
 import type { UpdateStrategy } from "./update-strategy.js";
+import { compact } from "./compact.js";
 
 /** Plans a Fleet rollout: partitions as waves with one group each. */
 export function planFleet(
@@ -73,9 +74,7 @@ export function planStaged(
         kind: "stage",
         maxConcurrency: s.maxConcurrency,
         maxAllowedFailures: s.maxAllowedFailures,
-        ...(s.sortingLabelKey === undefined
-          ? {}
-          : { sortingLabelKey: s.sortingLabelKey }),
+        ...compact({ sortingLabelKey: s.sortingLabelKey }),
         groups: s.groups.map((g) => ({
           name: g.name,
           clusters: g.members.map((m) => m.name),
@@ -91,11 +90,7 @@ export function planStaged(
 }
 
 /** `flotilla plan`: parses the inputs and plans in the strategy's dialect. */
-export function plan(
-  inputs: PreviewInputs,
-):
-  | { ok: true; value: PlanOutput }
-  | { ok: false; problems: readonly InputProblem[] } {
+export function plan(inputs: PreviewInputs): Result<PlanOutput, InputProblem> {
   const parsed = parseInputs(inputs);
   if (!parsed.ok) return parsed;
   const { clusters, clusterGroups, strategy } = parsed.value;

@@ -11,19 +11,29 @@ export interface Problem {
   readonly value?: unknown;
 }
 
-/** Either the parsed value or the list of problems that prevented it. */
-export type Result<T> =
+/**
+ * Either the parsed value or the list of problems that prevented it. P narrows the problem type
+ * where problems carry more (e.g. which input file they are in).
+ */
+export type Result<T, P extends Problem = Problem> =
   | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly problems: readonly Problem[] };
+  | { readonly ok: false; readonly problems: readonly P[] };
 
 /** Wraps a value as a successful result. */
-export function ok<T>(value: T): Result<T> {
+export function ok<T>(value: T): { readonly ok: true; readonly value: T } {
   return { ok: true, value };
 }
 
 /** Wraps problems as a failed result. */
-export function fail<T = never>(problems: readonly Problem[]): Result<T> {
+export function fail<P extends Problem = Problem>(
+  problems: readonly P[],
+): { readonly ok: false; readonly problems: readonly P[] } {
   return { ok: false, problems };
+}
+
+/** A problem with no field path: a message about the input as a whole. */
+export function problem(message: string): Problem {
+  return { path: "", message };
 }
 
 /** Joins a parent path and a child key or index the way problems print them. */
@@ -52,4 +62,12 @@ export function formatProblem(problem: Problem): string {
   const where = problem.path === "" ? "" : `${problem.path}: `;
   const got = "value" in problem ? ` (got ${showValue(problem.value)})` : "";
   return `${where}${problem.message}${got}`;
+}
+
+/** Formats every problem with {@link formatProblem}, one per line (or joined by `separator`). */
+export function formatProblems(
+  problems: readonly Problem[],
+  separator = "\n",
+): string {
+  return problems.map(formatProblem).join(separator);
 }

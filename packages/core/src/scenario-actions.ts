@@ -9,6 +9,7 @@ import { compareNames } from "./cluster.js";
 import type { Problem } from "./result.js";
 import { strictObject, unknownFieldMessage } from "./schema.js";
 import type { UpdateStrategy } from "./update-strategy.js";
+import { compact } from "./compact.js";
 
 /** What `skip` can name, as AKS's skip targets (`{type: Group, name: prod-eu}` or `Group:prod-eu`). */
 export interface SkipTarget {
@@ -198,7 +199,7 @@ export function resolveActions(
           value: name,
         });
     };
-    const reason = a.reason === undefined ? {} : { reason: a.reason };
+    const reason = compact({ reason: a.reason });
     switch (a.action) {
       case "stop":
       case "start":
@@ -218,7 +219,7 @@ export function resolveActions(
         return {
           action: "retry",
           atMs,
-          ...(a.members === undefined ? {} : { members: a.members }),
+          ...compact({ members: a.members }),
           ...reason,
         };
       case "join":

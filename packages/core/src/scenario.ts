@@ -19,6 +19,7 @@ import {
   nodeImageOfferField,
   type AvailableVersions,
 } from "./versions/version.js";
+import { compact } from "./compact.js";
 
 /** How one cluster behaves in a simulation. */
 export interface ClusterBehaviour {
@@ -199,7 +200,7 @@ export function parseScenario(
     return {
       readyAfterSeconds: b?.readyAfterSeconds ?? base.readyAfterSeconds,
       fail: b?.fail ?? (b?.failAttempts === undefined ? base.fail : false),
-      ...(failAttempts === undefined ? {} : { failAttempts }),
+      ...compact({ failAttempts }),
       failAfterSeconds: b?.failAfterSeconds ?? base.failAfterSeconds,
       neverReady: b?.neverReady ?? base.neverReady,
       offline: (b?.offline ?? []).map((o, i) => {
@@ -289,15 +290,13 @@ export function parseScenario(
   return ok({
     startMs,
     kind: s.kind,
-    ...(s.upgrade === undefined ? {} : { upgrade: s.upgrade }),
+    ...compact({ upgrade: s.upgrade }),
     defaults,
     clusters,
     approvals,
     autoApprove: s.autoApprove ?? false,
     actions,
-    ...(s.progressDeadlineSeconds === undefined
-      ? {}
-      : { progressDeadlineSeconds: s.progressDeadlineSeconds }),
+    ...compact({ progressDeadlineSeconds: s.progressDeadlineSeconds }),
     untilMs,
     // With releases but no `available`, the platform offers nothing until the first release.
     ...(s.available === undefined && s.releases === undefined

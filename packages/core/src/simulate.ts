@@ -8,15 +8,14 @@ import { parseInputs, tag, type PreviewInputs } from "./preview/inputs.js";
 import { simulateFleetRollout } from "./preview/simulate-fleet.js";
 import { simulateStagedRun } from "./preview/simulate-staged.js";
 import type { InputProblem, SimulationOutput } from "./preview-types.js";
+import type { Result } from "./result.js";
 import { parseScenario } from "./scenario.js";
 import { joiningLater, strategyActionProblems } from "./scenario-actions.js";
 
 /** `flotilla simulate`: parses the inputs and the scenario, then simulates. */
 export function simulate(
   inputs: PreviewInputs & { readonly scenario: unknown },
-):
-  | { ok: true; value: SimulationOutput }
-  | { ok: false; problems: readonly InputProblem[] } {
+): Result<SimulationOutput, InputProblem> {
   const parsed = parseInputs(inputs);
   const names = new Set(
     parsed.ok ? parsed.value.clusters.map((c) => c.name) : [],

@@ -22,6 +22,7 @@ import {
   selectorStringField,
   strictObject,
 } from "./schema.js";
+import { compact } from "./compact.js";
 
 /** Highest stage maxConcurrency (AKS system limit) and the stage default. */
 export const MAX_STAGE_CONCURRENCY = 50;
@@ -168,16 +169,12 @@ const gateField = z.unknown().transform((raw, ctx): GateSpec => {
   if (gate.type === "Approval")
     return {
       type: "Approval",
-      ...(gate.displayName === undefined
-        ? {}
-        : { displayName: gate.displayName }),
+      ...compact({ displayName: gate.displayName }),
     };
   const config = gate.scheduledStartConfiguration;
   return {
     type: "ScheduledStart",
-    ...(gate.displayName === undefined
-      ? {}
-      : { displayName: gate.displayName }),
+    ...compact({ displayName: gate.displayName }),
     scheduledStartConfiguration: {
       startDay: config.startDay,
       startMinutes: config.startTime,
@@ -291,12 +288,10 @@ export function parseUpdateStrategy(
       ...(g.memberSelector === undefined
         ? {}
         : { memberSelector: g.memberSelector.byLabel }),
-      ...(g.maxConcurrency === undefined
-        ? {}
-        : { maxConcurrency: g.maxConcurrency }),
-      ...(g.maxAllowedFailures === undefined
-        ? {}
-        : { maxAllowedFailures: g.maxAllowedFailures }),
+      ...compact({
+        maxConcurrency: g.maxConcurrency,
+        maxAllowedFailures: g.maxAllowedFailures,
+      }),
       beforeGates: g.beforeGates ?? [],
       afterGates: g.afterGates ?? [],
     }));
@@ -305,18 +300,14 @@ export function parseUpdateStrategy(
       ...(s.memberSelector === undefined
         ? {}
         : { memberSelector: s.memberSelector.byLabel }),
-      ...(s.maxConcurrency === undefined
-        ? {}
-        : { maxConcurrency: s.maxConcurrency }),
-      ...(s.maxAllowedFailures === undefined
-        ? {}
-        : { maxAllowedFailures: s.maxAllowedFailures }),
+      ...compact({
+        maxConcurrency: s.maxConcurrency,
+        maxAllowedFailures: s.maxAllowedFailures,
+      }),
       afterStageWaitInSeconds: s.afterStageWaitInSeconds ?? 0,
       beforeGates: s.beforeGates ?? [],
       afterGates: s.afterGates ?? [],
-      ...(s.sortingLabelKey === undefined
-        ? {}
-        : { sortingLabelKey: s.sortingLabelKey }),
+      ...compact({ sortingLabelKey: s.sortingLabelKey }),
       ...(s.groups === undefined || s.groups.length === 0 ? {} : { groups }),
     };
   });

@@ -10,6 +10,7 @@ import {
   parseRolloutStrategy,
   type FleetRolloutStrategy,
 } from "../src/fleet/strategy.js";
+import { compact } from "../src/compact.js";
 
 /** A cluster with only a name and labels. */
 export function cluster(
@@ -71,7 +72,7 @@ export const waitingFor = (
   previous?: string,
 ): DeploymentObservation => ({
   releasedRevision: revision,
-  ...(previous === undefined ? {} : { appliedRevision: previous }),
+  ...compact({ appliedRevision: previous }),
   ready: previous !== undefined,
   errored: false,
   modified: false,

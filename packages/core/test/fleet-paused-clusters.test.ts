@@ -20,6 +20,7 @@ import {
   readyAt,
   strategy,
 } from "./fleet-fixtures.js";
+import { compact } from "../src/compact.js";
 
 const NOW = Date.UTC(2026, 2, 2, 10);
 const paused = (c: Cluster): Cluster => ({ ...c, paused: true });
@@ -146,8 +147,7 @@ describe("a paused cluster in a pass", () => {
       const { releasedRevision, appliedRevision, ...rest } = o;
       return {
         ...rest,
-        ...(releasedRevision === undefined ? {} : { releasedRevision }),
-        ...(appliedRevision === undefined ? {} : { appliedRevision }),
+        ...compact({ releasedRevision, appliedRevision }),
       };
     };
     fc.assert(

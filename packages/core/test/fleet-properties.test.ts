@@ -10,6 +10,7 @@ import {
 } from "../src/fleet/rollout-pass.js";
 import type { Maintenance } from "../src/maintenance/windows.js";
 import { cluster, strategy } from "./fleet-fixtures.js";
+import { compact } from "../src/compact.js";
 
 const NOW = Date.UTC(2026, 2, 2, 10);
 const HOUR = 3_600_000;
@@ -105,8 +106,7 @@ function build(members: readonly Member[], closedWindows = true) {
     const { releasedRevision, appliedRevision, ...flags } = m.observed;
     deployments.set(`c-${String(n)}`, {
       ...flags,
-      ...(releasedRevision === undefined ? {} : { releasedRevision }),
-      ...(appliedRevision === undefined ? {} : { appliedRevision }),
+      ...compact({ releasedRevision, appliedRevision }),
     });
   }
   return { targets, deployments };

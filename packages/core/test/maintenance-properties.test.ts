@@ -15,6 +15,7 @@ import {
   type RawOneOff,
   type RawRecurring,
 } from "./maintenance-oracle.js";
+import { compact } from "../src/compact.js";
 
 const DAY = 86_400_000;
 const FROM = Date.UTC(2026, 0, 1);
@@ -97,7 +98,7 @@ const recurring: fc.Arbitrary<RawRecurring> = fc
     return {
       ...w,
       startTime: `${two(hour)}:${two(minute)}`,
-      ...(anchor === undefined ? {} : { startDate: anchor }),
+      ...compact({ startDate: anchor }),
     };
   });
 

@@ -15,11 +15,12 @@ import {
   upgradeScenario,
   when,
 } from "./simulation-fixtures.js";
+import { compact } from "../src/compact.js";
 
 const image = (version: string, regions?: string[]) => ({
   family: UBUNTU,
   version,
-  ...(regions === undefined ? {} : { regions }),
+  ...compact({ regions }),
 });
 
 const nodeImageUpgrade = (nodeImageSelection: "Latest" | "Consistent") => ({

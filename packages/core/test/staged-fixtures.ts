@@ -26,6 +26,7 @@ import {
   parseUpdateStrategy,
   type UpdateStrategy,
 } from "../src/update-strategy.js";
+import { compact } from "../src/compact.js";
 
 /** Monday 2026-03-02 10:00 UTC: the clock every staged test starts from. */
 export const T0 = Date.UTC(2026, 2, 2, 10);
@@ -76,16 +77,12 @@ export function cluster(name: string, options: ClusterOptions = {}): Cluster {
     labels: options.labels ?? {},
     groups: [],
     nodePools: options.nodePools ?? [],
-    ...(options.updateGroup === undefined
-      ? {}
-      : { updateGroup: options.updateGroup }),
-    ...(options.maintenance === undefined
-      ? {}
-      : { maintenance: options.maintenance }),
-    ...(options.kubernetesVersion === undefined
-      ? {}
-      : { kubernetesVersion: options.kubernetesVersion }),
-    ...(options.region === undefined ? {} : { region: options.region }),
+    ...compact({
+      updateGroup: options.updateGroup,
+      maintenance: options.maintenance,
+      kubernetesVersion: options.kubernetesVersion,
+      region: options.region,
+    }),
   };
 }
 
@@ -142,19 +139,15 @@ export function resolve(
 ): Run {
   const resolved = resolveRun({
     name: options.name ?? "run-1",
-    ...(strategyValue === undefined ? {} : { strategy: strategyValue }),
+    ...compact({ strategy: strategyValue }),
     clusters,
     payload: options.payload ?? BUNDLE,
     createdAtMs: options.createdAtMs ?? T0,
-    ...(options.progressDeadlineSeconds === undefined
-      ? {}
-      : { progressDeadlineSeconds: options.progressDeadlineSeconds }),
-    ...(options.available === undefined
-      ? {}
-      : { available: options.available }),
-    ...(options.maxStageConcurrency === undefined
-      ? {}
-      : { maxStageConcurrency: options.maxStageConcurrency }),
+    ...compact({
+      progressDeadlineSeconds: options.progressDeadlineSeconds,
+      available: options.available,
+      maxStageConcurrency: options.maxStageConcurrency,
+    }),
   });
   if (!resolved.ok)
     throw new Error(resolved.problems.map(formatProblem).join("\n"));

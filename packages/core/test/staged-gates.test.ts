@@ -23,6 +23,7 @@ import {
   started,
   strategy,
 } from "./staged-fixtures.js";
+import { compact } from "../src/compact.js";
 
 const approval = (displayName: string) => ({ type: "Approval", displayName });
 const scheduled = (
@@ -34,7 +35,7 @@ const scheduled = (
   scheduledStartConfiguration: {
     startDay,
     startTime,
-    ...(utcOffset === undefined ? {} : { utcOffset }),
+    ...compact({ utcOffset }),
   },
 });
 

@@ -31,6 +31,7 @@ import {
   strategy,
   windows,
 } from "./staged-fixtures.js";
+import { compact } from "../src/compact.js";
 
 const MAINTENANCE: readonly (Maintenance | undefined)[] = [
   undefined,
@@ -138,12 +139,10 @@ function build(input: { stages: StageInput[]; unassigned: number }): {
   let g = 0;
   const stages = input.stages.map((s, si) => ({
     name: `s${String(si)}`,
-    ...(s.maxConcurrency === undefined
-      ? {}
-      : { maxConcurrency: s.maxConcurrency }),
-    ...(s.maxAllowedFailures === undefined
-      ? {}
-      : { maxAllowedFailures: s.maxAllowedFailures }),
+    ...compact({
+      maxConcurrency: s.maxConcurrency,
+      maxAllowedFailures: s.maxAllowedFailures,
+    }),
     afterStageWaitInSeconds: s.afterStageWaitInSeconds,
     beforeGates: s.beforeGates,
     afterGates: s.afterGates,
@@ -154,18 +153,16 @@ function build(input: { stages: StageInput[]; unassigned: number }): {
         clusters.push(
           cluster(`${name}-c${String(i)}`, {
             updateGroup: name,
-            ...(maintenance === undefined ? {} : { maintenance }),
+            ...compact({ maintenance }),
           }),
         );
       }
       return {
         name,
-        ...(group.maxConcurrency === undefined
-          ? {}
-          : { maxConcurrency: group.maxConcurrency }),
-        ...(group.maxAllowedFailures === undefined
-          ? {}
-          : { maxAllowedFailures: group.maxAllowedFailures }),
+        ...compact({
+          maxConcurrency: group.maxConcurrency,
+          maxAllowedFailures: group.maxAllowedFailures,
+        }),
         beforeGates: group.beforeGates,
         afterGates: group.afterGates,
       };
@@ -370,7 +367,7 @@ function eventFor(
         event: {
           type: "MemberWindowsChanged",
           member: anyMember,
-          ...(maintenance === undefined ? {} : { maintenance }),
+          ...compact({ maintenance }),
         },
         atMs: later,
       };

@@ -20,6 +20,7 @@ import {
   started,
   strategy,
 } from "./staged-fixtures.js";
+import { compact } from "../src/compact.js";
 
 const names = (members: readonly { name: string }[]): string[] =>
   members.map((m) => m.name);
@@ -299,7 +300,7 @@ const pool = (imageVersion: string, kubernetesVersion?: string) => ({
   name: "system",
   imageFamily: UBUNTU,
   imageVersion,
-  ...(kubernetesVersion === undefined ? {} : { kubernetesVersion }),
+  ...compact({ kubernetesVersion }),
 });
 
 describe("upgrades through runs (docs/semantics.md#upgrades)", () => {

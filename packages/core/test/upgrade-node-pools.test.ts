@@ -13,6 +13,7 @@ import { memberUpgradeDecision } from "../src/upgrade.js";
 import { compareNodeImageVersions } from "../src/versions/version.js";
 import type { AvailableVersions } from "../src/versions/version.js";
 import { cluster, member, resolve, T0, MINUTE } from "./staged-fixtures.js";
+import { compact } from "../src/compact.js";
 
 const UBUNTU = "AKSUbuntu-2204gen2containerd";
 const AZURE_LINUX = "AzureLinuxContainerHost";
@@ -199,7 +200,7 @@ describe("the member's message in a run", () => {
       [
         cluster("c-1", {
           nodePools: pools,
-          ...(kubernetesVersion === undefined ? {} : { kubernetesVersion }),
+          ...compact({ kubernetesVersion }),
         }),
       ],
       { payload, available },
@@ -247,7 +248,7 @@ describe("the member's message in a run", () => {
         {
           type: "MemberSucceeded",
           member: "c-1",
-          ...(reported === undefined ? {} : { message: reported }),
+          ...compact({ message: reported }),
         },
         T0 + 10 * MINUTE,
       );

@@ -14,6 +14,7 @@ import {
 } from "../src/upgrade.js";
 import { resolveChannel } from "../src/versions/channels.js";
 import type { AvailableVersions } from "../src/versions/version.js";
+import { compact } from "../src/compact.js";
 
 const UBUNTU = "AKSUbuntu-2204gen2containerd";
 const WINDOWS = "AKSWindows-2022-containerd";
@@ -47,7 +48,7 @@ function pool(
     name,
     imageFamily,
     imageVersion,
-    ...(kubernetesVersion === undefined ? {} : { kubernetesVersion }),
+    ...compact({ kubernetesVersion }),
   };
 }
 
@@ -327,7 +328,7 @@ describe("selectConsistentNodeImages", () => {
           };
           const clusters = members.map((m, index) =>
             cluster(`c-${String(index)}`, {
-              ...(m.region === undefined ? {} : { region: m.region }),
+              ...compact({ region: m.region }),
               nodePools: m.families.map((family, p) =>
                 pool(`p${String(p)}`, family, "0"),
               ),
@@ -600,7 +601,7 @@ describe("memberUpgradeDecision", () => {
 
   test("NodeImage: AKSWindows-2022-containerd 20348.2582.240716 → 20348.2582.240916", () => {
     const resolution = resolveChannel({ channel: "NodeImage" }, available);
-    if (!resolution.ok) throw new Error(resolution.reason);
+    if (resolution.type === "skip") throw new Error(resolution.reason);
     const member = cluster("c-win", {
       region: "eastus",
       kubernetesVersion: "1.30.5",
@@ -620,7 +621,7 @@ describe("memberUpgradeDecision", () => {
 
   test("SecurityPatch updates Linux pools only and skips Windows-only members (NoLinuxNodePools)", () => {
     const resolution = resolveChannel({ channel: "SecurityPatch" }, available);
-    if (!resolution.ok) throw new Error(resolution.reason);
+    if (resolution.type === "skip") throw new Error(resolution.reason);
     const mixed = cluster("c-mix", {
       region: "eastus",
       nodePools: [

@@ -23,7 +23,8 @@ function cluster(name: string, kubernetesVersion: string): Cluster {
 function target(
   resolution: ReturnType<typeof resolveChannel>,
 ): string | undefined {
-  return resolution.ok && resolution.upgrade.type !== "NodeImageOnly"
+  return resolution.type === "upgrade" &&
+    resolution.upgrade.type !== "NodeImageOnly"
     ? resolution.upgrade.kubernetesVersion
     : undefined;
 }
@@ -35,7 +36,7 @@ describe("Rapid", () => {
   test("Rapid: newest supported minor is 1.30 → every 1.30 patch release is taken", () => {
     const before = offered("1.28.9", "1.29.7", "1.30.3");
     expect(resolveChannel(rapid, before)).toEqual({
-      ok: true,
+      type: "upgrade",
       upgrade: {
         type: "Full",
         kubernetesVersion: "1.30.3",
@@ -51,7 +52,7 @@ describe("Rapid", () => {
     const available = offered("1.29.7", "1.30.5", "1.31.0", "1.31.1");
     const resolution = resolveChannel(rapid, available);
     expect(target(resolution)).toBe("1.31.1");
-    if (!resolution.ok) throw new Error("unreachable");
+    if (resolution.type === "skip") throw new Error("unreachable");
     expect(
       memberUpgradeDecision(
         cluster("c-1", "1.30.5"),
@@ -91,9 +92,9 @@ describe("Rapid", () => {
     const resolution = resolveChannel(rapid, offered("1.30.5"), {
       nodeImageSelection: "Consistent",
     });
-    expect(resolution.ok && resolution.upgrade.nodeImageSelection).toBe(
-      "Consistent",
-    );
+    expect(
+      resolution.type === "upgrade" && resolution.upgrade.nodeImageSelection,
+    ).toBe("Consistent");
   });
 });
 
@@ -110,7 +111,7 @@ describe("Stable", () => {
     const available = offered("1.29.7", "1.30.3", "1.30.5", "1.31.0");
     const resolution = resolveChannel(stable, available);
     expect(target(resolution)).toBe("1.30.5");
-    if (!resolution.ok) throw new Error("unreachable");
+    if (resolution.type === "skip") throw new Error("unreachable");
     expect(
       memberUpgradeDecision(
         cluster("c-1", "1.29.7"),
@@ -127,7 +128,7 @@ describe("Stable", () => {
     const available = offered("1.17.9", "1.18.4", "1.18.6", "1.19.1");
     const resolution = resolveChannel(stable, available);
     expect(target(resolution)).toBe("1.18.6");
-    if (!resolution.ok) throw new Error("unreachable");
+    if (resolution.type === "skip") throw new Error("unreachable");
     expect(
       memberUpgradeDecision(
         cluster("c-1", "1.17.7"),
@@ -142,7 +143,7 @@ describe("Stable", () => {
 
   test("Stable fails with a reason when minor N−1 has no GA patch", () => {
     expect(resolveChannel(stable, offered("1.28.9", "1.30.5"))).toEqual({
-      ok: false,
+      type: "skip",
       reason:
         "Stable follows 1.29 (one minor before 1.30), and no GA patch of it is offered",
     });
@@ -193,7 +194,7 @@ describe("TargetKubernetesVersion", () => {
     } as const;
     const resolution = resolveChannel(profile, available);
     expect(resolution).toEqual({
-      ok: true,
+      type: "upgrade",
       upgrade: {
         type: "Full",
         kubernetesVersion: "1.29.5",
@@ -213,7 +214,7 @@ describe("TargetKubernetesVersion", () => {
       targetKubernetesVersion: "1.29",
     } as const;
     expect(resolveChannel(profile, offered("1.29.5", "1.33.1"))).toEqual({
-      ok: false,
+      type: "skip",
       reason:
         "1.29 is older than standard support (1.31–1.33): set longTermSupport: true to follow an LTS minor",
     });
@@ -235,7 +236,7 @@ describe("TargetKubernetesVersion", () => {
     };
     expect(target(resolveChannel(profile, available))).toBe("1.29.5");
     expect(resolveChannel(profile, offered("1.29.6", "1.33.1"))).toEqual({
-      ok: false,
+      type: "skip",
       reason:
         "1.29 is older than standard support and no long-term-support patch of it is offered",
     });
@@ -251,7 +252,9 @@ describe("TargetKubernetesVersion", () => {
       offered("1.31.8", "1.31.9", "1.33.1"),
     );
     expect(target(resolution)).toBe("1.31.9");
-    expect(resolution.ok && resolution.requiresLongTermSupport).toBe(false);
+    expect(
+      resolution.type === "upgrade" && resolution.requiresLongTermSupport,
+    ).toBe(false);
     expect(longTermSupportFailure(resolution, "c-1", false)).toBeUndefined();
   });
 
@@ -265,7 +268,7 @@ describe("TargetKubernetesVersion", () => {
       nodeImages: [],
     };
     expect(resolveChannel(profile, available)).toEqual({
-      ok: false,
+      type: "skip",
       reason: "no GA patch of 1.34 is offered yet",
     });
   });
@@ -274,7 +277,7 @@ describe("TargetKubernetesVersion", () => {
 describe("node-image channels", () => {
   test("NodeImage resolves to a NodeImageOnly upgrade with Latest images", () => {
     expect(resolveChannel({ channel: "NodeImage" }, offered())).toEqual({
-      ok: true,
+      type: "upgrade",
       upgrade: { type: "NodeImageOnly", nodeImageSelection: "Latest" },
       requiresLongTermSupport: false,
     });
@@ -282,7 +285,7 @@ describe("node-image channels", () => {
 
   test("SecurityPatch resolves to a Linux-only security-patch NodeImageOnly upgrade", () => {
     expect(resolveChannel({ channel: "SecurityPatch" }, offered())).toEqual({
-      ok: true,
+      type: "upgrade",
       upgrade: {
         type: "NodeImageOnly",
         nodeImageSelection: "Latest",
@@ -300,7 +303,7 @@ test("Rapid/Stable/Target fail with a reason when no GA version is offered", () 
   };
   for (const channel of ["Rapid", "Stable"] as const) {
     expect(resolveChannel({ channel }, previews)).toEqual({
-      ok: false,
+      type: "skip",
       reason: "no generally available Kubernetes version is offered",
     });
   }
@@ -309,7 +312,7 @@ test("Rapid/Stable/Target fail with a reason when no GA version is offered", () 
 test("1.28 → 1.30: Rapid at 1.30 skips a cluster on 1.28 (MinorVersionSkew) and upgrades one on 1.29", () => {
   const available = offered("1.28.9", "1.29.7", "1.30.2", "1.30.5");
   const resolution = resolveChannel(rapid, available);
-  if (!resolution.ok) throw new Error(resolution.reason);
+  if (resolution.type === "skip") throw new Error(resolution.reason);
   expect(
     memberUpgradeDecision(
       cluster("c-old", "1.28.3"),

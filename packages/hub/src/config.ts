@@ -7,7 +7,7 @@
  * hub that reads the environment, and it reads it through its `env` argument.
  */
 import { join } from "node:path";
-import { fail, ok, type Problem, type Result } from "@flotilla/core";
+import { fail, ok, type Problem, type Result, compact } from "@flotilla/core";
 import {
   gatherOptions,
   renderOptions,
@@ -299,7 +299,7 @@ function checkTransport(
       ...(caCert === undefined || caKey === undefined
         ? {}
         : { caCertFile: caCert, caKeyFile: caKey }),
-      ...(writeCa === undefined ? {} : { writeCaFile: writeCa }),
+      ...compact({ writeCaFile: writeCa }),
       sans: values.tlsSan ?? defaultSans,
       clusterCertTtlMs: values.clusterCertTtl,
     },

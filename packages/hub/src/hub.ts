@@ -73,6 +73,7 @@ import {
   createUpdateStrategies,
   type UpdateStrategies,
 } from "./strategies/update-strategies.js";
+import { compact } from "@flotilla/core";
 
 type Handlers = wire.AdminServiceHandlers;
 
@@ -234,9 +235,7 @@ export function createHub(options: HubOptions): Hub {
   const onAuditWriteFailed = options.observer?.onAuditWriteFailed;
   const audit = withAuditFallback(options.audit, {
     log: componentLogger(log, "audit"),
-    ...(onAuditWriteFailed === undefined
-      ? {}
-      : { onWriteFailed: onAuditWriteFailed }),
+    ...compact({ onWriteFailed: onAuditWriteFailed }),
   });
   const auditDeps: AuditDeps = {
     audit,
@@ -248,16 +247,14 @@ export function createHub(options: HubOptions): Hub {
   const refusals = createRefusalAudit(
     {
       ...auditDeps,
-      ...(onRefusalSuppressed === undefined
-        ? {}
-        : { onSuppressed: onRefusalSuppressed }),
+      ...compact({ onSuppressed: onRefusalSuppressed }),
     },
     options.refusalAudit,
   );
   const onAdminDenied = options.observer?.onAdminDenied;
   const adminAuth = options.adminAuth?.(
     { ...auditDeps, refusals },
-    onAdminDenied === undefined ? {} : { onDenied: onAdminDenied },
+    compact({ onDenied: onAdminDenied }),
   );
   const intents = createIntentWriter(
     publisher,
@@ -301,9 +298,7 @@ export function createHub(options: HubOptions): Hub {
   const identities = createClusterIdentities({
     store,
     now,
-    ...(security?.natsUsers === undefined
-      ? {}
-      : { natsUsers: security.natsUsers }),
+    ...compact({ natsUsers: security?.natsUsers }),
   });
   const registration = createAgentRegistration({
     ...auditDeps,
@@ -316,17 +311,13 @@ export function createHub(options: HubOptions): Hub {
             authority: security.authority,
             tokens,
             identities,
-            ...(security.natsCredentials === undefined
-              ? {}
-              : { natsCredentials: security.natsCredentials }),
+            ...compact({ natsCredentials: security.natsCredentials }),
             clusterCertificateTtlMs:
               security.clusterCertificateTtlMs ?? DEFAULT_CLUSTER_CERT_TTL_MS,
           },
     onRegistered: (cluster, agentVersion) =>
       registry.enroll(cluster, agentVersion),
-    ...(options.observer?.onRegistration === undefined
-      ? {}
-      : { onAnswered: options.observer.onRegistration }),
+    ...compact({ onAnswered: options.observer?.onRegistration }),
   });
   const agents: AgentService = createAgentService({
     registration,
@@ -343,12 +334,10 @@ export function createHub(options: HubOptions): Hub {
     now,
     heartbeatIntervalMs: options.heartbeatIntervalMs,
     logger: log.child({ component: "agents" }),
-    ...(options.observer?.onSessionRefused === undefined
-      ? {}
-      : { onSessionRefused: options.observer.onSessionRefused }),
-    ...(options.observer?.onReport === undefined
-      ? {}
-      : { onReport: options.observer.onReport }),
+    ...compact({
+      onSessionRefused: options.observer?.onSessionRefused,
+      onReport: options.observer?.onReport,
+    }),
   });
 
   registry.onChange((change) => {

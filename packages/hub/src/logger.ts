@@ -6,7 +6,7 @@
  * constant; the variable parts go in the fields:
  *
  *     const log = componentLogger(root, "scheduler");
- *     log.info({ runName, durationMs }, "Pass finished");
+ *     log.info({ run: runName, durationMs }, "Pass finished");
  */
 import { pino, type DestinationStream, type Logger } from "pino";
 

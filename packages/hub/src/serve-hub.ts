@@ -8,7 +8,7 @@
  * therefore never left half-running: the NATS connection in particular would keep the process
  * alive, reconnecting, with nothing served.
  */
-import { FlotillaError } from "@flotilla/core";
+import { FlotillaError, compact } from "@flotilla/core";
 import { createConnectionWatch } from "@flotilla/node";
 import { ServerCredentials } from "@grpc/grpc-js";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -122,10 +122,10 @@ export async function serveHub(
     security = {
       authority: tls.authority,
       clusterCertificateTtlMs: config.tls.clusterCertTtlMs,
-      ...(natsAuth.agentNatsCredentials === undefined
-        ? {}
-        : { natsCredentials: natsAuth.agentNatsCredentials }),
-      ...(agentsAccount === undefined ? {} : { natsUsers: agentsAccount }),
+      ...compact({
+        natsCredentials: natsAuth.agentNatsCredentials,
+        natsUsers: agentsAccount,
+      }),
     };
   }
 
@@ -146,7 +146,7 @@ export async function serveHub(
         { contentGc: config.bundleContentGc },
       ),
     auditHandlers,
-    ...(security === undefined ? {} : { security }),
+    ...compact({ security }),
     adminAuth: (auditDeps, hooks) =>
       createAdminAuth({
         ...hooks,
@@ -154,7 +154,7 @@ export async function serveHub(
           ? {}
           : { verifyCertificate: tls.authority.verify }),
         ...auditDeps,
-        ...(adminTokens === undefined ? {} : { tokens: adminTokens }),
+        ...compact({ tokens: adminTokens }),
         insecure: insecureAdmin,
       }),
     observer: hubObserverOf(metrics),

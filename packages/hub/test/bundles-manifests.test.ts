@@ -32,7 +32,7 @@ describe("parseManifestObjects", () => {
       ],
       "bundle.manifests",
     );
-    expect(parsed.ok && parsed.objects.map((o) => o.metadata.name)).toEqual([
+    expect(parsed.ok && parsed.value.map((o) => o.metadata.name)).toEqual([
       "a",
       "b",
       "c",
@@ -66,7 +66,7 @@ describe("parseManifestObjects", () => {
       [file("app.yaml", yaml)],
       "bundle.manifests",
     );
-    expect(parsed.ok && parsed.objects).toEqual([
+    expect(parsed.ok && parsed.value).toEqual([
       {
         apiVersion: "v1",
         kind: "ConfigMap",

@@ -7,6 +7,7 @@ import {
   type BundleReport,
 } from "../src/bundles/bundle-observations.js";
 import type { StatusReport } from "@flotilla/protocol";
+import { compact } from "@flotilla/core";
 
 /** A run function whose batches finish when the test says so. */
 function gatedRun() {
@@ -124,7 +125,7 @@ describe("BundleObservations.record", () => {
     phase,
     reasons: [],
     reasonsTruncated: 0,
-    ...(message === undefined ? {} : { message }),
+    ...compact({ message }),
     observedAtMs: 1,
   });
 

@@ -23,6 +23,7 @@ import {
 } from "../src/intents/memory-intent-publisher.js";
 import { createMemoryStore } from "../src/store/memory-store.js";
 import type { StateStore } from "../src/store/state-store.js";
+import { compact } from "@flotilla/core";
 
 export interface TestHub {
   readonly hub: Hub;
@@ -106,10 +107,7 @@ export async function startTestHub(
     parts.options({
       heartbeatIntervalMs,
       store,
-      ...(options.observer === undefined ? {} : { observer: options.observer }),
-      ...(options.adminAuth === undefined
-        ? {}
-        : { adminAuth: options.adminAuth }),
+      ...compact({ observer: options.observer, adminAuth: options.adminAuth }),
     }),
   );
   const port = await hub.start(

@@ -32,6 +32,7 @@ import {
   metricSample,
   type LogLine,
 } from "./captured-logger.js";
+import { compact } from "@flotilla/core";
 
 /** Options of {@link startJetStreamHub}. */
 export interface JetStreamHubOptions {
@@ -89,9 +90,7 @@ export async function startJetStreamHub(
     },
     {
       timeoutMs: 2_000,
-      ...(options.auditMaxBytes === undefined
-        ? {}
-        : { maxBytes: options.auditMaxBytes }),
+      ...compact({ maxBytes: options.auditMaxBytes }),
     },
   );
   const objects = createJetStreamObjectReader({ nc, contentKeys });
@@ -104,7 +103,7 @@ export async function startJetStreamHub(
     publisher,
     audit,
     logger: captured.log,
-    ...(options.now === undefined ? {} : { now: options.now }),
+    ...compact({ now: options.now }),
     // Long enough that a scripted agent that sends none stays reachable during a test.
     heartbeatIntervalMs: 60_000,
     missedHeartbeats: 3,
@@ -112,7 +111,7 @@ export async function startJetStreamHub(
     bundles: (deps) =>
       createBundleService(
         { ...deps, objects },
-        options.contentGc === undefined ? {} : { contentGc: options.contentGc },
+        compact({ contentGc: options.contentGc }),
       ),
     auditHandlers,
     observer: hubObserverOf(metrics),

@@ -59,6 +59,7 @@ import {
 import { startNatsServer, waitFor, type NatsServer } from "@flotilla/testkit";
 import { intentFor } from "./intents-contract.js";
 import { record } from "./audit-log.contract.js";
+import { compact } from "@flotilla/core";
 
 const te = new TextEncoder();
 let setup: NatsAuthSetup;
@@ -104,8 +105,7 @@ function issuerFor(
     signingKeySeed: setup.agentsAccount.signingSeed,
     accountPublicKey: setup.agentsAccount.publicKey,
     servers: [server.url],
-    ...(options.prefix === undefined ? {} : { intentsPrefix: options.prefix }),
-    ...(options.now === undefined ? {} : { now: options.now }),
+    ...compact({ intentsPrefix: options.prefix, now: options.now }),
   });
 }
 

@@ -21,6 +21,7 @@ import { createHubServerCredentials } from "../src/security/server-credentials.j
 import type { StateStore } from "../src/store/state-store.js";
 import { memoryHubParts } from "./hub-harness.js";
 import { newKeyAndCsr } from "./security-keys.js";
+import { compact } from "@flotilla/core";
 
 /** A client certificate and its key (PEM). */
 export interface TestIdentity {
@@ -112,18 +113,16 @@ export async function startSecureTestHub(
     const hub = createHub(
       parts.options({
         heartbeatIntervalMs: 60_000,
-        ...(options.observer === undefined
-          ? {}
-          : { observer: options.observer }),
-        ...(options.refusalAudit === undefined
-          ? {}
-          : { refusalAudit: options.refusalAudit }),
+        ...compact({
+          observer: options.observer,
+          refusalAudit: options.refusalAudit,
+        }),
         security: {
           authority,
           ...options.nats,
-          ...(options.clusterCertificateTtlMs === undefined
-            ? {}
-            : { clusterCertificateTtlMs: options.clusterCertificateTtlMs }),
+          ...compact({
+            clusterCertificateTtlMs: options.clusterCertificateTtlMs,
+          }),
         },
         ...(options.adminAuth === true
           ? {

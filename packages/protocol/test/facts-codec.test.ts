@@ -12,6 +12,7 @@ import {
   type wire,
 } from "@flotilla/protocol";
 import { clusters, maintenance, valueOf } from "./fixtures.js";
+import { compact } from "@flotilla/core";
 
 /** Sends a message on the agent stream with real protobuf and returns what the hub decodes. */
 function sent(message: wire.AgentMessage): wire.AgentMessage__Output {
@@ -131,11 +132,11 @@ describe("cluster facts codec", () => {
     return {
       labels: c.labels,
       nodePools: c.nodePools,
-      ...(c.kubernetesVersion === undefined
-        ? {}
-        : { kubernetesVersion: c.kubernetesVersion }),
-      ...(c.region === undefined ? {} : { region: c.region }),
-      ...(c.maintenance === undefined ? {} : { maintenance: c.maintenance }),
+      ...compact({
+        kubernetesVersion: c.kubernetesVersion,
+        region: c.region,
+        maintenance: c.maintenance,
+      }),
     };
   };
 

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { FlotillaError } from "@flotilla/core";
+import { FlotillaError, compact } from "@flotilla/core";
 
 /** Options of {@link waitFor}. */
 export interface WaitForOptions {
@@ -61,6 +61,6 @@ export async function waitFor<T>(
   throw new FlotillaError(
     "deadline_exceeded",
     `Timed out after ${String(timeoutMs)} ms (${String(attempts)} attempts) waiting for ${what}${why}`,
-    lastError === undefined ? {} : { cause: lastError },
+    compact({ cause: lastError }),
   );
 }

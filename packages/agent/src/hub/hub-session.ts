@@ -9,7 +9,12 @@
  * Time and randomness are injected (a `Clock`, `random`), so heartbeats and backoff are
  * tested without sleeping.
  */
-import { FlotillaError, showValue, type Maintenance } from "@flotilla/core";
+import {
+  FlotillaError,
+  showValue,
+  type Maintenance,
+  compact,
+} from "@flotilla/core";
 import {
   clusterFactsToWire,
   createAgentServiceClient,
@@ -99,7 +104,7 @@ class Session implements HubSession {
     this.#metrics = deps.metrics ?? noopMetrics;
     this.#backoff = createBackoff({
       ...options.backoff,
-      ...(deps.random === undefined ? {} : { random: deps.random }),
+      ...compact({ random: deps.random }),
     });
   }
 
@@ -363,7 +368,7 @@ class Session implements HubSession {
     const fields = {
       welcomed: live.welcomed,
       unackedCurrent,
-      ...(error === undefined ? {} : { err: error }),
+      ...compact({ err: error }),
     };
     if (this.#lifetime.signal.aborted) {
       // stopping: the end was asked for
@@ -380,7 +385,7 @@ class Session implements HubSession {
       streamId: live.id,
       welcomed: live.welcomed,
       unackedCurrent,
-      ...(error === undefined ? {} : { error }),
+      ...compact({ error }),
     });
   }
 

@@ -4,7 +4,7 @@
  * name (`insecurePlaintext: true`): there is no silent fallback from one to the other.
  */
 import { readFile } from "node:fs/promises";
-import { FlotillaError } from "@flotilla/core";
+import { FlotillaError, compact } from "@flotilla/core";
 import { credentials, type ChannelCredentials } from "@grpc/grpc-js";
 
 /** PEM material for TLS; `cert` and `key` go together. */
@@ -67,7 +67,6 @@ export async function readHubTls(files: HubTlsFiles): Promise<HubTls> {
       : await read(files.keyFile, "client key");
   return {
     ca,
-    ...(cert === undefined ? {} : { cert }),
-    ...(key === undefined ? {} : { key }),
+    ...compact({ cert, key }),
   };
 }

@@ -6,7 +6,7 @@
  * (`spiffe://flotilla/cluster/NAME`, the hub's identity.ts) and was signed by the CA.
  */
 import { createPrivateKey, X509Certificate } from "node:crypto";
-import { FlotillaError, showValue } from "@flotilla/core";
+import { FlotillaError, showValue, compact } from "@flotilla/core";
 
 /** URI SAN prefix of a cluster's certificate; the hub's security/identity.ts defines it. */
 export const CLUSTER_URI_PREFIX = "spiffe://flotilla/cluster/";
@@ -85,7 +85,7 @@ export function checkIdentity(
     throw new FlotillaError(
       "invalid_argument",
       `Cannot use the identity of cluster ${showValue(clusterName)} from ${where}: ${problem}`,
-      cause === undefined ? {} : { cause },
+      compact({ cause }),
     );
   };
   if (identity.clusterName !== clusterName)

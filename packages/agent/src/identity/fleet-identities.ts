@@ -10,7 +10,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ConnectionOptions } from "@nats-io/transport-node";
-import { FlotillaError, showValue } from "@flotilla/core";
+import { FlotillaError, showValue, compact } from "@flotilla/core";
 import { intentKey, intentsBucket } from "@flotilla/protocol";
 import type { Logger } from "pino";
 import type { BootstrapTokenSource } from "../config-identity.js";
@@ -108,13 +108,13 @@ export async function startIdentityKeepers(
         {
           store: storeFor(name),
           clock: deps.clock,
-          logger: deps.logger.child({ clusterName: name }),
+          logger: deps.logger.child({ cluster: name }),
         },
         { ...keeperOptions, clusterName: name },
       );
       keepers.set(name, keeper);
       try {
-        await keeper.start(signal === undefined ? {} : { signal });
+        await keeper.start(compact({ signal }));
       } catch (error) {
         failure ??= error;
       }

@@ -10,7 +10,7 @@
  * it. A failed renewal is logged and retried with backoff; the working identity is never deleted.
  * Readers (`hubTls()`, `current()`) always see the newest identity.
  */
-import { FlotillaError, showValue } from "@flotilla/core";
+import { FlotillaError, showValue, compact } from "@flotilla/core";
 import type { ChannelOptions } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { createBackoff, type BackoffOptions } from "@flotilla/node";
@@ -110,12 +110,10 @@ export function createIdentityKeeper(
   const common = {
     hub: options.hub,
     clusterName,
-    ...(options.channelOptions === undefined
-      ? {}
-      : { channelOptions: options.channelOptions }),
-    ...(options.callTimeoutMs === undefined
-      ? {}
-      : { timeoutMs: options.callTimeoutMs }),
+    ...compact({
+      channelOptions: options.channelOptions,
+      timeoutMs: options.callTimeoutMs,
+    }),
   };
 
   const current = (): AgentIdentity => {

@@ -27,7 +27,7 @@ import {
   symlink,
 } from "node:fs/promises";
 import { join } from "node:path";
-import { FlotillaError, showValue } from "@flotilla/core";
+import { FlotillaError, showValue, compact } from "@flotilla/core";
 import { z } from "zod";
 import type { AgentIdentity } from "./agent-identity.js";
 
@@ -140,7 +140,7 @@ export function createFileIdentityStore(dir: string): IdentityStore {
     new FlotillaError(
       "failed_precondition",
       `Cannot load the identity stored in ${showValue(dir)}: ${problem}; remove the directory and register again with a new bootstrap token`,
-      cause === undefined ? {} : { cause },
+      compact({ cause }),
     );
 
   const readData = async (name: string): Promise<string> => {

@@ -5,7 +5,7 @@
  * current certificate. Both make a fresh key and CSR, and check what the hub answers before anyone
  * stores it (identity.ts `checkIdentity`). One attempt each; the caller retries.
  */
-import { FlotillaError, showValue } from "@flotilla/core";
+import { FlotillaError, showValue, compact } from "@flotilla/core";
 import { credentials, type ChannelOptions } from "@grpc/grpc-js";
 import {
   callUnary,
@@ -127,7 +127,7 @@ function callOptions(options: IdentityCallOptions): {
 } {
   return {
     timeoutMs: options.timeoutMs ?? 30_000,
-    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...compact({ signal: options.signal }),
   };
 }
 

@@ -12,7 +12,7 @@
  * development machines).
  */
 import type { KubeConfig } from "@kubernetes/client-node";
-import { FlotillaError, showValue } from "@flotilla/core";
+import { FlotillaError, showValue, compact } from "@flotilla/core";
 import { createKubeClient, KubeCallError } from "../kube/kube-client.js";
 import {
   IDENTITY_FILES,
@@ -49,7 +49,7 @@ export function createSecretIdentityStore(
     new FlotillaError(
       "failed_precondition",
       `Cannot load the identity stored in ${location}: ${problem}; delete the Secret and register again with a new bootstrap token`,
-      cause === undefined ? {} : { cause },
+      compact({ cause }),
     );
 
   /** A refused or failed call, as an error naming the Secret and the verb. */

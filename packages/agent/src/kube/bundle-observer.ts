@@ -12,6 +12,7 @@ import type { AppliedObject, BundleTracker } from "./bundle-tracker.js";
 import type { BundlePhase, BundleStatus, ResourceStatus } from "./gateway.js";
 import type { KubeClient } from "./kube-client.js";
 import { capResources } from "./manifest.js";
+import { compact } from "@flotilla/core";
 
 /** A bundle status, capping per-resource reasons. */
 export function bundleStatus(
@@ -118,7 +119,7 @@ export function createBundleObserver(
       phase,
       open,
       judged.length,
-      message === undefined ? {} : { message },
+      compact({ message }),
     );
     const previous = t.current();
     const same =

@@ -3,7 +3,7 @@
  * with its local progress. Many agents may share a process, a NATS connection and a progress
  * store (one simulated fleet); each has its own gRPC connection and stream.
  */
-import { FlotillaError, showValue } from "@flotilla/core";
+import { FlotillaError, showValue, compact } from "@flotilla/core";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { parseBundleContent, type BundleContent } from "@flotilla/protocol";
 import type { Logger } from "pino";
@@ -96,7 +96,7 @@ export function createAgent(deps: AgentDeps, options: AgentOptions): Agent {
   const clock = deps.clock ?? systemClock;
   const random = deps.random ?? Math.random;
   const metrics = deps.metrics ?? noopMetrics;
-  const logger = deps.logger.child({ clusterName });
+  const logger = deps.logger.child({ cluster: clusterName });
   const prefix = options.intentsPrefix;
   const lifetime = new AbortController();
   const background = new Set<Promise<void>>();
@@ -105,7 +105,7 @@ export function createAgent(deps: AgentDeps, options: AgentOptions): Agent {
     { nc: deps.nc, random },
     {
       cluster: clusterName,
-      ...(prefix === undefined ? {} : { prefix }),
+      ...compact({ prefix }),
       ...options.watcher,
       onError: (error) => {
         // Outages retry on their own: say so at the event level; bad documents are warnings.
@@ -138,7 +138,7 @@ export function createAgent(deps: AgentDeps, options: AgentOptions): Agent {
       { nc: deps.nc },
       { digest, key },
       {
-        ...(prefix === undefined ? {} : { prefix }),
+        ...compact({ prefix }),
         signal: fetchOptions.signal,
       },
     );
@@ -173,9 +173,7 @@ export function createAgent(deps: AgentDeps, options: AgentOptions): Agent {
     },
     {
       clusterName,
-      ...(options.eventLevel === undefined
-        ? {}
-        : { eventLevel: options.eventLevel }),
+      ...compact({ eventLevel: options.eventLevel }),
     },
   );
   const session = createHubSession(
@@ -186,9 +184,7 @@ export function createAgent(deps: AgentDeps, options: AgentOptions): Agent {
       hub: options.hub,
       transport: options.transport,
       ...options.session,
-      ...(options.eventLevel === undefined
-        ? {}
-        : { eventLevel: options.eventLevel }),
+      ...compact({ eventLevel: options.eventLevel }),
       lastAppliedGeneration: () => following.lastAppliedGeneration(),
       facts: (factsOptions) => deps.backend.facts(factsOptions),
       onSync: async (_reason, syncOptions) => {

@@ -10,6 +10,7 @@ import type {
 } from "@flotilla/protocol";
 import type { BundleStatus } from "../kube/gateway.js";
 import type { HandledItem } from "../progress-store.js";
+import { compact } from "@flotilla/core";
 
 /** An item's status, everything of a report but its sequence, generation and subject. */
 export interface ItemStatus {
@@ -81,8 +82,7 @@ export function bundleItemStatus(status: BundleStatus): ItemStatus {
       message: r.message,
     })),
     reasonsTruncated: status.resourcesTruncated,
-    ...(status.error === undefined ? {} : { error: status.error }),
-    ...(status.message === undefined ? {} : { message: status.message }),
+    ...compact({ error: status.error, message: status.message }),
     observedAtMs: status.observedAtMs,
   };
 }
@@ -93,8 +93,7 @@ export function handledItem(item: Item, status: ItemStatus): HandledItem {
     subject: item.subject,
     ...(item.kind === "bundle" ? { digest: item.digest } : {}),
     phase: status.phase,
-    ...(status.message === undefined ? {} : { message: status.message }),
-    ...(status.error === undefined ? {} : { error: status.error }),
+    ...compact({ message: status.message, error: status.error }),
   };
 }
 
@@ -104,8 +103,7 @@ export function restoredStatus(
   observedAtMs: number,
 ): ItemStatus {
   return plainStatus(handled.phase, observedAtMs, {
-    ...(handled.error === undefined ? {} : { error: handled.error }),
-    ...(handled.message === undefined ? {} : { message: handled.message }),
+    ...compact({ error: handled.error, message: handled.message }),
   });
 }
 

@@ -26,6 +26,7 @@ import {
   type ConfigMapMaintenanceSource,
 } from "../windows/configmap-maintenance-source.js";
 import type { AgentBackend } from "./agent-backend.js";
+import { compact } from "@flotilla/core";
 
 /** Which upgrade driver, with its settings. */
 export type UpgradeDriverConfig =
@@ -95,15 +96,11 @@ function createDriver(
         {
           distribution: driver.distribution,
           clusterName: `cluster "${options.clusterName}"`,
-          ...(driver.namespace === undefined
-            ? {}
-            : { namespace: driver.namespace }),
-          ...(driver.serverPlanName === undefined
-            ? {}
-            : { serverPlanName: driver.serverPlanName }),
-          ...(driver.agentPlanName === undefined
-            ? {}
-            : { agentPlanName: driver.agentPlanName }),
+          ...compact({
+            namespace: driver.namespace,
+            serverPlanName: driver.serverPlanName,
+            agentPlanName: driver.agentPlanName,
+          }),
         },
       );
     case "cluster-api":
@@ -123,7 +120,7 @@ export function createKubernetesBackend(
   deps: KubernetesBackendDeps,
   options: KubernetesBackendOptions,
 ): KubernetesBackend {
-  const logger = deps.logger.child({ clusterName: options.clusterName });
+  const logger = deps.logger.child({ cluster: options.clusterName });
   const kube = createClientNodeGateway(
     { kubeConfig: deps.kubeConfig, logger, clock: deps.clock },
     { namespace: options.namespace, force: options.forceConflicts ?? false },
@@ -152,8 +149,7 @@ export function createKubernetesBackend(
         labels: { ...options.labels },
         ...platform,
         nodePools: [...platform.nodePools],
-        ...(options.region === undefined ? {} : { region: options.region }),
-        ...(maintenance === undefined ? {} : { maintenance }),
+        ...compact({ region: options.region, maintenance }),
       };
     },
     async start(startOptions = {}) {

@@ -5,7 +5,7 @@
  * and starts by itself when the window opens (or when the windows change); then the driver runs it,
  * reporting Applying with its progress, and it ends Ready or Failed.
  */
-import { FlotillaError, showValue } from "@flotilla/core";
+import { FlotillaError, showValue, compact } from "@flotilla/core";
 import {
   checkWindow,
   upgradeScope,
@@ -69,7 +69,7 @@ export async function runUpgradeItem(
     } catch (caught) {
       if (signal.aborted) return;
       const error = FlotillaError.from(caught);
-      ctx.log.warn({ err: error, runName: run }, "Upgrade driver failed");
+      ctx.log.warn({ err: error, run }, "Upgrade driver failed");
       outcome = {
         type: "Failed" as const,
         reason: "UpgradeFailed" as const,
@@ -115,9 +115,7 @@ function pending(ctx: WorkContext, item: UpgradeItem, hold: WindowHold): void {
     item,
     plainStatus("Pending", ctx.clock.now(), {
       message: hold.message,
-      ...(hold.pendingUntilMs === undefined
-        ? {}
-        : { pendingUntilMs: hold.pendingUntilMs }),
+      ...compact({ pendingUntilMs: hold.pendingUntilMs }),
     }),
   );
 }

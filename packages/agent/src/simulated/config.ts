@@ -27,6 +27,7 @@ import {
   type Problem,
   type Result,
   type UpgradeType,
+  compact,
 } from "@flotilla/core";
 import {
   entrySchema,
@@ -99,7 +100,7 @@ function resolve(
   return {
     name,
     labels: { ...defaults.labels, ...entry.labels },
-    ...(region === undefined ? {} : { region }),
+    ...compact({ region }),
     kubernetesVersion,
     nodePools: entry.nodePools ?? defaults.nodePools ?? [],
     timeToReady: entry.timeToReady ?? defaults.timeToReady ?? fixedSeconds(5),
@@ -117,12 +118,10 @@ function resolve(
       upgradeRate: f.upgradeRate ?? 0,
       versions: f.versions ?? [],
     },
-    ...(windows.maintenance === undefined
-      ? {}
-      : { maintenance: windows.maintenance }),
-    ...(windows.maintenanceFile === undefined
-      ? {}
-      : { maintenanceFile: windows.maintenanceFile }),
+    ...compact({
+      maintenance: windows.maintenance,
+      maintenanceFile: windows.maintenanceFile,
+    }),
     seed: entry.seed ?? seedFrom(fleetSeed, name),
   };
 }

@@ -7,9 +7,12 @@
 import {
   canonicalJson,
   formatProblem,
+  formatProblems,
   parseMaintenance,
   type Maintenance,
   type Problem,
+  type Result,
+  compact,
 } from "@flotilla/core";
 import type {
   MaintenanceSource,
@@ -39,9 +42,7 @@ export function createMaintenanceFile(
         ? "no windows are in force"
         : "the last valid configuration stays in force";
     state = {
-      ...(state.maintenance === undefined
-        ? {}
-        : { maintenance: state.maintenance }),
+      ...compact({ maintenance: state.maintenance }),
       error: {
         source: file,
         message: `Cannot load maintenance windows from "${file}": ${why}; ${kept}`,
@@ -55,12 +56,10 @@ export function createMaintenanceFile(
     async reload(reloadOptions = {}) {
       const before = canonicalJson(state);
       const read = await readDocument(file, parse, reloadOptions);
-      if (!read.ok) refuse(read.message, []);
+      if (!read.ok) refuse(formatProblems(read.problems, "; "), []);
       else {
         const parsed = parseDocument(read.value);
-        if (parsed.ok)
-          state =
-            parsed.value === undefined ? {} : { maintenance: parsed.value };
+        if (parsed.ok) state = compact({ maintenance: parsed.value });
         else
           refuse(
             parsed.problems.map(formatProblem).join("; "),
@@ -87,9 +86,7 @@ export function createMaintenanceFile(
   };
 }
 
-type Parsed =
-  | { readonly ok: true; readonly value: Maintenance | undefined }
-  | { readonly ok: false; readonly problems: readonly Problem[] };
+type Parsed = Result<Maintenance | undefined>;
 
 /** `{maintenance: …}`; an empty document or one without `maintenance` means no constraints. */
 function parseDocument(raw: unknown): Parsed {

@@ -4,7 +4,7 @@
  * resolved against the file's directory.
  */
 import { dirname, isAbsolute, resolve } from "node:path";
-import { FlotillaError, type Result } from "@flotilla/core";
+import { FlotillaError, formatProblems, type Result } from "@flotilla/core";
 import { parserFor, readDocument, type TextParser } from "./text-file.js";
 
 /** Options of {@link loadSettingsFile}. */
@@ -32,7 +32,7 @@ export async function loadSettingsFile<T>(
   if (!read.ok)
     throw new FlotillaError(
       "invalid_argument",
-      `Cannot load ${kind} "${file}": ${read.message}`,
+      `Cannot load ${kind} "${file}": ${formatProblems(read.problems, "; ")}`,
     );
   const parsed = parse(read.value);
   if (!parsed.ok)

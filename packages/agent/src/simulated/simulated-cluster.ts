@@ -4,7 +4,7 @@
  * and randomness so a demo, a benchmark or a test gets the same behaviour from the same seed.
  * One process can host many: {@link createSimulatedClusters} builds a whole fleet file's worth.
  */
-import { FlotillaError } from "@flotilla/core";
+import { FlotillaError, compact } from "@flotilla/core";
 import type { ClusterFacts } from "@flotilla/protocol";
 import type { UpgradeDriver } from "../upgrade/driver.js";
 import {
@@ -67,7 +67,7 @@ export function createSimulatedCluster(
       ? createStaticMaintenanceSource(config.maintenance)
       : createMaintenanceFile(
           config.maintenanceFile,
-          deps.parseText === undefined ? {} : { parseText: deps.parseText },
+          compact({ parseText: deps.parseText }),
         );
   const common = {
     config,
@@ -106,8 +106,7 @@ export function createSimulatedCluster(
       return {
         labels: config.labels,
         ...platform,
-        ...(config.region === undefined ? {} : { region: config.region }),
-        ...(maintenance === undefined ? {} : { maintenance }),
+        ...compact({ region: config.region, maintenance }),
       };
     },
     async start(options = {}) {

@@ -8,9 +8,11 @@ import { readFile } from "node:fs/promises";
 import { extname } from "node:path";
 import {
   boundsProblems,
+  fail,
   FlotillaError,
-  formatProblem,
+  problem,
   tooDeepProblem,
+  type Result,
 } from "@flotilla/core";
 
 /** Parses a document's text; throws on syntax errors. `file` is for messages. */
@@ -36,10 +38,11 @@ export function parserFor(file: string, parseText?: TextParser): TextParser {
   return (text) => JSON.parse(text) as unknown;
 }
 
-/** The outcome of reading a document: its content, or why it could not be read. */
-export type ReadDocumentResult =
-  | { readonly ok: true; readonly value: unknown }
-  | { readonly ok: false; readonly message: string };
+/**
+ * The outcome of reading a document: its content, or why it could not be read (shown with
+ * `formatProblems(problems, "; ")`).
+ */
+export type ReadDocumentResult = Result<unknown>;
 
 /** Reads and parses `file`; I/O and syntax errors are values. Rejects only when `signal` aborts. */
 export async function readDocument(
@@ -63,7 +66,7 @@ export async function readDocument(
         : error instanceof Error
           ? error.message
           : String(error);
-    return { ok: false, message: why };
+    return fail([problem(why)]);
   }
   let value: unknown;
   try {
@@ -74,17 +77,16 @@ export async function readDocument(
       error instanceof RangeError ||
       (error as { code?: unknown }).code === "RESOURCE_EXHAUSTION"
     ) {
-      return { ok: false, message: tooDeepProblem("").message };
+      return fail([problem(tooDeepProblem("").message)]);
     }
     const why = error instanceof Error ? error.message : String(error);
-    return {
-      ok: false,
-      message: `not valid ${isYamlFile(file) ? "YAML" : "JSON"}: ${why}`,
-    };
+    return fail([
+      problem(`not valid ${isYamlFile(file) ? "YAML" : "JSON"}: ${why}`),
+    ]);
   }
   const problems = boundsProblems(value, "");
   if (problems.length > 0) {
-    return { ok: false, message: problems.map(formatProblem).join("; ") };
+    return fail(problems);
   }
   return { ok: true, value };
 }

@@ -15,6 +15,7 @@ import {
   stringAt,
   type JsonRecord,
 } from "./kube-upgrade.js";
+import { compact } from "@flotilla/core";
 
 /** The label Cluster API puts on every object of a cluster. */
 export const CAPI_CLUSTER_LABEL = "cluster.x-k8s.io/cluster-name";
@@ -108,7 +109,7 @@ export function controlPlaneRollout(
       (numberAt(object, "status", "replicas") ?? replicas) === replicas &&
       (numberAt(object, "status", "readyReplicas") ?? 0) >= replicas &&
       ready?.status !== "False",
-    ...(failure === undefined ? {} : { failure }),
+    ...compact({ failure }),
   };
 }
 
@@ -141,7 +142,7 @@ export function machineDeploymentRollout(
       updated === replicas &&
       (numberAt(object, "status", "replicas") ?? replicas) === replicas &&
       (numberAt(object, "status", "readyReplicas") ?? 0) >= replicas,
-    ...(failure === undefined ? {} : { failure }),
+    ...compact({ failure }),
   };
 }
 

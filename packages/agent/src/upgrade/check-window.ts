@@ -10,6 +10,7 @@ import {
   type Maintenance,
   type UpgradeType,
   type WindowScope,
+  compact,
 } from "@flotilla/core";
 
 /** Why work of a scope may not start now, and when it may. */
@@ -46,7 +47,7 @@ export function checkWindow(
   return {
     reason: "MaintenanceWindow",
     message: `${closed}${until}`,
-    ...(opening === undefined ? {} : { pendingUntilMs: opening }),
+    ...compact({ pendingUntilMs: opening }),
   };
 }
 

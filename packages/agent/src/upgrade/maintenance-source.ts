@@ -6,6 +6,7 @@
  * the agent reports to the hub.
  */
 import type { Maintenance, Problem } from "@flotilla/core";
+import { compact } from "@flotilla/core";
 
 /** Why the latest content was not taken: where it came from, every problem with its path. */
 export interface MaintenanceError {
@@ -49,8 +50,7 @@ export interface MaintenanceSource {
 export function createStaticMaintenanceSource(
   maintenance: Maintenance | undefined,
 ): MaintenanceSource {
-  const state: MaintenanceState =
-    maintenance === undefined ? {} : { maintenance };
+  const state: MaintenanceState = compact({ maintenance });
   return {
     current: () => state,
     reload: (options) =>

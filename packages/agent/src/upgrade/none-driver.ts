@@ -15,6 +15,7 @@ import {
   compareKubernetesVersions,
   parseKubernetesVersion,
   type NodePool,
+  compact,
 } from "@flotilla/core";
 import { VersionApi, type KubeConfig } from "@kubernetes/client-node";
 import { createKubeClient } from "../kube/kube-client.js";
@@ -129,7 +130,7 @@ export function createNoneDriver(
         callOptions.signal ? { signal: callOptions.signal } : {},
       );
       return {
-        ...(control === undefined ? {} : { kubernetesVersion: control }),
+        ...compact({ kubernetesVersion: control }),
         nodePools: nodePoolsOf(nodes, control),
       };
     },

@@ -7,6 +7,7 @@ import {
   compareKubernetesVersions,
   parseKubernetesVersion,
   type NodePool,
+  compact,
 } from "@flotilla/core";
 import type { PlatformFacts } from "./driver.js";
 import {
@@ -109,7 +110,7 @@ function kubeletOf(members: readonly NodeView[]): {
   kubernetesVersion?: string;
 } {
   const version = lowest(members.map((m) => m.version));
-  return version === undefined ? {} : { kubernetesVersion: version };
+  return compact({ kubernetesVersion: version });
 }
 
 /** Progress as upgraded nodes over selected nodes. */

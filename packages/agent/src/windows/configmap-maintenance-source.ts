@@ -11,7 +11,12 @@
  * that fails (Forbidden, unreachable) does the same. A ConfigMap that does not exist means the
  * owner set no windows: any time. Tested against the local API server in @flotilla/testkit.
  */
-import { canonicalJson, formatProblem, type Problem } from "@flotilla/core";
+import {
+  canonicalJson,
+  formatProblem,
+  type Problem,
+  compact,
+} from "@flotilla/core";
 import { Watch, type KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import { createKubeClient, type KubeObject } from "../kube/kube-client.js";
@@ -98,9 +103,7 @@ export function createConfigMapMaintenanceSource(
         ? "no windows are in force"
         : "the last valid configuration stays in force";
     publish({
-      ...(state.maintenance === undefined
-        ? {}
-        : { maintenance: state.maintenance }),
+      ...compact({ maintenance: state.maintenance }),
       error: {
         source,
         message: `Cannot load maintenance windows from ${source}: ${why}; ${kept}`,
@@ -128,8 +131,7 @@ export function createConfigMapMaintenanceSource(
     const parsed = parseWindowsDocument(text);
     if (!parsed.ok)
       refuse(parsed.problems.map(formatProblem).join("; "), parsed.problems);
-    else
-      publish(parsed.value === undefined ? {} : { maintenance: parsed.value });
+    else publish(compact({ maintenance: parsed.value }));
   };
 
   const reload: MaintenanceSource["reload"] = async (reloadOptions = {}) => {

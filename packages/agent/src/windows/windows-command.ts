@@ -14,6 +14,7 @@ import {
   formatProblem,
   WINDOW_SCOPES,
   type Problem,
+  compact,
 } from "@flotilla/core";
 import { createKubeClient, type KubeClient } from "../kube/kube-client.js";
 import { loadKubeConfig } from "../kube/kube-config.js";
@@ -135,9 +136,7 @@ async function run(
     );
   const kubeconfig =
     unset(values.kubeconfig) ?? unset(env.KUBECONFIG)?.split(delimiter)[0];
-  const kubeConfig = loadKubeConfig(
-    kubeconfig === undefined ? {} : { kubeconfig },
-  );
+  const kubeConfig = loadKubeConfig(compact({ kubeconfig }));
   const namespace =
     unset(values.namespace) ??
     unset(env.FLOTILLA_NAMESPACE) ??
@@ -225,7 +224,7 @@ async function run(
           new Date(now).toISOString().replace(/\.\d{3}Z$/, "Z"),
         end: until,
         ...(scopes.length === 0 ? {} : { scopes }),
-        ...(values.reason === undefined ? {} : { reason: values.reason }),
+        ...compact({ reason: values.reason }),
       });
       if (!edited.ok) throw refused("add the freeze", edited.problems);
       return write(edited.value, "add the freeze");

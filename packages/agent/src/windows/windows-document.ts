@@ -13,6 +13,7 @@ import {
   type Maintenance,
   type Problem,
   type Result,
+  compact,
 } from "@flotilla/core";
 import { isMap, isSeq, parseDocument, type Document } from "yaml";
 
@@ -104,7 +105,7 @@ export function withFreeze(text: string, freeze: FreezeInput): Result<string> {
     start: freeze.start,
     end: freeze.end,
     ...(freeze.scopes === undefined ? {} : { scopes: [...freeze.scopes] }),
-    ...(freeze.reason === undefined ? {} : { reason: freeze.reason }),
+    ...compact({ reason: freeze.reason }),
   };
   if (doc.contents === null) doc.contents = doc.createNode({});
   if (!isMap(doc.contents))

@@ -16,6 +16,7 @@ import {
 } from "@flotilla/agent";
 import type { StatusReport } from "@flotilla/protocol";
 import type { FakeHub } from "./fake-hub.js";
+import { compact } from "@flotilla/core";
 
 /** Node pools of the test clusters. */
 export const POOLS = [
@@ -76,7 +77,7 @@ export async function startAgent(
       clock,
       random: () => 0.5,
       logger: pino({ level: "silent" }),
-      ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+      ...compact({ metrics: options.metrics }),
     },
     {
       clusterName: name,

@@ -12,6 +12,7 @@ import {
   agentsAccountExports,
   DEFAULT_INTENTS_PREFIX,
 } from "@flotilla/protocol";
+import { compact } from "@flotilla/core";
 
 type KeyPair = ReturnType<typeof nkeys.createAccount>;
 
@@ -35,7 +36,7 @@ function signJwt(
     iss: issuer.getPublicKey(),
     name,
     sub: subject,
-    ...(expSeconds === undefined ? {} : { exp: expSeconds }),
+    ...compact({ exp: expSeconds }),
     nats: { ...nats, version: 2 },
   };
   const payload = `${header}.${base64url(JSON.stringify(claims))}`;

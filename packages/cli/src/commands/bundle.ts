@@ -29,6 +29,7 @@ import {
   filesToUpload,
 } from "./bundle-request.js";
 import type { Noun, PositionalSpec } from "./command.js";
+import { compact } from "@flotilla/core";
 
 const NAME: PositionalSpec = { name: "NAME", description: "the bundle's name" };
 
@@ -86,7 +87,7 @@ const apply = adminCommand({
       nameFrom,
       settings: {
         name,
-        ...(updateStrategy === undefined ? {} : { updateStrategy }),
+        ...compact({ updateStrategy }),
       },
     } as const);
   },

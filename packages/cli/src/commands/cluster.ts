@@ -1,7 +1,15 @@
 /**
  * `flotilla cluster list|get|label|pause|unpause|remove`: the fleet as the hub sees it.
  */
-import { formatProblem, parseSelectorString } from "@flotilla/core";
+import {
+  fail,
+  formatProblem,
+  ok,
+  parseSelectorString,
+  problem,
+  compact,
+  type Result,
+} from "@flotilla/core";
 import { EXIT_OK } from "../io.js";
 import {
   adminCommand,
@@ -41,19 +49,20 @@ export function selectorProblems(command: string, selector: string): string[] {
 export function expectedRevision(
   command: string,
   args: ParsedArgs,
-): { ok: true; value: number } | { ok: false; message: string } {
+): Result<number> {
   const text = args.string("expected-revision");
-  if (text === undefined) return { ok: true, value: 0 };
+  if (text === undefined) return ok(0);
   const value = Number(text);
   return /^\d+$/.test(text) && Number.isSafeInteger(value)
-    ? { ok: true, value }
-    : {
-        ok: false,
-        message: usageMessage(
-          command,
-          `--expected-revision must be a whole number (got "${text}")`,
+    ? ok(value)
+    : fail([
+        problem(
+          usageMessage(
+            command,
+            `--expected-revision must be a whole number (got "${text}")`,
+          ),
         ),
-      };
+      ]);
 }
 
 const list = adminCommand({
@@ -149,14 +158,16 @@ const label = adminCommand({
     const problems = [
       ...(parsed.ok
         ? []
-        : parsed.problems.map((p) => usageMessage("cluster label", p))),
-      ...(revision.ok ? [] : [revision.message]),
+        : parsed.problems.map((p) =>
+            usageMessage("cluster label", formatProblem(p)),
+          )),
+      ...(revision.ok ? [] : revision.problems.map(formatProblem)),
     ];
     if (
       parsed.ok &&
       updateGroup === undefined &&
-      Object.keys(parsed.changes.set).length === 0 &&
-      parsed.changes.remove.length === 0
+      Object.keys(parsed.value.set).length === 0 &&
+      parsed.value.remove.length === 0
     )
       problems.push(
         usageMessage(
@@ -168,9 +179,9 @@ const label = adminCommand({
       return refused(problems);
     return prepared({
       name: args.positional("NAME") ?? "",
-      setLabels: { ...parsed.changes.set },
-      removeLabels: [...parsed.changes.remove],
-      ...(updateGroup === undefined ? {} : { updateGroup }),
+      setLabels: { ...parsed.value.set },
+      removeLabels: [...parsed.value.remove],
+      ...compact({ updateGroup }),
       expectedRevision: revision.value,
     });
   },

@@ -3,7 +3,7 @@
  * uses) so that mistakes are reported with fleet.yaml's own field paths before anything is sent.
  * The fields still travel as the user's own JSON: the hub parses them again.
  */
-import { parseBundleSpec, type Problem } from "@flotilla/core";
+import { parseBundleSpec, type Result } from "@flotilla/core";
 
 /** The fleet.yaml keys flotilla reads. */
 export const FLEET_YAML_FIELDS = [
@@ -32,9 +32,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
  * Checks a parsed fleet.yaml (null: an empty file). `helm` is not checked here: the caller refuses
  * Helm bundles with their own message first.
  */
-export function parseFleetYaml(
-  raw: unknown,
-): { ok: true; value: FleetYaml } | { ok: false; problems: Problem[] } {
+export function parseFleetYaml(raw: unknown): Result<FleetYaml> {
   if (raw === null || raw === undefined) return { ok: true, value: {} };
   if (!isRecord(raw))
     return {

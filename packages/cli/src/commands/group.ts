@@ -25,6 +25,7 @@ import type {
   PositionalSpec,
 } from "./command.js";
 import { parseLabelChanges } from "./label-args.js";
+import { compact, formatProblem } from "@flotilla/core";
 
 const NAME: PositionalSpec = { name: "NAME", description: "the group's name" };
 
@@ -59,15 +60,17 @@ function groupInput(command: string, args: ParsedArgs, allowRemove: boolean) {
   const revision = expectedRevision(command, args);
   const problems = [
     ...(selector === undefined ? [] : selectorProblems(command, selector)),
-    ...(labels.ok ? [] : labels.problems.map((p) => usageMessage(command, p))),
-    ...(revision.ok ? [] : [revision.message]),
+    ...(labels.ok
+      ? []
+      : labels.problems.map((p) => usageMessage(command, formatProblem(p)))),
+    ...(revision.ok ? [] : revision.problems.map(formatProblem)),
   ];
   if (problems.length > 0 || !labels.ok || !revision.ok)
     return refused(problems);
   return prepared({
     name: args.positional("NAME") ?? "",
     selector,
-    labels: labels.changes,
+    labels: labels.value,
     expectedRevision: revision.value,
   });
 }
@@ -100,7 +103,7 @@ const create = adminCommand({
       group: {
         name: input.name,
         labels: { ...input.labels.set },
-        ...(input.selector === undefined ? {} : { selector: input.selector }),
+        ...compact({ selector: input.selector }),
       },
       reason: ctx.reason,
     });
@@ -157,7 +160,7 @@ const update = adminCommand({
       group: {
         name: current.name,
         labels,
-        ...(selector === undefined ? {} : { selector }),
+        ...compact({ selector }),
       },
       expectedRevision:
         input.expectedRevision === 0

@@ -7,6 +7,7 @@ import {
   planChannel,
   type InputProblem,
   type NodeImageSelection,
+  compact,
 } from "@flotilla/core";
 import { EXIT_OK, EXIT_USAGE, type CliIo } from "../io.js";
 import { renderChannelPlan } from "../render/channel-plan.js";
@@ -104,7 +105,7 @@ export async function runChannelPlan(
       : { clusterGroups: docs.clusterGroups }),
     profile: {
       channel: args.string("channel"),
-      ...(target === undefined ? {} : { targetKubernetesVersion: target }),
+      ...compact({ targetKubernetesVersion: target }),
       ...(args.flag("long-term-support") ? { longTermSupport: true } : {}),
     },
     ...(args.string("node-image-selection") === undefined

@@ -3,7 +3,12 @@
  * upgrade or a bundle revision. The payload is checked locally with core's rules (through
  * protocol's decoder), so a missing version is refused before the hub is asked.
  */
-import { formatProblem, type Problem, parseDuration } from "@flotilla/core";
+import {
+  formatProblem,
+  type Problem,
+  parseDuration,
+  compact,
+} from "@flotilla/core";
 import {
   NODE_IMAGE_SELECTION,
   upgradePayloadFromWire,
@@ -96,7 +101,7 @@ function payloadOf(args: ParsedArgs): {
       : args.flag("control-plane-only")
         ? "UPGRADE_TYPE_CONTROL_PLANE_ONLY"
         : "UPGRADE_TYPE_FULL",
-    ...(version === undefined ? {} : { kubernetesVersion: version }),
+    ...compact({ kubernetesVersion: version }),
     nodeImageSelection: NODE_IMAGE_SELECTION.toWire(selection),
     securityPatchOnly: args.flag("security-patch-only"),
   };
@@ -244,12 +249,9 @@ export const runCreateCommand = adminCommand({
     if (problems.length > 0 || payload === undefined) return refused(problems);
     const request: wire.CreateUpdateRunRequest = {
       name: args.positional("NAME") ?? "",
-      ...(strategyName === undefined ? {} : { strategyName }),
-      ...(strategyJson === undefined ? {} : { strategyJson }),
+      ...compact({ strategyName, strategyJson }),
       payload,
-      ...(progressDeadlineSeconds === undefined
-        ? {}
-        : { progressDeadlineSeconds }),
+      ...compact({ progressDeadlineSeconds }),
     };
     return prepared({ request, file });
   },

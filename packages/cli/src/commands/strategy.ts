@@ -3,6 +3,7 @@
  * or JSON and sent exactly as written (the hub validates them with core's parser, so its problem
  * paths are paths in the file).
  */
+import { formatProblem, ok } from "@flotilla/core";
 import type { wire } from "@flotilla/protocol";
 import { stringify } from "yaml";
 import { loadDocument } from "../input.js";
@@ -86,12 +87,10 @@ function printSaved(
 function fileInput(command: string, withRevision: boolean) {
   return async (args: ParsedArgs, io: CliIo) => {
     const file = args.string("file") ?? "";
-    const revision = withRevision
-      ? expectedRevision(command, args)
-      : { ok: true as const, value: 0 };
+    const revision = withRevision ? expectedRevision(command, args) : ok(0);
     const strategy = await readStrategyFile(io, file);
     const messages = [
-      ...(revision.ok ? [] : [revision.message]),
+      ...(revision.ok ? [] : revision.problems.map(formatProblem)),
       ...(strategy.ok ? [] : strategy.messages),
     ];
     if (!revision.ok || !strategy.ok) return refused(messages);

@@ -2,7 +2,7 @@
  * `flotilla token create|list|revoke`: bootstrap tokens, with which an agent registers its cluster
  * once. The secret is printed once, at creation; the hub keeps only its digest.
  */
-import { parseDuration } from "@flotilla/core";
+import { parseDuration, compact } from "@flotilla/core";
 import type { wire } from "@flotilla/protocol";
 import { EXIT_OK } from "../io.js";
 import {
@@ -87,7 +87,7 @@ const create = adminCommand({
     return prepared({
       ttlSeconds,
       maxUses,
-      ...(cluster === undefined ? {} : { clusterName: cluster }),
+      ...compact({ clusterName: cluster }),
     });
   },
   run: async (ctx, request) => {

@@ -3,7 +3,7 @@
  * connection), then talk to the hub with one client that is always closed. The shared options
  * (hub connection, `-o`, `--reason`) are added here so every command spells them the same way.
  */
-import { FlotillaError } from "@flotilla/core";
+import { FlotillaError, compact } from "@flotilla/core";
 import type {
   Command,
   OptionSpec,
@@ -83,9 +83,7 @@ export function adminCommand<P>(spec: AdminCommandSpec<P>): Command {
     name: spec.name,
     summary: spec.summary,
     description: spec.description,
-    ...(spec.positionals === undefined
-      ? {}
-      : { positionals: spec.positionals }),
+    ...compact({ positionals: spec.positionals }),
     options: {
       ...spec.options,
       ...(spec.mutating === true ? REASON_OPTION : {}),
@@ -100,9 +98,7 @@ export function adminCommand<P>(spec: AdminCommandSpec<P>): Command {
       }
       const config = resolveHubConfig(args, io, {
         actorFlag: spec.ownsActorOption !== true,
-        ...(selected.context === undefined
-          ? {}
-          : { context: selected.context }),
+        ...compact({ context: selected.context }),
       });
       if (!config.ok) {
         io.stderr(config.problems.map((p) => `flotilla: ${p}\n`).join(""));

@@ -17,7 +17,7 @@
  * A bad file is reported with the file and each field's path and value. The file is written with
  * mode 0600 (it may hold a token) and atomically, so that a crash never leaves half of it.
  */
-import { boundsProblems, formatProblem } from "@flotilla/core";
+import { boundsProblems, formatProblem, compact } from "@flotilla/core";
 import { parseDocument, stringify } from "yaml";
 import { describeReadError } from "../input.js";
 import type { CliIo } from "../io.js";
@@ -243,9 +243,7 @@ export async function readCliConfig(io: CliIo): Promise<ReadConfig> {
 /** The file's text for `config`. */
 export function cliConfigText(config: CliConfig): string {
   return stringify({
-    ...(config.currentContext === undefined
-      ? {}
-      : { currentContext: config.currentContext }),
+    ...compact({ currentContext: config.currentContext }),
     contexts: config.contexts,
   });
 }

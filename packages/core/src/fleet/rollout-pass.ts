@@ -14,6 +14,7 @@ import {
   type Partition,
 } from "./partitions.js";
 import type { FleetRolloutStrategy } from "./strategy.js";
+import { compact } from "../compact.js";
 
 /** A cluster's state in a bundle (docs/semantics.md#cluster-states), Fleet's names. */
 export type BundleClusterState =
@@ -199,7 +200,7 @@ export function rolloutPass(input: PassInput): PassResult {
         partition: p.name,
         reason,
         message,
-        ...(nextOpeningMs === undefined ? {} : { nextOpeningMs }),
+        ...compact({ nextOpeningMs }),
       });
     };
     const visited = stoppedAfter === undefined;
@@ -308,6 +309,6 @@ export function rolloutPass(input: PassInput): PassResult {
     limits,
     unavailable: bundleUnavailable,
     notReadyPartitions,
-    ...(stoppedAfter === undefined ? {} : { stoppedAfter }),
+    ...compact({ stoppedAfter }),
   };
 }

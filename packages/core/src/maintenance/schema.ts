@@ -18,6 +18,7 @@ import { dateOrInstantField, utcOffsetField } from "./fields.js";
 import type { Freeze, Maintenance, WindowScope } from "./types.js";
 import { WINDOW_SCOPES } from "./types.js";
 import { scopeWindowsField } from "./window-schema.js";
+import { compact } from "../compact.js";
 
 const scopeField = z.enum(WINDOW_SCOPES as [WindowScope, ...WindowScope[]]);
 
@@ -65,7 +66,7 @@ const freezeSchema = strictObject({
     startMs,
     endMs,
     scopes,
-    ...(f.reason === undefined ? {} : { reason: f.reason }),
+    ...compact({ reason: f.reason }),
   };
 });
 

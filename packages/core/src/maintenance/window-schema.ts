@@ -21,6 +21,7 @@ import {
   type Ctx,
 } from "./fields.js";
 import type { DateRange, MaintenanceWindow, Schedule } from "./types.js";
+import { compact } from "../compact.js";
 
 const scheduleBodies = {
   daily: strictObject({ intervalDays: intervalField.optional() }).transform(
@@ -120,7 +121,7 @@ const recurringSchema = strictObject({
   startTime: w.startTime,
   utcOffset: w.utcOffset ?? "+00:00",
   durationHours: w.durationHours,
-  ...(w.startDate === undefined ? {} : { startDate: w.startDate }),
+  ...compact({ startDate: w.startDate }),
   notAllowedDates: w.notAllowedDates ?? [],
 }));
 

@@ -14,7 +14,7 @@ import {
   type FleetRolloutStrategy,
 } from "../fleet/strategy.js";
 import type { InputProblem, InputSource } from "../preview-types.js";
-import type { Problem } from "../result.js";
+import type { Problem, Result } from "../result.js";
 import {
   isUpdateStrategyDocument,
   parseUpdateStrategy,
@@ -50,9 +50,7 @@ export function tag(
  * Parses the strategy document, detecting its dialect from its keys
  * (docs/semantics.md#offline-planning).
  */
-export function parseStrategyDocument(
-  raw: unknown,
-): { ok: true; value: ParsedStrategy } | { ok: false; problems: Problem[] } {
+export function parseStrategyDocument(raw: unknown): Result<ParsedStrategy> {
   if (isUpdateStrategyDocument(raw)) {
     const parsed = parseUpdateStrategy(raw);
     return parsed.ok
@@ -108,7 +106,7 @@ export function parseFleetInputs(
 /** Parses all inputs; returns every problem of every input at once. */
 export function parseInputs(
   inputs: PreviewInputs,
-): { ok: true; value: ParsedInputs } | { ok: false; problems: InputProblem[] } {
+): Result<ParsedInputs, InputProblem> {
   const problems: InputProblem[] = [];
   const fleet = parseFleetInputs(inputs, problems);
   const strategy = parseStrategyDocument(inputs.strategy);

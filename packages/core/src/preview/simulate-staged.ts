@@ -27,6 +27,7 @@ import { EventQueue } from "./event-queue.js";
 import { operatorCommands, SIMULATION_ACTOR } from "./staged-actions.js";
 import { outputOf, timelineEntry } from "./staged-output.js";
 import { planUpgradeTargets } from "./upgrade-plan.js";
+import { compact } from "../compact.js";
 
 type SimEvent =
   | { readonly kind: "start" }
@@ -79,15 +80,11 @@ export function simulateStagedRun(
     clusters,
     payload,
     createdAtMs: scenario.startMs,
-    ...(scenario.progressDeadlineSeconds === undefined
-      ? {}
-      : { progressDeadlineSeconds: scenario.progressDeadlineSeconds }),
-    ...(scenario.available === undefined
-      ? {}
-      : { available: scenario.available }),
-    ...(input.maxStageConcurrency === undefined
-      ? {}
-      : { maxStageConcurrency: input.maxStageConcurrency }),
+    ...compact({
+      progressDeadlineSeconds: scenario.progressDeadlineSeconds,
+      available: scenario.available,
+      maxStageConcurrency: input.maxStageConcurrency,
+    }),
   });
   if (!resolved.ok) return fail(resolved.problems);
   const run = resolved.value;

@@ -4,6 +4,7 @@
  */
 import type { ScenarioAction, SkipTarget } from "../scenario-actions.js";
 import type { Actor, RunEvent } from "../staged/events.js";
+import { compact } from "../compact.js";
 
 /** Who the simulated operator is, in transition messages and on completed gates. */
 export const SIMULATION_ACTOR = "simulation";
@@ -32,7 +33,7 @@ export function operatorCommands(
 ): RunEvent[] {
   const actor: Actor = {
     actor: SIMULATION_ACTOR,
-    ...(action.reason === undefined ? {} : { reason: action.reason }),
+    ...compact({ reason: action.reason }),
   };
   switch (action.action) {
     case "stop":
@@ -45,7 +46,7 @@ export function operatorCommands(
       return [
         {
           type: "RetryMembers",
-          ...(action.members === undefined ? {} : { members: action.members }),
+          ...compact({ members: action.members }),
           ...actor,
         },
       ];

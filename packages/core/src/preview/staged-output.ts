@@ -13,6 +13,7 @@ import type { Scenario } from "../scenario.js";
 import { isoTime } from "../staged/context.js";
 import type { RunAction } from "../staged/events.js";
 import type { Member, Run } from "../staged/run.js";
+import { compact } from "../compact.js";
 
 const MEMBER_TYPES: Readonly<Record<string, string>> = {
   Running: "started",
@@ -39,22 +40,20 @@ export function timelineEntry(
         ...base,
         type: MEMBER_TYPES[action.to] ?? "member",
         cluster: action.name,
-        ...(action.stage === undefined ? {} : { wave: action.stage }),
-        ...(action.group === undefined ? {} : { group: action.group }),
+        ...compact({ wave: action.stage, group: action.group }),
       };
     case "gate":
       return {
         ...base,
         type: "gate",
         gate: action.name,
-        ...(action.stage === undefined ? {} : { wave: action.stage }),
-        ...(action.group === undefined ? {} : { group: action.group }),
+        ...compact({ wave: action.stage, group: action.group }),
       };
     case "group":
       return {
         ...base,
         type: "group",
-        ...(action.stage === undefined ? {} : { wave: action.stage }),
+        ...compact({ wave: action.stage }),
         group: action.name,
       };
     case "stage":
@@ -81,17 +80,17 @@ export function outputOf(
   const waves: SimulatedWave[] = run.stages.map((stage) => ({
     name: stage.name,
     state: stage.state,
-    ...(stage.reason === undefined ? {} : { reason: stage.reason }),
+    ...compact({ reason: stage.reason }),
     failureCount: stage.failureCount,
     groups: stage.groups.map((group) => ({
       name: group.name,
       state: group.state,
-      ...(group.reason === undefined ? {} : { reason: group.reason }),
+      ...compact({ reason: group.reason }),
       failureCount: group.failureCount,
       members: group.members.map((m) => ({
         name: m.name,
         state: m.state,
-        ...(m.reason === undefined ? {} : { reason: m.reason }),
+        ...compact({ reason: m.reason }),
         ...(m.message === "" ? {} : { message: m.message }),
         ...(m.startedAtMs === undefined
           ? {}
@@ -115,7 +114,7 @@ export function outputOf(
     finalState: run.state,
     failureCount: run.failureCount,
     truncated,
-    ...(plan === undefined ? {} : { plan }),
+    ...compact({ plan }),
     timeline,
     waves,
     unassigned: run.unassigned,
@@ -128,9 +127,7 @@ function targetOf(member: Member): Pick<SimulatedMember, "target"> {
   if (target === undefined) return {};
   return {
     target: {
-      ...(target.kubernetesVersion === undefined
-        ? {}
-        : { kubernetesVersion: target.kubernetesVersion }),
+      ...compact({ kubernetesVersion: target.kubernetesVersion }),
       ...(target.nodeImages === undefined || target.nodeImages.length === 0
         ? {}
         : { nodeImages: target.nodeImages }),

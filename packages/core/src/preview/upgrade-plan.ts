@@ -11,6 +11,7 @@ import {
   memberUpgradeDecision,
   type AvailableVersions,
 } from "../upgrade.js";
+import { compact } from "../compact.js";
 
 const NOTHING: AvailableVersions = { kubernetes: [], nodeImages: [] };
 
@@ -44,7 +45,7 @@ export function planUpgradeTargets(
           members.push({
             ...where,
             action: "skip",
-            ...(member.reason === undefined ? {} : { reason: member.reason }),
+            ...compact({ reason: member.reason }),
             message: member.message,
           });
           continue;
@@ -72,9 +73,7 @@ export function planUpgradeTargets(
         members.push({
           ...where,
           action: "upgrade",
-          ...(decision.kubernetesVersion === undefined
-            ? {}
-            : { kubernetesVersion: decision.kubernetesVersion }),
+          ...compact({ kubernetesVersion: decision.kubernetesVersion }),
           nodeImages: decision.nodeImages,
           ...(missing === undefined ? {} : { reason: "TargetNotAvailable" }),
           message: missing ?? decision.message,

@@ -23,6 +23,7 @@ import {
   type MemberTarget,
   type Stage,
 } from "./run.js";
+import { compact } from "../compact.js";
 
 /** Runs the scheduler until nothing more can happen at `ctx.nowMs`. */
 export function advance(ctx: StepContext): void {
@@ -285,9 +286,7 @@ function startMember(
       return;
     }
     target = {
-      ...(decision.kubernetesVersion === undefined
-        ? {}
-        : { kubernetesVersion: decision.kubernetesVersion }),
+      ...compact({ kubernetesVersion: decision.kubernetesVersion }),
       nodeImages: decision.nodeImages,
     };
     // Kept on the member, not in the target: the target is what its agent is sent, and older

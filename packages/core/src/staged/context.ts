@@ -15,6 +15,7 @@ import type {
   ScopeState,
   Stage,
 } from "./run.js";
+import { compact } from "../compact.js";
 
 /** Mutable state of one step. */
 export interface StepContext {
@@ -156,7 +157,7 @@ export function setGateState(
     scope: "gate",
     name: gate.id,
     stage: scope.stage,
-    ...(scope.group === undefined ? {} : { group: scope.group }),
+    ...compact({ group: scope.group }),
     from,
     to: state,
     atMs: ctx.nowMs,

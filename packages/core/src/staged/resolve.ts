@@ -27,6 +27,7 @@ import {
 } from "../upgrade.js";
 import { orderMembers } from "./member-order.js";
 import type { Gate, Group, Member, Run, RunPayload, Stage } from "./run.js";
+import { compact } from "../compact.js";
 
 /** Default progress deadline per member (docs/semantics.md#failure-budget). */
 export const DEFAULT_PROGRESS_DEADLINE_SECONDS = 3600;
@@ -187,9 +188,7 @@ export function resolveRun(input: ResolveRunInput): Result<Run> {
       inFlight: 0,
       skipRequested: false,
       afterStageWaitSeconds: spec.afterStageWaitInSeconds,
-      ...(spec.sortingLabelKey === undefined
-        ? {}
-        : { sortingLabelKey: spec.sortingLabelKey }),
+      ...compact({ sortingLabelKey: spec.sortingLabelKey }),
       beforeGates: gates(spec.beforeGates, `stage:${spec.name}:before`),
       afterGates: gates(spec.afterGates, `stage:${spec.name}:after`),
       groups,
@@ -215,8 +214,10 @@ export function resolveRun(input: ResolveRunInput): Result<Run> {
     unassigned: clusters
       .filter((c) => !assigned.has(c.name))
       .map((c) => c.name),
-    ...(consistent === undefined ? {} : { consistentNodeImages: consistent }),
-    ...(input.available === undefined ? {} : { available: input.available }),
+    ...compact({
+      consistentNodeImages: consistent,
+      available: input.available,
+    }),
     deadlines: [],
   });
 }
@@ -258,12 +259,10 @@ function draftGroups(
       ),
       key,
     ),
-    ...(g.maxConcurrency === undefined
-      ? {}
-      : { maxConcurrency: g.maxConcurrency }),
-    ...(g.maxAllowedFailures === undefined
-      ? {}
-      : { maxAllowedFailures: g.maxAllowedFailures }),
+    ...compact({
+      maxConcurrency: g.maxConcurrency,
+      maxAllowedFailures: g.maxAllowedFailures,
+    }),
     beforeGates: g.beforeGates,
     afterGates: g.afterGates,
     implicit: false,
@@ -316,13 +315,11 @@ function createMember(
     stateChangedAtMs: input.createdAtMs,
     failureCount: 0,
     unreachable: false,
-    ...(cluster.maintenance === undefined
-      ? {}
-      : { maintenance: cluster.maintenance }),
-    ...(cluster.kubernetesVersion === undefined
-      ? {}
-      : { kubernetesVersion: cluster.kubernetesVersion }),
-    ...(cluster.region === undefined ? {} : { region: cluster.region }),
+    ...compact({
+      maintenance: cluster.maintenance,
+      kubernetesVersion: cluster.kubernetesVersion,
+      region: cluster.region,
+    }),
     ...(cluster.nodePools.length === 0
       ? {}
       : { nodePools: cluster.nodePools.map((p) => ({ ...p })) }),

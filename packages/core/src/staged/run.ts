@@ -15,6 +15,7 @@ import type {
   UpgradePayload,
 } from "../upgrade.js";
 import type { DayOfWeek } from "../maintenance/calendar.js";
+import { compact } from "../compact.js";
 
 /** Run states (docs/semantics.md#operator-actions). */
 export type RunState =
@@ -238,10 +239,10 @@ export function memberAsCluster(member: Member): Cluster {
     labels: {},
     groups: [],
     nodePools: member.nodePools ?? [],
-    ...(member.kubernetesVersion === undefined
-      ? {}
-      : { kubernetesVersion: member.kubernetesVersion }),
-    ...(member.region === undefined ? {} : { region: member.region }),
+    ...compact({
+      kubernetesVersion: member.kubernetesVersion,
+      region: member.region,
+    }),
   };
 }
 

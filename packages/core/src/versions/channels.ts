@@ -18,6 +18,7 @@ import {
   type AvailableVersions,
   type KubernetesVersion,
 } from "./version.js";
+import { compact } from "../compact.js";
 
 /** The channels of an auto-upgrade profile. */
 export type UpgradeChannel =
@@ -72,19 +73,17 @@ export const upgradeProfileField: z.ZodType<UpgradeProfile> = strictObject({
   }
   return {
     channel: value.channel,
-    ...(value.targetKubernetesVersion === undefined
-      ? {}
-      : { targetKubernetesVersion: value.targetKubernetesVersion }),
-    ...(value.longTermSupport === undefined
-      ? {}
-      : { longTermSupport: value.longTermSupport }),
+    ...compact({
+      targetKubernetesVersion: value.targetKubernetesVersion,
+      longTermSupport: value.longTermSupport,
+    }),
   };
 });
 
 /** The outcome of resolving a channel: the upgrade to run, or why there is none. */
 export type ChannelResolution =
   | {
-      readonly ok: true;
+      readonly type: "upgrade";
       readonly upgrade: UpgradePayload;
       /**
        * The target minor is past standard support and only LTS clusters may take it: see
@@ -92,7 +91,7 @@ export type ChannelResolution =
        */
       readonly requiresLongTermSupport: boolean;
     }
-  | { readonly ok: false; readonly reason: string };
+  | { readonly type: "skip"; readonly reason: string };
 
 /** Options of {@link resolveChannel}. */
 export interface ResolveChannelOptions {
@@ -144,7 +143,7 @@ export function resolveChannel(
   const nodeImageSelection = options.nodeImageSelection ?? "Latest";
   if (profile.channel === "NodeImage") {
     return {
-      ok: true,
+      type: "upgrade",
       upgrade: { type: "NodeImageOnly", nodeImageSelection: "Latest" },
       requiresLongTermSupport: false,
     };
@@ -155,20 +154,20 @@ export function resolveChannel(
       nodeImageSelection: "Latest",
       securityPatchOnly: true,
     };
-    return { ok: true, upgrade, requiresLongTermSupport: false };
+    return { type: "upgrade", upgrade, requiresLongTermSupport: false };
   }
   const offers = gaOffers(available.kubernetes);
   const newest = latestOf(offers);
   if (newest === undefined)
     return {
-      ok: false,
+      type: "skip",
       reason: "no generally available Kubernetes version is offered",
     };
   const full = (
     version: KubernetesVersion,
     requiresLongTermSupport: boolean,
   ): ChannelResolution => ({
-    ok: true,
+    type: "upgrade",
     upgrade: {
       type: "Full",
       kubernetesVersion: formatKubernetesVersion(version),
@@ -182,7 +181,7 @@ export function resolveChannel(
     const stable = latestOf(offers.filter((o) => sameMinor(o.version, minor)));
     if (stable === undefined) {
       return {
-        ok: false,
+        type: "skip",
         reason: `Stable follows ${minorOf(minor)} (one minor before ${minorOf(newest)}), and no GA patch of it is offered`,
       };
     }
@@ -191,7 +190,7 @@ export function resolveChannel(
   const target = kubernetesVersionOf(profile.targetKubernetesVersion);
   if (target === undefined) {
     return {
-      ok: false,
+      type: "skip",
       reason:
         'channel TargetKubernetesVersion needs targetKubernetesVersion ("major.minor")',
     };
@@ -202,7 +201,7 @@ export function resolveChannel(
     const latest = latestOf(ofMinor);
     if (latest === undefined)
       return {
-        ok: false,
+        type: "skip",
         reason: `no GA patch of ${minorOf(target)} is offered yet`,
       };
     return full(latest, false);
@@ -213,14 +212,14 @@ export function resolveChannel(
   });
   if (profile.longTermSupport !== true) {
     return {
-      ok: false,
+      type: "skip",
       reason: `${minorOf(target)} is older than standard support (${oldestSupported}–${minorOf(newest)}): set longTermSupport: true to follow an LTS minor`,
     };
   }
   const lts = latestOf(ofMinor.filter((o) => o.lts));
   if (lts === undefined) {
     return {
-      ok: false,
+      type: "skip",
       reason: `${minorOf(target)} is older than standard support and no long-term-support patch of it is offered`,
     };
   }
@@ -238,7 +237,7 @@ export function longTermSupportFailure(
   clusterHasLongTermSupport: boolean,
 ): string | undefined {
   if (
-    !resolution.ok ||
+    resolution.type === "skip" ||
     !resolution.requiresLongTermSupport ||
     clusterHasLongTermSupport
   )

@@ -4,7 +4,7 @@
  * cancels). Bad filters and page tokens are refused with INVALID_ARGUMENT naming the field
  * (`filter.sinceMs`, `filter.outcomes[0]`, `pageSize`, `pageToken`, `afterSequence`).
  */
-import { FlotillaError, type Problem } from "@flotilla/core";
+import { FlotillaError, type Problem, compact } from "@flotilla/core";
 import {
   auditEventToWire,
   auditFilterFromWire,
@@ -86,7 +86,7 @@ async function streamAuditEvents(
     }
     const events = log.watch(filter, {
       signal,
-      ...(afterSequence === undefined ? {} : { afterSequence }),
+      ...compact({ afterSequence }),
     });
     for await (const event of events) {
       if (!call.write({ event: auditEventToWire(event) })) {

@@ -8,6 +8,7 @@ import {
   FlotillaError,
   type FlotillaErrorCode,
   type Problem,
+  type Result,
 } from "@flotilla/core";
 import { AUDIT_OUTCOME } from "@flotilla/protocol";
 import { z } from "zod";
@@ -110,9 +111,7 @@ export function issuesToProblems(error: z.ZodError, prefix: string): Problem[] {
 }
 
 /** The record with only its known fields, or the problems that make it unfit to store. */
-export function checkAuditRecord(
-  raw: unknown,
-): { ok: true; record: AuditRecord } | { ok: false; problems: Problem[] } {
+export function checkAuditRecord(raw: unknown): Result<AuditRecord> {
   const parsed = recordSchema.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
     return { ok: false, problems: issuesToProblems(parsed.error, "") };
@@ -120,7 +119,7 @@ export function checkAuditRecord(
   const { errorCode, ...rest } = parsed.data;
   return {
     ok: true,
-    record: errorCode === undefined ? rest : { ...rest, errorCode },
+    value: errorCode === undefined ? rest : { ...rest, errorCode },
   };
 }
 
@@ -130,7 +129,7 @@ export function validAuditRecord(raw: unknown): AuditRecord {
   if (!checked.ok) {
     throw FlotillaError.invalid("audit record", checked.problems);
   }
-  return checked.record;
+  return checked.value;
 }
 
 /** How a record is stored: UTF-8 JSON of its fields (the sequence is the store's position). */
@@ -219,5 +218,5 @@ export function decodeAuditRecord(
         .join("; "),
     };
   }
-  return { ok: true, event: { ...checked.record, sequence } };
+  return { ok: true, event: { ...checked.value, sequence } };
 }

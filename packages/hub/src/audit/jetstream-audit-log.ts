@@ -1,4 +1,4 @@
-import { FlotillaError } from "@flotilla/core";
+import { FlotillaError, compact } from "@flotilla/core";
 import {
   DeliverPolicy,
   jetstream,
@@ -229,7 +229,7 @@ class JetStreamAuditLog implements AuditLog {
                 decode: (m) => this.#decode(m),
                 idleMs: this.#config.timeoutMs,
                 maxScan: this.#config.maxScan,
-                ...(signal === undefined ? {} : { signal }),
+                ...compact({ signal }),
               },
             );
           } finally {

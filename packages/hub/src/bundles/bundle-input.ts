@@ -13,6 +13,7 @@ import {
   type FleetBundleSpec,
   type PlanWarning,
   type Problem,
+  compact,
 } from "@flotilla/core";
 import {
   isSha256Digest,
@@ -71,13 +72,11 @@ export function bundleDocument(fields: {
   return {
     namespace: fields.namespace,
     paused: fields.paused,
-    ...(fields.targets === undefined ? {} : { targets: fields.targets }),
-    ...(fields.targetCustomizations === undefined
-      ? {}
-      : { targetCustomizations: fields.targetCustomizations }),
-    ...(fields.rolloutStrategy === undefined
-      ? {}
-      : { rolloutStrategy: fields.rolloutStrategy }),
+    ...compact({
+      targets: fields.targets,
+      targetCustomizations: fields.targetCustomizations,
+      rolloutStrategy: fields.rolloutStrategy,
+    }),
   };
 }
 
@@ -147,7 +146,7 @@ export async function prepareBundle(
       field: `bundle.manifests[${String(i)}]`,
     }));
     const parsed = parseManifestObjects(files, "bundle.manifests");
-    if (parsed.ok) parsedObjects = parsed.objects;
+    if (parsed.ok) parsedObjects = parsed.value;
     else problems.push(...parsed.problems);
   }
   // Patches are checked against the objects (one that matches none is refused), so only when

@@ -230,7 +230,7 @@ export function createBundleManager(
         const { pass } = await runBundlePass(passDeps, b, deps.now());
         b.lastPass = pass;
       } catch (err) {
-        log.warn({ err, bundleName: name }, "Bundle pass failed");
+        log.warn({ err, bundle: name }, "Bundle pass failed");
       }
     }
   };
@@ -265,7 +265,7 @@ export function createBundleManager(
           });
         } catch (err) {
           log.error(
-            { err, bundleName: entry.value.name },
+            { err, bundle: entry.value.name },
             "Stored bundle is invalid; skipped",
           );
         }
@@ -304,7 +304,7 @@ export function createBundleManager(
         bundles.set(record.name, b);
         log.info(
           {
-            bundleName: record.name,
+            bundle: record.name,
             revision: record.revision,
             changed,
             reason,
@@ -353,7 +353,7 @@ export function createBundleManager(
             b,
           );
           log.info(
-            { bundleName: name, clusters: removed, reason },
+            { bundle: name, clusters: removed, reason },
             "Bundle deleted",
           );
         } catch (error) {

@@ -14,6 +14,7 @@ import type {
   StatusPhase,
   StatusReport,
 } from "@flotilla/protocol";
+import { compact } from "@flotilla/core";
 
 /** The latest counted report on one cluster's copy of one bundle. */
 export interface BundleReport {
@@ -49,8 +50,7 @@ export class BundleObservations {
       phase: report.phase,
       reasons: report.reasons,
       reasonsTruncated: report.reasonsTruncated,
-      ...(report.message === undefined ? {} : { message: report.message }),
-      ...(report.error === undefined ? {} : { error: report.error }),
+      ...compact({ message: report.message, error: report.error }),
       observedAtMs: report.observedAtMs,
     });
     return previous?.revision !== revision || previous.phase !== report.phase;

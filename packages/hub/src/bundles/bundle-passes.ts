@@ -109,7 +109,7 @@ export async function runBundlePass(
   nowMs: number,
 ): Promise<Evaluation> {
   const { record, spec } = subject;
-  const log = deps.log.child({ bundleName: record.name });
+  const log = deps.log.child({ bundle: record.name });
   const evaluation = await evaluateBundle(deps, subject, nowMs);
   const keyOf = new Map(
     evaluation.targets.map((t) => [
@@ -127,7 +127,7 @@ export async function runBundlePass(
       if (digest === undefined) {
         // Contents are rendered for every variant a customization can give; this is a bug.
         log.error(
-          { clusterName: release.cluster, contentKey: key },
+          { cluster: release.cluster, contentKey: key },
           "No bundle content for the cluster's customization",
         );
         return;
@@ -144,7 +144,7 @@ export async function runBundlePass(
         ]);
         log.info(
           {
-            clusterName: release.cluster,
+            cluster: release.cluster,
             generation: intent.generation,
             revision: release.revision,
             partition: release.partition,
@@ -154,7 +154,7 @@ export async function runBundlePass(
         );
       } catch (err) {
         log.warn(
-          { err, clusterName: release.cluster },
+          { err, cluster: release.cluster },
           "Bundle release not published",
         );
       }
@@ -185,7 +185,7 @@ async function keyHeldContent(
         { type: "SetBundle", bundle, ...held, key },
       ]);
     } catch (err) {
-      log.warn({ err, clusterName: cluster.name }, "Content key not published");
+      log.warn({ err, cluster: cluster.name }, "Content key not published");
     }
   }
 }
@@ -209,14 +209,11 @@ async function removeFromUntargeted(
       ]);
       deps.observations.forget(bundle, cluster.name);
       log.info(
-        { clusterName: cluster.name, generation: after.intent.generation },
+        { cluster: cluster.name, generation: after.intent.generation },
         "Bundle removed from a cluster it no longer targets",
       );
     } catch (err) {
-      log.warn(
-        { err, clusterName: cluster.name },
-        "Bundle removal not published",
-      );
+      log.warn({ err, cluster: cluster.name }, "Bundle removal not published");
     }
   }
 }

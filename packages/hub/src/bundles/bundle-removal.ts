@@ -51,7 +51,7 @@ export async function removeBundle(
     if (!isStoreFull(error)) throw error;
     const freed = await deps.collector.collect({ except: name, fresh });
     deps.pass.log.warn(
-      { bundleName: name, ...freed },
+      { bundle: name, ...freed },
       "The store is full: freed the bundle's content before deleting it",
     );
     try {

@@ -11,6 +11,7 @@ import {
   type BundleTarget,
   type DeploymentObservation,
   type PassResult,
+  compact,
 } from "@flotilla/core";
 import type {
   BundleClusterView,
@@ -133,17 +134,13 @@ export function bundleStatus(
       return {
         cluster,
         state,
-        ...(partition === undefined ? {} : { partition }),
-        ...(d.releasedRevision === undefined
-          ? {}
-          : { releasedRevision: d.releasedRevision }),
-        ...(d.appliedRevision === undefined
-          ? {}
-          : { appliedRevision: d.appliedRevision }),
+        ...compact({
+          partition,
+          releasedRevision: d.releasedRevision,
+          appliedRevision: d.appliedRevision,
+        }),
         ...(held === undefined ? {} : { held: held.reason }),
-        ...(held?.nextOpeningMs === undefined
-          ? {}
-          : { nextOpeningMs: held.nextOpeningMs }),
+        ...compact({ nextOpeningMs: held?.nextOpeningMs }),
         message: held?.message ?? report?.error ?? report?.message ?? "",
         reasons: report?.reasons ?? [],
         reasonsTruncated: report?.reasonsTruncated ?? 0,
@@ -158,8 +155,6 @@ export function bundleStatus(
     partitions: pass.partitions,
     limits: pass.limits,
     unassigned: pass.unassigned,
-    ...(pass.stoppedAfter === undefined
-      ? {}
-      : { stoppedAfter: pass.stoppedAfter }),
+    ...compact({ stoppedAfter: pass.stoppedAfter }),
   };
 }

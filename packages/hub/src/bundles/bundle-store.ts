@@ -3,7 +3,7 @@
  * addressed, so a write that fails later leaves only unreferenced objects), then the record with
  * compare-and-set. Applying identical content again changes nothing and keeps the revision.
  */
-import { canonicalJson } from "@flotilla/core";
+import { canonicalJson, compact } from "@flotilla/core";
 import type { IntentPublisher } from "../intents/intent-publisher.js";
 import {
   isRevisionConflict,
@@ -48,7 +48,7 @@ export async function writeBundle(
   signal?: AbortSignal,
   onStored: (digest: string) => void = () => undefined,
 ): Promise<WrittenBundle> {
-  const options = signal === undefined ? {} : { signal };
+  const options = compact({ signal });
   const put = async (bytes: Uint8Array): Promise<string> => {
     const digest = await deps.publisher.putBundleContent(bytes, options);
     onStored(digest);

@@ -18,6 +18,7 @@
 import type { IntentPublisher } from "../intents/intent-publisher.js";
 import type { Logger } from "../logger.js";
 import { createReadWriteLock } from "../read-write-lock.js";
+import { compact } from "@flotilla/core";
 
 /** When and what is collected. */
 export interface ContentGcOptions {
@@ -131,9 +132,7 @@ export function createContentCollector(
         {
           ...collected,
           kept: stored.length - doomed.length,
-          ...(collectOptions.except === undefined
-            ? {}
-            : { bundleName: collectOptions.except }),
+          ...compact({ bundle: collectOptions.except }),
         },
         "Collected unreferenced bundle content",
       );

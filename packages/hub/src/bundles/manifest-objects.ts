@@ -4,12 +4,13 @@
  * object is named once per bundle. Problems name the manifest (`bundle.manifests[2]`) and say which
  * file and line, so a person can fix every file in one go.
  */
-import type { Problem } from "@flotilla/core";
+import type { Problem, Result } from "@flotilla/core";
 import {
   MAX_BUNDLE_RESOURCES,
   type KubernetesObject,
 } from "@flotilla/protocol";
 import { parseDocuments } from "./manifest-documents.js";
+import { compact } from "@flotilla/core";
 
 /** A manifest file's bytes, its path in the bundle, and the field path its problems use. */
 export interface ManifestFile {
@@ -28,9 +29,7 @@ const HELM_TEMPLATE = /\{\{-?\s*\.(Values|Release|Chart|Capabilities)\b/;
 export function parseManifestObjects(
   files: readonly ManifestFile[],
   listField: string,
-):
-  | { ok: true; objects: KubernetesObject[] }
-  | { ok: false; problems: Problem[] } {
+): Result<KubernetesObject[]> {
   const problems: Problem[] = [];
   const objects: KubernetesObject[] = [];
   const seen = new Map<string, string>();
@@ -40,7 +39,7 @@ export function parseManifestObjects(
       problems.push({
         path: file.field,
         message: `${JSON.stringify(file.path)} line ${String(line)}: ${message}`,
-        ...(value === undefined ? {} : { value }),
+        ...compact({ value }),
       });
     };
     const base = file.path.split("/").at(-1) ?? "";
@@ -98,7 +97,9 @@ export function parseManifestObjects(
       message: `holds ${String(objects.length)} objects, more than the ${String(MAX_BUNDLE_RESOURCES)} a bundle may hold`,
     });
   }
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, objects };
+  return problems.length > 0
+    ? { ok: false, problems }
+    : { ok: true, value: objects };
 }
 
 /** A document's objects: itself, the items of a JSON list, or the items of a `kind: List`. */

@@ -6,6 +6,7 @@
 import type { Cluster } from "@flotilla/core";
 import type { ClusterFacts } from "@flotilla/protocol";
 import { recordToCluster, type ClusterRecord } from "./cluster-record.js";
+import { compact } from "@flotilla/core";
 
 export type ConnectionState =
   "NeverConnected" | "Connected" | "Disconnected" | "Unreachable";
@@ -66,7 +67,7 @@ export function newEntry(
     record,
     revision: 0,
     cluster: recordToCluster(record),
-    ...(from.session === undefined ? {} : { session: from.session }),
+    ...compact({ session: from.session }),
     lastSeenAtMs: now,
     silenceFromMs: now,
     unreachable: false,

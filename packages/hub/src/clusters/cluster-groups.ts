@@ -10,6 +10,7 @@ import {
   type ClusterGroup,
   type Labels,
   type Problem,
+  compact,
 } from "@flotilla/core";
 import { z } from "zod";
 import { nameKey } from "../store/keys.js";
@@ -82,7 +83,7 @@ function toGroup(input: GroupInput, path: string): ClusterGroup {
   return {
     name: input.name,
     labels: labels.value,
-    ...(selector === undefined ? {} : { selector }),
+    ...compact({ selector }),
   };
 }
 
@@ -146,7 +147,7 @@ export function createClusterGroups(deps: {
       const record: ClusterGroupRecord = {
         name: input.name,
         labels: { ...input.labels },
-        ...(input.selector === undefined ? {} : { selector: input.selector }),
+        ...compact({ selector: input.selector }),
         createdAtMs: now,
         updatedAtMs: now,
       };
@@ -174,9 +175,7 @@ export function createClusterGroups(deps: {
           const record: ClusterGroupRecord = {
             name,
             labels: { ...input.labels },
-            ...(input.selector === undefined
-              ? {}
-              : { selector: input.selector }),
+            ...compact({ selector: input.selector }),
             createdAtMs: current.record.createdAtMs,
             updatedAtMs: deps.now(),
           };

@@ -9,6 +9,7 @@ import {
   type Labels,
   type Maintenance,
   type Problem,
+  compact,
 } from "@flotilla/core";
 import type { ClusterFacts } from "@flotilla/protocol";
 import { z } from "zod";
@@ -119,7 +120,7 @@ export function applyLabelChange(
     ...base,
     operatorLabels,
     removedLabels: [...removed].sort(),
-    ...(updateGroup === undefined ? {} : { updateGroup }),
+    ...compact({ updateGroup }),
     ...(paused ? { paused: true as const } : {}),
   };
 }
@@ -163,16 +164,12 @@ export function recordToCluster(record: ClusterRecord): Cluster {
     labels: effectiveLabels(record),
     groups: [],
     nodePools: facts.nodePools,
-    ...(record.updateGroup === undefined
-      ? {}
-      : { updateGroup: record.updateGroup }),
-    ...(facts.maintenance === undefined
-      ? {}
-      : { maintenance: facts.maintenance }),
-    ...(facts.kubernetesVersion === undefined
-      ? {}
-      : { kubernetesVersion: facts.kubernetesVersion }),
-    ...(facts.region === undefined ? {} : { region: facts.region }),
+    ...compact({
+      updateGroup: record.updateGroup,
+      maintenance: facts.maintenance,
+      kubernetesVersion: facts.kubernetesVersion,
+      region: facts.region,
+    }),
     ...(record.paused === true ? { paused: true as const } : {}),
   };
 }

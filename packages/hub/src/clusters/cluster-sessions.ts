@@ -4,7 +4,12 @@
  * memory only (persisting 10,000 heartbeats every 10 s would be most of the hub's writes): an
  * agent silent past the timeout is marked Unreachable by {@link ClusterSessions.checkHeartbeats}.
  */
-import { FlotillaError, showValue, type Maintenance } from "@flotilla/core";
+import {
+  FlotillaError,
+  showValue,
+  type Maintenance,
+  compact,
+} from "@flotilla/core";
 import type { ClusterFacts } from "@flotilla/protocol";
 import {
   heardAt,
@@ -134,7 +139,7 @@ export function createClusterSessions(
       ...existing.record,
       agentVersion,
       lastSeenAtMs: now,
-      ...(facts === undefined ? {} : { facts }),
+      ...compact({ facts }),
     };
     delete record.neverConnected;
     try {
@@ -167,9 +172,7 @@ export function createClusterSessions(
       listeners.emit({
         type: "windows",
         cluster: session.cluster,
-        ...(facts.maintenance === undefined
-          ? {}
-          : { maintenance: facts.maintenance }),
+        ...compact({ maintenance: facts.maintenance }),
       });
     }
   };

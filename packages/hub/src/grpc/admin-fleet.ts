@@ -9,6 +9,7 @@ import {
   parseSelectorString,
   type LabelSelector,
   type Problem,
+  compact,
 } from "@flotilla/core";
 import { clusterFactsToWire, type wire } from "@flotilla/protocol";
 import type {
@@ -71,9 +72,7 @@ export function fleetHandlers(
     return {
       name: record.name,
       labels: { ...cluster.labels },
-      ...(record.updateGroup === undefined
-        ? {}
-        : { updateGroup: record.updateGroup }),
+      ...compact({ updateGroup: record.updateGroup }),
       clusterGroups: groupsOfCluster(cluster, deps.groups.all()).map(
         (g) => g.name,
       ),
@@ -95,9 +94,7 @@ export function fleetHandlers(
   const groupToWire = (stored: StoredGroup): wire.ClusterGroup => ({
     name: stored.record.name,
     labels: { ...stored.record.labels },
-    ...(stored.record.selector === undefined
-      ? {}
-      : { selector: stored.record.selector }),
+    ...compact({ selector: stored.record.selector }),
     createdAtMs: stored.record.createdAtMs,
     updatedAtMs: stored.record.updatedAtMs,
     revision: stored.revision,
@@ -198,7 +195,7 @@ export function fleetHandlers(
           const status = await deps.registry.label(name, {
             set: set.value,
             remove: request.removeLabels,
-            ...(updateGroup === undefined ? {} : { updateGroup }),
+            ...compact({ updateGroup }),
             ...(request.paused == null ? {} : { paused: request.paused }),
             ...(request.expectedRevision === 0
               ? {}

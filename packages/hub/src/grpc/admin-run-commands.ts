@@ -4,7 +4,7 @@
  * command the run cannot take now (start a Completed run, approve a gate that is not Pending) is
  * FAILED_PRECONDITION and changes nothing.
  */
-import { FlotillaError, type UpdateStrategy } from "@flotilla/core";
+import { FlotillaError, type UpdateStrategy, compact } from "@flotilla/core";
 import { runPayloadFromWire, type wire } from "@flotilla/protocol";
 import type { RunCommand } from "../runs/run-manager.js";
 import { parseStrategyJson } from "../strategies/update-strategies.js";
@@ -86,9 +86,7 @@ export function runCommandHandlers(
             name: request.name,
             ...strategy,
             payload: payload.value,
-            ...(deadline === undefined
-              ? {}
-              : { progressDeadlineSeconds: deadline }),
+            ...compact({ progressDeadlineSeconds: deadline }),
           });
           return {
             run: runStatus(created),

@@ -1,5 +1,10 @@
 /** AdminService: an update run's status, the list of runs, and a watch on one run's changes. */
-import { FlotillaError, isRunFinished, type RunState } from "@flotilla/core";
+import {
+  FlotillaError,
+  isRunFinished,
+  type RunState,
+  compact,
+} from "@flotilla/core";
 import {
   RUN_STATE,
   runSummaryToWire,
@@ -54,9 +59,7 @@ export function runStatusHandlers(
         runs: page.items.map((r) =>
           runSummaryToWire(r.run, {
             revision: r.revision,
-            ...(r.strategyName === undefined
-              ? {}
-              : { strategyName: r.strategyName }),
+            ...compact({ strategyName: r.strategyName }),
           }),
         ),
         nextPageToken: page.nextPageToken,

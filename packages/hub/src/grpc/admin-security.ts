@@ -6,7 +6,12 @@
  *
  * Which roles may call these is admin authentication's business (security/admin-roles.ts).
  */
-import { FlotillaError, showValue, type Problem } from "@flotilla/core";
+import {
+  FlotillaError,
+  showValue,
+  type Problem,
+  compact,
+} from "@flotilla/core";
 import { intentKeyProblem, type wire } from "@flotilla/protocol";
 import type {
   BootstrapTokenRecord,
@@ -46,9 +51,7 @@ export function bootstrapTokenToWire(
 ): wire.BootstrapToken {
   return {
     id: token.id,
-    ...(token.clusterName === undefined
-      ? {}
-      : { clusterName: token.clusterName }),
+    ...compact({ clusterName: token.clusterName }),
     createdAtMs: token.createdAtMs,
     expiresAtMs: token.expiresAtMs,
     maxUses: token.maxUses,
@@ -122,7 +125,7 @@ export function securityHandlers(
     return deps.tokens.create(id, {
       ttlMs: ttlSeconds * 1000,
       maxUses: maxUses === 0 ? 1 : maxUses,
-      ...(clusterName === undefined ? {} : { clusterName }),
+      ...compact({ clusterName }),
       createdBy: actor,
     });
   };

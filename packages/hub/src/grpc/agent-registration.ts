@@ -230,7 +230,7 @@ export function createAgentRegistration(
     );
     await deps.onRegistered?.(name, request.agentVersion);
     deps.logger.info(
-      { clusterName: name, serial: issued.serial, tokenId: token.id },
+      { cluster: name, serial: issued.serial, tokenId: token.id },
       "cluster registered",
     );
     return {
@@ -267,7 +267,7 @@ export function createAgentRegistration(
     });
     deps.logger.info(
       {
-        clusterName: cluster,
+        cluster,
         serial: issued.serial,
         previous: identity.serial,
       },
@@ -362,7 +362,7 @@ export function createAgentRegistration(
         `This stream's certificate is cluster ${showValue(identity.cluster)}'s; it cannot speak for cluster ${showValue(claimed)}`,
       );
       deps.logger.warn(
-        { clusterName: identity.cluster, claimed, peer },
+        { cluster: identity.cluster, claimed, peer },
         "agent hello named another cluster",
       );
       void audit.refused("Connect", identity.cluster, peer, claimed, error);

@@ -7,6 +7,7 @@ import type { Run, RunEvent } from "@flotilla/core";
 import type { StatusReport } from "@flotilla/protocol";
 import type { ClusterChange } from "../clusters/cluster-registry.js";
 import type { ClusterDirectory } from "../clusters/cluster-directory.js";
+import { compact } from "@flotilla/core";
 
 /** Commands an operator sends; `member` events come from agents and the registry. */
 export type RunCommand = Extract<
@@ -37,7 +38,7 @@ export function reportEvent(
       return {
         type: "MemberSucceeded",
         member: cluster,
-        ...(report.message === undefined ? {} : { message: report.message }),
+        ...compact({ message: report.message }),
       };
     case "Failed":
       return {
@@ -50,9 +51,7 @@ export function reportEvent(
         type: "MemberDeferred",
         member: cluster,
         message: report.message ?? "the agent cannot start now",
-        ...(report.pendingUntilMs === undefined
-          ? {}
-          : { untilMs: report.pendingUntilMs }),
+        ...compact({ untilMs: report.pendingUntilMs }),
       };
     case "Applying":
     case "Applied":
@@ -75,9 +74,7 @@ export function clusterEvent(change: ClusterChange): RunEvent | undefined {
       return {
         type: "MemberWindowsChanged",
         member: change.cluster,
-        ...(change.maintenance === undefined
-          ? {}
-          : { maintenance: change.maintenance }),
+        ...compact({ maintenance: change.maintenance }),
       };
     case "joined":
     case "changed":

@@ -23,7 +23,7 @@
  * Records written by earlier versions (`{run, strategyName}` under `N`) are read as a snapshot at
  * seq 1 and rewritten in this form at the next snapshot.
  */
-import { step, type Run, type RunEvent } from "@flotilla/core";
+import { step, type Run, type RunEvent, compact } from "@flotilla/core";
 import type { Logger } from "pino";
 import { z } from "zod";
 import {
@@ -168,7 +168,7 @@ export class RunLog {
     );
     return new RunLog(store, run.name, strategyName, {
       seq: 1,
-      ...(written.slot === undefined ? {} : { slot: written.slot }),
+      ...compact({ slot: written.slot }),
       revision,
     });
   }
@@ -426,7 +426,7 @@ function rebuild(
     strategyName,
     {
       seq: snapshot.seq,
-      ...(snapshot.slot === undefined ? {} : { slot: snapshot.slot }),
+      ...compact({ slot: snapshot.slot }),
       revision: head.revision,
     },
     journal,

@@ -21,6 +21,7 @@ import {
   type RunPayload,
   type RunState,
   type UpdateStrategy,
+  compact,
 } from "@flotilla/core";
 import type { StatusReport, Transition } from "@flotilla/protocol";
 import type { Logger } from "pino";
@@ -175,13 +176,11 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       const clusters = deps.directory.clusters();
       const resolved = resolveRun({
         name: input.name,
-        ...(input.strategy === undefined ? {} : { strategy: input.strategy }),
+        ...compact({ strategy: input.strategy }),
         clusters,
         payload: input.payload,
         createdAtMs: deps.now(),
-        ...(input.progressDeadlineSeconds === undefined
-          ? {}
-          : { progressDeadlineSeconds: input.progressDeadlineSeconds }),
+        ...compact({ progressDeadlineSeconds: input.progressDeadlineSeconds }),
       });
       if (!resolved.ok)
         throw FlotillaError.invalid("update run", resolved.problems);

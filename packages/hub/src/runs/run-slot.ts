@@ -2,7 +2,7 @@
  * One loaded run: its stored state and journal, its mailbox, whether a batch is being applied (a
  * run takes one batch at a time), and who watches it.
  */
-import { cloneRun, isRunFinished, type Run } from "@flotilla/core";
+import { cloneRun, isRunFinished, type Run, compact } from "@flotilla/core";
 import type { Transition } from "@flotilla/protocol";
 import type { Queued } from "./mailbox.js";
 import type { RunLog } from "./run-log.js";
@@ -76,6 +76,6 @@ export function storedRun(slot: Slot, copy = false): StoredRun {
   return {
     run: copy ? cloneRun(slot.run) : slot.run,
     revision: slot.log.seq,
-    ...(strategyName === undefined ? {} : { strategyName }),
+    ...compact({ strategyName }),
   };
 }

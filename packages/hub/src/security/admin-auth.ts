@@ -76,9 +76,9 @@ export interface AuthCall {
 
 /** The answer for one call: its caller, or why it is refused. */
 export type AdminVerdict =
-  | { readonly ok: true; readonly who: CallIdentity }
+  | { readonly type: "allowed"; readonly who: CallIdentity }
   | {
-      readonly ok: false;
+      readonly type: "refused";
       readonly error: FlotillaError;
       /** Who the audit log says tried: the identity if known, else `anonymous@PEER`. */
       readonly actor: string;
@@ -173,7 +173,7 @@ function targetNameOf(request: unknown): string {
   return "";
 }
 
-type Refusal = Extract<AdminVerdict, { ok: false }>;
+type Refusal = Extract<AdminVerdict, { type: "refused" }>;
 
 /** Builds the authentication of a hub from its ways in. */
 export function createAdminAuth(deps: AdminAuthDeps): AdminAuth {
@@ -219,7 +219,7 @@ export function createAdminAuth(deps: AdminAuthDeps): AdminAuth {
       if (peerIdentity.kind === "cluster") {
         // The certificate is good, so the record names the cluster that used it.
         return {
-          ok: false,
+          type: "refused",
           error: new FlotillaError(
             "permission_denied",
             `Cluster "${peerIdentity.cluster}"'s certificate may not call AdminService`,
@@ -247,14 +247,14 @@ export function createAdminAuth(deps: AdminAuthDeps): AdminAuth {
       found = identify(call, peer);
     } catch (error) {
       const refusal = FlotillaError.from(error);
-      return { ok: false, error: refusal, actor: anonymous, role: "" };
+      return { type: "refused", error: refusal, actor: anonymous, role: "" };
     }
     if ("error" in found) return found;
     const who = found;
     const needed = requiredRole(method);
     if (needed === undefined || !roleAllows(who.role, needed)) {
       return {
-        ok: false,
+        type: "refused",
         error: new FlotillaError(
           "permission_denied",
           needed === undefined
@@ -266,7 +266,7 @@ export function createAdminAuth(deps: AdminAuthDeps): AdminAuth {
       };
     }
     setCallIdentity(call, who);
-    return { ok: true, who };
+    return { type: "allowed", who };
   };
 
   const recordDenial = async (
@@ -320,7 +320,7 @@ export function createAdminAuth(deps: AdminAuthDeps): AdminAuth {
           call: AuthCall & { emit(e: "error", s: unknown): void },
         ) => {
           const verdict = check(call, method);
-          if (verdict.ok) {
+          if (verdict.type === "allowed") {
             original(call);
             return;
           }
@@ -336,7 +336,7 @@ export function createAdminAuth(deps: AdminAuthDeps): AdminAuth {
         callback: (error: unknown, value?: unknown) => void,
       ) => {
         const verdict = check(call, method);
-        if (verdict.ok) {
+        if (verdict.type === "allowed") {
           original(call, callback);
           return;
         }

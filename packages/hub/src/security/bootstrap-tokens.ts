@@ -9,7 +9,12 @@
  * one hub or several. Refusals never echo the secret.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { compareNames, FlotillaError, showValue } from "@flotilla/core";
+import {
+  compareNames,
+  FlotillaError,
+  showValue,
+  compact,
+} from "@flotilla/core";
 import { z } from "zod";
 import {
   defineCollection,
@@ -191,9 +196,7 @@ export function createBootstrapTokens(
       const token: BootstrapTokenRecord = {
         id,
         secretSha256: sha256Hex(secret),
-        ...(input.clusterName === undefined
-          ? {}
-          : { clusterName: input.clusterName }),
+        ...compact({ clusterName: input.clusterName }),
         createdAtMs,
         expiresAtMs: createdAtMs + input.ttlMs,
         maxUses: input.maxUses,

@@ -5,7 +5,7 @@
  * trusted. Refusals are `invalid_argument` on `csrPem` and never echo the request.
  */
 import { createPublicKey, type KeyObject } from "node:crypto";
-import { FlotillaError } from "@flotilla/core";
+import { FlotillaError, compact } from "@flotilla/core";
 import "reflect-metadata";
 import * as x509 from "@peculiar/x509";
 
@@ -73,7 +73,7 @@ export async function parseCsr(
   const refuse = (message: string, cause?: unknown): FlotillaError =>
     new FlotillaError("invalid_argument", `Invalid csrPem: ${message}`, {
       problems: [{ path: "csrPem", message }],
-      ...(cause === undefined ? {} : { cause }),
+      ...compact({ cause }),
     });
   if (csrPem.trim() === "")
     throw refuse("a PEM certificate signing request is required");

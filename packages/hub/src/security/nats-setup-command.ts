@@ -11,7 +11,7 @@
 import { constants } from "node:fs";
 import { access, chmod, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { FlotillaError, formatProblem } from "@flotilla/core";
+import { compact, FlotillaError, formatProblem } from "@flotilla/core";
 import { createNatsAuthSetup } from "./nats-auth.js";
 import { readSetupToKeep } from "./nats-setup-from.js";
 import { HUB_NATS_AUTH_FILES, NATS_SETUP_FILES } from "./nats-setup-files.js";
@@ -53,12 +53,10 @@ export async function runNatsSetup(args: {
               : { agentsAccountPublicKey: kept.agentsAccount.publicKey }),
           },
         }),
-    ...(args.accountName === undefined
-      ? {}
-      : { accountName: args.accountName }),
-    ...(args.resolverDir === undefined
-      ? {}
-      : { resolverDir: args.resolverDir }),
+    ...compact({
+      accountName: args.accountName,
+      resolverDir: args.resolverDir,
+    }),
   });
   const files: readonly (readonly [string, string])[] = [
     [NATS_SETUP_FILES.serverConfig, setup.serverConfig],

@@ -1,4 +1,4 @@
-import { FlotillaError } from "@flotilla/core";
+import { FlotillaError, compact } from "@flotilla/core";
 import {
   DeliverPolicy,
   jetstream,
@@ -215,10 +215,7 @@ class JetStreamStore implements StateStore {
     checkRevision("delete", name, key, expected, 1);
     await this.#call("delete", name, key, options, async (kv) => {
       try {
-        await kv.delete(
-          key,
-          expected === undefined ? {} : { previousSeq: expected },
-        );
+        await kv.delete(key, compact({ previousSeq: expected }));
       } catch (error) {
         if (expected !== undefined && isWrongLastRevision(error)) {
           throw new RevisionConflictError(name, key, expected, "delete", {

@@ -10,6 +10,7 @@ import type {
 } from "@flotilla/core";
 import type * as wire from "../generated/index.js";
 import type { ResourceReason } from "./status-report.js";
+import { compact } from "@flotilla/core";
 
 /** A manifest file of a bundle, stored in the object store. */
 export interface ManifestRef {
@@ -144,22 +145,18 @@ export function bundleClusterToWire(
   return {
     cluster: c.cluster,
     state: STATE[c.state],
-    ...(c.partition === undefined ? {} : { partition: c.partition }),
-    ...(c.releasedRevision === undefined
-      ? {}
-      : { releasedRevision: c.releasedRevision }),
-    ...(c.appliedRevision === undefined
-      ? {}
-      : { appliedRevision: c.appliedRevision }),
+    ...compact({
+      partition: c.partition,
+      releasedRevision: c.releasedRevision,
+      appliedRevision: c.appliedRevision,
+    }),
     ...(c.held === undefined ? {} : { held: HOLD[c.held] }),
-    ...(c.nextOpeningMs === undefined
-      ? {}
-      : { nextOpeningMs: c.nextOpeningMs }),
+    ...compact({ nextOpeningMs: c.nextOpeningMs }),
     message: c.message,
     reasons: c.reasons.map((r) => ({ ...r })),
     reasonsTruncated: c.reasonsTruncated,
     unreachable: c.unreachable,
-    ...(c.updatedAtMs === undefined ? {} : { updatedAtMs: c.updatedAtMs }),
+    ...compact({ updatedAtMs: c.updatedAtMs }),
   };
 }
 
@@ -184,8 +181,6 @@ export function bundleStatusToWire(
     partitions: status.partitions.map(partitionToWire),
     limits: { ...status.limits },
     unassigned: [...status.unassigned],
-    ...(status.stoppedAfter === undefined
-      ? {}
-      : { stoppedAfter: status.stoppedAfter }),
+    ...compact({ stoppedAfter: status.stoppedAfter }),
   };
 }

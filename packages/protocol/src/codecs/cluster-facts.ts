@@ -16,6 +16,7 @@ import {
   type Maintenance,
   type Problem,
   type Result,
+  compact,
 } from "@flotilla/core";
 import { z } from "zod";
 import type * as wire from "../generated/index.js";
@@ -36,18 +37,14 @@ export interface ClusterFacts {
 export function clusterFactsToWire(facts: ClusterFacts): wire.ClusterFacts {
   return {
     labels: { ...facts.labels },
-    ...(facts.kubernetesVersion === undefined
-      ? {}
-      : { kubernetesVersion: facts.kubernetesVersion }),
+    ...compact({ kubernetesVersion: facts.kubernetesVersion }),
     nodePools: facts.nodePools.map((p) => ({
       name: p.name,
       imageFamily: p.imageFamily,
       imageVersion: p.imageVersion,
-      ...(p.kubernetesVersion === undefined
-        ? {}
-        : { kubernetesVersion: p.kubernetesVersion }),
+      ...compact({ kubernetesVersion: p.kubernetesVersion }),
     })),
-    ...(facts.region === undefined ? {} : { region: facts.region }),
+    ...compact({ region: facts.region }),
     maintenance:
       facts.maintenance === undefined
         ? null
@@ -125,18 +122,13 @@ export function clusterFactsFromWire(
   if (problems.length > 0 || !labels.ok) return fail(problems);
   return ok({
     labels: labels.value,
-    ...(f.kubernetesVersion === undefined
-      ? {}
-      : { kubernetesVersion: f.kubernetesVersion }),
+    ...compact({ kubernetesVersion: f.kubernetesVersion }),
     nodePools: f.nodePools.map((p) => ({
       name: p.name,
       imageFamily: p.imageFamily,
       imageVersion: p.imageVersion,
-      ...(p.kubernetesVersion === undefined
-        ? {}
-        : { kubernetesVersion: p.kubernetesVersion }),
+      ...compact({ kubernetesVersion: p.kubernetesVersion }),
     })),
-    ...(f.region === undefined ? {} : { region: f.region }),
-    ...(maintenance === undefined ? {} : { maintenance }),
+    ...compact({ region: f.region, maintenance }),
   });
 }

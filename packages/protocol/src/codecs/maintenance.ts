@@ -15,6 +15,7 @@ import {
   type Problem,
   type Result,
   type WindowScope,
+  compact,
 } from "@flotilla/core";
 import { z } from "zod";
 import type * as wire from "../generated/index.js";
@@ -112,9 +113,7 @@ function windowToWire(window: MaintenanceWindow): wire.MaintenanceWindow {
       startTime: window.startTime,
       utcOffset: window.utcOffset,
       durationHours: window.durationHours,
-      ...(window.startDate === undefined
-        ? {}
-        : { startDate: window.startDate }),
+      ...compact({ startDate: window.startDate }),
       notAllowedDates: window.notAllowedDates.map((r) => ({
         start: r.start,
         end: r.end,
@@ -133,7 +132,7 @@ export function maintenanceToWire(maintenance: Maintenance): wire.Maintenance {
       startMs: f.startMs,
       endMs: f.endMs,
       scopes: f.scopes.map((s) => WINDOW_SCOPE.toWire(s)),
-      ...(f.reason === undefined ? {} : { reason: f.reason }),
+      ...compact({ reason: f.reason }),
     })),
   };
 }
@@ -206,7 +205,7 @@ const windowSchema = z
         startTime: r.startTime,
         utcOffset: r.utcOffset,
         durationHours: r.durationHours,
-        ...(r.startDate === undefined ? {} : { startDate: r.startDate }),
+        ...compact({ startDate: r.startDate }),
         notAllowedDates: r.notAllowedDates,
       };
     }
@@ -234,7 +233,7 @@ const freezeSchema = z
     end: instant(f.endMs),
     // An empty list freezes every scope, as leaving `scopes` out of a file does.
     ...(f.scopes.length === 0 ? {} : { scopes: f.scopes }),
-    ...(f.reason === undefined ? {} : { reason: f.reason }),
+    ...compact({ reason: f.reason }),
   }));
 
 const maintenanceSchema = z.object({

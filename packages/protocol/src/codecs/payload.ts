@@ -13,6 +13,7 @@ import {
   type RunPayload,
   type UpgradePayload,
   type UpgradeType,
+  compact,
 } from "@flotilla/core";
 import type * as wire from "../generated/index.js";
 import { MAX_ID_LENGTH } from "../limits.js";
@@ -84,9 +85,7 @@ export function upgradePayloadFromWire(
   const parsed = upgradeField.safeParse(
     {
       type,
-      ...(raw.kubernetesVersion === undefined
-        ? {}
-        : { kubernetesVersion: raw.kubernetesVersion }),
+      ...compact({ kubernetesVersion: raw.kubernetesVersion }),
       nodeImageSelection: selection,
       ...(raw.securityPatchOnly ? { securityPatchOnly: true } : {}),
     },

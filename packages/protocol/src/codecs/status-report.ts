@@ -25,6 +25,7 @@ import {
   parseWire,
   wholeNumber,
 } from "./validate.js";
+import { compact } from "@flotilla/core";
 
 /** Where an agent is with one item of its intent. */
 export type StatusPhase =
@@ -127,12 +128,10 @@ export function statusReportToWire(report: StatusReport): wire.StatusReport {
     ...(report.message === undefined
       ? {}
       : { message: shorten(report.message, MAX_MESSAGE_LENGTH) }),
-    ...(report.progressPercent === undefined
-      ? {}
-      : { progressPercent: report.progressPercent }),
-    ...(report.pendingUntilMs === undefined
-      ? {}
-      : { pendingUntilMs: report.pendingUntilMs }),
+    ...compact({
+      progressPercent: report.progressPercent,
+      pendingUntilMs: report.pendingUntilMs,
+    }),
     observedAtMs: report.observedAtMs,
   };
 }
@@ -216,14 +215,12 @@ export function statusReportFromWire(
       phase: r.phase,
       reasons: r.reasons,
       reasonsTruncated: r.reasonsTruncated,
-      ...(r.error === undefined ? {} : { error: r.error }),
-      ...(r.message === undefined ? {} : { message: r.message }),
-      ...(r.progressPercent === undefined
-        ? {}
-        : { progressPercent: r.progressPercent }),
-      ...(r.pendingUntilMs === undefined
-        ? {}
-        : { pendingUntilMs: r.pendingUntilMs }),
+      ...compact({
+        error: r.error,
+        message: r.message,
+        progressPercent: r.progressPercent,
+        pendingUntilMs: r.pendingUntilMs,
+      }),
       observedAtMs: r.observedAtMs,
     },
   };
