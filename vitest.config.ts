@@ -1,19 +1,21 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
-const src = (pkg: string): string =>
-  fileURLToPath(new URL(`./packages/${pkg}/src/index.ts`, import.meta.url));
+const packagesDir = fileURLToPath(new URL("./packages/", import.meta.url));
 
 export default defineConfig({
   resolve: {
-    alias: {
-      "@flotilla/core": src("core"),
-      "@flotilla/protocol": src("protocol"),
-      "@flotilla/node": src("node"),
-      "@flotilla/testkit": src("testkit"),
-      "@flotilla/hub": src("hub"),
-      "@flotilla/agent": src("agent"),
-    },
+    // `@flotilla/x` is packages/x/src/index.ts and `@flotilla/x/testing` is packages/x/src/testing.ts.
+    alias: [
+      {
+        find: /^@flotilla\/([\w-]+)\/testing$/,
+        replacement: `${packagesDir}$1/src/testing.ts`,
+      },
+      {
+        find: /^@flotilla\/([\w-]+)$/,
+        replacement: `${packagesDir}$1/src/index.ts`,
+      },
+    ],
   },
   test: {
     include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],

@@ -16,7 +16,6 @@ export type { FlotillaErrorCode } from "./errors.js";
 
 // Bounds on every document read from outside
 export {
-  MAX_NESTING_DEPTH,
   REFUSED_KEYS,
   boundsProblems,
   parseJsonText,
@@ -45,7 +44,6 @@ export {
   labelValueProblem,
   parseLabels,
   parseSelectorString,
-  parseSelectorStruct,
   selectorToString,
 } from "./label-selector.js";
 export type {
@@ -58,7 +56,6 @@ export type {
 
 // Clusters
 export {
-  parseClusters,
   parseClusterGroups,
   groupsOfCluster,
   compareNames,
@@ -134,7 +131,6 @@ export type {
 
 // Partitioned rollouts (Fleet rolloutStrategy)
 export {
-  parseRolloutStrategy,
   detectFleetStrategy,
   FLEET_STRATEGY_DEFAULTS,
 } from "./fleet/strategy.js";
@@ -197,7 +193,7 @@ export {
   isUpdateStrategyDocument,
   MAX_STAGE_CONCURRENCY,
 } from "./update-strategy.js";
-export { MAX_STAGES, MAX_GROUPS_PER_STAGE } from "./update-strategy-rules.js";
+export { MAX_GROUPS_PER_STAGE } from "./update-strategy-rules.js";
 export type {
   UpdateStrategy,
   StageSpec,
@@ -267,7 +263,6 @@ export type { ChannelPlanInputs } from "./channel-plan.js";
 export { parseScenario } from "./scenario.js";
 export type { Scenario, ClusterBehaviour } from "./scenario.js";
 export type { ScenarioAction, SkipTarget } from "./scenario-actions.js";
-export { simulateStagedRun } from "./preview/simulate-staged.js";
 export type { StagedSimulationInput } from "./preview/simulate-staged.js";
 export { simulateFleetRollout } from "./preview/simulate-fleet.js";
 export type { FleetSimulationInput } from "./preview/simulate-fleet.js";

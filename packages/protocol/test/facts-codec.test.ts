@@ -1,16 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Problem, Result } from "@flotilla/core";
-import {
-  clusterFactsFromWire,
-  clusterFactsToWire,
-  loadProtocol,
-  maintenanceFromWire,
-  maintenanceToWire,
-  MAX_LABELS,
-  MAX_WINDOWS_PER_SCOPE,
-  type ClusterFacts,
-  type wire,
-} from "@flotilla/protocol";
+import { clusterFactsFromWire, clusterFactsToWire, loadProtocol, maintenanceFromWire, maintenanceToWire, type ClusterFacts, type wire } from "@flotilla/protocol";
+import { MAX_LABELS, MAX_WINDOWS_PER_SCOPE } from "@flotilla/protocol/testing";
 import { clusters, maintenance, valueOf } from "./fixtures.js";
 
 /** Sends a message on the agent stream with real protobuf and returns what the hub decodes. */

@@ -17,22 +17,8 @@ import {
   parseUpdateStrategy,
   type Problem,
 } from "@flotilla/core";
-import {
-  addAgentService,
-  callUnary,
-  createAdminServiceClient,
-  createAgentServiceClient,
-  loadProtocol,
-  PROTOCOL_VERSION,
-  runFromWire,
-  runToWire,
-  SERVER_OPTIONS,
-  statusReportFromWire,
-  statusReportToWire,
-  streamErrorToWire,
-  toGrpcStatus,
-  type wire,
-} from "@flotilla/protocol";
+import { callUnary, createAdminServiceClient, createAgentServiceClient, loadProtocol, PROTOCOL_VERSION, runFromWire, runToWire, SERVER_OPTIONS, statusReportFromWire, statusReportToWire, streamErrorToWire, toGrpcStatus, type wire } from "@flotilla/protocol";
+import { addAgentService } from "@flotilla/protocol/testing";
 import { runInProgress, T0, valueOf } from "./fixtures.js";
 
 /** A server on a free loopback port, shut down when the test's scope ends. */

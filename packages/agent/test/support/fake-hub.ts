@@ -9,20 +9,8 @@ import {
   type ServerDuplexStream,
 } from "@grpc/grpc-js";
 import type { FlotillaError } from "@flotilla/core";
-import {
-  addAgentService,
-  helloFromWire,
-  heartbeatFromWire,
-  PROTOCOL_VERSION,
-  SERVER_OPTIONS,
-  statusReportFromWire,
-  streamErrorToWire,
-  toGrpcStatus,
-  type Heartbeat,
-  type Hello,
-  type StatusReport,
-  type wire,
-} from "@flotilla/protocol";
+import { helloFromWire, heartbeatFromWire, PROTOCOL_VERSION, SERVER_OPTIONS, statusReportFromWire, streamErrorToWire, toGrpcStatus, type StatusReport, type wire } from "@flotilla/protocol";
+import { addAgentService, type Heartbeat, type Hello } from "@flotilla/protocol/testing";
 
 /** What the fake hub answers; changeable while it runs. */
 export interface FakeHubBehaviour {
