@@ -9,7 +9,10 @@
  */
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
-import { DEFAULT_INTENTS_PREFIX, parseIntentDocument } from "@flotilla/protocol";
+import {
+  DEFAULT_INTENTS_PREFIX,
+  parseIntentDocument,
+} from "@flotilla/protocol";
 import { intentsRepublish } from "@flotilla/protocol/testing";
 import { REPO_ROOT } from "@flotilla/testkit";
 

@@ -8,7 +8,13 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { ServerCredentials } from "@grpc/grpc-js";
 import { pino } from "pino";
-import { createHubSession, readHubTls, type HubSession, type HubTransport, type SessionEvent } from "@flotilla/agent";
+import {
+  createHubSession,
+  readHubTls,
+  type HubSession,
+  type HubTransport,
+  type SessionEvent,
+} from "@flotilla/agent";
 import { createManualClock } from "@flotilla/node/testing";
 import { waitFor } from "@flotilla/testkit";
 import { FakeHub } from "./support/fake-hub.js";

@@ -4,7 +4,14 @@
 // key is not the one the agent reads.
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { pino } from "pino";
-import { agentInboxPrefix, createIdentityKeeper, identityNatsOptions, type AgentIdentity, type IdentityKeeper, type IdentityStore } from "@flotilla/agent";
+import {
+  agentInboxPrefix,
+  createIdentityKeeper,
+  identityNatsOptions,
+  type AgentIdentity,
+  type IdentityKeeper,
+  type IdentityStore,
+} from "@flotilla/agent";
 import { createManualClock } from "@flotilla/node/testing";
 import { TestCa } from "./support/test-ca.js";
 

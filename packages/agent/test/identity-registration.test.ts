@@ -9,7 +9,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { pino } from "pino";
-import { certificateValidity, createFileIdentityStore, createHubSession, createIdentityKeeper, startIdentityKeepers, type IdentityKeeper, type IdentityKeeperOptions } from "@flotilla/agent";
+import {
+  certificateValidity,
+  createFileIdentityStore,
+  createHubSession,
+  createIdentityKeeper,
+  startIdentityKeepers,
+  type IdentityKeeper,
+  type IdentityKeeperOptions,
+} from "@flotilla/agent";
 import { createManualClock, type ManualClock } from "@flotilla/node/testing";
 import { waitFor } from "@flotilla/testkit";
 import { FakeIdentityHub } from "./support/fake-identity-hub.js";

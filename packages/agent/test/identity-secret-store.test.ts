@@ -2,7 +2,11 @@
 // API server exists on the development machines): round trip in one server-side apply, a missing
 // Secret, corrupt keys, RBAC refusals, and a keeper registering into the Secret.
 import { KubeConfig } from "@kubernetes/client-node";
-import { createSecretIdentityStore, startIdentityKeepers, type AgentIdentity } from "@flotilla/agent";
+import {
+  createSecretIdentityStore,
+  startIdentityKeepers,
+  type AgentIdentity,
+} from "@flotilla/agent";
 import { createManualClock } from "@flotilla/node/testing";
 import { startKubeApiServer, type KubeApiServer } from "@flotilla/testkit";
 import { pino } from "pino";

@@ -8,7 +8,11 @@ import type { ClientDuplexStream } from "@grpc/grpc-js";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createAgentMetrics, registerAgentGauges, type Clock } from "@flotilla/agent";
+import {
+  createAgentMetrics,
+  registerAgentGauges,
+  type Clock,
+} from "@flotilla/agent";
 import { createManualClock } from "@flotilla/node/testing";
 import type { wire } from "@flotilla/protocol";
 import {

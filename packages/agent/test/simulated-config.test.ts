@@ -1,7 +1,12 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createSimulatedClusters, loadSimulatedFleet, parseSimulatedCluster, parseSimulatedFleet } from "@flotilla/agent";
+import {
+  createSimulatedClusters,
+  loadSimulatedFleet,
+  parseSimulatedCluster,
+  parseSimulatedFleet,
+} from "@flotilla/agent";
 import { createManualClock } from "@flotilla/node/testing";
 import { formatProblem, FlotillaError, type Problem } from "@flotilla/core";
 import { parse as parseYaml } from "yaml";

@@ -1,4 +1,10 @@
-import { createSimulatedCluster, mulberry32, parseSimulatedCluster, type UpgradeProgress, type UpgradeRequest } from "@flotilla/agent";
+import {
+  createSimulatedCluster,
+  mulberry32,
+  parseSimulatedCluster,
+  type UpgradeProgress,
+  type UpgradeRequest,
+} from "@flotilla/agent";
 import { createManualClock } from "@flotilla/node/testing";
 import { describe, expect, it } from "vitest";
 

@@ -1,4 +1,10 @@
-import { checkWindow, createSimulatedCluster, mulberry32, parseSimulatedCluster, upgradeScope } from "@flotilla/agent";
+import {
+  checkWindow,
+  createSimulatedCluster,
+  mulberry32,
+  parseSimulatedCluster,
+  upgradeScope,
+} from "@flotilla/agent";
 import { createManualClock } from "@flotilla/node/testing";
 import { parseMaintenance, type Maintenance } from "@flotilla/core";
 import { describe, expect, it } from "vitest";

@@ -2,7 +2,15 @@
  * Runs for the run command tests, made by core's own engine (resolveRun + step) and encoded with
  * protocol's codecs, so the fake hub answers with what a real hub would send.
  */
-import { formatProblem, parseUpdateStrategy, resolveRun, step, type Result, type Run, type RunEvent } from "@flotilla/core";
+import {
+  formatProblem,
+  parseUpdateStrategy,
+  resolveRun,
+  step,
+  type Result,
+  type Run,
+  type RunEvent,
+} from "@flotilla/core";
 import { parseClusters } from "@flotilla/core/testing";
 import {
   runSummaryToWire,

@@ -4,7 +4,12 @@
 import { describe, expect, test } from "vitest";
 import { status, type ServiceError } from "@grpc/grpc-js";
 import type { createAdminServiceClient } from "@flotilla/protocol";
-import { callUnary, fromGrpcError, sha256Digest, type wire } from "@flotilla/protocol";
+import {
+  callUnary,
+  fromGrpcError,
+  sha256Digest,
+  type wire,
+} from "@flotilla/protocol";
 import { PROBLEMS_METADATA_KEY } from "@flotilla/protocol/testing";
 import { pino } from "pino";
 import { createBundleService } from "../src/bundles/bundle-service.js";

@@ -1,8 +1,22 @@
 import { describe, expect, it } from "vitest";
 import { Metadata, status } from "@grpc/grpc-js";
 import { FlotillaError, type FlotillaErrorCode } from "@flotilla/core";
-import { codeOfGrpcStatus, fromGrpcError, loadProtocol, streamErrorFromWire, streamErrorToWire, toGrpcStatus } from "@flotilla/protocol";
-import { grpcStatusOf, MAX_PROBLEMS_BYTES, MAX_WIRE_PROBLEMS, PROBLEMS_METADATA_KEY, problemsFromWire, problemsToWire } from "@flotilla/protocol/testing";
+import {
+  codeOfGrpcStatus,
+  fromGrpcError,
+  loadProtocol,
+  streamErrorFromWire,
+  streamErrorToWire,
+  toGrpcStatus,
+} from "@flotilla/protocol";
+import {
+  grpcStatusOf,
+  MAX_PROBLEMS_BYTES,
+  MAX_WIRE_PROBLEMS,
+  PROBLEMS_METADATA_KEY,
+  problemsFromWire,
+  problemsToWire,
+} from "@flotilla/protocol/testing";
 
 const PAIRS: [FlotillaErrorCode, status][] = [
   ["invalid_argument", status.INVALID_ARGUMENT],

@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { Problem, Result } from "@flotilla/core";
-import { clusterFactsFromWire, clusterFactsToWire, loadProtocol, maintenanceFromWire, maintenanceToWire, type ClusterFacts, type wire } from "@flotilla/protocol";
+import {
+  clusterFactsFromWire,
+  clusterFactsToWire,
+  loadProtocol,
+  maintenanceFromWire,
+  maintenanceToWire,
+  type ClusterFacts,
+  type wire,
+} from "@flotilla/protocol";
 import { MAX_LABELS, MAX_WINDOWS_PER_SCOPE } from "@flotilla/protocol/testing";
 import { clusters, maintenance, valueOf } from "./fixtures.js";
 

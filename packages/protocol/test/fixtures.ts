@@ -2,7 +2,18 @@
  * Domain values for the protocol tests, built with core's own parsers and engine so the codecs
  * are tested on what the hub and agents really produce.
  */
-import { formatProblem, parseMaintenance, parseUpdateStrategy, resolveRun, step, type Cluster, type Maintenance, type Result, type Run, type RunEvent } from "@flotilla/core";
+import {
+  formatProblem,
+  parseMaintenance,
+  parseUpdateStrategy,
+  resolveRun,
+  step,
+  type Cluster,
+  type Maintenance,
+  type Result,
+  type Run,
+  type RunEvent,
+} from "@flotilla/core";
 import { parseClusters } from "@flotilla/core/testing";
 
 /** Monday 2026-03-02 10:00 UTC. */

@@ -17,7 +17,21 @@ import {
   parseUpdateStrategy,
   type Problem,
 } from "@flotilla/core";
-import { callUnary, createAdminServiceClient, createAgentServiceClient, loadProtocol, PROTOCOL_VERSION, runFromWire, runToWire, SERVER_OPTIONS, statusReportFromWire, statusReportToWire, streamErrorToWire, toGrpcStatus, type wire } from "@flotilla/protocol";
+import {
+  callUnary,
+  createAdminServiceClient,
+  createAgentServiceClient,
+  loadProtocol,
+  PROTOCOL_VERSION,
+  runFromWire,
+  runToWire,
+  SERVER_OPTIONS,
+  statusReportFromWire,
+  statusReportToWire,
+  streamErrorToWire,
+  toGrpcStatus,
+  type wire,
+} from "@flotilla/protocol";
 import { addAgentService } from "@flotilla/protocol/testing";
 import { runInProgress, T0, valueOf } from "./fixtures.js";
 

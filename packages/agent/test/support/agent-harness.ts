@@ -1,7 +1,17 @@
 // One agent for tests: a simulated cluster on a manual clock, a fake hub, real NATS.
 import type { NatsConnection } from "@nats-io/transport-node";
 import { pino } from "pino";
-import { createAgent, createMemoryProgressStore, createSimulatedCluster, mulberry32, parseSimulatedCluster, type Agent, type AgentMetrics, type ProgressStore, type SimulatedCluster } from "@flotilla/agent";
+import {
+  createAgent,
+  createMemoryProgressStore,
+  createSimulatedCluster,
+  mulberry32,
+  parseSimulatedCluster,
+  type Agent,
+  type AgentMetrics,
+  type ProgressStore,
+  type SimulatedCluster,
+} from "@flotilla/agent";
 import { createManualClock, type ManualClock } from "@flotilla/node/testing";
 import type { StatusReport } from "@flotilla/protocol";
 import type { FakeHub } from "./fake-hub.js";

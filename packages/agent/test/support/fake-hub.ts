@@ -9,8 +9,22 @@ import {
   type ServerDuplexStream,
 } from "@grpc/grpc-js";
 import type { FlotillaError } from "@flotilla/core";
-import { helloFromWire, heartbeatFromWire, PROTOCOL_VERSION, SERVER_OPTIONS, statusReportFromWire, streamErrorToWire, toGrpcStatus, type StatusReport, type wire } from "@flotilla/protocol";
-import { addAgentService, type Heartbeat, type Hello } from "@flotilla/protocol/testing";
+import {
+  helloFromWire,
+  heartbeatFromWire,
+  PROTOCOL_VERSION,
+  SERVER_OPTIONS,
+  statusReportFromWire,
+  streamErrorToWire,
+  toGrpcStatus,
+  type StatusReport,
+  type wire,
+} from "@flotilla/protocol";
+import {
+  addAgentService,
+  type Heartbeat,
+  type Hello,
+} from "@flotilla/protocol/testing";
 
 /** What the fake hub answers; changeable while it runs. */
 export interface FakeHubBehaviour {

@@ -11,7 +11,11 @@ import {
   type ServerDuplexStream,
   type ServerUnaryCall,
 } from "@grpc/grpc-js";
-import { PROTOCOL_VERSION, SERVER_OPTIONS, type wire } from "@flotilla/protocol";
+import {
+  PROTOCOL_VERSION,
+  SERVER_OPTIONS,
+  type wire,
+} from "@flotilla/protocol";
 import { addAgentService } from "@flotilla/protocol/testing";
 import type { IssueValidity, TestCa } from "./test-ca.js";
 
