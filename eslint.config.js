@@ -2,6 +2,7 @@
 // and the package boundaries of docs/architecture.md (core is pure; hub, agent and cli never import
 // each other).
 import js from "@eslint/js";
+import importX from "eslint-plugin-import-x";
 import tseslint from "typescript-eslint";
 
 const purity = {
@@ -45,14 +46,24 @@ const purity = {
   ],
 };
 
+// What only tests and benchmarks use lives in each package's src/testing.ts (`@flotilla/x/testing`);
+// production code never imports it.
+const noTestingImports = {
+  regex: "^@flotilla/[^/]+/testing$",
+  message: "@flotilla/*/testing is for tests and benchmarks only.",
+};
+
 const boundary = (self, others) => ({
   "no-restricted-imports": [
     "error",
     {
-      patterns: others.map((other) => ({
-        regex: `^@flotilla/${other}(/|$)`,
-        message: `${self} must not import ${other}: share code through core, protocol or node (docs/architecture.md).`,
-      })),
+      patterns: [
+        ...others.map((other) => ({
+          regex: `^@flotilla/${other}(/|$)`,
+          message: `${self} must not import ${other}: share code through core, protocol or node (docs/architecture.md).`,
+        })),
+        noTestingImports,
+      ],
     },
   ],
 });
@@ -65,7 +76,6 @@ export default tseslint.config(
       "bench/results/**",
       "coverage/**",
       "**/*.js",
-      "**/*.mjs",
       "!eslint.config.js",
     ],
   },
@@ -91,6 +101,43 @@ export default tseslint.config(
       "@typescript-eslint/consistent-type-imports": "error",
     },
   },
+  {
+    // Each package imports only what its own package.json declares (the nearest one); shipped
+    // code only its dependencies. Exported functions declare their types.
+    files: ["packages/*/src/**/*.ts"],
+    plugins: { "import-x": importX },
+    rules: {
+      "import-x/no-extraneous-dependencies": [
+        "error",
+        { devDependencies: false, includeTypes: true },
+      ],
+      "@typescript-eslint/explicit-module-boundary-types": "error",
+    },
+  },
+  // Tests and benchmarks: their package's dependencies of any kind, and the workspace root's
+  // shared test tooling (vitest, fast-check).
+  ...[
+    "packages/agent",
+    "packages/cli",
+    "packages/core",
+    "packages/hub",
+    "packages/node",
+    "packages/protocol",
+    "packages/testkit",
+    "bench",
+  ].map((dir) => ({
+    files: [`${dir}/test/**/*.ts`, `${dir}/**/*.mjs`],
+    plugins: { "import-x": importX },
+    rules: {
+      "import-x/no-extraneous-dependencies": [
+        "error",
+        {
+          includeTypes: true,
+          packageDir: [`${import.meta.dirname}/${dir}`, import.meta.dirname],
+        },
+      ],
+    },
+  })),
   { files: ["packages/core/src/**/*.ts"], rules: purity },
   {
     files: ["packages/cli/src/**/*.ts"],
@@ -109,12 +156,27 @@ export default tseslint.config(
     rules: boundary("node", ["cli", "hub", "agent", "testkit"]),
   },
   {
-    files: ["**/test/**/*.ts", "test/**/*.ts", "bench/**/*.ts"],
+    files: ["packages/protocol/src/**/*.ts", "packages/testkit/src/**/*.ts"],
+    rules: boundary("this package", []),
+  },
+  {
+    files: [
+      "**/test/**/*.ts",
+      "test/**/*.ts",
+      "bench/**/*.ts",
+      "bench/**/*.mjs",
+      "scripts/**/*.mjs",
+    ],
     rules: {
       "@typescript-eslint/no-non-null-assertion": "off",
       "@typescript-eslint/no-unsafe-assignment": "off",
       "@typescript-eslint/no-unsafe-member-access": "off",
     },
+  },
+  {
+    // Checked JavaScript: TypeScript (checkJs) already knows Node's globals.
+    files: ["**/*.mjs"],
+    rules: { "no-undef": "off" },
   },
   {
     files: ["eslint.config.js", "vitest.config.ts"],

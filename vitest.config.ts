@@ -1,17 +1,19 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
-const src = (pkg: string): string =>
-  fileURLToPath(new URL(`./packages/${pkg}/src/index.ts`, import.meta.url));
+const packagesDir = fileURLToPath(new URL("./packages/", import.meta.url));
 
-const alias = {
-  "@flotilla/core": src("core"),
-  "@flotilla/protocol": src("protocol"),
-  "@flotilla/node": src("node"),
-  "@flotilla/testkit": src("testkit"),
-  "@flotilla/hub": src("hub"),
-  "@flotilla/agent": src("agent"),
-};
+// `@flotilla/x` is packages/x/src/index.ts and `@flotilla/x/testing` is packages/x/src/testing.ts.
+const alias = [
+  {
+    find: /^@flotilla\/([\w-]+)\/testing$/,
+    replacement: `${packagesDir}$1/src/testing.ts`,
+  },
+  {
+    find: /^@flotilla\/([\w-]+)$/,
+    replacement: `${packagesDir}$1/src/index.ts`,
+  },
+];
 
 /**
  * The end-to-end suite: tests that start real processes (nats-server, the hub, agents, the built

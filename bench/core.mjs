@@ -2,19 +2,25 @@
 // 1,000, 10,000 and 100,000 clusters. The figure that matters is the cost per member transition
 // at 100,000 clusters relative to 1,000, measured in the same run: the engine's per-event work must
 // not grow with fleet size.
+// @ts-check
 import { performance } from "node:perf_hooks";
+import { parseUpdateStrategy, planFleet, planStaged } from "@flotilla/core";
 import {
-  parseUpdateStrategy,
-  planFleet,
-  planStaged,
   parseRolloutStrategy,
   simulateStagedRun,
-} from "@flotilla/core";
+} from "@flotilla/core/testing";
+
+/** @import { Cluster, ClusterBehaviour, Scenario } from "@flotilla/core" */
 
 const START_MS = Date.parse("2026-03-02T09:00:00Z");
 
-/** A synthetic fleet: 5% canary, 20% staging, 75% prod, spread over rings. */
+/**
+ * A synthetic fleet: 5% canary, 20% staging, 75% prod, spread over rings.
+ * @param {number} count
+ * @returns {Cluster[]}
+ */
 export function makeClusters(count) {
+  /** @type {Cluster[]} */
   const clusters = [];
   for (let i = 0; i < count; i++) {
     const fraction = i / count;
@@ -31,9 +37,14 @@ export function makeClusters(count) {
 }
 
 function strategy() {
+  /**
+   * @param {string} env
+   * @param {number} r
+   * @param {number} concurrency
+   */
   const ring = (env, r, concurrency) => ({
-    name: `${env}-r${r}`,
-    memberSelector: { byLabel: `env=${env},ring=${r}` },
+    name: `${env}-r${String(r)}`,
+    memberSelector: { byLabel: `env=${env},ring=${String(r)}` },
     maxConcurrency: concurrency,
     maxAllowedFailures: "5%",
   });
@@ -70,8 +81,13 @@ function strategy() {
   return parsed.value;
 }
 
+/**
+ * @param {Cluster[]} clusters
+ * @returns {Scenario}
+ */
 function scenario(clusters) {
   // Every 7th cluster is slower, every 97th fails: the run has real variety but stays in budget.
+  /** @type {Record<string, ClusterBehaviour>} */
   const overrides = {};
   for (const [i, c] of clusters.entries()) {
     if (i % 97 === 5)
@@ -103,24 +119,39 @@ function scenario(clusters) {
     },
     clusters: overrides,
     approvals: [],
+    actions: [],
+    releases: [],
     autoApprove: true,
     untilMs: START_MS + 30 * 86_400_000,
     passIntervalSeconds: 5,
   };
 }
 
+/**
+ * @template T
+ * @param {() => T} fn
+ * @returns {{ ms: number, value: T }}
+ */
 function time(fn) {
   const t0 = performance.now();
   const value = fn();
   return { ms: performance.now() - t0, value };
 }
 
+/**
+ * @param {number[]} xs
+ * @returns {number}
+ */
 function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
+  return s[Math.floor(s.length / 2)] ?? NaN;
 }
 
-/** Measures one fleet size; returns plan and simulation timings. */
+/**
+ * Measures one fleet size; returns plan and simulation timings.
+ * @param {number} count
+ * @param {number} repeats
+ */
 export function measure(count, repeats) {
   const clusters = makeClusters(count);
   const staged = strategy();

@@ -5,8 +5,20 @@
 // (yes/no: whether the staged run covers it, spread evenly over the fleet), plus `fleet: main`.
 // Clusters are dealt round-robin over the agent processes; each process gets its own fleet file in
 // which every (env, geo, staged) combination is one `namePrefix` + `count` entry.
+// @ts-check
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+
+/** @import { RunView } from "@flotilla/protocol" */
+
+/**
+ * The labels the bench gives a cluster.
+ * @typedef {{ env: string, geo: string, staged: "yes" | "no" }} BenchLabels
+ */
+/**
+ * One entry of a simulated fleet file: `count` clusters named `namePrefix` + a number.
+ * @typedef {{ namePrefix: string, count: number, labels: Record<string, string> }} FleetEntry
+ */
 
 /** Kubernetes versions: the fleet starts at FROM, the staged run upgrades to MID, run 2 to TO. */
 export const VERSIONS = { from: "1.29.9", mid: "1.30.5", to: "1.31.2" };
@@ -26,6 +38,8 @@ const GROUP_CONCURRENCY = {
 /**
  * The env and geo labels of cluster `i`: env by `i % 100`, geo rotating so that every agent
  * process gets every geo.
+ * @param {number} i
+ * @returns {{ env: string, geo: string }}
  */
 function placeOf(i) {
   const slot = i % 100;
@@ -35,8 +49,8 @@ function placeOf(i) {
     env === "canary"
       ? "all"
       : env === "staging"
-        ? STAGING_GEOS[(round + slot) % STAGING_GEOS.length]
-        : PROD_GEOS[(round + slot) % PROD_GEOS.length];
+        ? String(STAGING_GEOS[(round + slot) % STAGING_GEOS.length])
+        : String(PROD_GEOS[(round + slot) % PROD_GEOS.length]);
   return { env, geo };
 }
 
@@ -44,8 +58,12 @@ function placeOf(i) {
  * Labels of every cluster: `staged` is spread evenly inside each (env, geo) group (the `r`-th
  * cluster of a group is staged when ⌊(r+1)·staged/clusters⌋ > ⌊r·staged/clusters⌋), so every
  * group of the strategy gets its share.
+ * @param {number} clusters
+ * @param {number} staged
+ * @returns {BenchLabels[]}
  */
 function labelsOfFleet(clusters, staged) {
+  /** @type {Map<string, number>} */
   const seen = new Map();
   return Array.from({ length: clusters }, (_, i) => {
     const { env, geo } = placeOf(i);
@@ -55,10 +73,17 @@ function labelsOfFleet(clusters, staged) {
     const isStaged =
       Math.floor(((r + 1) * staged) / clusters) >
       Math.floor((r * staged) / clusters);
-    return { env, geo, staged: isStaged ? "yes" : "no" };
+    /** @type {BenchLabels} */
+    const labels = { env, geo, staged: isStaged ? "yes" : "no" };
+    return labels;
   });
 }
 
+/**
+ * The simulated-cluster defaults of every bench fleet file.
+ * @param {number} upgradeSeconds
+ * @param {number} applySeconds
+ */
 function simulatedDefaults(upgradeSeconds, applySeconds) {
   return {
     kubernetesVersion: VERSIONS.from,
@@ -78,19 +103,29 @@ function simulatedDefaults(upgradeSeconds, applySeconds) {
 /**
  * Writes one fleet file per agent process into `dir`; resolves with their paths. `staged` of the
  * `clusters` are labelled `staged=yes`.
+ * @param {string} dir
+ * @param {{
+ *   clusters: number,
+ *   processes: number,
+ *   staged: number,
+ *   upgradeSeconds: number,
+ *   applySeconds: number,
+ * }} options
+ * @returns {Promise<string[]>}
  */
 export async function writeFleetFiles(dir, options) {
   const { clusters, processes, staged, upgradeSeconds, applySeconds } = options;
   await mkdir(dir, { recursive: true });
+  /** @type {Map<string, FleetEntry>[]} */
   const entries = Array.from({ length: processes }, () => new Map());
   const fleet = labelsOfFleet(clusters, staged);
-  for (let i = 0; i < clusters; i++) {
-    const labels = fleet[i];
+  for (const [i, labels] of fleet.entries()) {
     const process = i % processes;
-    const key = `${labels.env}-${labels.geo}-${labels.staged === "yes" ? "s" : "n"}-p${process}-`;
-    const entry = entries[process].get(key);
+    const byKey = /** @type {Map<string, FleetEntry>} */ (entries[process]);
+    const key = `${labels.env}-${labels.geo}-${labels.staged === "yes" ? "s" : "n"}-p${String(process)}-`;
+    const entry = byKey.get(key);
     if (entry === undefined)
-      entries[process].set(key, {
+      byKey.set(key, {
         namePrefix: key,
         count: 1,
         labels: { ...labels, fleet: "main" },
@@ -98,14 +133,14 @@ export async function writeFleetFiles(dir, options) {
     else entry.count += 1;
   }
   const files = [];
-  for (let p = 0; p < processes; p++) {
-    const file = join(dir, `fleet-${p}.json`);
+  for (const [p, byKey] of entries.entries()) {
+    const file = join(dir, `fleet-${String(p)}.json`);
     await writeFile(
       file,
       JSON.stringify({
         seed: 5,
         defaults: simulatedDefaults(upgradeSeconds, applySeconds),
-        clusters: [...entries[p].values()],
+        clusters: [...byKey.values()],
       }),
     );
     files.push(file);
@@ -113,7 +148,13 @@ export async function writeFleetFiles(dir, options) {
   return files;
 }
 
-/** A fleet file with one cluster, outside the main fleet (label `fleet: single`). */
+/**
+ * A fleet file with one cluster, outside the main fleet (label `fleet: single`).
+ * @param {string} dir
+ * @param {number} upgradeSeconds
+ * @param {number} applySeconds
+ * @returns {Promise<string>}
+ */
 export async function writeSingleFleetFile(dir, upgradeSeconds, applySeconds) {
   await mkdir(dir, { recursive: true });
   const file = join(dir, "fleet-single.json");
@@ -130,6 +171,11 @@ export async function writeSingleFleetFile(dir, upgradeSeconds, applySeconds) {
 
 /** The 3-stage strategy over the `staged=yes` clusters: no gates, no waits. */
 export function stagedStrategy() {
+  /**
+   * @param {string} env
+   * @param {string} geo
+   * @param {number} maxConcurrency
+   */
   const group = (env, geo, maxConcurrency) => ({
     name: `${env}-${geo}`,
     memberSelector: {
@@ -157,6 +203,9 @@ export function stagedStrategy() {
  * (`maxConcurrency` of the group view: min of group, stage and size), capped again by the stage's
  * share when the groups' limits add up to more than the stage's
  * (docs/semantics.md#order-and-concurrency).
+ * @param {RunView} run
+ * @param {number} upgradeSeconds
+ * @returns {number}
  */
 export function idealMakespanSeconds(run, upgradeSeconds) {
   let total = 0;
@@ -185,6 +234,9 @@ export const BUNDLE_MAX_NEW = 500;
  * Ideal makespan of the bench bundle's first rollout. Partitions (25% each) go one after the
  * other; inside one, first deployments go in batches of maxNew, a batch not held back by
  * maxUnavailable (docs/semantics.md#releasing). Each batch takes the simulated apply time.
+ * @param {number} clusters
+ * @param {number} applySeconds
+ * @returns {number}
  */
 export function bundleIdealMakespanSeconds(clusters, applySeconds) {
   const partitions = 4;
@@ -197,7 +249,11 @@ export function bundleIdealMakespanSeconds(clusters, applySeconds) {
   return waves * applySeconds;
 }
 
-/** Writes a Fleet bundle directory (fleet.yaml + one ConfigMap) targeting the main fleet. */
+/**
+ * Writes a Fleet bundle directory (fleet.yaml + one ConfigMap) targeting the main fleet.
+ * @param {string} dir
+ * @returns {Promise<string>}
+ */
 export async function writeBundle(dir) {
   await mkdir(dir, { recursive: true });
   await writeFile(

@@ -1,6 +1,7 @@
 // The measured scenarios of the end-to-end bench (bench/e2e.mjs): the staged run (step 3), the
 // partitioned bundle rollout (step 4) and the hub restart during a staged run (step 5). Each writes
 // its figures into `result`.
+// @ts-check
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { callUnary } from "@flotilla/protocol";
@@ -12,8 +13,26 @@ import {
   writeBundle,
 } from "./e2e-fleet.mjs";
 import { round, scrape, total } from "./e2e-measure.mjs";
-import { follow, getRun, startAndFollowRun, startHub } from "./e2e-steps.mjs";
+import {
+  firstLine,
+  follow,
+  getRun,
+  startAndFollowRun,
+  startHub,
+} from "./e2e-steps.mjs";
 
+/** @import { wire } from "@flotilla/protocol" */
+/** @import { TestProcess } from "@flotilla/testkit" */
+/** @import { E2eResult, E2eSettings } from "./e2e.mjs" */
+
+/**
+ * Step 3: the staged run over the `staged=yes` clusters, against its ideal makespan.
+ * @param {wire.AdminServiceClient} admin
+ * @param {E2eSettings} o
+ * @param {E2eResult} result
+ * @param {(line: string) => void} log
+ * @returns {Promise<void>}
+ */
 export async function stagedRun(admin, o, result, log) {
   await callUnary(admin, "createUpdateRun", {
     name: "bench-staged",
@@ -41,7 +60,7 @@ export async function stagedRun(admin, o, result, log) {
     admin,
     name: "bench-staged",
     log,
-    timeoutMs: result.stagedIdealMakespanSeconds * 5_000 + 120_000,
+    timeoutMs: Number(result.stagedIdealMakespanSeconds) * 5_000 + 120_000,
   });
   const done = await getRun(admin, "bench-staged");
   result.stagedMakespanObservedSeconds = round(observedMs / 1000);
@@ -50,7 +69,8 @@ export async function stagedRun(admin, o, result, log) {
       ? round((done.finishedAtMs - done.startedAtMs) / 1000)
       : result.stagedMakespanObservedSeconds;
   result.stagedMakespanRatio = round(
-    result.stagedMakespanSeconds / result.stagedIdealMakespanSeconds,
+    Number(result.stagedMakespanSeconds) /
+      Number(result.stagedIdealMakespanSeconds),
     3,
   );
   log(
@@ -58,6 +78,17 @@ export async function stagedRun(admin, o, result, log) {
   );
 }
 
+/**
+ * Step 4: `flotilla bundle apply` of the bench bundle, followed until every cluster is Ready.
+ * @param {string} grpc
+ * @param {string} metricsUrl
+ * @param {wire.AdminServiceClient} admin
+ * @param {E2eSettings} o
+ * @param {string} work
+ * @param {E2eResult} result
+ * @param {(line: string) => void} log
+ * @returns {Promise<void>}
+ */
 export async function bundleRollout(
   grpc,
   metricsUrl,
@@ -122,8 +153,9 @@ export async function bundleRollout(
     o.clusters,
     o.applySeconds,
   );
-  result.bundleIntentsPublished = after - before;
-  result.bundleIntentsPerSecond = round((after - before) / seconds, 1);
+  const published = Number(after) - Number(before);
+  result.bundleIntentsPublished = published;
+  result.bundleIntentsPerSecond = round(published / seconds, 1);
   log(
     `e2e: bundle Ready on ${String(o.clusters)} in ${String(result.bundleMakespanSeconds)} s`,
   );
@@ -135,6 +167,13 @@ export async function bundleRollout(
  * same ports with the same NATS. Measures from the new process's spawn to every cluster connected
  * again and to a member transition after the spawn. A second run rather than a restart inside
  * step 3 keeps step 3's makespan clean.
+ * @param {TestProcess} hub
+ * @param {{ grpc: string, http: string, nats: string }} hubArgs
+ * @param {string} metricsUrl
+ * @param {wire.AdminServiceClient} admin
+ * @param {E2eSettings} o
+ * @param {E2eResult} result
+ * @returns {Promise<TestProcess>}
  */
 export async function restartDuringRun(
   hub,
@@ -178,7 +217,9 @@ export async function restartDuringRun(
   const t0 = performance.now();
   const next = await startHub(hubArgs);
   result.hubRestartServingSeconds = round((performance.now() - t0) / 1000);
+  /** @type {number | undefined} */
   let connectedAt;
+  /** @type {number | undefined} */
   let progressAt;
   await follow({
     what: "after restart",
@@ -209,11 +250,11 @@ export async function restartDuringRun(
       };
     },
   });
-  result.restartAllConnectedSeconds = round((connectedAt - t0) / 1000);
-  result.restartRunResumedSeconds = round((progressAt - t0) / 1000);
+  result.restartAllConnectedSeconds = round((Number(connectedAt) - t0) / 1000);
+  result.restartRunResumedSeconds = round((Number(progressAt) - t0) / 1000);
   result.restartSeconds = Math.max(
-    result.restartAllConnectedSeconds,
-    result.restartRunResumedSeconds,
+    Number(result.restartAllConnectedSeconds),
+    Number(result.restartRunResumedSeconds),
   );
   if (!o.finishRestartRun) {
     // Quick mode: the restart figures are taken; stop run 2 instead of waiting for it.
@@ -240,13 +281,13 @@ export async function restartDuringRun(
           };
         if (run.state === "Completed")
           result.restartRunMakespanSeconds = round(
-            (run.finishedAtMs - run.startedAtMs) / 1000,
+            (Number(run.finishedAtMs) - Number(run.startedAtMs)) / 1000,
           );
         return { done: run.state === "Completed", line: run.state };
       },
     });
   } catch (error) {
-    result.errors.restartRun = error.message.split("\n")[0];
+    result.errors.restartRun = firstLine(error);
   }
   return next;
 }

@@ -1,15 +1,35 @@
 // Processes and follow-loops of the end-to-end bench (bench/e2e.mjs): starting the hub and agent
 // processes, waiting on a condition while printing a progress line every second, and following a
 // staged run through WatchUpdateRun.
+// @ts-check
 import { performance } from "node:perf_hooks";
 import { callUnary, runFromWire } from "@flotilla/protocol";
 import { startProcess } from "@flotilla/testkit";
 import { scrape, total } from "./e2e-measure.mjs";
 
+/** @import { RunView, wire } from "@flotilla/protocol" */
+/** @import { TestProcess } from "@flotilla/testkit" */
+
+/**
+ * What one check of `follow` found: done, still waiting (with a progress line), or failed.
+ * @typedef {{ done: boolean, line?: string, error?: Error }} FollowState
+ */
+
+/**
+ * The first line of a caught error's message.
+ * @param {unknown} error
+ * @returns {string}
+ */
+export function firstLine(error) {
+  return /** @type {Error} */ (error).message.split("\n")[0] ?? "";
+}
+
 /**
  * Starts the hub in plaintext development mode with default heartbeat and pass intervals. The
  * secured mode's extra costs (TLS handshakes, 10,000 registrations and certificates, one NATS
  * connection per cluster with per-cluster credentials) are NOT part of this scenario.
+ * @param {{ grpc: string, http: string, nats: string }} addresses
+ * @returns {Promise<TestProcess>}
  */
 export async function startHub({ grpc, http, nats }) {
   const hub = startProcess({
@@ -31,7 +51,11 @@ export async function startHub({ grpc, http, nats }) {
   return hub;
 }
 
-/** Starts one agent process hosting the fleet file's simulated clusters. */
+/**
+ * Starts one agent process hosting the fleet file's simulated clusters.
+ * @param {{ name: string, file: string, hub: string, nats: string }} agents
+ * @returns {TestProcess}
+ */
 export function startAgents({ name, file, hub, nats }) {
   return startProcess({
     name,
@@ -56,33 +80,54 @@ export function startAgents({ name, file, hub, nats }) {
  * Calls `check()` every `intervalMs` until it returns `{done: true}`; prints its `line` at most
  * once a second. A check that throws is retried (the hub may be restarting); one that returns
  * `{error}` ends the wait with that error. Resolves with the elapsed ms; rejects after `timeoutMs` naming `what`.
+ * @param {{
+ *   what: string,
+ *   check: () => FollowState | Promise<FollowState>,
+ *   log: (line: string) => void,
+ *   intervalMs: number,
+ *   timeoutMs: number,
+ * }} options
+ * @returns {Promise<number>}
  */
 export async function follow({ what, check, log, intervalMs, timeoutMs }) {
   const t0 = performance.now();
   let lastLine = -Infinity;
   for (;;) {
+    /** @type {FollowState} */
     let state;
     try {
       state = await check();
     } catch (error) {
-      state = { done: false, line: `(${error.message.split("\n")[0]})` };
+      state = { done: false, line: `(${firstLine(error)})` };
     }
     const now = performance.now();
     if (state.error !== undefined) throw state.error;
     if (state.done) return now - t0;
     if (now - lastLine >= 1000) {
       lastLine = now;
-      log(`${what}: ${state.line} (${((now - t0) / 1000).toFixed(1)} s)`);
+      log(
+        `${what}: ${String(state.line)} (${((now - t0) / 1000).toFixed(1)} s)`,
+      );
     }
     if (now - t0 > timeoutMs)
       throw new Error(
-        `${what}: not done after ${String(timeoutMs)} ms (${state.line})`,
+        `${what}: not done after ${String(timeoutMs)} ms (${String(state.line)})`,
       );
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
 
-/** Waits until the hub's /metrics counts `count` connected agents; resolves with the elapsed ms. */
+/**
+ * Waits until the hub's /metrics counts `count` connected agents; resolves with the elapsed ms.
+ * @param {{
+ *   metricsUrl: string,
+ *   count: number,
+ *   log: (line: string) => void,
+ *   timeoutMs: number,
+ *   what: string,
+ * }} options
+ * @returns {Promise<number>}
+ */
 export function waitConnected({ metricsUrl, count, log, timeoutMs, what }) {
   return follow({
     what,
@@ -100,7 +145,12 @@ export function waitConnected({ metricsUrl, count, log, timeoutMs, what }) {
   });
 }
 
-/** The run as the hub reports it (RunView). */
+/**
+ * The run as the hub reports it (RunView).
+ * @param {wire.AdminServiceClient} admin
+ * @param {string} name
+ * @returns {Promise<RunView>}
+ */
 export async function getRun(admin, name) {
   const { run } = await callUnary(admin, "getUpdateRun", { name });
   if (run === null) throw new Error(`no run ${name} in the answer`);
@@ -114,17 +164,29 @@ export async function getRun(admin, name) {
  * Starts run `name` and follows it through WatchUpdateRun until it completes; prints members
  * succeeded / total each second. Resolves with the observed ms from StartUpdateRun returning to
  * the Completed state arriving.
+ * @param {{
+ *   admin: wire.AdminServiceClient,
+ *   name: string,
+ *   log: (line: string) => void,
+ *   timeoutMs: number,
+ * }} options
+ * @returns {Promise<number>}
  */
 export async function startAndFollowRun({ admin, name, log, timeoutMs }) {
   const stream = admin.watchUpdateRun({ name });
   let succeeded = 0;
   let totalMembers = 0;
   let state = "";
+  /** @type {Error | undefined} */
   let failure;
-  let t0 = 0;
+  /** @type {number} */
+  let t0;
+  /** @type {number | undefined} */
   let doneAt;
   const consumed = (async () => {
-    for await (const event of stream) {
+    for await (const event of /** @type {AsyncIterable<wire.WatchUpdateRunResponse__Output>} */ (
+      stream
+    )) {
       if (event.snapshot != null) {
         state = event.snapshot.state;
         const view = runFromWire(event.snapshot);
@@ -149,8 +211,8 @@ export async function startAndFollowRun({ admin, name, log, timeoutMs }) {
         break;
       }
     }
-  })().catch((error) => {
-    failure = error;
+  })().catch((/** @type {unknown} */ error) => {
+    failure = /** @type {Error} */ (error);
   });
   try {
     await callUnary(admin, "startUpdateRun", { name, reason: "bench" });
@@ -172,5 +234,5 @@ export async function startAndFollowRun({ admin, name, log, timeoutMs }) {
     await consumed;
   }
   if (failure !== undefined) throw failure;
-  return doneAt - t0;
+  return Number(doneAt) - t0;
 }

@@ -17,6 +17,7 @@
 //      run 2 and the bundle), since counters start from zero in the new process.
 // Memory: RSS from /proc/PID/status VmRSS, in KiB (1 KiB = 1024 bytes) and MiB.
 // `node bench/e2e.mjs [--clusters N] [--agents K] [--staged N] [--quick]` prints the JSON.
+// @ts-check
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -38,22 +39,50 @@ import {
   scrape,
   total,
 } from "./e2e-measure.mjs";
-import { startAgents, startHub, waitConnected } from "./e2e-steps.mjs";
+import {
+  firstLine,
+  startAgents,
+  startHub,
+  waitConnected,
+} from "./e2e-steps.mjs";
 import {
   bundleRollout,
   restartDuringRun,
   stagedRun,
 } from "./e2e-scenarios.mjs";
 
+/** @import { wire } from "@flotilla/protocol" */
+/** @import { NatsServer, TestProcess } from "@flotilla/testkit" */
+
+/**
+ * What `runEndToEnd` may be told; every field has a default.
+ * @typedef {{
+ *   clusters?: number,
+ *   agentProcesses?: number,
+ *   stagedMembers?: number,
+ *   upgradeSeconds?: number,
+ *   applySeconds?: number,
+ *   bundleTimeoutSeconds?: number,
+ *   finishRestartRun?: boolean,
+ *   onProgress?: (line: string) => void,
+ * }} E2eOptions
+ */
+/** @typedef {ReturnType<typeof settings>} E2eSettings */
+/**
+ * Every figure of the run, by name, and the first line of each step's error.
+ * @typedef {Record<string, unknown> & { errors: Record<string, string> }} E2eResult
+ */
+
+/** @param {E2eOptions} options */
 function settings(options) {
   const clusters = options.clusters ?? 10_000;
   const agentProcesses = options.agentProcesses ?? 4;
   const stagedMembers = options.stagedMembers ?? clusters;
-  for (const [field, value, min] of [
+  for (const [field, value, min] of /** @type {[string, number, number][]} */ ([
     ["clusters", clusters, 1],
     ["agentProcesses", agentProcesses, 1],
     ["stagedMembers", stagedMembers, 1],
-  ])
+  ]))
     if (!Number.isInteger(value) || value < min)
       throw new Error(
         `${field} must be an integer ≥ ${String(min)} (got ${String(value)})`,
@@ -71,15 +100,23 @@ function settings(options) {
     bundleTimeoutSeconds: options.bundleTimeoutSeconds ?? 600,
     // Follow the run interrupted by the restart to its end (its makespan is reported).
     finishRestartRun: options.finishRestartRun ?? true,
-    log: options.onProgress ?? ((line) => process.stderr.write(`${line}\n`)),
+    log:
+      options.onProgress ??
+      /** @param {string} line */
+      ((line) => process.stderr.write(`${line}\n`)),
   };
 }
 
-/** Runs the whole scenario; resolves with one object holding every figure. */
+/**
+ * Runs the whole scenario; resolves with one object holding every figure.
+ * @param {E2eOptions} [options]
+ * @returns {Promise<E2eResult>}
+ */
 export async function runEndToEnd(options = {}) {
   const o = settings(options);
   const { log, clusters } = o;
   const work = await mkdtemp(join(tmpdir(), "flotilla-bench-e2e-"));
+  /** @type {E2eResult} */
   const result = {
     clusters,
     agentProcesses: o.agentProcesses,
@@ -88,9 +125,13 @@ export async function runEndToEnd(options = {}) {
     applySeconds: o.applySeconds,
     errors: {},
   };
+  /** @type {TestProcess[]} */
   const agents = [];
+  /** @type {NatsServer | undefined} */
   let nats;
+  /** @type {TestProcess | undefined} */
   let hub;
+  /** @type {wire.AdminServiceClient | undefined} */
   let admin;
   try {
     nats = await startNatsServer();
@@ -101,8 +142,9 @@ export async function runEndToEnd(options = {}) {
     hub = await startHub(hubArgs);
     admin = createAdminServiceClient(grpc, credentials.createInsecure());
     await scrape(metricsUrl);
-    result.hubRssIdleKiB = await rssKiB(hub.pid);
-    log(`e2e: hub serving, idle RSS ${String(result.hubRssIdleKiB)} KiB`);
+    const hubRssIdleKiB = await rssKiB(hub.pid);
+    result.hubRssIdleKiB = hubRssIdleKiB;
+    log(`e2e: hub serving, idle RSS ${String(hubRssIdleKiB)} KiB`);
 
     // One agent process hosting one cluster (outside the main fleet: label fleet=single).
     const single = startAgents({
@@ -155,17 +197,20 @@ export async function runEndToEnd(options = {}) {
         what: "fleet",
       });
     }
-    result.allConnectedSeconds = round((performance.now() - spawnedAt) / 1000);
+    const allConnectedSeconds = round((performance.now() - spawnedAt) / 1000);
+    result.allConnectedSeconds = allConnectedSeconds;
     const rssConnected = await rssKiB(hub.pid);
     result.hubRssConnectedKiB = rssConnected;
     result.hubRssPerClusterKiB = round(
-      (rssConnected - result.hubRssIdleKiB) / clusters,
+      (rssConnected - hubRssIdleKiB) / clusters,
     );
-    result.agentProcessRssMiB = [];
+    /** @type {(number | null)[]} */
+    const agentProcessRssMiB = [];
+    result.agentProcessRssMiB = agentProcessRssMiB;
     for (const a of agents)
-      result.agentProcessRssMiB.push(round((await rssKiB(a.pid)) / 1024));
+      agentProcessRssMiB.push(round((await rssKiB(a.pid)) / 1024));
     log(
-      `e2e: ${String(clusters)} connected in ${String(result.allConnectedSeconds)} s; hub RSS ${String(rssConnected)} KiB`,
+      `e2e: ${String(clusters)} connected in ${String(allConnectedSeconds)} s; hub RSS ${String(rssConnected)} KiB`,
     );
     const cpu = await cpuPercent([...agents.map((a) => a.pid), hub.pid]);
     result.agentIdleCpuPercent = cpu.slice(0, agents.length);
@@ -181,7 +226,7 @@ export async function runEndToEnd(options = {}) {
     try {
       await stagedRun(admin, o, result, log);
     } catch (error) {
-      result.errors.stagedRun = error.message.split("\n")[0];
+      result.errors.stagedRun = firstLine(error);
       log(`e2e: staged run failed: ${result.errors.stagedRun}`);
     }
 
@@ -193,7 +238,7 @@ export async function runEndToEnd(options = {}) {
     try {
       hub = await restartDuringRun(hub, hubArgs, metricsUrl, admin, o, result);
     } catch (error) {
-      result.errors.restart = error.message.split("\n")[0];
+      result.errors.restart = firstLine(error);
       log(`e2e: restart failed: ${result.errors.restart}`);
     }
 
@@ -201,7 +246,7 @@ export async function runEndToEnd(options = {}) {
     try {
       await bundleRollout(grpc, metricsUrl, admin, o, work, result, log);
     } catch (error) {
-      result.errors.bundle = error.message.split("\n")[0];
+      result.errors.bundle = firstLine(error);
       log(`e2e: bundle rollout failed: ${result.errors.bundle}`);
     }
 
@@ -209,7 +254,7 @@ export async function runEndToEnd(options = {}) {
     try {
       Object.assign(result, await hubFigures(metricsUrl, "afterRestart"));
     } catch (error) {
-      result.errors.metrics = error.message.split("\n")[0];
+      result.errors.metrics = firstLine(error);
     }
     result.hubRssEndKiB = await rssKiB(hub.pid).catch(() => null);
     return result;
@@ -225,6 +270,9 @@ export async function runEndToEnd(options = {}) {
 /**
  * The hub's report→intent latency percentiles (ms, linear interpolation inside buckets; null when
  * the histogram is absent) and its status report and intent counters, keys prefixed `prefix`.
+ * @param {string} metricsUrl
+ * @param {string} prefix
+ * @returns {Promise<Record<string, number | null>>}
  */
 async function hubFigures(metricsUrl, prefix) {
   const samples = await scrape(metricsUrl);
@@ -233,10 +281,15 @@ async function hubFigures(metricsUrl, prefix) {
     "flotilla_hub_report_to_intent_seconds",
     [0.5, 0.9, 0.99],
   );
+  /** @type {Record<string, number | null>} */
   const figures = { [`${prefix}ReportToIntentCount`]: latency.count };
-  for (const key of ["p50", "p90", "p99"])
+  for (const key of ["p50", "p90", "p99"]) {
+    const seconds = latency[key];
     figures[`${prefix}ReportToIntent${key.toUpperCase()}Ms`] =
-      latency[key] === null ? null : round(latency[key] * 1000, 1);
+      seconds === null || seconds === undefined
+        ? null
+        : round(seconds * 1000, 1);
+  }
   figures[`${prefix}StatusReportsTotal`] = total(
     samples,
     "flotilla_hub_status_reports_total",
@@ -251,6 +304,7 @@ async function hubFigures(metricsUrl, prefix) {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const argv = process.argv.slice(2);
   const quick = argv.includes("--quick");
+  /** @param {string} flag */
   const number = (flag) => {
     const at = argv.indexOf(flag);
     if (at === -1) return undefined;

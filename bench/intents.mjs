@@ -9,6 +9,7 @@
 //   * what N watchers cost the server: subscriptions, JetStream consumers (should be none),
 //     memory; and what they cost the client process (heap per watcher).
 // Run alone with `node bench/intents.mjs [--count N]`; `measureIntents` is the entry point.
+// @ts-check
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { jetstream } from "@nats-io/jetstream";
@@ -23,19 +24,41 @@ import {
 import { createIntentWatcher } from "@flotilla/agent";
 import { startNatsServer, waitFor } from "@flotilla/testkit";
 
+/** @import { ClusterIntent } from "@flotilla/core" */
+/** @import { NatsServer } from "@flotilla/testkit" */
+
+/**
+ * Publish → watcher delivery of one generation: when the last watcher saw it, and latencies.
+ * @typedef {{ allSeenMs: number, latencyMs: { p50: number, p90: number, p99: number } }} Delivery
+ */
+
+/**
+ * @param {string} cluster
+ * @param {number} generation
+ * @returns {ClusterIntent}
+ */
 function intentFor(cluster, generation) {
-  const revision = `r${generation}`;
+  const revision = `r${String(generation)}`;
   return {
     apiVersion: "flotilla.dev/v1",
     cluster,
     generation,
     bundles: {
-      web: { revision, digest: `sha256:${"0".repeat(63)}${generation % 10}` },
+      web: {
+        revision,
+        digest: `sha256:${"0".repeat(63)}${String(generation % 10)}`,
+      },
     },
   };
 }
 
-/** Runs `task(i)` for i in [0, count) with at most `limit` in flight; resolves with elapsed ms. */
+/**
+ * Runs `task(i)` for i in [0, count) with at most `limit` in flight; resolves with elapsed ms.
+ * @param {number} count
+ * @param {number} limit
+ * @param {(i: number) => Promise<unknown>} task
+ * @returns {Promise<number>}
+ */
 async function pooled(count, limit, task) {
   const t0 = performance.now();
   let next = 0;
@@ -46,18 +69,32 @@ async function pooled(count, limit, task) {
   return performance.now() - t0;
 }
 
+/**
+ * @param {number[]} sorted
+ * @param {number} p
+ * @returns {number}
+ */
 function percentile(sorted, p) {
   if (sorted.length === 0) return NaN;
-  return sorted[
-    Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))
-  ];
+  return (
+    sorted[
+      Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))
+    ] ?? NaN
+  );
 }
 
+/**
+ * A nats-server monitoring endpoint's JSON, for the few figures the bench reads.
+ * @param {NatsServer} server
+ * @param {string} path
+ * @returns {Promise<Record<string, number>>}
+ */
 async function monitor(server, path) {
   const response = await fetch(`${server.monitorUrl}${path}`);
-  return response.json();
+  return /** @type {Promise<Record<string, number>>} */ (response.json());
 }
 
+/** @param {NatsServer} server */
 function connectTo(server) {
   return connect({ servers: server.url, maxReconnectAttempts: -1 });
 }
@@ -66,6 +103,13 @@ function connectTo(server) {
  * Measures intent delivery at `count` clusters, one watcher each over `connections` agent
  * connections, with `inFlight` publishes (and baseline puts) outstanding at a time, over
  * `pairCount` baseline/publisher round pairs.
+ * @param {{
+ *   count?: number,
+ *   connections?: number,
+ *   inFlight?: number,
+ *   pairCount?: number,
+ *   log?: (line: string) => void,
+ * }} [options]
  */
 export async function measureIntents({
   count = 2_000,
@@ -75,6 +119,7 @@ export async function measureIntents({
   log = (line) => process.stderr.write(`${line}\n`),
 } = {}) {
   const server = await startNatsServer();
+  /** @type {(() => Promise<unknown>)[]} */
   const closers = [];
   try {
     const hubNc = await connectTo(server);
@@ -101,42 +146,59 @@ export async function measureIntents({
     const before = await monitor(server, "/varz");
     global.gc?.();
     const heapBefore = process.memoryUsage().heapUsed;
+    /** @type {Map<string, number>} */
     const seenAt = new Map();
     const watchers = clusters.map((cluster, i) =>
       createIntentWatcher(
-        { nc: agentNcs[i % connections] },
+        {
+          nc: /** @type {(typeof agentNcs)[number]} */ (
+            agentNcs[i % connections]
+          ),
+        },
         {
           cluster,
           onEvent: (e) => {
             if (e.type === "IntentReceived")
               seenAt.set(
-                `${cluster}/${e.intent.generation}`,
+                `${cluster}/${String(e.intent.generation)}`,
                 performance.now(),
               );
           },
-          onError: (e) => log(`bench: watcher ${cluster}: ${e.message}`),
+          onError: (e) => {
+            log(`bench: watcher ${cluster}: ${e.message}`);
+          },
         },
       ),
     );
     closers.unshift(() => Promise.all(watchers.map((w) => w.stop())));
-    const startMs = await pooled(count, inFlight, (i) => watchers[i].start());
+    const startMs = await pooled(count, inFlight, (i) =>
+      /** @type {(typeof watchers)[number]} */ (watchers[i]).start(),
+    );
     global.gc?.();
     const heapPerWatcherBytes =
       (process.memoryUsage().heapUsed - heapBefore) / count;
     const afterWatchers = await monitor(server, "/varz");
     log(
-      `bench: ${count} watchers started in ${startMs.toFixed(0)} ms over ${connections} connections`,
+      `bench: ${String(count)} watchers started in ${startMs.toFixed(0)} ms over ${String(connections)} connections`,
     );
 
-    /** Waits until every watcher has seen `generation`; returns delivery figures. */
+    /**
+     * Waits until every watcher has seen `generation`; returns delivery figures.
+     * @param {number} generation
+     * @param {number} t0
+     * @param {Map<string, number>} sentAt
+     * @returns {Promise<Delivery>}
+     */
     const delivered = async (generation, t0, sentAt) => {
       await waitFor(
-        () => clusters.every((c) => seenAt.has(`${c}/${generation}`)),
+        () => clusters.every((c) => seenAt.has(`${c}/${String(generation)}`)),
         { timeoutMs: 60_000, intervalMs: 5, message: "every watcher's intent" },
       );
-      const seen = clusters.map((c) => seenAt.get(`${c}/${generation}`));
+      const seen = clusters.map((c) =>
+        Number(seenAt.get(`${c}/${String(generation)}`)),
+      );
       const latencies = clusters
-        .map((c, i) => seen[i] - sentAt.get(c))
+        .map((c, i) => Number(seen[i]) - Number(sentAt.get(c)))
         .sort((a, b) => a - b);
       return {
         allSeenMs: Math.max(...seen) - t0,
@@ -147,14 +209,21 @@ export async function measureIntents({
         },
       };
     };
-    /** Writes `generation` for every cluster with `write`; returns writes/s and delivery. */
+    /**
+     * Writes `generation` for every cluster with `write`; returns writes/s and delivery.
+     * @param {number} generation
+     * @param {(cluster: string, generation: number) => Promise<unknown>} write
+     * @returns {Promise<Delivery & { generation: number, perSec: number }>}
+     */
     const round = async (generation, write) => {
+      /** @type {Map<string, number>} */
       const sentAt = new Map();
       const t0 = performance.now();
       const ms = await pooled(count, inFlight, async (i) => {
+        const cluster = String(clusters[i]);
         const started = performance.now();
-        await write(clusters[i], generation);
-        sentAt.set(clusters[i], started);
+        await write(cluster, generation);
+        sentAt.set(cluster, started);
       });
       return {
         generation,
@@ -162,21 +231,29 @@ export async function measureIntents({
         ...(await delivered(generation, t0, sentAt)),
       };
     };
+    /**
+     * @param {string} cluster
+     * @param {number} g
+     */
     const publish = (cluster, g) => publisher.publish(intentFor(cluster, g));
     // The baseline writes the same documents, encoded beforehand, with plain KV puts into the
     // same bucket, so the watchers (and the server's republishing) do the same work in both.
+    /** @type {Map<string, Uint8Array>} */
     let encoded = new Map();
+    /** @param {number} g */
     const encode = (g) => {
       encoded = new Map(
         clusters.map((c) => [c, prepareIntent(intentFor(c, g)).bytes]),
       );
     };
-    const put = (cluster) => kv.put(cluster, encoded.get(cluster));
+    /** @param {string} cluster */
+    const put = (cluster) =>
+      kv.put(cluster, /** @type {Uint8Array} */ (encoded.get(cluster)));
 
     // Generation 1: a new fleet; the publisher has seen no key and creates each.
     const first = await round(1, publish);
     log(
-      `bench: first publish: ${first.perSec.toFixed(0)} intents/s; all ${count} seen after ${first.allSeenMs.toFixed(0)} ms`,
+      `bench: first publish: ${first.perSec.toFixed(0)} intents/s; all ${String(count)} seen after ${first.allSeenMs.toFixed(0)} ms`,
     );
     // Then alternate baseline and publisher rounds. This machine is noisy: each pair is measured
     // back to back, and the median pair counts.
@@ -186,7 +263,7 @@ export async function measureIntents({
       const baseline = await round(g, put);
       // The hub is normally the only writer: let it re-read what the baseline wrote (untimed),
       // so that it publishes on its usual path, one compare-and-set write per intent.
-      await pooled(count, inFlight, (i) => publisher.read(clusters[i]));
+      await pooled(count, inFlight, (i) => publisher.read(String(clusters[i])));
       const published = await round(g + 1, publish);
       pairs.push({
         baseline,
@@ -196,9 +273,10 @@ export async function measureIntents({
     }
     pairs.sort((a, b) => a.ratio - b.ratio);
     const median = pairs[Math.floor(pairs.length / 2)];
+    if (median === undefined) throw new Error("no baseline/publisher pair");
     const { baseline, published: steady, ratio } = median;
     log(
-      `bench: ${steady.perSec.toFixed(0)} intents/s vs ${baseline.perSec.toFixed(0)} raw KV puts/s (ratio ${ratio.toFixed(2)}); all ${count} seen after ${steady.allSeenMs.toFixed(0)} ms; publish → seen p50 ${steady.latencyMs.p50.toFixed(1)} ms, p99 ${steady.latencyMs.p99.toFixed(1)} ms`,
+      `bench: ${steady.perSec.toFixed(0)} intents/s vs ${baseline.perSec.toFixed(0)} raw KV puts/s (ratio ${ratio.toFixed(2)}); all ${String(count)} seen after ${steady.allSeenMs.toFixed(0)} ms; publish → seen p50 ${steady.latencyMs.p50.toFixed(1)} ms, p99 ${steady.latencyMs.p99.toFixed(1)} ms`,
     );
 
     const varz = await monitor(server, "/varz");
@@ -206,13 +284,14 @@ export async function measureIntents({
     const jsz = await monitor(server, "/jsz");
     const serverStats = {
       memBytes: varz.mem,
-      memPerWatcherBytes: (afterWatchers.mem - before.mem) / count,
+      memPerWatcherBytes:
+        (Number(afterWatchers.mem) - Number(before.mem)) / count,
       subscriptions: subsz.num_subscriptions,
       consumers: jsz.consumers,
       connections: varz.connections,
     };
     log(
-      `bench: server: ${(serverStats.memBytes / 2 ** 20).toFixed(1)} MiB, ${serverStats.subscriptions} subscriptions, ${serverStats.consumers} JetStream consumers, ${serverStats.connections} connections; client heap per watcher ${(heapPerWatcherBytes / 1024).toFixed(1)} KiB`,
+      `bench: server: ${(Number(serverStats.memBytes) / 2 ** 20).toFixed(1)} MiB, ${String(serverStats.subscriptions)} subscriptions, ${String(serverStats.consumers)} JetStream consumers, ${String(serverStats.connections)} connections; client heap per watcher ${(heapPerWatcherBytes / 1024).toFixed(1)} KiB`,
     );
     return {
       count,

@@ -26,6 +26,7 @@
 // ratio and the hub's own flotilla_hub_status_reports_total delta (which must equal every report
 // acked) as JSON. `--profile` runs the hub under `node --cpu-prof` and adds its top functions by
 // self and by total time.
+// @ts-check
 import { mkdtemp, readdir, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -61,24 +62,51 @@ import {
   waitFor,
 } from "@flotilla/testkit";
 
+/** @import { ClientDuplexStream, ServerDuplexStream, StatusObject } from "@grpc/grpc-js" */
+/** @import { wire } from "@flotilla/protocol" */
+
+/**
+ * What a flood round reports on: the cluster's intent generation, bundle and revision.
+ * @typedef {{ generation: number, bundle: string, revision: string }} FloodSubject
+ */
+/**
+ * One agent stream of the flood: its call, and the handlers the current round sets.
+ * @typedef {{
+ *   cluster: string,
+ *   client: wire.AgentServiceClient,
+ *   call: ClientDuplexStream<wire.AgentMessage, wire.HubMessage__Output>,
+ *   onAck: (ack: wire.Ack__Output) => void,
+ *   onDrain: () => void,
+ *   ended: Promise<StatusObject>,
+ *   error?: Error,
+ *   pump: () => void,
+ * }} Session
+ */
+/** @typedef {{ acks: number, accepted: number, elapsedMs: number }} FloodResult */
+/** @typedef {{ address: string, stop: () => unknown }} MinimalServer */
+
 const BUNDLE = "flood";
 const LABEL = { bench: "report-flood" };
 const FLOOD_TIMEOUT_MS = 300_000;
 /** Reports in the untimed warm-up round of each measurement. */
 const WARMUP = 2_000;
 
-/** The minimal server: welcome for hello, an accepted ack for each report, nothing else. */
+/**
+ * The minimal server: welcome for hello, an accepted ack for each report, nothing else.
+ * @returns {Promise<MinimalServer>}
+ */
 async function startMinimalServer() {
   const server = new Server(SERVER_OPTIONS);
   server.addService(loadProtocol().agentService, {
+    /** @param {ServerDuplexStream<wire.AgentMessage__Output, wire.HubMessage>} call */
     Connect(call) {
-      call.on("data", (message) => {
-        if (message.body === "status") {
+      call.on("data", (/** @type {wire.AgentMessage__Output} */ message) => {
+        if (message.body === "status" && message.status) {
           const { sequence, generation } = message.status;
           call.write({
             ack: { sequence, generation, accepted: true, reason: "" },
           });
-        } else if (message.body === "hello") {
+        } else if (message.body === "hello" && message.hello) {
           call.write({
             welcome: {
               clusterName: message.hello.clusterName,
@@ -93,32 +121,52 @@ async function startMinimalServer() {
       call.on("error", () => undefined);
     },
   });
-  const port = await new Promise((resolve, reject) =>
-    server.bindAsync(
-      "127.0.0.1:0",
-      ServerCredentials.createInsecure(),
-      (e, p) => (e ? reject(e) : resolve(p)),
-    ),
+  const port = await /** @type {Promise<number>} */ (
+    new Promise((resolve, reject) => {
+      server.bindAsync(
+        "127.0.0.1:0",
+        ServerCredentials.createInsecure(),
+        (e, p) => {
+          if (e) reject(e);
+          else resolve(p);
+        },
+      );
+    })
   );
-  return { address: `127.0.0.1:${port}`, stop: () => server.forceShutdown() };
+  return {
+    address: `127.0.0.1:${String(port)}`,
+    stop: () => {
+      server.forceShutdown();
+    },
+  };
 }
 
-/** The minimal server in a worker thread of this process; resolves when it listens. */
+/**
+ * The minimal server in a worker thread of this process; resolves when it listens.
+ * @returns {Promise<MinimalServer>}
+ */
 async function startMinimalServerThread() {
   const worker = new Worker(fileURLToPath(import.meta.url), {
     workerData: { role: "minimal-agent-server" },
   });
-  const address = await new Promise((resolve, reject) => {
-    worker.once("message", resolve);
-    worker.once("error", reject);
-    worker.once("exit", (code) =>
-      reject(new Error(`minimal server thread exited (${code})`)),
-    );
-  });
+  const address = await /** @type {Promise<string>} */ (
+    new Promise((resolve, reject) => {
+      worker.once("message", resolve);
+      worker.once("error", reject);
+      worker.once("exit", (code) => {
+        reject(new Error(`minimal server thread exited (${String(code)})`));
+      });
+    })
+  );
   return { address, stop: () => worker.terminate() };
 }
 
-/** Opens one agent stream per cluster, says hello and facts, and waits for every welcome. */
+/**
+ * Opens one agent stream per cluster, says hello and facts, and waits for every welcome.
+ * @param {string} address
+ * @param {string[]} clusters
+ * @returns {Promise<Session[]>}
+ */
 async function openSessions(address, clusters) {
   const facts = clusterFactsToWire({
     labels: LABEL,
@@ -135,27 +183,36 @@ async function openSessions(address, clusters) {
         credentials.createInsecure(),
       );
       const call = client.connect();
+      /** @type {Session} */
       const session = {
         cluster,
         client,
         call,
         onAck: () => undefined,
         onDrain: () => undefined,
+        ended: new Promise((resolve) => call.on("status", resolve)),
+        pump: () => undefined,
       };
-      session.ended = new Promise((resolve) => call.on("status", resolve));
+      /** @type {Promise<void>} */
       const welcomed = new Promise((resolve, reject) => {
-        call.on("data", (message) => {
-          if (message.body === "ack") session.onAck(message.ack);
+        call.on("data", (/** @type {wire.HubMessage__Output} */ message) => {
+          if (message.body === "ack" && message.ack) session.onAck(message.ack);
           else if (message.body === "welcome") resolve();
           else if (message.body === "error")
-            reject(new Error(`${cluster}: refused: ${message.error.message}`));
+            reject(
+              new Error(
+                `${cluster}: refused: ${String(message.error?.message)}`,
+              ),
+            );
         });
-        session.ended.then((s) =>
-          reject(new Error(`${cluster}: stream ended: ${s.details}`)),
-        );
+        void session.ended.then((s) => {
+          reject(new Error(`${cluster}: stream ended: ${s.details}`));
+        });
       });
-      call.on("drain", () => session.onDrain());
-      call.on("error", (error) => (session.error = error));
+      call.on("drain", () => {
+        session.onDrain();
+      });
+      call.on("error", (/** @type {Error} */ error) => (session.error = error));
       call.write({
         hello: {
           clusterName: cluster,
@@ -171,6 +228,7 @@ async function openSessions(address, clusters) {
   );
 }
 
+/** @param {Session[]} sessions */
 async function closeSessions(sessions) {
   for (const s of sessions) s.call.end();
   await Promise.all(
@@ -185,21 +243,26 @@ async function closeSessions(sessions) {
  * Sends `messages` reports (NotReady and Ready by turns) in total over `sessions` (`subjectOf(session)` gives each its
  * generation, bundle and revision), at most `window` un-acked per stream; resolves with the acks
  * and the time from the first send to the last ack.
+ * @param {Session[]} sessions
+ * @param {{
+ *   messages: number,
+ *   window: number,
+ *   subjectOf: (session: Session) => FloodSubject,
+ * }} options
+ * @returns {Promise<FloodResult>}
  */
 function flood(sessions, { messages, window, subjectOf }) {
   return new Promise((resolve, reject) => {
     let acks = 0;
     let accepted = 0;
     let t0 = 0;
-    const timer = setTimeout(
-      () =>
-        reject(
-          new Error(
-            `flood: ${acks} of ${messages} acks after ${FLOOD_TIMEOUT_MS} ms`,
-          ),
+    const timer = setTimeout(() => {
+      reject(
+        new Error(
+          `flood: ${String(acks)} of ${String(messages)} acks after ${String(FLOOD_TIMEOUT_MS)} ms`,
         ),
-      FLOOD_TIMEOUT_MS,
-    );
+      );
+    }, FLOOD_TIMEOUT_MS);
     const done = () => {
       clearTimeout(timer);
       resolve({ acks, accepted, elapsedMs: performance.now() - t0 });
@@ -241,7 +304,7 @@ function flood(sessions, { messages, window, subjectOf }) {
         if (acks === messages) done();
         else s.pump();
       };
-      s.ended.then((status) => {
+      void s.ended.then((status) => {
         if (sent > 0 && acks < messages)
           reject(
             new Error(
@@ -260,6 +323,16 @@ function flood(sessions, { messages, window, subjectOf }) {
  * each session's subject, warms up, floods, closes. With `targetMs`, the timed round sends what the
  * warm-up's rate fills in that time (at least `warmup`, at most `messages`), so a slow and a fast
  * side both take a few seconds; the result says how many were sent.
+ * @param {{
+ *   address: string,
+ *   clusters: string[],
+ *   messages: number,
+ *   window: number,
+ *   warmup: number,
+ *   targetMs: number | undefined,
+ *   prepare: (sessions: Session[]) => Promise<(session: Session) => FloodSubject>,
+ * }} options
+ * @returns {Promise<FloodResult & { messages: number, acksTotal: number }>}
  */
 async function floodAgentService({
   address,
@@ -280,6 +353,7 @@ async function floodAgentService({
         messages,
         acksTotal: warm.acks + messages,
       };
+    /** @param {FloodResult} r */
     const size = (r) =>
       Math.max(
         warmup,
@@ -304,10 +378,23 @@ async function floodAgentService({
   }
 }
 
+/**
+ * @param {string} prefix
+ * @param {number} streams
+ */
 const names = (prefix, streams) =>
-  Array.from({ length: streams }, (_, i) => `${prefix}-${i}`);
+  Array.from({ length: streams }, (_, i) => `${prefix}-${String(i)}`);
 
-/** Raw grpc-js stream messages per second with the same client and message shape. */
+/**
+ * Raw grpc-js stream messages per second with the same client and message shape.
+ * @param {{
+ *   streams?: number,
+ *   messages?: number,
+ *   window?: number,
+ *   inline?: boolean,
+ *   targetMs?: number,
+ * }} [options]
+ */
 export async function measureRawGrpc({
   streams = 100,
   messages = 100_000,
@@ -326,11 +413,12 @@ export async function measureRawGrpc({
       window,
       warmup: Math.min(messages, WARMUP),
       targetMs,
-      prepare: async () => () => ({
-        generation: 1,
-        bundle: BUNDLE,
-        revision: "r1",
-      }),
+      prepare: () =>
+        Promise.resolve(() => ({
+          generation: 1,
+          bundle: BUNDLE,
+          revision: "r1",
+        })),
     });
     return {
       messagesPerSec: (r.acks * 1000) / r.elapsedMs,
@@ -343,7 +431,12 @@ export async function measureRawGrpc({
 }
 
 /** Applies the flood bundle (targets LABEL, everything released at once) and returns each
- * cluster's generation and revision from its intent in NATS, as an agent reads it. */
+ * cluster's generation and revision from its intent in NATS, as an agent reads it.
+ * @param {string} hubAddress
+ * @param {string} natsUrl
+ * @param {Session[]} sessions
+ * @returns {Promise<(session: Session) => FloodSubject>}
+ */
 async function prepareHubIntents(hubAddress, natsUrl, sessions) {
   const admin = createAdminServiceClient(
     hubAddress,
@@ -376,6 +469,7 @@ async function prepareHubIntents(hubAddress, natsUrl, sessions) {
       },
     });
     const kv = await new Kvm(jetstream(nc)).open(intentsBucket());
+    /** @type {Map<string, FloodSubject>} */
     const subjects = new Map();
     await waitFor(
       async () => {
@@ -404,14 +498,24 @@ async function prepareHubIntents(hubAddress, natsUrl, sessions) {
         message: "every flood cluster's intent to carry the bundle",
       },
     );
-    return (s) => subjects.get(s.cluster);
+    return (s) => /** @type {FloodSubject} */ (subjects.get(s.cluster));
   } finally {
     await nc.close();
     admin.close();
   }
 }
 
-/** Status reports per second taken in by a real hub (plaintext), same client as the baseline. */
+/**
+ * Status reports per second taken in by a real hub (plaintext), same client as the baseline.
+ * @param {{
+ *   hubAddress: string,
+ *   natsUrl: string,
+ *   streams?: number,
+ *   messages?: number,
+ *   window?: number,
+ *   targetMs?: number,
+ * }} options
+ */
 export async function measureHubReports({
   hubAddress,
   natsUrl,
@@ -440,7 +544,10 @@ export async function measureHubReports({
   };
 }
 
-/** The hub's flotilla_hub_status_reports_total, all and accepted="true". */
+/**
+ * The hub's flotilla_hub_status_reports_total, all and accepted="true".
+ * @param {string} httpAddress
+ */
 async function hubReportCounter(httpAddress) {
   const text = await (await fetch(`http://${httpAddress}/metrics`)).text();
   let all = 0;
@@ -457,32 +564,53 @@ async function hubReportCounter(httpAddress) {
 /**
  * The top `count` functions of a .cpuprofile by self time and by total (inclusive) time, idle
  * excluded, each with its share of the busy time.
+ * @param {string} profilePath
+ * @param {number} [count]
  */
 export async function topFunctions(profilePath, count = 15) {
-  const profile = JSON.parse(await readFile(profilePath, "utf8"));
+  /**
+   * The parts of a .cpuprofile read here.
+   * @typedef {{ functionName: string, url: string, lineNumber: number }} CallFrame
+   * @typedef {{ id: number, callFrame: CallFrame, children?: number[] }} ProfileNode
+   */
+  const profile =
+    /** @type {{ nodes: ProfileNode[], samples: number[], timeDeltas: number[] }} */ (
+      JSON.parse(await readFile(profilePath, "utf8"))
+    );
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  /** @type {Map<number, number>} */
   const parent = new Map();
   for (const n of profile.nodes)
     for (const child of n.children ?? []) parent.set(child, n.id);
-  const label = ({ functionName, url, lineNumber }) =>
-    `${functionName || "(anonymous)"} ${url.replace(/^.*node_modules\//, "").replace(/^file:\/\/.*\/packages\//, "")}:${lineNumber + 1}`;
+  /** @param {number} id */
+  const label = (id) => {
+    const { functionName, url, lineNumber } = /** @type {ProfileNode} */ (
+      byId.get(id)
+    ).callFrame;
+    return `${functionName || "(anonymous)"} ${url.replace(/^.*node_modules\//, "").replace(/^file:\/\/.*\/packages\//, "")}:${String(lineNumber + 1)}`;
+  };
+  /** @type {Map<string, number>} */
   const self = new Map();
+  /** @type {Map<string, number>} */
   const total = new Map();
   let busy = 0;
   profile.samples.forEach((id, i) => {
     const dt = profile.timeDeltas[i] ?? 0;
-    const own = label(byId.get(id).callFrame);
+    const own = label(id);
     if (own.startsWith("(idle)")) return;
     busy += dt;
     self.set(own, (self.get(own) ?? 0) + dt);
     const seen = new Set();
-    for (let at = id; at !== undefined; at = parent.get(at)) {
-      const fn = label(byId.get(at).callFrame);
+    /** @type {number | undefined} */
+    let at = id;
+    for (; at !== undefined; at = parent.get(at)) {
+      const fn = label(at);
       if (seen.has(fn)) continue;
       seen.add(fn);
       total.set(fn, (total.get(fn) ?? 0) + dt);
     }
   });
+  /** @param {Map<string, number>} m */
   const top = (m) =>
     [...m]
       .filter(([fn]) => !fn.startsWith("(root)"))
@@ -500,11 +628,20 @@ export async function topFunctions(profilePath, count = 15) {
   };
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** @param {number[]} xs */
+const median = (xs) =>
+  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 /**
  * Starts nats-server and a hub process, runs raw and hub rounds interleaved, and returns the
  * medians and their ratio (plus details for the CLI).
+ * @param {{
+ *   quick?: boolean,
+ *   profile?: boolean,
+ *   rounds?: number,
+ *   streams?: number,
+ *   log?: (line: string) => void,
+ * }} [options]
  */
 export async function runReportFlood({
   quick = false,
@@ -520,8 +657,8 @@ export async function runReportFlood({
   const profileDir = profile
     ? await mkdtemp(join(tmpdir(), "flotilla-flood-prof-"))
     : undefined;
-  const hubAddress = `127.0.0.1:${await freePort()}`;
-  const httpAddress = `127.0.0.1:${await freePort()}`;
+  const hubAddress = `127.0.0.1:${String(await freePort())}`;
+  const httpAddress = `127.0.0.1:${String(await freePort())}`;
   const hub = startProcess({
     name: "hub",
     args: [
@@ -547,7 +684,7 @@ export async function runReportFlood({
       const r = await measureRawGrpc({ streams, messages, targetMs });
       raw.push(r);
       log(
-        `bench: report flood: raw ${r.messagesPerSec.toFixed(0)} msg/s (${r.messages} in ${r.elapsedMs.toFixed(0)} ms)`,
+        `bench: report flood: raw ${r.messagesPerSec.toFixed(0)} msg/s (${String(r.messages)} in ${r.elapsedMs.toFixed(0)} ms)`,
       );
       const h = await measureHubReports({
         hubAddress,
@@ -558,7 +695,7 @@ export async function runReportFlood({
       });
       hubRuns.push(h);
       log(
-        `bench: report flood: hub ${h.reportsPerSec.toFixed(0)} reports/s, counted ${(100 * h.acceptedFraction).toFixed(1)}% (${h.messages} in ${h.elapsedMs.toFixed(0)} ms)`,
+        `bench: report flood: hub ${h.reportsPerSec.toFixed(0)} reports/s, counted ${(100 * h.acceptedFraction).toFixed(1)}% (${String(h.messages)} in ${h.elapsedMs.toFixed(0)} ms)`,
       );
     }
     const after = await hubReportCounter(httpAddress);
@@ -586,12 +723,14 @@ export async function runReportFlood({
       const file = (await readdir(profileDir)).find((f) =>
         f.endsWith(".cpuprofile"),
       );
-      result.hubProfile = file
-        ? {
-            file: join(profileDir, file),
-            ...(await topFunctions(join(profileDir, file))),
-          }
-        : "no profile written";
+      Object.assign(result, {
+        hubProfile: file
+          ? {
+              file: join(profileDir, file),
+              ...(await topFunctions(join(profileDir, file))),
+            }
+          : "no profile written",
+      });
     }
     return result;
   } finally {
@@ -600,7 +739,12 @@ export async function runReportFlood({
   }
 }
 
-/** `{[key]: N}` for `FLAG N` on the command line; a bad N is an error naming the flag. */
+/**
+ * `{[key]: N}` for `FLAG N` on the command line; a bad N is an error naming the flag.
+ * @param {string} flag
+ * @param {string} key
+ * @returns {Record<string, number>}
+ */
 function numberFlag(flag, key) {
   const at = process.argv.indexOf(flag);
   if (at < 0) return {};
@@ -612,9 +756,13 @@ function numberFlag(flag, key) {
   return { [key]: value };
 }
 
-if (!isMainThread && workerData?.role === "minimal-agent-server") {
+if (
+  !isMainThread &&
+  /** @type {{ role?: string } | undefined} */ (workerData)?.role ===
+    "minimal-agent-server"
+) {
   const server = await startMinimalServer();
-  parentPort.postMessage(server.address);
+  parentPort?.postMessage(server.address);
 } else if (
   isMainThread &&
   import.meta.url === pathToFileURL(process.argv[1] ?? "").href

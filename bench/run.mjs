@@ -1,8 +1,9 @@
 // `pnpm bench [--quick]`: runs the benchmarks and writes bench/results/latest.json and latest.md.
 // Every figure that depends on machine speed is a ratio against a baseline measured in the same
 // run (these machines are noisy); absolute times are reported for reference.
+// @ts-check
 import { mkdirSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import * as os from "node:os";
 import { measure } from "./core.mjs";
 import { runEndToEnd } from "./e2e.mjs";
 import { round } from "./e2e-measure.mjs";
@@ -12,11 +13,25 @@ import { runReportFlood } from "./report-flood.mjs";
 const quick = process.argv.includes("--quick");
 const startedAt = new Date().toISOString();
 const sizes = [1_000, 10_000, 100_000];
+/**
+ * One benchmark figure against its target.
+ * @typedef {{
+ *   value: unknown,
+ *   unit: string,
+ *   baseline?: number | null,
+ *   ratio?: number | null,
+ *   target: string,
+ *   met: boolean,
+ * }} Metric
+ */
+/** @type {Record<string, Metric>} */
 const metrics = {};
+/** @type {ReturnType<typeof measure>[]} */
 const rows = [];
 
 // Warm-up so the 1,000-cluster baseline is not paying for JIT compilation.
 measure(1_000, 2);
+/** @type {Map<number, ReturnType<typeof measure>>} */
 const results = new Map();
 for (const size of sizes) {
   const repeats = size >= 100_000 ? 1 : quick ? 3 : 5;
@@ -30,9 +45,15 @@ for (const size of sizes) {
   );
   rows.push(r);
 }
-const small = results.get(1_000);
-const large = results.get(100_000);
-const mid = results.get(10_000);
+/** @param {number} size */
+const resultAt = (size) => {
+  const r = results.get(size);
+  if (r === undefined) throw new Error(`no result at ${String(size)}`);
+  return r;
+};
+const small = resultAt(1_000);
+const large = resultAt(100_000);
+const mid = resultAt(10_000);
 const ratio = large.perTransitionUs / small.perTransitionUs;
 metrics["core.transition_cost_100k_vs_1k"] = {
   value: Number(large.perTransitionUs.toFixed(3)),
@@ -49,7 +70,7 @@ metrics["core.simulated_run_10k"] = {
   met: mid.simMs < 2000,
 };
 for (const r of rows) {
-  metrics[`core.plan_${r.count}`] = {
+  metrics[`core.plan_${String(r.count)}`] = {
     value: Number(r.planMs.toFixed(2)),
     unit: "ms",
     target: "report",
@@ -63,7 +84,7 @@ process.stderr.write(
   `bench: intents at ${intentCount.toLocaleString("en")} clusters ...\n`,
 );
 const intents = await measureIntents({ count: intentCount });
-metrics[`intents.publish_vs_raw_kv_${intentCount}`] = {
+metrics[`intents.publish_vs_raw_kv_${String(intentCount)}`] = {
   value: Number(intents.publishPerSec.toFixed(0)),
   unit: "intents/s",
   baseline: Number(intents.baselinePutsPerSec.toFixed(0)),
@@ -71,13 +92,13 @@ metrics[`intents.publish_vs_raw_kv_${intentCount}`] = {
   target: "ratio ≥ 0.7 (compare-and-set intents vs raw KV puts)",
   met: intents.ratio >= 0.7,
 };
-metrics[`intents.jetstream_consumers_${intentCount}`] = {
+metrics[`intents.jetstream_consumers_${String(intentCount)}`] = {
   value: intents.server.consumers,
   unit: "consumers",
   target: "0 (no consumer per agent)",
   met: intents.server.consumers === 0,
 };
-metrics[`intents.all_seen_${intentCount}`] = {
+metrics[`intents.all_seen_${String(intentCount)}`] = {
   value: Number(intents.allSeenMs.toFixed(0)),
   unit: "ms",
   target: "report",
@@ -113,6 +134,14 @@ const e2e = await runEndToEnd({
   agentProcesses: 4,
   ...e2eOptions,
 });
+/**
+ * Records an end-to-end figure; `met` judges its rounded value (a missing figure is not met).
+ * @param {string} name
+ * @param {Omit<Metric, "met" | "value"> & {
+ *   value: unknown,
+ *   met: (value: number) => boolean,
+ * }} fields
+ */
 const e2eMetric = (name, fields) => {
   const value = round(fields.value);
   metrics[name] = {
@@ -128,7 +157,7 @@ e2eMetric("e2e.staged_makespan_vs_ideal", {
   ratio: round(e2e.stagedMakespanRatio, 3),
   target:
     "ratio ≤ 1.10 (ideal: the strategy's limits × the simulated upgrade time)",
-  met: () => e2e.stagedMakespanRatio <= 1.1,
+  met: () => Number(e2e.stagedMakespanRatio) <= 1.1,
 });
 e2eMetric("e2e.report_to_intent_p90", {
   value: e2e.stagedReportToIntentP90Ms,
@@ -199,7 +228,7 @@ writeFileSync(
 const md = [
   `# Benchmark results (${startedAt}${quick ? ", quick" : ""})`,
   "",
-  `Machine: ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}`,
+  `Machine: ${String(machine.cpus)} × ${machine.cpuModel}, Node ${machine.node}`,
   "",
   "| clusters | plan (ms) | simulated staged run (ms) | transitions | µs / transition | final state |",
   "|---:|---:|---:|---:|---:|---|",
@@ -212,7 +241,7 @@ const md = [
   "|---|---:|---:|---:|---|---|",
   ...Object.entries(metrics).map(
     ([k, m]) =>
-      `| ${k} | ${m.value} ${m.unit} | ${m.baseline ?? ""} | ${m.ratio ?? ""} | ${m.target} | ${m.met ? "yes" : "**no**"} |`,
+      `| ${k} | ${String(m.value)} ${m.unit} | ${String(m.baseline ?? "")} | ${String(m.ratio ?? "")} | ${m.target} | ${m.met ? "yes" : "**no**"} |`,
   ),
   "",
 ].join("\n");

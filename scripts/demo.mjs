@@ -11,6 +11,7 @@
 // admin token, and agents that join with a bootstrap token from `flotilla token create`.
 // Live progress on screen, a summary at the end, exit 0 when both rollouts completed. Every
 // process started here is stopped on the way out, whatever happens.
+// @ts-check
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -19,37 +20,54 @@ import { createRequire } from "node:module";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
 
+/** @import { RunView, wire } from "../packages/protocol/dist/index.js" */
+/** @import { TestProcess } from "../packages/testkit/dist/index.js" */
+
 const root = new URL("..", import.meta.url).pathname;
-const { startNatsServer, startProcess, runProcess, freePort } = await import(
-  `${root}packages/testkit/dist/index.js`
-);
+const { startNatsServer, startProcess, runProcess, freePort } =
+  /** @type {typeof import("../packages/testkit/dist/index.js")} */ (
+    await import(`${root}packages/testkit/dist/index.js`)
+  );
 const {
   createAdminServiceClient,
   callUnary,
   runFromWire,
   silenceIpServernameWarning,
-} = await import(`${root}packages/protocol/dist/index.js`);
-// grpc-js is a dependency of the workspace packages, not of the repository root.
-const { credentials, Metadata } = await import(
-  pathToFileURL(
-    createRequire(`${root}packages/protocol/package.json`).resolve(
-      "@grpc/grpc-js",
-    ),
-  ).href
+} = /** @type {typeof import("../packages/protocol/dist/index.js")} */ (
+  await import(`${root}packages/protocol/dist/index.js`)
 );
+// grpc-js is a dependency of the workspace packages, not of the repository root.
+const { credentials, Metadata } =
+  /** @type {typeof import("@grpc/grpc-js")} */ (
+    await import(
+      pathToFileURL(
+        createRequire(`${root}packages/protocol/package.json`).resolve(
+          "@grpc/grpc-js",
+        ),
+      ).href
+    )
+  );
 
 silenceIpServernameWarning();
+// isTTY is undefined, not false, when stdout is not a terminal (Node's types say boolean).
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-boolean-literal-compare
 const tty = process.stdout.isTTY === true;
+/** @param {string} s */
 const bold = (s) => (tty ? `\x1b[1m${s}\x1b[0m` : s);
+/** @param {string} s */
 const dim = (s) => (tty ? `\x1b[2m${s}\x1b[0m` : s);
+/** @param {string} s */
 const green = (s) => (tty ? `\x1b[32m${s}\x1b[0m` : s);
+/** @param {string} s */
 const yellow = (s) => (tty ? `\x1b[33m${s}\x1b[0m` : s);
+/** @param {string} s */
 const red = (s) => (tty ? `\x1b[31m${s}\x1b[0m` : s);
 const say = (s = "") => process.stdout.write(`${s}\n`);
 const started = Date.now();
 const elapsed = () =>
   `${String(Math.round((Date.now() - started) / 1000)).padStart(3)}s`;
 
+/** @type {(() => Promise<unknown>)[]} */
 const cleanup = [];
 let exitCode = 1;
 
@@ -95,7 +113,7 @@ async function main() {
   const caFile = join(work, "hub-ca.pem");
 
   const hubPort = await freePort();
-  const hubAddress = `127.0.0.1:${hubPort}`;
+  const hubAddress = `127.0.0.1:${String(hubPort)}`;
   const hub = startProcess({
     name: "hub",
     args: [
@@ -125,6 +143,12 @@ async function main() {
   const channel = await adminCredentials(caFile, adminToken);
   const client = admin(hubAddress, channel);
 
+  /**
+   * Runs `flotilla ARGS…` against the demo's hub, showing the command and its output.
+   * @param {string[]} args
+   * @param {{ quiet?: boolean }} [options]
+   * @returns {Promise<string>}
+   */
   const cli = async (args, { quiet = false } = {}) => {
     const shown = args.map((a) => (/[\s"]/.test(a) ? JSON.stringify(a) : a));
     say(`${dim("$")} flotilla ${shown.join(" ")}`);
@@ -141,7 +165,7 @@ async function main() {
       process.stdout.write(indent(result.stdout));
     if (result.code !== 0)
       throw new Error(
-        `flotilla ${args.join(" ")} exited ${result.code}:\n${result.stderr}`,
+        `flotilla ${args.join(" ")} exited ${String(result.code)}:\n${result.stderr}`,
       );
     return result.stdout;
   };
@@ -170,6 +194,7 @@ async function main() {
   // prod-eu-03's owner allows Kubernetes upgrades only in a window that opens in an hour; the
   // demo plays the owner later and opens one early, by editing the file its agent watches.
   const windowsFile = join(work, "prod-eu-03-windows.json");
+  /** @param {number} from */
   const openWindow = (from) =>
     writeFile(
       windowsFile,
@@ -231,7 +256,7 @@ async function main() {
       const connected = clusters.filter(
         (c) => c.connection === "CONNECTION_STATE_CONNECTED",
       ).length;
-      line(`  ${bar(connected, 60)} ${connected}/60 agents connected`);
+      line(`  ${bar(connected, 60)} ${String(connected)}/60 agents connected`);
       return connected === 60;
     },
     60_000,
@@ -256,18 +281,22 @@ async function main() {
     "--reason",
     "ship checkout-v2",
   ]);
+  /** @type {wire.BundleCounts__Output | undefined} */
   let bundleCounts;
   await waitUntil(
     async () => {
       const { bundle } = await callUnary(client, "getBundle", {
         name: "web-frontend",
       });
-      bundleCounts = bundle.counts;
-      const ready = bundleCounts.ready ?? 0;
-      line(
-        `  ${elapsed()} ${bar(ready, bundleCounts.targets)} ${ready}/${bundleCounts.targets} Ready  ${dim(`waitApplied ${bundleCounts.waitApplied ?? 0}, notReady ${bundleCounts.notReady ?? 0}, pending ${bundleCounts.pending ?? 0}`)}`,
+      const counts = /** @type {wire.BundleCounts__Output} */ (
+        /** @type {wire.Bundle__Output} */ (bundle).counts
       );
-      return bundleCounts.targets === 60 && ready === 60;
+      bundleCounts = counts;
+      const ready = counts.ready ?? 0;
+      line(
+        `  ${elapsed()} ${bar(ready, counts.targets)} ${String(ready)}/${String(counts.targets)} Ready  ${dim(`waitApplied ${String(counts.waitApplied ?? 0)}, notReady ${String(counts.notReady ?? 0)}, pending ${String(counts.pending ?? 0)}`)}`,
+      );
+      return counts.targets === 60 && ready === 60;
     },
     120_000,
     "the bundle to be Ready everywhere",
@@ -309,13 +338,14 @@ async function main() {
   let sawWindowPending = false;
   let pendingSince = 0;
   let windowOpened = false;
+  /** @type {RunView | undefined} */
   let final;
   await waitUntil(
     async () => {
       const { run: wireRun } = await callUnary(client, "getUpdateRun", {
         name: "k8s-1-30",
       });
-      const run = runFromWire(wireRun);
+      const run = runFromWire(/** @type {wire.RunStatus__Output} */ (wireRun));
       if (!run.ok) throw new Error(JSON.stringify(run.problems));
       const view = run.value;
       const members = view.stages.flatMap((s) =>
@@ -391,17 +421,19 @@ async function main() {
   await cli(["run", "status", "k8s-1-30"]);
 
   // Summary.
+  if (final === undefined) throw new Error("the update run did not finish");
   const members = final.stages.flatMap((s) =>
     s.groups.flatMap((g) => g.members),
   );
+  /** @param {string} state */
   const count = (state) => members.filter((m) => m.state === state).length;
   say();
   say(bold("Summary"));
   say(
-    `  bundle web-frontend   ${green("Ready")} on ${bundleCounts.ready}/${bundleCounts.targets} clusters`,
+    `  bundle web-frontend   ${green("Ready")} on ${String(bundleCounts?.ready)}/${String(bundleCounts?.targets)} clusters`,
   );
   say(
-    `  run k8s-1-30          ${final.state === "Completed" ? green(final.state) : red(final.state)}: ${count("Succeeded")} succeeded, ${count("Failed")} failed (within budget), ${count("Skipped")} skipped, ${members.length} members`,
+    `  run k8s-1-30          ${final.state === "Completed" ? green(final.state) : red(final.state)}: ${String(count("Succeeded"))} succeeded, ${String(count("Failed"))} failed (within budget), ${String(count("Skipped"))} skipped, ${String(members.length)} members`,
   );
   say(`  approval gate         approved by the demo through the CLI`);
   say(
@@ -410,7 +442,7 @@ async function main() {
   const { tokens } = await callUnary(client, "listBootstrapTokens", {});
   const registered = tokens.reduce((n, t) => n + t.uses, 0);
   say(
-    `  security              ${registered} agents registered with one bootstrap token, each with its own certificate (mTLS) and NATS user; the CLI acted as token:demo`,
+    `  security              ${String(registered)} agents registered with one bootstrap token, each with its own certificate (mTLS) and NATS user; the CLI acted as token:demo`,
   );
   say(`  took ${elapsed().trim()}`);
   if (
@@ -424,7 +456,11 @@ async function main() {
   exitCode = 0;
 }
 
-/** TLS to the hub's CA, and the admin token on every call. */
+/**
+ * TLS to the hub's CA, and the admin token on every call.
+ * @param {string} caFile
+ * @param {string} token
+ */
 async function adminCredentials(caFile, token) {
   return credentials.combineChannelCredentials(
     credentials.createSsl(await readFile(caFile)),
@@ -436,20 +472,36 @@ async function adminCredentials(caFile, token) {
   );
 }
 
+/**
+ * @param {string} address
+ * @param {import("@grpc/grpc-js").ChannelCredentials} channel
+ * @returns {wire.AdminServiceClient}
+ */
 function admin(address, channel) {
   return createAdminServiceClient(address, channel);
 }
 
+/** @param {TestProcess} proc */
 async function isExited(proc) {
   const result = await Promise.race([proc.exited, sleep(1, undefined)]);
   return result !== undefined;
 }
 
-/** The simulated fleet: 4 canary, 12 staging, 44 prod clusters in 4 regions. */
+/**
+ * The simulated fleet: 4 canary, 12 staging, 44 prod clusters in 4 regions.
+ * @param {string} windowsFile
+ */
 function simulatedFleet(windowsFile) {
   const pools = [
     { name: "system", imageFamily: "ubuntu-22.04", imageVersion: "2026.11.20" },
   ];
+  /**
+   * @param {string} namePrefix
+   * @param {number} count
+   * @param {string} env
+   * @param {string} geo
+   * @param {string} region
+   */
   const entry = (namePrefix, count, env, geo, region) => ({
     namePrefix,
     count,
@@ -491,11 +543,17 @@ function simulatedFleet(windowsFile) {
   };
 }
 
+/**
+ * @param {number} done
+ * @param {number} total
+ * @param {number} [width]
+ */
 function bar(done, total, width = 30) {
   const filled = total === 0 ? 0 : Math.round((done / total) * width);
   return `[${"#".repeat(filled)}${".".repeat(width - filled)}]`;
 }
 
+/** @param {RunView} view */
 function stageBars(view) {
   return view.stages
     .map((s) => {
@@ -505,12 +563,13 @@ function stageBars(view) {
       ).length;
       const running = members.filter((m) => m.state === "Running").length;
       const failed = members.filter((m) => m.state === "Failed").length;
-      return `${s.name} ${bar(done, members.length, 12)} ${done}/${members.length}${running > 0 ? ` ▶${running}` : ""}${failed > 0 ? red(` ✗${failed}`) : ""}`;
+      return `${s.name} ${bar(done, members.length, 12)} ${String(done)}/${String(members.length)}${running > 0 ? ` ▶${String(running)}` : ""}${failed > 0 ? red(` ✗${String(failed)}`) : ""}`;
     })
     .join("  ");
 }
 
 let open = false;
+/** @param {string} text */
 function line(text) {
   if (tty) {
     process.stdout.write(`\r\x1b[2K${text}`);
@@ -530,6 +589,7 @@ function endLine() {
   open = false;
 }
 
+/** @param {string} text */
 function indent(text) {
   return text
     .split("\n")
@@ -538,14 +598,25 @@ function indent(text) {
     .replace(/\s*$/, "\n");
 }
 
+/**
+ * Calls `check` until it returns true; an error marked `fatal` ends the wait at once.
+ * @param {() => Promise<boolean>} check
+ * @param {number} timeoutMs
+ * @param {string} what
+ * @returns {Promise<void>}
+ */
 async function waitUntil(check, timeoutMs, what) {
   const deadline = Date.now() + timeoutMs;
+  /** @type {(Error & { fatal?: boolean }) | undefined} */
   let lastError;
   for (;;) {
     try {
       if (await check()) return;
       lastError = undefined;
-    } catch (error) {
+    } catch (caught) {
+      const error = /** @type {(Error & { fatal?: boolean }) | undefined} */ (
+        caught
+      );
       if (error?.fatal === true) throw error;
       lastError = error;
     }
@@ -581,7 +652,7 @@ async function finish() {
 }
 
 main()
-  .catch((error) => {
+  .catch((/** @type {unknown} */ error) => {
     endLine();
     process.stderr.write(
       `${red("demo failed:")} ${error instanceof Error ? error.message : String(error)}\n`,

@@ -11,9 +11,9 @@ import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import {
   DEFAULT_INTENTS_PREFIX,
-  intentsRepublish,
   parseIntentDocument,
 } from "@flotilla/protocol";
+import { intentsRepublish } from "@flotilla/protocol/testing";
 import { REPO_ROOT } from "@flotilla/testkit";
 
 /** The part of nats.js this file uses (the root cannot resolve the package's own types). */

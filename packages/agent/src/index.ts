@@ -217,8 +217,8 @@ export type { WindowsCommandIo } from "./windows/windows-command.js";
 export { describeOpenings } from "./windows/windows-show.js";
 
 // Simulated clusters: both ports in memory, injected clock and randomness, fleet config
-export { systemClock, createManualClock } from "@flotilla/node";
-export type { Clock, ManualClock } from "@flotilla/node";
+export { systemClock } from "@flotilla/node";
+export type { Clock } from "@flotilla/node";
 export { mulberry32, seedFrom, forkRandom } from "./simulated/random.js";
 export type { Random } from "./simulated/random.js";
 export {

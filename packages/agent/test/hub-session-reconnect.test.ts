@@ -7,11 +7,10 @@ import { beforeAll, expect, test } from "vitest";
 import { pino } from "pino";
 import {
   createHubSession,
-  createManualClock,
   type HubSession,
   type HubTls,
-  type ManualClock,
 } from "@flotilla/agent";
+import { createManualClock, type ManualClock } from "@flotilla/node/testing";
 import { waitFor } from "@flotilla/testkit";
 import { FakeHub } from "./support/fake-hub.js";
 import { TestCa } from "./support/test-ca.js";

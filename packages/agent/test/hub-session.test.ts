@@ -8,13 +8,12 @@ import { FlotillaError } from "@flotilla/core";
 import {
   createBackoff,
   createHubSession,
-  createManualClock,
   type HubSession,
-  type ManualClock,
   type SessionEvent,
   type StatusReportInput,
   type SyncReason,
 } from "@flotilla/agent";
+import { createManualClock, type ManualClock } from "@flotilla/node/testing";
 import { maintenanceFromWire, type ClusterFacts } from "@flotilla/protocol";
 import { waitFor } from "@flotilla/testkit";
 import { FakeHub } from "./support/fake-hub.js";

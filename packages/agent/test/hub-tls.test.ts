@@ -10,12 +10,12 @@ import { ServerCredentials } from "@grpc/grpc-js";
 import { pino } from "pino";
 import {
   createHubSession,
-  createManualClock,
   readHubTls,
   type HubSession,
   type HubTransport,
   type SessionEvent,
 } from "@flotilla/agent";
+import { createManualClock } from "@flotilla/node/testing";
 import { waitFor } from "@flotilla/testkit";
 import { FakeHub } from "./support/fake-hub.js";
 

@@ -7,12 +7,12 @@ import { pino } from "pino";
 import {
   agentInboxPrefix,
   createIdentityKeeper,
-  createManualClock,
   identityNatsOptions,
   type AgentIdentity,
   type IdentityKeeper,
   type IdentityStore,
 } from "@flotilla/agent";
+import { createManualClock } from "@flotilla/node/testing";
 import { TestCa } from "./support/test-ca.js";
 
 let ca: TestCa;

@@ -14,12 +14,11 @@ import {
   createFileIdentityStore,
   createHubSession,
   createIdentityKeeper,
-  createManualClock,
   startIdentityKeepers,
   type IdentityKeeper,
   type IdentityKeeperOptions,
-  type ManualClock,
 } from "@flotilla/agent";
+import { createManualClock, type ManualClock } from "@flotilla/node/testing";
 import { waitFor } from "@flotilla/testkit";
 import { FakeIdentityHub } from "./support/fake-identity-hub.js";
 import { TestCa } from "./support/test-ca.js";

@@ -3,11 +3,11 @@
 // Secret, corrupt keys, RBAC refusals, and a keeper registering into the Secret.
 import { KubeConfig } from "@kubernetes/client-node";
 import {
-  createManualClock,
   createSecretIdentityStore,
   startIdentityKeepers,
   type AgentIdentity,
 } from "@flotilla/agent";
+import { createManualClock } from "@flotilla/node/testing";
 import { startKubeApiServer, type KubeApiServer } from "@flotilla/testkit";
 import { pino } from "pino";
 import { afterAll, beforeAll, beforeEach, expect, test } from "vitest";

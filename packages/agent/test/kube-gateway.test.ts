@@ -1,11 +1,11 @@
 import {
-  createManualClock,
   createSimulatedCluster,
   mulberry32,
   parseSimulatedCluster,
   type BundleStatus,
   type SimulatedClusterConfig,
 } from "@flotilla/agent";
+import { createManualClock } from "@flotilla/node/testing";
 import { MAX_REASONS } from "@flotilla/protocol";
 import { describe, expect, it } from "vitest";
 import {

@@ -10,10 +10,10 @@ import { collectDefaultMetrics, Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
   createAgentMetrics,
-  createManualClock,
   registerAgentGauges,
   type Clock,
 } from "@flotilla/agent";
+import { createManualClock } from "@flotilla/node/testing";
 import type { wire } from "@flotilla/protocol";
 import {
   promtoolCheckMetrics,

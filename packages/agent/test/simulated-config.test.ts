@@ -2,12 +2,12 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
-  createManualClock,
   createSimulatedClusters,
   loadSimulatedFleet,
   parseSimulatedCluster,
   parseSimulatedFleet,
 } from "@flotilla/agent";
+import { createManualClock } from "@flotilla/node/testing";
 import { formatProblem, FlotillaError, type Problem } from "@flotilla/core";
 import { parse as parseYaml } from "yaml";
 import { describe, expect, it } from "vitest";

@@ -3,12 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   createMaintenanceFile,
-  createManualClock,
   createSimulatedCluster,
   mulberry32,
   parseSimulatedCluster,
   type WindowsChanged,
 } from "@flotilla/agent";
+import { createManualClock } from "@flotilla/node/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 

@@ -1,11 +1,11 @@
 import {
-  createManualClock,
   createSimulatedCluster,
   mulberry32,
   parseSimulatedCluster,
   type UpgradeProgress,
   type UpgradeRequest,
 } from "@flotilla/agent";
+import { createManualClock } from "@flotilla/node/testing";
 import { describe, expect, it } from "vitest";
 
 const POOLS = [

@@ -1,11 +1,11 @@
 import {
   checkWindow,
-  createManualClock,
   createSimulatedCluster,
   mulberry32,
   parseSimulatedCluster,
   upgradeScope,
 } from "@flotilla/agent";
+import { createManualClock } from "@flotilla/node/testing";
 import { parseMaintenance, type Maintenance } from "@flotilla/core";
 import { describe, expect, it } from "vitest";
 

@@ -5,7 +5,7 @@ import {
   createConfigMapMaintenanceSource,
   runWindowsCommand,
 } from "@flotilla/agent";
-import { MAX_NESTING_DEPTH } from "@flotilla/core";
+import { MAX_NESTING_DEPTH } from "@flotilla/core/testing";
 import { waitFor, type KubeApiServer } from "@flotilla/testkit";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";

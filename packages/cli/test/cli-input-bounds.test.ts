@@ -7,7 +7,8 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MAX_LABELS, MAX_NESTING_DEPTH, MAX_STAGES } from "@flotilla/core";
+import { MAX_LABELS } from "@flotilla/core";
+import { MAX_NESTING_DEPTH, MAX_STAGES } from "@flotilla/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runBuiltCli, type CliResult } from "./built-cli.js";
 

@@ -4,7 +4,6 @@
  */
 import {
   formatProblem,
-  parseClusters,
   parseUpdateStrategy,
   resolveRun,
   step,
@@ -12,6 +11,7 @@ import {
   type Run,
   type RunEvent,
 } from "@flotilla/core";
+import { parseClusters } from "@flotilla/core/testing";
 import {
   runSummaryToWire,
   runToWire,

@@ -25,7 +25,6 @@ export type { FlotillaErrorCode } from "./errors.js";
 
 // Bounds on every document read from outside
 export {
-  MAX_NESTING_DEPTH,
   REFUSED_KEYS,
   boundsProblems,
   parseJsonText,
@@ -54,7 +53,6 @@ export {
   labelValueProblem,
   parseLabels,
   parseSelectorString,
-  parseSelectorStruct,
   selectorToString,
 } from "./label-selector.js";
 export type {
@@ -67,7 +65,6 @@ export type {
 
 // Clusters
 export {
-  parseClusters,
   parseClusterGroups,
   groupsOfCluster,
   compareNames,
@@ -144,7 +141,6 @@ export type {
 
 // Partitioned rollouts (Fleet rolloutStrategy)
 export {
-  parseRolloutStrategy,
   detectFleetStrategy,
   FLEET_STRATEGY_DEFAULTS,
 } from "./fleet/strategy.js";
@@ -207,7 +203,7 @@ export {
   isUpdateStrategyDocument,
   MAX_STAGE_CONCURRENCY,
 } from "./update-strategy.js";
-export { MAX_STAGES, MAX_GROUPS_PER_STAGE } from "./update-strategy-rules.js";
+export { MAX_GROUPS_PER_STAGE } from "./update-strategy-rules.js";
 export type {
   UpdateStrategy,
   StageSpec,
@@ -277,7 +273,6 @@ export type { ChannelPlanInputs } from "./channel-plan.js";
 export { parseScenario } from "./scenario.js";
 export type { Scenario, ClusterBehaviour } from "./scenario.js";
 export type { ScenarioAction, SkipTarget } from "./scenario-actions.js";
-export { simulateStagedRun } from "./preview/simulate-staged.js";
 export type { StagedSimulationInput } from "./preview/simulate-staged.js";
 export { simulateFleetRollout } from "./preview/simulate-fleet.js";
 export type { FleetSimulationInput } from "./preview/simulate-fleet.js";

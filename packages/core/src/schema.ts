@@ -66,6 +66,9 @@ export function unknownFieldMessage(
 }
 
 /** An object schema that rejects unknown keys, suggesting the closest known one. */
+// Its type is zod's pipe of the loose object into the key-dropping transform, generic in `Shape`:
+// only inference spells it usefully.
+// eslint-disable-next-line @typescript-eslint/explicit-module-boundary-types
 export function strictObject<Shape extends z.ZodRawShape>(shape: Shape) {
   const known = Object.keys(shape);
   return z
@@ -150,7 +153,12 @@ export function parseWith<T>(
 }
 
 /** A field holding an int-or-percent that follows `rule`. */
-export function intOrPercentField(rule: IntOrPercentRule) {
+export function intOrPercentField(
+  rule: IntOrPercentRule,
+): z.ZodPipe<
+  z.ZodUnion<readonly [z.ZodNumber, z.ZodString]>,
+  z.ZodTransform<IntOrPercent, number | string>
+> {
   return z
     .union([z.number(), z.string()])
     .transform((raw, ctx): IntOrPercent => {

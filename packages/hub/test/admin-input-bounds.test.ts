@@ -4,7 +4,8 @@
  * more stages than a strategy may have are INVALID_ARGUMENT naming the field; nothing is stored,
  * and the hub goes on answering.
  */
-import { MAX_LABELS, MAX_NESTING_DEPTH, MAX_STAGES } from "@flotilla/core";
+import { MAX_LABELS } from "@flotilla/core";
+import { MAX_NESTING_DEPTH, MAX_STAGES } from "@flotilla/core/testing";
 import { callUnary, type wire } from "@flotilla/protocol";
 import { waitFor } from "@flotilla/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -2,7 +2,8 @@
 // accepted with a warning and resolve as docs/semantics.md#negative-values says; unnamed partitions get their
 // shown names; a partition naming a group the hub does not have is a warning.
 import { describe, expect, test } from "vitest";
-import { parseSelectorStruct, type ClusterGroup } from "@flotilla/core";
+import { type ClusterGroup } from "@flotilla/core";
+import { parseSelectorStruct } from "@flotilla/core/testing";
 import {
   bundleSpec,
   cluster,

@@ -7,10 +7,10 @@ import type { createAdminServiceClient } from "@flotilla/protocol";
 import {
   callUnary,
   fromGrpcError,
-  PROBLEMS_METADATA_KEY,
   sha256Digest,
   type wire,
 } from "@flotilla/protocol";
+import { PROBLEMS_METADATA_KEY } from "@flotilla/protocol/testing";
 import { pino } from "pino";
 import { createBundleService } from "../src/bundles/bundle-service.js";
 import { objectReaderOf } from "../src/bundles/object-reader.js";

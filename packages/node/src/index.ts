@@ -2,8 +2,8 @@
  * @flotilla/node: the small Node.js-side helpers that the hub, the agent and the CLI share, each
  * with one home (docs/architecture.md). Nothing here knows about runs, bundles or clusters.
  */
-export { systemClock, createManualClock } from "./clock.js";
-export type { Clock, ManualClock } from "./clock.js";
+export { systemClock } from "./clock.js";
+export type { Clock } from "./clock.js";
 export { isProcessEntry } from "./process-entry.js";
 export { abortable, unlessAborted } from "./signals.js";
 export { backoffCeilingMs, createBackoff, halfJitter } from "./backoff.js";

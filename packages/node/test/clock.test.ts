@@ -1,4 +1,4 @@
-import { createManualClock } from "@flotilla/node";
+import { createManualClock } from "@flotilla/node/testing";
 import { describe, expect, it } from "vitest";
 
 describe("the manual clock", () => {

@@ -2,6 +2,7 @@
 // generation in OUT: writes OUT/index.ts naming every export of OUT/flotilla/v1 (enums as values,
 // since they carry their name tables; everything else as types), and puts a header on every file,
 // with an eslint-disable for exactly the rules proto-loader's style breaks in that file.
+// @ts-check
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -11,12 +12,18 @@ if (out === undefined) {
   process.exit(2);
 }
 
+/** @type {[rule: string, pattern: RegExp][]} */
 const exceptions = [
   ["@typescript-eslint/no-explicit-any", /\(\.\.\.args: any\)/],
   ["@typescript-eslint/unified-signatures", /extends grpc\.Client \{/],
   ["@typescript-eslint/no-empty-object-type", /^export interface \w+ \{\s*\}/m],
 ];
 
+/**
+ * Every file under `dir`, sorted.
+ * @param {string} dir
+ * @returns {string[]}
+ */
 function filesUnder(dir) {
   return readdirSync(dir, { withFileTypes: true })
     .flatMap((entry) =>

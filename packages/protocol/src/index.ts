@@ -13,15 +13,9 @@
  */
 
 // Loading and services
-export {
-  PROTO_ROOT,
-  PROTO_FILES,
-  PROTO_LOADER_OPTIONS,
-  loadProtocol,
-} from "./load.js";
+export { PROTO_ROOT, PROTO_LOADER_OPTIONS, loadProtocol } from "./load.js";
 export type { FlotillaProto, FlotillaProtocol } from "./load.js";
 export {
-  addAgentService,
   addAdminService,
   createAgentServiceClient,
   createAdminServiceClient,
@@ -46,9 +40,7 @@ export {
   MAX_INLINE_MANIFEST_BYTES,
   OBJECT_CHUNK_BYTES,
   MAX_REASONS,
-  MAX_LABELS,
   MAX_NODE_POOLS,
-  MAX_WINDOWS_PER_SCOPE,
   MAX_FREEZES,
   MAX_NOT_ALLOWED_DATES,
   MAX_NAME_LENGTH,
@@ -56,8 +48,6 @@ export {
   MAX_ID_LENGTH,
   MAX_MESSAGE_LENGTH,
   MAX_ERROR_LENGTH,
-  MAX_WIRE_PROBLEMS,
-  MAX_PROBLEMS_BYTES,
   MAX_PROBLEM_VALUE_LENGTH,
   MAX_ERROR_DETAILS_LENGTH,
   MAX_WIRE_INTEGER,
@@ -82,7 +72,6 @@ export {
   intentKvSubject,
   intentSubject,
   allIntentSubjects,
-  intentsRepublish,
   intentsBucketSettings,
   sha256Digest,
   isSha256Digest,
@@ -122,14 +111,10 @@ export type {
 
 // Errors
 export {
-  PROBLEMS_METADATA_KEY,
   ERROR_CODE,
-  grpcStatusOf,
   codeOfGrpcStatus,
   toGrpcStatus,
   fromGrpcError,
-  problemsToWire,
-  problemsFromWire,
   streamErrorToWire,
   streamErrorFromWire,
 } from "./errors.js";
@@ -178,7 +163,7 @@ export {
 } from "./codecs/run-to-wire.js";
 export { runFromWire, transitionFromWire } from "./codecs/run-from-wire.js";
 export { helloFromWire, heartbeatFromWire } from "./codecs/session.js";
-export type { Hello, Heartbeat } from "./codecs/session.js";
+export type { Hello } from "./codecs/session.js";
 export {
   STATUS_PHASE,
   statusReportToWire,

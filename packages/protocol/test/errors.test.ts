@@ -4,17 +4,19 @@ import { FlotillaError, type FlotillaErrorCode } from "@flotilla/core";
 import {
   codeOfGrpcStatus,
   fromGrpcError,
-  grpcStatusOf,
   loadProtocol,
+  streamErrorFromWire,
+  streamErrorToWire,
+  toGrpcStatus,
+} from "@flotilla/protocol";
+import {
+  grpcStatusOf,
   MAX_PROBLEMS_BYTES,
   MAX_WIRE_PROBLEMS,
   PROBLEMS_METADATA_KEY,
   problemsFromWire,
   problemsToWire,
-  streamErrorFromWire,
-  streamErrorToWire,
-  toGrpcStatus,
-} from "@flotilla/protocol";
+} from "@flotilla/protocol/testing";
 
 const PAIRS: [FlotillaErrorCode, status][] = [
   ["invalid_argument", status.INVALID_ARGUMENT],

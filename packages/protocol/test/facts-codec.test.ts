@@ -6,11 +6,10 @@ import {
   loadProtocol,
   maintenanceFromWire,
   maintenanceToWire,
-  MAX_LABELS,
-  MAX_WINDOWS_PER_SCOPE,
   type ClusterFacts,
   type wire,
 } from "@flotilla/protocol";
+import { MAX_LABELS, MAX_WINDOWS_PER_SCOPE } from "@flotilla/protocol/testing";
 import { clusters, maintenance, valueOf } from "./fixtures.js";
 import { compact } from "@flotilla/core";
 

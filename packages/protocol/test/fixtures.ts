@@ -4,7 +4,6 @@
  */
 import {
   formatProblem,
-  parseClusters,
   parseMaintenance,
   parseUpdateStrategy,
   resolveRun,
@@ -15,6 +14,7 @@ import {
   type Run,
   type RunEvent,
 } from "@flotilla/core";
+import { parseClusters } from "@flotilla/core/testing";
 
 /** Monday 2026-03-02 10:00 UTC. */
 export const T0 = Date.UTC(2026, 2, 2, 10);

@@ -18,7 +18,6 @@ import {
   type Problem,
 } from "@flotilla/core";
 import {
-  addAgentService,
   callUnary,
   createAdminServiceClient,
   createAgentServiceClient,
@@ -33,6 +32,7 @@ import {
   toGrpcStatus,
   type wire,
 } from "@flotilla/protocol";
+import { addAgentService } from "@flotilla/protocol/testing";
 import { runInProgress, T0, valueOf } from "./fixtures.js";
 
 /** A server on a free loopback port, shut down when the test's scope ends. */

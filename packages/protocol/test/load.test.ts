@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { loadProtocol, PROTO_FILES } from "@flotilla/protocol";
+import { loadProtocol } from "@flotilla/protocol";
+import { PROTO_FILES } from "@flotilla/protocol/testing";
 
 /** Every RPC with its streaming shape: [request stream, response stream]. */
 const AGENT_METHODS = {

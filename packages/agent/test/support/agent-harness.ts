@@ -3,17 +3,16 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { pino } from "pino";
 import {
   createAgent,
-  createManualClock,
   createMemoryProgressStore,
   createSimulatedCluster,
   mulberry32,
   parseSimulatedCluster,
   type Agent,
   type AgentMetrics,
-  type ManualClock,
   type ProgressStore,
   type SimulatedCluster,
 } from "@flotilla/agent";
+import { createManualClock, type ManualClock } from "@flotilla/node/testing";
 import type { StatusReport } from "@flotilla/protocol";
 import type { FakeHub } from "./fake-hub.js";
 import { compact } from "@flotilla/core";

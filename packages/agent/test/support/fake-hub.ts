@@ -10,7 +10,6 @@ import {
 } from "@grpc/grpc-js";
 import type { FlotillaError } from "@flotilla/core";
 import {
-  addAgentService,
   helloFromWire,
   heartbeatFromWire,
   PROTOCOL_VERSION,
@@ -18,11 +17,11 @@ import {
   statusReportFromWire,
   streamErrorToWire,
   toGrpcStatus,
-  type Heartbeat,
-  type Hello,
   type StatusReport,
   type wire,
+  type Hello,
 } from "@flotilla/protocol";
+import { addAgentService, type Heartbeat } from "@flotilla/protocol/testing";
 
 /** What the fake hub answers; changeable while it runs. */
 export interface FakeHubBehaviour {

@@ -12,11 +12,11 @@ import {
   type ServerUnaryCall,
 } from "@grpc/grpc-js";
 import {
-  addAgentService,
   PROTOCOL_VERSION,
   SERVER_OPTIONS,
   type wire,
 } from "@flotilla/protocol";
+import { addAgentService } from "@flotilla/protocol/testing";
 import type { IssueValidity, TestCa } from "./test-ca.js";
 
 const CLUSTER_URI = "URI:spiffe://flotilla/cluster/";

@@ -247,7 +247,9 @@ const regionsField = z
   .min(1, "must list at least one region (omit the field for everywhere)");
 
 /** A zod string field holding a Kubernetes version of `form`, normalized without "v". */
-export function kubernetesVersionField(form: VersionForm) {
+export function kubernetesVersionField(
+  form: VersionForm,
+): z.ZodPipe<z.ZodString, z.ZodTransform<string, string>> {
   return z.string().transform((raw, ctx): string => {
     const parsed = parseKubernetesVersion(raw, form);
     if (parsed.ok) return formatKubernetesVersion(parsed.value);

@@ -15,7 +15,7 @@ import { z } from "zod";
 import { MAX_WIRE_INTEGER } from "../limits.js";
 
 /** A string of at most `max` characters (and at least `min`). */
-export function boundedString(max: number, min = 0) {
+export function boundedString(max: number, min = 0): z.ZodString {
   const base = z.string().max(max, `must be at most ${String(max)} characters`);
   return min === 0
     ? base
@@ -28,12 +28,15 @@ export function boundedString(max: number, min = 0) {
 }
 
 /** A list of at most `max` items. */
-export function boundedList<T extends z.ZodType>(item: T, max: number) {
+export function boundedList<T extends z.ZodType>(
+  item: T,
+  max: number,
+): z.ZodArray<T> {
   return z.array(item).max(max, `must have at most ${String(max)} items`);
 }
 
 /** A whole number from `min` up to `max` (default: the largest exact 64-bit value). */
-export function wholeNumber(min = 0, max = MAX_WIRE_INTEGER) {
+export function wholeNumber(min = 0, max = MAX_WIRE_INTEGER): z.ZodNumber {
   // Not zod's .int(): it also refuses unsafe integers, saying "whole number" about 2^53.
   return z
     .number()
@@ -43,12 +46,17 @@ export function wholeNumber(min = 0, max = MAX_WIRE_INTEGER) {
 }
 
 /** An optional wire field: absent (undefined) or null both read as undefined. */
-export function optional<T extends z.ZodType>(schema: T) {
+export function optional<T extends z.ZodType>(
+  schema: T,
+): z.ZodPipe<
+  z.ZodOptional<z.ZodNullable<T>>,
+  z.ZodTransform<z.output<T> | undefined, z.output<T> | null | undefined>
+> {
   return schema.nullish().transform((v) => v ?? undefined);
 }
 
 /** A DNS-label name: lower-case letters, digits and '-', starting and ending alphanumeric. */
-export function dnsLabel(max = 63) {
+export function dnsLabel(max = 63): z.ZodString {
   return boundedString(max, 1).regex(
     DNS_LABEL,
     "must be a DNS label: lower-case letters, digits and '-', starting and ending alphanumeric",
