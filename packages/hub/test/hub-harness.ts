@@ -46,6 +46,9 @@ export interface TestHubOptions {
 }
 
 /** The in-memory adapters and manual clock every test hub is built on, started. */
+/** How often test hubs run their pass (and check heartbeats), in real milliseconds. */
+export const TEST_PASS_INTERVAL_MS = 50;
+
 export async function memoryHubParts(startMs: number): Promise<{
   readonly clock: {
     readonly now: () => number;
@@ -84,7 +87,7 @@ export async function memoryHubParts(startMs: number): Promise<{
       logger: pino({ level: "silent" }),
       now: clock.now,
       missedHeartbeats: 3,
-      passIntervalMs: 50,
+      passIntervalMs: TEST_PASS_INTERVAL_MS,
       bundles: (deps) =>
         createBundleService({
           ...deps,
