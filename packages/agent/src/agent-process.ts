@@ -16,7 +16,7 @@ import {
 } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { collectDefaultMetrics, Registry } from "prom-client";
-import type { AgentConfig } from "./config.js";
+import type { AgentConfig } from "./config/config.js";
 import { readHubTls, type HubTransport } from "./hub/transport.js";
 import {
   identityNatsOptions,
@@ -34,13 +34,13 @@ import {
 import {
   createFileProgressStore,
   createMemoryProgressStore,
-} from "./progress-store.js";
+} from "./runtime/progress-store.js";
 import { createAgent, type Agent } from "./runtime/agent.js";
 import {
   loadHostedClusters,
   type ClusterToHost,
   type HostedCluster,
-} from "./hosted-clusters.js";
+} from "./hosting/hosted-clusters.js";
 import { createBackoff, systemClock, unlessAborted } from "@flotilla/node";
 import { AGENT_VERSION } from "./version.js";
 

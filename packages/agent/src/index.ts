@@ -262,11 +262,11 @@ export {
   createFileProgressStore,
   createMemoryProgressStore,
   isGenerationHandled,
-} from "./progress-store.js";
+} from "./runtime/progress-store.js";
 export type {
   ProgressStore,
   ProgressRecord,
   ProgressLoad,
   ProgressOptions,
   HandledItem,
-} from "./progress-store.js";
+} from "./runtime/progress-store.js";

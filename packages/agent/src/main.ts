@@ -8,7 +8,7 @@
 import { FlotillaError } from "@flotilla/core";
 import { pino, type Logger } from "pino";
 import { isConfigError, runAgentProcess } from "./agent-process.js";
-import { parseAgentConfig, type AgentConfig } from "./config.js";
+import { parseAgentConfig, type AgentConfig } from "./config/config.js";
 import { USAGE } from "./usage.js";
 import { AGENT_VERSION } from "./version.js";
 import { silenceIpServernameWarning } from "@flotilla/protocol";

@@ -1,5 +1,5 @@
 import { renderOptions } from "@flotilla/node";
-import { AGENT_OPTIONS } from "./config-options.js";
+import { AGENT_OPTIONS } from "./config/config-options.js";
 
 /** The `flotilla-agent --help` text. */
 export const USAGE = `Usage: flotilla-agent [flags]

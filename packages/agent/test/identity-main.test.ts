@@ -14,7 +14,7 @@ import {
   type NatsServer,
 } from "@flotilla/testkit";
 import { main } from "../src/main.js";
-import { parseAgentConfig } from "../src/config.js";
+import { parseAgentConfig } from "../src/config/config.js";
 import { FakeIdentityHub } from "./support/fake-identity-hub.js";
 import { TestCa } from "./support/test-ca.js";
 

@@ -11,7 +11,7 @@ import { createManualClock } from "@flotilla/node/testing";
 import { startKubeApiServer, type KubeApiServer } from "@flotilla/testkit";
 import { pino } from "pino";
 import { afterAll, beforeAll, beforeEach, expect, test } from "vitest";
-import { parseAgentConfig } from "../src/config.js";
+import { parseAgentConfig } from "../src/config/config.js";
 import { FakeIdentityHub } from "./support/fake-identity-hub.js";
 import { TestCa } from "./support/test-ca.js";
 

@@ -1,7 +1,7 @@
 // flotilla-agent's Kubernetes backend settings: the names the Helm chart sets, what goes
 // with what, and every problem named by its flag or variable and the value.
 import { describe, expect, test } from "vitest";
-import { parseAgentConfig, type ConfigResult } from "../src/config.js";
+import { parseAgentConfig, type ConfigResult } from "../src/config/config.js";
 
 const PLAIN = ["--insecure-plaintext"];
 
@@ -246,7 +246,8 @@ describe("the Kubernetes backend's configuration", () => {
 
 test("--help names every Kubernetes flag and its variable", async () => {
   const { USAGE } = await import("../src/usage.js");
-  const { KUBERNETES_OPTIONS } = await import("../src/config-kubernetes.js");
+  const { KUBERNETES_OPTIONS } =
+    await import("../src/config/config-kubernetes.js");
   for (const s of Object.values(KUBERNETES_OPTIONS)) {
     expect(USAGE).toContain(`${s.flag} `);
     expect(USAGE).toContain(s.env);

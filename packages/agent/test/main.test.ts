@@ -7,7 +7,7 @@ import { describe, expect, test } from "vitest";
 import { pino } from "pino";
 import { AGENT_VERSION } from "@flotilla/agent";
 import { main } from "../src/main.js";
-import { parseAgentConfig } from "../src/config.js";
+import { parseAgentConfig } from "../src/config/config.js";
 
 const BASE = ["--insecure-plaintext", "--simulated", "cluster.yaml"];
 

@@ -128,28 +128,28 @@ export type {
 } from "./audit/audit-log.js";
 
 // Process: config, logs, metrics, HTTP
-export { HUB_USAGE, parseHubConfig } from "./config.js";
-export type { HubConfig, HubSettings } from "./config.js";
+export { HUB_USAGE, parseHubConfig } from "./config/config.js";
+export type { HubConfig, HubSettings } from "./config/config.js";
 export { createLogger } from "./logger.js";
-export { createHubMetrics } from "./metrics.js";
+export { createHubMetrics } from "./metrics/metrics.js";
 export type {
   HubMetrics,
   MemberCounts,
   RegistrationMethod,
-} from "./metrics.js";
+} from "./metrics/metrics.js";
 export {
   DEFAULT_FINISHED_RUN_RETENTION_MS,
   hubObserverOf,
   membersByRun,
   startHubGauges,
-} from "./metrics-observer.js";
+} from "./metrics/metrics-observer.js";
 export type {
   HubGaugeOptions,
   HubGauges,
   HubGaugeSources,
-} from "./metrics-observer.js";
-export { startHttpServer } from "./http-server.js";
-export type { HttpServer } from "./http-server.js";
+} from "./metrics/metrics-observer.js";
+export { startHttpServer } from "./metrics/http-server.js";
+export type { HttpServer } from "./metrics/http-server.js";
 
 // NATS authorization: the operator setup and agents' NATS credentials
 export {

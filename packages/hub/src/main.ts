@@ -9,9 +9,9 @@
  * Exit codes: 0 after a clean stop, 2 for bad configuration, 1 when it cannot start.
  */
 import { formatProblem } from "@flotilla/core";
-import { HUB_USAGE, parseHubConfig } from "./config.js";
+import { HUB_USAGE, parseHubConfig } from "./config/config.js";
 import { createLogger, type Logger } from "./logger.js";
-import { createHubMetrics } from "./metrics.js";
+import { createHubMetrics } from "./metrics/metrics.js";
 import { loadAdminTokens, type AdminTokens } from "./security/admin-tokens.js";
 import { loadNatsAuth, type NatsAuth } from "./security/nats-auth-config.js";
 import { natsSetupMain } from "./security/nats-setup-command.js";

@@ -16,13 +16,13 @@ import { auditHandlers } from "./audit/admin-audit.js";
 import { createJetStreamAuditLog } from "./audit/jetstream-audit-log.js";
 import { createBundleService } from "./bundles/bundle-service.js";
 import { createJetStreamObjectReader } from "./bundles/object-reader.js";
-import type { HubConfig } from "./config.js";
+import type { HubConfig } from "./config/config.js";
 import { createHub, type HubSecurity } from "./hub.js";
-import { startHttpServer } from "./http-server.js";
+import { startHttpServer } from "./metrics/http-server.js";
 import { createJetStreamIntentPublisher } from "./intents/jetstream-intent-publisher.js";
 import type { Logger } from "./logger.js";
-import type { HubMetrics } from "./metrics.js";
-import { hubObserverOf, startHubGauges } from "./metrics-observer.js";
+import type { HubMetrics } from "./metrics/metrics.js";
+import { hubObserverOf, startHubGauges } from "./metrics/metrics-observer.js";
 import { createAdminAuth } from "./security/admin-auth.js";
 import type { AdminTokens } from "./security/admin-tokens.js";
 import {

@@ -18,7 +18,7 @@ import {
 import { startNatsServer, waitFor } from "@flotilla/testkit";
 import { auditHandlers } from "../src/audit/admin-audit.js";
 import { createJetStreamAuditLog } from "../src/audit/jetstream-audit-log.js";
-import { createHubMetrics } from "../src/metrics.js";
+import { createHubMetrics } from "../src/metrics/metrics.js";
 import { serveAdmin } from "./admin-test-server.js";
 import { record } from "./audit-log.contract.js";
 import { capturedLogger, metricSample } from "./captured-logger.js";

@@ -8,8 +8,8 @@ import { callUnary, type wire } from "@flotilla/protocol";
 import { promtoolCheckMetrics, waitFor } from "@flotilla/testkit";
 import { describe, expect, it } from "vitest";
 import type { AuditEvent } from "../src/audit/audit-log.js";
-import { createHubMetrics, type HubMetrics } from "../src/metrics.js";
-import { hubObserverOf } from "../src/metrics-observer.js";
+import { createHubMetrics, type HubMetrics } from "../src/metrics/metrics.js";
+import { hubObserverOf } from "../src/metrics/metrics-observer.js";
 import { newKeyAndCsr } from "./security-keys.js";
 import { startSecureTestHub, type SecureTestHub } from "./security-harness.js";
 

@@ -3,7 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { formatProblem, type Problem } from "@flotilla/core";
-import { HUB_USAGE, parseHubConfig, type HubConfig } from "../src/config.js";
+import {
+  HUB_USAGE,
+  parseHubConfig,
+  type HubConfig,
+} from "../src/config/config.js";
 
 const PLAIN = ["--insecure-plaintext"];
 

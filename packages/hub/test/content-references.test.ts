@@ -9,7 +9,7 @@ import {
   contentNamesOf,
   referencedContentNames,
 } from "../src/bundles/content-references.js";
-import { createReadWriteLock } from "../src/read-write-lock.js";
+import { createReadWriteLock } from "@flotilla/node";
 
 const d = (text: string): string => sha256Digest(text);
 /** How the store names content (the JetStream store names sealed content after its key). */

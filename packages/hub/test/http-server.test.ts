@@ -1,8 +1,11 @@
 import { createServer } from "node:net";
 import { promtoolCheckMetrics } from "@flotilla/testkit";
 import { describe, expect, test } from "vitest";
-import { createHubMetrics } from "../src/metrics.js";
-import { startHttpServer, type HealthReport } from "../src/http-server.js";
+import { createHubMetrics } from "../src/metrics/metrics.js";
+import {
+  startHttpServer,
+  type HealthReport,
+} from "../src/metrics/http-server.js";
 
 const NAME = "[a-zA-Z_:][a-zA-Z0-9_:]*";
 const LABEL = `[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\\\\n]|\\\\["\\\\n])*"`;

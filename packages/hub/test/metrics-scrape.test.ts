@@ -12,13 +12,13 @@ import {
 import { promtoolCheckMetrics, waitFor } from "@flotilla/testkit";
 import { credentials, type ServiceError } from "@grpc/grpc-js";
 import { describe, expect, it } from "vitest";
-import { startHttpServer } from "../src/http-server.js";
-import { createHubMetrics, type HubMetrics } from "../src/metrics.js";
+import { startHttpServer } from "../src/metrics/http-server.js";
+import { createHubMetrics, type HubMetrics } from "../src/metrics/metrics.js";
 import {
   DEFAULT_FINISHED_RUN_RETENTION_MS,
   hubObserverOf,
   startHubGauges,
-} from "../src/metrics-observer.js";
+} from "../src/metrics/metrics-observer.js";
 import { createAdminAuth } from "../src/security/admin-auth.js";
 import { startTestHub, type TestHubOptions } from "./hub-harness.js";
 import { connectScriptedAgent, type ScriptedAgent } from "./scripted-agent.js";

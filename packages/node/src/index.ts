@@ -22,3 +22,8 @@ export {
 export { bucketPrefixProblem, checkBucketPrefix } from "./jetstream/names.js";
 export { checkMaxPayload } from "./jetstream/server-limits.js";
 export * from "./config/index.js";
+export { AsyncQueue } from "./async/async-queue.js";
+export {
+  createReadWriteLock,
+  type ReadWriteLock,
+} from "./async/read-write-lock.js";

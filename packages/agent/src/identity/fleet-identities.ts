@@ -13,7 +13,7 @@ import type { ConnectionOptions } from "@nats-io/transport-node";
 import { FlotillaError, showValue, compact } from "@flotilla/core";
 import { intentKey, intentsBucket } from "@flotilla/protocol";
 import type { Logger } from "pino";
-import type { BootstrapTokenSource } from "../config-identity.js";
+import type { BootstrapTokenSource } from "../config/config-identity.js";
 import { natsConnectOptions } from "../intents/nats-credentials.js";
 import type { Clock } from "@flotilla/node";
 import {

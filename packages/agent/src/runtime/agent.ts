@@ -21,7 +21,7 @@ import {
   type IntentWatcherOptions,
 } from "../intents/intent-watcher.js";
 import { noopMetrics, type AgentMetrics } from "../metrics/agent-metrics.js";
-import type { ProgressStore } from "../progress-store.js";
+import type { ProgressStore } from "./progress-store.js";
 import { systemClock, type Clock } from "@flotilla/node";
 import { AGENT_VERSION } from "../version.js";
 import type { AgentBackend } from "./agent-backend.js";

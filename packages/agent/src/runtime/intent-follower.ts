@@ -21,7 +21,7 @@ import type { StatusReportInput } from "../hub/status-outbox.js";
 import type { IntentEvent } from "../intents/intent-watcher.js";
 import type { BundleStatus } from "../kube/gateway.js";
 import type { AgentMetrics } from "../metrics/agent-metrics.js";
-import type { ProgressRecord, ProgressStore } from "../progress-store.js";
+import type { ProgressRecord, ProgressStore } from "./progress-store.js";
 import type { Clock } from "@flotilla/node";
 import type { AgentBackend } from "./agent-backend.js";
 import { applyBundleItem } from "./bundle-work.js";

@@ -9,7 +9,7 @@ import type {
   StatusSubject,
 } from "@flotilla/protocol";
 import type { BundleStatus } from "../kube/gateway.js";
-import type { HandledItem } from "../progress-store.js";
+import type { HandledItem } from "./progress-store.js";
 import { compact } from "@flotilla/core";
 
 /** An item's status, everything of a report but its sequence, generation and subject. */

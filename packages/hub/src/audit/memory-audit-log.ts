@@ -15,7 +15,7 @@ import {
   parseAuditQuery,
 } from "./audit-query.js";
 import { validAuditRecord } from "./audit-record.js";
-import { AsyncQueue } from "../async-queue.js";
+import { AsyncQueue } from "@flotilla/node";
 
 /**
  * An AuditLog in process memory, for unit tests and the hub's offline tools. Records are kept

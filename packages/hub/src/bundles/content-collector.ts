@@ -17,7 +17,7 @@
  */
 import type { IntentPublisher } from "../intents/intent-publisher.js";
 import type { Logger } from "../logger.js";
-import { createReadWriteLock } from "../read-write-lock.js";
+import { createReadWriteLock } from "@flotilla/node";
 import { compact } from "@flotilla/core";
 
 /** When and what is collected. */

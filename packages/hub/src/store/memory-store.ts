@@ -18,7 +18,7 @@ import {
   type StateStore,
   type WatchOptions,
 } from "./state-store.js";
-import { AsyncQueue } from "../async-queue.js";
+import { AsyncQueue } from "@flotilla/node";
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {

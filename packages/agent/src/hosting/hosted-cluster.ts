@@ -1,6 +1,6 @@
 /** What an agent process hosts: a cluster's backend and its lifecycle (see hosted-clusters.ts). */
-import type { IdentityStore } from "./identity/identity-store.js";
-import type { AgentBackend } from "./runtime/agent-backend.js";
+import type { IdentityStore } from "../identity/identity-store.js";
+import type { AgentBackend } from "../runtime/agent-backend.js";
 
 /** One cluster's backend with its lifecycle. */
 export interface HostedCluster {

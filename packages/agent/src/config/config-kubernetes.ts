@@ -8,7 +8,7 @@
  */
 import { option, text } from "@flotilla/node";
 import { z } from "zod";
-import type { UpgradeDriverConfig } from "./runtime/kubernetes-backend.js";
+import type { UpgradeDriverConfig } from "../runtime/kubernetes-backend.js";
 import { compact } from "@flotilla/core";
 
 export type { UpgradeDriverConfig };

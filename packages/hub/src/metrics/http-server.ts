@@ -12,7 +12,7 @@ import {
 import type { AddressInfo } from "node:net";
 import { FlotillaError } from "@flotilla/core";
 import type { Registry } from "prom-client";
-import type { Logger } from "./logger.js";
+import type { Logger } from "../logger.js";
 
 /** What `/healthz` reports: `ok`, and one line per check (e.g. `nats: "connected"`). */
 export interface HealthReport {

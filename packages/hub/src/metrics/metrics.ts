@@ -26,7 +26,7 @@ import {
 import {
   AUDIT_SKIP_REASONS,
   type AuditSkipReason,
-} from "./audit/audit-record.js";
+} from "../audit/audit-record.js";
 import {
   collectDefaultMetrics,
   Counter,

@@ -16,8 +16,8 @@ import {
   wholeNumber,
   type ValueParser,
 } from "@flotilla/node";
-import { LOG_LEVELS } from "./logger.js";
-import { bucketPrefixProblem } from "./store/keys.js";
+import { LOG_LEVELS } from "../logger.js";
+import { bucketPrefixProblem } from "../store/keys.js";
 
 // Smaller would not hold a few records of the largest size the stream accepts (16 KiB).
 const MIN_AUDIT_MAX_BYTES = 1024 * 1024;

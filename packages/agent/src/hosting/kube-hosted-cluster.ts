@@ -5,11 +5,11 @@
  * process, which simulated agents have no use for.
  */
 import type { Logger } from "pino";
-import type { KubernetesBackendConfig } from "./config.js";
+import type { KubernetesBackendConfig } from "../config/config.js";
 import type { ClusterToHost } from "./hosted-cluster.js";
-import { createSecretIdentityStore } from "./identity/secret-identity-store.js";
-import { loadKubeConfig } from "./kube/kube-config.js";
-import { createKubernetesBackend } from "./runtime/kubernetes-backend.js";
+import { createSecretIdentityStore } from "../identity/secret-identity-store.js";
+import { loadKubeConfig } from "../kube/kube-config.js";
+import { createKubernetesBackend } from "../runtime/kubernetes-backend.js";
 import { systemClock } from "@flotilla/node";
 import { compact } from "@flotilla/core";
 

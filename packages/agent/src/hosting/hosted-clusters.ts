@@ -6,13 +6,13 @@
  */
 import type { Logger } from "pino";
 import { parse as parseYaml } from "yaml";
-import type { AgentConfig } from "./config.js";
+import type { AgentConfig } from "../config/config.js";
 import type { ClusterToHost } from "./hosted-cluster.js";
 import { systemClock } from "@flotilla/node";
-import { loadSimulatedCluster } from "./simulated/cluster-file.js";
-import { loadSimulatedFleet } from "./simulated/fleet-file.js";
-import { mulberry32 } from "./simulated/random.js";
-import { createSimulatedCluster } from "./simulated/simulated-cluster.js";
+import { loadSimulatedCluster } from "../simulated/cluster-file.js";
+import { loadSimulatedFleet } from "../simulated/fleet-file.js";
+import { mulberry32 } from "../simulated/random.js";
+import { createSimulatedCluster } from "../simulated/simulated-cluster.js";
 import { compact } from "@flotilla/core";
 
 export type { ClusterToHost, HostedCluster } from "./hosted-cluster.js";

@@ -16,13 +16,13 @@ import {
   type GatheredOptions,
   type OptionValues,
 } from "@flotilla/node";
-import type { RefusalAuditSettings } from "./audit/refusal-audit.js";
+import type { RefusalAuditSettings } from "../audit/refusal-audit.js";
 import { HUB_OPTIONS, RETIRED_HUB_FLAGS } from "./config-options.js";
-import type { LogLevel } from "./logger.js";
+import type { LogLevel } from "../logger.js";
 import {
   HUB_NATS_AUTH_FILES,
   NATS_SETUP_FILES,
-} from "./security/nats-setup-files.js";
+} from "../security/nats-setup-files.js";
 
 /**
  * gRPC over TLS (paths, read by main.ts). Client certificates (agents, admins) chain to the hub's

@@ -17,9 +17,9 @@ import {
   type TransitionScope,
 } from "@flotilla/core";
 import { codeOfGrpcStatus, type StatusPhase } from "@flotilla/protocol";
-import type { HubObserver } from "./hub.js";
+import type { HubObserver } from "../hub.js";
 import type { HubMetrics, MemberCounts } from "./metrics.js";
-import type { RunManager } from "./runs/run-manager.js";
+import type { RunManager } from "../runs/run-manager.js";
 
 /** Finished runs keep their member series this long after they finished: one hour. */
 export const DEFAULT_FINISHED_RUN_RETENTION_MS = 3_600_000;
