@@ -41,14 +41,15 @@ const CHARTS: readonly ChartUnderTest[] = [
   {
     name: "flotilla-agent",
     configs: [
-      "packages/agent/src/config.ts",
-      "packages/agent/src/config-kubernetes.ts",
+      "packages/agent/src/config/config-options.ts",
+      "packages/agent/src/config/config-kubernetes.ts",
+      "packages/agent/src/config/config-identity.ts",
     ],
     pending: [],
   },
   {
     name: "flotilla-hub",
-    configs: ["packages/hub/src/config.ts"],
+    configs: ["packages/hub/src/config/config-options.ts"],
     pending: [],
   },
 ];
