@@ -7,10 +7,13 @@
  * or the context's `tokenFile` or `token`.
  */
 import { parseDuration } from "@flotilla/core";
-import type { ParsedArgs } from "../commands/command.js";
 import type { CliIo } from "../io.js";
 import type { CliContext } from "./cli-config.js";
-import { DEFAULT_HUB_ADDRESS, DEFAULT_TIMEOUT_MS } from "./options.js";
+import {
+  DEFAULT_HUB_ADDRESS,
+  type ConnectionLayers,
+} from "./connection-options.js";
+import { DEFAULT_TIMEOUT_MS } from "./options.js";
 
 /** TLS files (paths); `ca` absent means the system's roots. */
 export interface TlsFiles {
@@ -46,11 +49,6 @@ const ACTOR_PATTERN = /^[\w.@:/-]{1,128}$/;
 const TRUE_WORDS = ["1", "true", "yes", "on"];
 const FALSE_WORDS = ["0", "false", "no", "off"];
 
-function envValue(io: CliIo, name: string): string | undefined {
-  const value = io.env[name];
-  return value === undefined || value === "" ? undefined : value;
-}
-
 /** HOST:PORT or [IPv6]:PORT; a gRPC target URI (`dns:///…`, `unix:///…`) passes as it is. */
 export function addressProblem(address: string): string | undefined {
   if (/^[a-z][a-z0-9+.-]*:\/\//.test(address)) return undefined;
@@ -82,12 +80,13 @@ function tlsChoice(
 }
 
 /**
- * Resolves the hub configuration, or every problem with it (printed, exit 2). `actorFlag: false`
- * for commands whose `--actor` means something else (audit's filter): the identity then comes
- * from FLOTILLA_ACTOR or the OS user.
+ * Resolves the hub configuration from the connection options' flags and environment
+ * (connection-options.ts), or every problem with it (printed, exit 2). `actorFlag: false` for
+ * commands whose `--actor` means something else (audit's filter): the identity then comes from
+ * FLOTILLA_ACTOR or the OS user.
  */
 export function resolveHubConfig(
-  args: ParsedArgs,
+  { flags, env }: ConnectionLayers,
   io: CliIo,
   options: {
     readonly actorFlag?: boolean;
@@ -99,28 +98,21 @@ export function resolveHubConfig(
   | { readonly ok: false; readonly problems: readonly string[] } {
   const problems: string[] = [];
   const { context } = options;
-  const address =
-    args.string("hub") ??
-    envValue(io, "FLOTILLA_HUB") ??
-    context?.hub ??
-    DEFAULT_HUB_ADDRESS;
+  const address = flags.hub ?? env.hub ?? context?.hub ?? DEFAULT_HUB_ADDRESS;
   const addressIssue = addressProblem(address);
   if (addressIssue !== undefined) problems.push(addressIssue);
 
   const flagFiles: TlsFiles = {
-    ...optional("ca", args.string("tls-ca")),
-    ...optional("cert", args.string("tls-cert")),
-    ...optional("key", args.string("tls-key")),
+    ...optional("ca", flags["tls-ca"]),
+    ...optional("cert", flags["tls-cert"]),
+    ...optional("key", flags["tls-key"]),
   };
   const envFiles: TlsFiles = {
-    ...optional("ca", envValue(io, "FLOTILLA_TLS_CA")),
-    ...optional("cert", envValue(io, "FLOTILLA_TLS_CERT")),
-    ...optional("key", envValue(io, "FLOTILLA_TLS_KEY")),
+    ...optional("ca", env["tls-ca"]),
+    ...optional("cert", env["tls-cert"]),
+    ...optional("key", env["tls-key"]),
   };
-  const envInsecureText = envValue(
-    io,
-    "FLOTILLA_INSECURE_PLAINTEXT",
-  )?.toLowerCase();
+  const envInsecureText = env["insecure-plaintext"]?.toLowerCase();
   let envInsecure = false;
   if (envInsecureText !== undefined) {
     if (TRUE_WORDS.includes(envInsecureText)) envInsecure = true;
@@ -135,7 +127,7 @@ export function resolveHubConfig(
     ...optional("key", context?.keyFile),
   };
   const choice =
-    tlsChoice(args.flag("insecure-plaintext"), flagFiles, "flags") ??
+    tlsChoice(flags["insecure-plaintext"] !== undefined, flagFiles, "flags") ??
     tlsChoice(envInsecure, envFiles, "environment") ??
     (context === undefined
       ? undefined
@@ -154,9 +146,8 @@ export function resolveHubConfig(
     problems.push(...choice.problems);
   }
 
-  const actorFlag =
-    options.actorFlag === false ? undefined : args.string("actor");
-  const actor = actorFlag ?? envValue(io, "FLOTILLA_ACTOR") ?? io.userName;
+  const actorFlag = options.actorFlag === false ? undefined : flags.actor;
+  const actor = actorFlag ?? env.actor ?? io.userName;
   if (actor === undefined)
     problems.push(
       options.actorFlag === false
@@ -168,10 +159,10 @@ export function resolveHubConfig(
       `actor must be 1 to 128 letters, digits or . _ @ : / - (got "${actor}")`,
     );
 
-  const bearer = bearerSource(args, io, context);
+  const bearer = bearerSource({ flags, env }, io, context);
 
   let timeoutMs = DEFAULT_TIMEOUT_MS;
-  const timeout = args.string("timeout");
+  const timeout = flags.timeout;
   if (timeout !== undefined) {
     const parsed = parseDuration(timeout);
     if (!parsed.ok)
@@ -190,16 +181,17 @@ export function resolveHubConfig(
 }
 
 function bearerSource(
-  args: ParsedArgs,
+  { flags, env }: ConnectionLayers,
   io: CliIo,
   context: CliContext | undefined,
 ): BearerSource | undefined {
-  const flagFile = args.string("token-file");
+  const flagFile = flags["token-file"];
   if (flagFile !== undefined) return { file: flagFile, from: "--token-file" };
-  const envFile = envValue(io, "FLOTILLA_TOKEN_FILE");
+  const envFile = env["token-file"];
   if (envFile !== undefined)
     return { file: envFile, from: "FLOTILLA_TOKEN_FILE" };
-  const envToken = envValue(io, "FLOTILLA_TOKEN");
+  // The token itself has no flag (it would show in the process list), so it is not a table option.
+  const envToken = io.env["FLOTILLA_TOKEN"] || undefined;
   if (envToken !== undefined)
     return { token: envToken, from: "FLOTILLA_TOKEN" };
   if (context?.tokenFile !== undefined)
