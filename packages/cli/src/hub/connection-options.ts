@@ -6,7 +6,7 @@
  * context. Values are read as text; hub-config.ts checks them, so its messages say which layer
  * was wrong.
  */
-import type { Result } from "@flotilla/core";
+import { compact, type Result } from "@flotilla/core";
 import {
   option,
   readOptions,
@@ -105,10 +105,19 @@ export type ConnectionTexts = Partial<
   OptionValues<typeof HUB_CONNECTION_OPTIONS>
 >;
 
-/** The connection options as the command line gave them, and as the environment did. */
+/**
+ * The bearer token itself, in clear. It has no flag (a flag would show it in the process list),
+ * so it is a variable beside the table rather than an option of it.
+ */
+export const TOKEN_ENV = "FLOTILLA_TOKEN";
+
+/**
+ * The connection options as the command line gave them, and as the environment did (with the
+ * token of {@link TOKEN_ENV}).
+ */
 export interface ConnectionLayers {
   readonly flags: ConnectionTexts;
-  readonly env: ConnectionTexts;
+  readonly env: ConnectionTexts & { readonly token?: string };
 }
 
 type Name = keyof typeof HUB_CONNECTION_OPTIONS;
@@ -138,7 +147,10 @@ export function readConnectionLayers(
   }
   return {
     flags: valuesOf(readOptions(HUB_CONNECTION_OPTIONS, argv, {})),
-    env: valuesOf(readOptions(HUB_CONNECTION_OPTIONS, [], env)),
+    env: {
+      ...valuesOf(readOptions(HUB_CONNECTION_OPTIONS, [], env)),
+      ...compact({ token: env[TOKEN_ENV] || undefined }),
+    },
   };
 }
 

@@ -6,11 +6,12 @@
  * connection. The bearer token comes from `--token-file`, FLOTILLA_TOKEN_FILE or FLOTILLA_TOKEN,
  * or the context's `tokenFile` or `token`.
  */
-import { parseDuration } from "@flotilla/core";
+import { compact, parseDuration } from "@flotilla/core";
 import type { CliIo } from "../io.js";
 import type { CliContext } from "./cli-config.js";
 import {
   DEFAULT_HUB_ADDRESS,
+  TOKEN_ENV,
   type ConnectionLayers,
 } from "./connection-options.js";
 import { DEFAULT_TIMEOUT_MS } from "./options.js";
@@ -102,16 +103,16 @@ export function resolveHubConfig(
   const addressIssue = addressProblem(address);
   if (addressIssue !== undefined) problems.push(addressIssue);
 
-  const flagFiles: TlsFiles = {
-    ...optional("ca", flags["tls-ca"]),
-    ...optional("cert", flags["tls-cert"]),
-    ...optional("key", flags["tls-key"]),
-  };
-  const envFiles: TlsFiles = {
-    ...optional("ca", env["tls-ca"]),
-    ...optional("cert", env["tls-cert"]),
-    ...optional("key", env["tls-key"]),
-  };
+  const flagFiles: TlsFiles = compact({
+    ca: flags["tls-ca"],
+    cert: flags["tls-cert"],
+    key: flags["tls-key"],
+  });
+  const envFiles: TlsFiles = compact({
+    ca: env["tls-ca"],
+    cert: env["tls-cert"],
+    key: env["tls-key"],
+  });
   const envInsecureText = env["insecure-plaintext"]?.toLowerCase();
   let envInsecure = false;
   if (envInsecureText !== undefined) {
@@ -121,11 +122,11 @@ export function resolveHubConfig(
         `FLOTILLA_INSECURE_PLAINTEXT must be 1 or 0 (got "${envInsecureText}")`,
       );
   }
-  const contextFiles: TlsFiles = {
-    ...optional("ca", context?.caFile),
-    ...optional("cert", context?.certFile),
-    ...optional("key", context?.keyFile),
-  };
+  const contextFiles: TlsFiles = compact({
+    ca: context?.caFile,
+    cert: context?.certFile,
+    key: context?.keyFile,
+  });
   const choice =
     tlsChoice(flags["insecure-plaintext"] !== undefined, flagFiles, "flags") ??
     tlsChoice(envInsecure, envFiles, "environment") ??
@@ -159,7 +160,7 @@ export function resolveHubConfig(
       `actor must be 1 to 128 letters, digits or . _ @ : / - (got "${actor}")`,
     );
 
-  const bearer = bearerSource({ flags, env }, io, context);
+  const bearer = bearerSource({ flags, env }, context);
 
   let timeoutMs = DEFAULT_TIMEOUT_MS;
   const timeout = flags.timeout;
@@ -182,7 +183,6 @@ export function resolveHubConfig(
 
 function bearerSource(
   { flags, env }: ConnectionLayers,
-  io: CliIo,
   context: CliContext | undefined,
 ): BearerSource | undefined {
   const flagFile = flags["token-file"];
@@ -190,10 +190,7 @@ function bearerSource(
   const envFile = env["token-file"];
   if (envFile !== undefined)
     return { file: envFile, from: "FLOTILLA_TOKEN_FILE" };
-  // The token itself has no flag (it would show in the process list), so it is not a table option.
-  const envToken = io.env["FLOTILLA_TOKEN"] || undefined;
-  if (envToken !== undefined)
-    return { token: envToken, from: "FLOTILLA_TOKEN" };
+  if (env.token !== undefined) return { token: env.token, from: TOKEN_ENV };
   if (context?.tokenFile !== undefined)
     return {
       file: context.tokenFile,
@@ -202,13 +199,4 @@ function bearerSource(
   if (context?.token !== undefined)
     return { token: context.token, from: `context "${context.name}" token` };
   return undefined;
-}
-
-function optional<K extends string>(
-  key: K,
-  value: string | undefined,
-): Partial<Record<K, string>> {
-  return value === undefined
-    ? {}
-    : ({ [key]: value } as Partial<Record<K, string>>);
 }
