@@ -108,7 +108,9 @@ export function adminCommand<P>(spec: AdminCommandSpec<P>): Command {
         ...compact({ context: selected.context }),
       });
       if (!config.ok) {
-        io.stderr(config.problems.map((p) => `flotilla: ${p}\n`).join(""));
+        io.stderr(
+          config.problems.map((p) => `flotilla: ${p.message}\n`).join(""),
+        );
         return EXIT_USAGE;
       }
       const input = await spec.prepare(args, io);
@@ -116,7 +118,7 @@ export function adminCommand<P>(spec: AdminCommandSpec<P>): Command {
         io.stderr(input.messages.map((m) => `${m}\n`).join(""));
         return EXIT_USAGE;
       }
-      const connection = await connectHub(config.config, io);
+      const connection = await connectHub(config.value, io);
       if (!connection.ok) {
         io.stderr(connection.problems.map((p) => `flotilla: ${p}\n`).join(""));
         return EXIT_USAGE;

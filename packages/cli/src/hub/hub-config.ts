@@ -6,7 +6,7 @@
  * connection. The bearer token comes from `--token-file`, FLOTILLA_TOKEN_FILE or FLOTILLA_TOKEN,
  * or the context's `tokenFile` or `token`.
  */
-import { compact, parseDuration } from "@flotilla/core";
+import { compact, fail, ok, parseDuration, type Result } from "@flotilla/core";
 import type { CliIo } from "../io.js";
 import type { CliContext } from "./cli-config.js";
 import {
@@ -82,7 +82,7 @@ function tlsChoice(
 
 /**
  * Resolves the hub configuration from the connection options' flags and environment
- * (connection-options.ts), or every problem with it (printed, exit 2). `actorFlag: false` for
+ * (connection-options.ts), or every problem with it (messages only, printed, exit 2). `actorFlag: false` for
  * commands whose `--actor` means something else (audit's filter): the identity then comes from
  * FLOTILLA_ACTOR or the OS user.
  */
@@ -94,9 +94,7 @@ export function resolveHubConfig(
     /** The config file's chosen context; flags and variables win over it. */
     readonly context?: CliContext;
   } = {},
-):
-  | { readonly ok: true; readonly config: HubConfig }
-  | { readonly ok: false; readonly problems: readonly string[] } {
+): Result<HubConfig> {
   const problems: string[] = [];
   const { context } = options;
   const address = flags.hub ?? env.hub ?? context?.hub ?? DEFAULT_HUB_ADDRESS;
@@ -174,11 +172,8 @@ export function resolveHubConfig(
   }
 
   if (problems.length > 0 || choice === undefined || actor === undefined)
-    return { ok: false, problems };
-  return {
-    ok: true,
-    config: { address, tls: choice.tls, actor, bearer, timeoutMs },
-  };
+    return fail(problems.map((message) => ({ path: "", message })));
+  return ok({ address, tls: choice.tls, actor, bearer, timeoutMs });
 }
 
 function bearerSource(
