@@ -8,7 +8,9 @@ import {
   type OptionSpec,
   type PositionalSpec,
 } from "./commands/command.js";
+import { renderOptions, type OptionTable } from "@flotilla/node";
 import { HELP_OPTION } from "./args.js";
+import { HUB_CONNECTION_OPTIONS } from "./hub/connection-options.js";
 
 function optionWord(name: string, spec: OptionSpec): string {
   const flag =
@@ -80,7 +82,7 @@ export function commandHelp(command: Command): string {
     ...entries.filter((e) => !isHubOption(e)),
     ["help", HELP_OPTION] as const,
   ];
-  const hub = entries.filter(isHubOption);
+  const hub = hubConnectionTable(entries.filter(isHubOption));
   const lines = [`Usage: ${synopsis(command)}`, "", command.description, ""];
   const positionals = command.positionals ?? [];
   if (positionals.length > 0) {
@@ -91,14 +93,34 @@ export function commandHelp(command: Command): string {
     );
   }
   lines.push("Options:", ...columns(optionRows(own)), "");
-  if (hub.length > 0) {
-    lines.push(
-      "Hub connection (flags win over the environment):",
-      ...columns(optionRows(hub)),
-      "",
-    );
+  if (Object.keys(hub).length > 0) {
+    lines.push(...renderOptions(hub, hubColumns(hub)), "");
   }
   return lines.join("\n");
+}
+
+/** The connection options a command takes, from their one table, in the table's order. */
+function hubConnectionTable(
+  entries: readonly (readonly [string, OptionSpec])[],
+): OptionTable {
+  const names = new Set(entries.map(([name]) => name));
+  return Object.fromEntries(
+    Object.entries(HUB_CONNECTION_OPTIONS).filter(([name]) => names.has(name)),
+  );
+}
+
+/** Lays the connection options out like {@link columns}: two spaces after the widest flag. */
+function hubColumns(table: OptionTable): {
+  column: number;
+  defaultsAndEnv: false;
+} {
+  const widest = Math.max(
+    ...Object.values(table).map(
+      (spec) =>
+        `${spec.flag}${spec.arg === undefined ? "" : ` ${spec.arg}`}`.length,
+    ),
+  );
+  return { column: widest + 3, defaultsAndEnv: false };
 }
 
 /** The short usage printed after an argument error. */

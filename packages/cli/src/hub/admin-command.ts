@@ -15,6 +15,7 @@ import type { RenderOptions } from "../render/options.js";
 import { createStyle } from "../render/style.js";
 import { selectContext } from "./cli-config.js";
 import { connectHub, type HubClient } from "./hub-client.js";
+import { readConnectionLayers } from "./connection-options.js";
 import { resolveHubConfig } from "./hub-config.js";
 import { reportHubError, type ProblemLines } from "./hub-errors.js";
 import { HUB_OPTIONS, OUTPUT_OPTION, REASON_OPTION } from "./options.js";
@@ -91,17 +92,25 @@ export function adminCommand<P>(spec: AdminCommandSpec<P>): Command {
       ...hubOptions(spec.ownsActorOption === true),
     },
     run: async (args, io) => {
-      const selected = await selectContext(io, args.string("context"));
+      const layers = readConnectionLayers(args, io.env, {
+        actorFlag: spec.ownsActorOption !== true,
+      });
+      const selected = await selectContext(
+        io,
+        layers.flags.context ?? layers.env.context,
+      );
       if (!selected.ok) {
         io.stderr(selected.problems.map((p) => `flotilla: ${p}\n`).join(""));
         return EXIT_USAGE;
       }
-      const config = resolveHubConfig(args, io, {
+      const config = resolveHubConfig(layers, io, {
         actorFlag: spec.ownsActorOption !== true,
         ...compact({ context: selected.context }),
       });
       if (!config.ok) {
-        io.stderr(config.problems.map((p) => `flotilla: ${p}\n`).join(""));
+        io.stderr(
+          config.problems.map((p) => `flotilla: ${p.message}\n`).join(""),
+        );
         return EXIT_USAGE;
       }
       const input = await spec.prepare(args, io);
@@ -109,7 +118,7 @@ export function adminCommand<P>(spec: AdminCommandSpec<P>): Command {
         io.stderr(input.messages.map((m) => `${m}\n`).join(""));
         return EXIT_USAGE;
       }
-      const connection = await connectHub(config.config, io);
+      const connection = await connectHub(config.value, io);
       if (!connection.ok) {
         io.stderr(connection.problems.map((p) => `flotilla: ${p}\n`).join(""));
         return EXIT_USAGE;

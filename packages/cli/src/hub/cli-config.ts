@@ -258,8 +258,9 @@ export async function writeCliConfig(
 }
 
 /**
- * The context a hub command uses: `--context NAME` (or FLOTILLA_CONTEXT), else the file's current
- * one; undefined when there is none. Naming a context that does not exist is a problem.
+ * The context a hub command uses: `name` (from `--context NAME` or FLOTILLA_CONTEXT, see
+ * connection-options.ts), else the file's current one; undefined when there is none. Naming a
+ * context that does not exist is a problem.
  */
 export async function selectContext(
   io: CliIo,
@@ -270,10 +271,7 @@ export async function selectContext(
 > {
   const read = await readCliConfig(io);
   if (!read.ok) return read;
-  const envName = io.env["FLOTILLA_CONTEXT"];
-  const wanted =
-    name ?? (envName === undefined || envName === "" ? undefined : envName);
-  const chosen = wanted ?? read.config.currentContext;
+  const chosen = name ?? read.config.currentContext;
   if (chosen === undefined) return { ok: true, context: undefined };
   const context = read.config.contexts.find((c) => c.name === chosen);
   if (context === undefined) {

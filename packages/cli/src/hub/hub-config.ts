@@ -6,11 +6,15 @@
  * connection. The bearer token comes from `--token-file`, FLOTILLA_TOKEN_FILE or FLOTILLA_TOKEN,
  * or the context's `tokenFile` or `token`.
  */
-import { parseDuration } from "@flotilla/core";
-import type { ParsedArgs } from "../commands/command.js";
+import { compact, fail, ok, parseDuration, type Result } from "@flotilla/core";
 import type { CliIo } from "../io.js";
 import type { CliContext } from "./cli-config.js";
-import { DEFAULT_HUB_ADDRESS, DEFAULT_TIMEOUT_MS } from "./options.js";
+import {
+  DEFAULT_HUB_ADDRESS,
+  TOKEN_ENV,
+  type ConnectionLayers,
+} from "./connection-options.js";
+import { DEFAULT_TIMEOUT_MS } from "./options.js";
 
 /** TLS files (paths); `ca` absent means the system's roots. */
 export interface TlsFiles {
@@ -46,11 +50,6 @@ const ACTOR_PATTERN = /^[\w.@:/-]{1,128}$/;
 const TRUE_WORDS = ["1", "true", "yes", "on"];
 const FALSE_WORDS = ["0", "false", "no", "off"];
 
-function envValue(io: CliIo, name: string): string | undefined {
-  const value = io.env[name];
-  return value === undefined || value === "" ? undefined : value;
-}
-
 /** HOST:PORT or [IPv6]:PORT; a gRPC target URI (`dns:///…`, `unix:///…`) passes as it is. */
 export function addressProblem(address: string): string | undefined {
   if (/^[a-z][a-z0-9+.-]*:\/\//.test(address)) return undefined;
@@ -82,45 +81,37 @@ function tlsChoice(
 }
 
 /**
- * Resolves the hub configuration, or every problem with it (printed, exit 2). `actorFlag: false`
- * for commands whose `--actor` means something else (audit's filter): the identity then comes
- * from FLOTILLA_ACTOR or the OS user.
+ * Resolves the hub configuration from the connection options' flags and environment
+ * (connection-options.ts), or every problem with it (messages only, printed, exit 2). `actorFlag: false` for
+ * commands whose `--actor` means something else (audit's filter): the identity then comes from
+ * FLOTILLA_ACTOR or the OS user.
  */
 export function resolveHubConfig(
-  args: ParsedArgs,
+  { flags, env }: ConnectionLayers,
   io: CliIo,
   options: {
     readonly actorFlag?: boolean;
     /** The config file's chosen context; flags and variables win over it. */
     readonly context?: CliContext;
   } = {},
-):
-  | { readonly ok: true; readonly config: HubConfig }
-  | { readonly ok: false; readonly problems: readonly string[] } {
+): Result<HubConfig> {
   const problems: string[] = [];
   const { context } = options;
-  const address =
-    args.string("hub") ??
-    envValue(io, "FLOTILLA_HUB") ??
-    context?.hub ??
-    DEFAULT_HUB_ADDRESS;
+  const address = flags.hub ?? env.hub ?? context?.hub ?? DEFAULT_HUB_ADDRESS;
   const addressIssue = addressProblem(address);
   if (addressIssue !== undefined) problems.push(addressIssue);
 
-  const flagFiles: TlsFiles = {
-    ...optional("ca", args.string("tls-ca")),
-    ...optional("cert", args.string("tls-cert")),
-    ...optional("key", args.string("tls-key")),
-  };
-  const envFiles: TlsFiles = {
-    ...optional("ca", envValue(io, "FLOTILLA_TLS_CA")),
-    ...optional("cert", envValue(io, "FLOTILLA_TLS_CERT")),
-    ...optional("key", envValue(io, "FLOTILLA_TLS_KEY")),
-  };
-  const envInsecureText = envValue(
-    io,
-    "FLOTILLA_INSECURE_PLAINTEXT",
-  )?.toLowerCase();
+  const flagFiles: TlsFiles = compact({
+    ca: flags["tls-ca"],
+    cert: flags["tls-cert"],
+    key: flags["tls-key"],
+  });
+  const envFiles: TlsFiles = compact({
+    ca: env["tls-ca"],
+    cert: env["tls-cert"],
+    key: env["tls-key"],
+  });
+  const envInsecureText = env["insecure-plaintext"]?.toLowerCase();
   let envInsecure = false;
   if (envInsecureText !== undefined) {
     if (TRUE_WORDS.includes(envInsecureText)) envInsecure = true;
@@ -129,13 +120,13 @@ export function resolveHubConfig(
         `FLOTILLA_INSECURE_PLAINTEXT must be 1 or 0 (got "${envInsecureText}")`,
       );
   }
-  const contextFiles: TlsFiles = {
-    ...optional("ca", context?.caFile),
-    ...optional("cert", context?.certFile),
-    ...optional("key", context?.keyFile),
-  };
+  const contextFiles: TlsFiles = compact({
+    ca: context?.caFile,
+    cert: context?.certFile,
+    key: context?.keyFile,
+  });
   const choice =
-    tlsChoice(args.flag("insecure-plaintext"), flagFiles, "flags") ??
+    tlsChoice(flags["insecure-plaintext"] !== undefined, flagFiles, "flags") ??
     tlsChoice(envInsecure, envFiles, "environment") ??
     (context === undefined
       ? undefined
@@ -154,9 +145,8 @@ export function resolveHubConfig(
     problems.push(...choice.problems);
   }
 
-  const actorFlag =
-    options.actorFlag === false ? undefined : args.string("actor");
-  const actor = actorFlag ?? envValue(io, "FLOTILLA_ACTOR") ?? io.userName;
+  const actorFlag = options.actorFlag === false ? undefined : flags.actor;
+  const actor = actorFlag ?? env.actor ?? io.userName;
   if (actor === undefined)
     problems.push(
       options.actorFlag === false
@@ -168,10 +158,10 @@ export function resolveHubConfig(
       `actor must be 1 to 128 letters, digits or . _ @ : / - (got "${actor}")`,
     );
 
-  const bearer = bearerSource(args, io, context);
+  const bearer = bearerSource({ flags, env }, context);
 
   let timeoutMs = DEFAULT_TIMEOUT_MS;
-  const timeout = args.string("timeout");
+  const timeout = flags.timeout;
   if (timeout !== undefined) {
     const parsed = parseDuration(timeout);
     if (!parsed.ok)
@@ -182,26 +172,20 @@ export function resolveHubConfig(
   }
 
   if (problems.length > 0 || choice === undefined || actor === undefined)
-    return { ok: false, problems };
-  return {
-    ok: true,
-    config: { address, tls: choice.tls, actor, bearer, timeoutMs },
-  };
+    return fail(problems.map((message) => ({ path: "", message })));
+  return ok({ address, tls: choice.tls, actor, bearer, timeoutMs });
 }
 
 function bearerSource(
-  args: ParsedArgs,
-  io: CliIo,
+  { flags, env }: ConnectionLayers,
   context: CliContext | undefined,
 ): BearerSource | undefined {
-  const flagFile = args.string("token-file");
+  const flagFile = flags["token-file"];
   if (flagFile !== undefined) return { file: flagFile, from: "--token-file" };
-  const envFile = envValue(io, "FLOTILLA_TOKEN_FILE");
+  const envFile = env["token-file"];
   if (envFile !== undefined)
     return { file: envFile, from: "FLOTILLA_TOKEN_FILE" };
-  const envToken = envValue(io, "FLOTILLA_TOKEN");
-  if (envToken !== undefined)
-    return { token: envToken, from: "FLOTILLA_TOKEN" };
+  if (env.token !== undefined) return { token: env.token, from: TOKEN_ENV };
   if (context?.tokenFile !== undefined)
     return {
       file: context.tokenFile,
@@ -210,13 +194,4 @@ function bearerSource(
   if (context?.token !== undefined)
     return { token: context.token, from: `context "${context.name}" token` };
   return undefined;
-}
-
-function optional<K extends string>(
-  key: K,
-  value: string | undefined,
-): Partial<Record<K, string>> {
-  return value === undefined
-    ? {}
-    : ({ [key]: value } as Partial<Record<K, string>>);
 }
