@@ -70,7 +70,7 @@ export {
   compareNames,
 } from "./cluster.js";
 export type { NodePool, Cluster, ClusterGroup } from "./cluster.js";
-export { DNS_LABEL, isDnsLabel } from "./schema.js";
+export { DNS_LABEL, editDistance, isDnsLabel } from "./schema.js";
 
 // Maintenance windows and freezes
 export {

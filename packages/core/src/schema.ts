@@ -16,8 +16,11 @@ import {
 } from "./label-selector.js";
 import { fail, ok, type Problem, type Result } from "./result.js";
 
-/** Edit distance, for "did you mean" suggestions. */
-function distance(a: string, b: string): number {
+/**
+ * Levenshtein distance (insertions, deletions and substitutions from `a` to `b`), for "did you
+ * mean" suggestions.
+ */
+export function editDistance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     let prev = row[0] ?? 0;
@@ -44,7 +47,7 @@ export function closestName(
     const score =
       candidate.toLowerCase() === lower
         ? 0
-        : distance(lower, candidate.toLowerCase());
+        : editDistance(lower, candidate.toLowerCase());
     if (score < bestScore) {
       best = candidate;
       bestScore = score;
