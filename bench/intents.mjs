@@ -19,8 +19,8 @@ import { randomBytes } from "node:crypto";
 import {
   contentKeysOfSecret,
   createJetStreamIntentPublisher,
-  prepareIntent,
 } from "@flotilla/hub";
+import { prepareIntent } from "@flotilla/hub/testing";
 import { createIntentWatcher } from "@flotilla/agent";
 import { startNatsServer, waitFor } from "@flotilla/testkit";
 
