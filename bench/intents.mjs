@@ -21,7 +21,7 @@ import {
   createJetStreamIntentPublisher,
 } from "@flotilla/hub";
 import { prepareIntent } from "@flotilla/hub/testing";
-import { createIntentWatcher } from "@flotilla/agent";
+import { createIntentWatcher } from "@flotilla/agent/testing";
 import { startNatsServer, waitFor } from "@flotilla/testkit";
 
 /** @import { ClusterIntent } from "@flotilla/core" */
