@@ -19,9 +19,9 @@ import { randomBytes } from "node:crypto";
 import {
   contentKeysOfSecret,
   createJetStreamIntentPublisher,
-  prepareIntent,
 } from "@flotilla/hub";
-import { createIntentWatcher } from "@flotilla/agent";
+import { prepareIntent } from "@flotilla/hub/testing";
+import { createIntentWatcher } from "@flotilla/agent/testing";
 import { startNatsServer, waitFor } from "@flotilla/testkit";
 
 /** @import { ClusterIntent } from "@flotilla/core" */

@@ -8,10 +8,10 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import type { ClusterIntent, UpgradeIntent } from "@flotilla/core";
 import {
   createFileProgressStore,
-  createMemoryProgressStore,
   type ProgressRecord,
   type ProgressStore,
 } from "@flotilla/agent";
+import { createMemoryProgressStore } from "@flotilla/agent/testing";
 import type { StatusReport } from "@flotilla/protocol";
 import { startNatsServer, waitFor, type NatsServer } from "@flotilla/testkit";
 import { FakeHub } from "./support/fake-hub.js";

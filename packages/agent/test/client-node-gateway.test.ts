@@ -7,9 +7,9 @@
 import {
   createClientNodeGateway,
   loadKubeConfig,
-  systemClock,
   type Manifest,
 } from "@flotilla/agent";
+import { systemClock } from "@flotilla/node";
 import { waitFor, type JsonObject } from "@flotilla/testkit";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";

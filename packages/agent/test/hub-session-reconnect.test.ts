@@ -5,11 +5,8 @@
 import { ServerCredentials } from "@grpc/grpc-js";
 import { beforeAll, expect, test } from "vitest";
 import { pino } from "pino";
-import {
-  createHubSession,
-  type HubSession,
-  type HubTls,
-} from "@flotilla/agent";
+import { type HubSession, type HubTls } from "@flotilla/agent";
+import { createHubSession } from "@flotilla/agent/testing";
 import { createManualClock, type ManualClock } from "@flotilla/node/testing";
 import { waitFor } from "@flotilla/testkit";
 import { FakeHub } from "./support/fake-hub.js";

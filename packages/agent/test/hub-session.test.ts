@@ -5,14 +5,14 @@ import { afterEach, describe, expect, test } from "vitest";
 import { pino } from "pino";
 import type { Maintenance } from "@flotilla/core";
 import { FlotillaError } from "@flotilla/core";
+import { type HubSession } from "@flotilla/agent";
 import {
-  createBackoff,
   createHubSession,
-  type HubSession,
   type SessionEvent,
   type StatusReportInput,
   type SyncReason,
-} from "@flotilla/agent";
+} from "@flotilla/agent/testing";
+import { createBackoff } from "@flotilla/node";
 import { createManualClock, type ManualClock } from "@flotilla/node/testing";
 import { maintenanceFromWire, type ClusterFacts } from "@flotilla/protocol";
 import { waitFor } from "@flotilla/testkit";

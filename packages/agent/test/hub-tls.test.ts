@@ -9,12 +9,11 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import { ServerCredentials } from "@grpc/grpc-js";
 import { pino } from "pino";
 import {
-  createHubSession,
   readHubTls,
   type HubSession,
   type HubTransport,
-  type SessionEvent,
 } from "@flotilla/agent";
+import { createHubSession, type SessionEvent } from "@flotilla/agent/testing";
 import { createManualClock } from "@flotilla/node/testing";
 import { waitFor } from "@flotilla/testkit";
 import { FakeHub } from "./support/fake-hub.js";

@@ -11,7 +11,7 @@ import {
   type AgentIdentity,
   type IdentityKeeper,
   type IdentityStore,
-} from "@flotilla/agent";
+} from "@flotilla/agent/testing";
 import { createManualClock } from "@flotilla/node/testing";
 import { TestCa } from "./support/test-ca.js";
 

@@ -17,7 +17,7 @@ import {
   startIdentityKeepers,
   type IdentityKeeper,
   type IdentityKeeperOptions,
-} from "@flotilla/agent";
+} from "@flotilla/agent/testing";
 import { createManualClock, type ManualClock } from "@flotilla/node/testing";
 import { waitFor } from "@flotilla/testkit";
 import { FakeIdentityHub } from "./support/fake-identity-hub.js";

@@ -6,7 +6,7 @@ import {
   createSecretIdentityStore,
   startIdentityKeepers,
   type AgentIdentity,
-} from "@flotilla/agent";
+} from "@flotilla/agent/testing";
 import { createManualClock } from "@flotilla/node/testing";
 import { startKubeApiServer, type KubeApiServer } from "@flotilla/testkit";
 import { pino } from "pino";

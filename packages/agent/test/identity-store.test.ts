@@ -16,7 +16,7 @@ import {
   checkIdentity,
   createFileIdentityStore,
   type AgentIdentity,
-} from "@flotilla/agent";
+} from "@flotilla/agent/testing";
 import { TestCa } from "./support/test-ca.js";
 
 let root: string;

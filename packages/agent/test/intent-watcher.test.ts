@@ -12,13 +12,12 @@ import {
   type NatsConnection,
 } from "@nats-io/transport-node";
 import type { FlotillaError, ClusterIntent } from "@flotilla/core";
+import { type IntentWatcher, type IntentWatcherOptions } from "@flotilla/agent";
 import {
   createIntentWatcher,
   getBundleContent,
   type IntentEvent,
-  type IntentWatcher,
-  type IntentWatcherOptions,
-} from "@flotilla/agent";
+} from "@flotilla/agent/testing";
 import {
   bundleContentBucket,
   deriveContentKey,

@@ -8,11 +8,9 @@ import type { ClientDuplexStream } from "@grpc/grpc-js";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  createAgentMetrics,
-  registerAgentGauges,
-  type Clock,
-} from "@flotilla/agent";
+import { createAgentMetrics } from "@flotilla/agent";
+import { registerAgentGauges } from "@flotilla/agent/testing";
+import { type Clock } from "@flotilla/node";
 import { createManualClock } from "@flotilla/node/testing";
 import type { wire } from "@flotilla/protocol";
 import {

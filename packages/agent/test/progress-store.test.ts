@@ -11,11 +11,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   createFileProgressStore,
-  createMemoryProgressStore,
-  isGenerationHandled,
   type ProgressRecord,
   type ProgressStore,
 } from "@flotilla/agent";
+import {
+  createMemoryProgressStore,
+  isGenerationHandled,
+} from "@flotilla/agent/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 const record = (cluster: string, generation: number): ProgressRecord => ({

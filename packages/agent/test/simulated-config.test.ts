@@ -1,12 +1,11 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createSimulatedClusters, loadSimulatedFleet } from "@flotilla/agent";
 import {
-  createSimulatedClusters,
-  loadSimulatedFleet,
   parseSimulatedCluster,
   parseSimulatedFleet,
-} from "@flotilla/agent";
+} from "@flotilla/agent/testing";
 import { createManualClock } from "@flotilla/node/testing";
 import { formatProblem, FlotillaError, type Problem } from "@flotilla/core";
 import { parse as parseYaml } from "yaml";

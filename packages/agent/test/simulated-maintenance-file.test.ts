@@ -1,13 +1,12 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createSimulatedCluster, type WindowsChanged } from "@flotilla/agent";
 import {
   createMaintenanceFile,
-  createSimulatedCluster,
   mulberry32,
   parseSimulatedCluster,
-  type WindowsChanged,
-} from "@flotilla/agent";
+} from "@flotilla/agent/testing";
 import { createManualClock } from "@flotilla/node/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";

@@ -4,7 +4,7 @@ import {
   sampleMs,
   seedFrom,
   type Distribution,
-} from "@flotilla/agent";
+} from "@flotilla/agent/testing";
 import { describe, expect, it } from "vitest";
 
 const draws = (d: Distribution, seed: number, n = 50): number[] => {

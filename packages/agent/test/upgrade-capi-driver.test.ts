@@ -1,8 +1,5 @@
-import {
-  CAPI_CLUSTER_LABEL,
-  createCapiDriver,
-  systemClock,
-} from "@flotilla/agent";
+import { CAPI_CLUSTER_LABEL, createCapiDriver } from "@flotilla/agent";
+import { systemClock } from "@flotilla/node";
 import type { UpgradeType } from "@flotilla/core";
 import {
   waitFor,

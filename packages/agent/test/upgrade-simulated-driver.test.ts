@@ -1,10 +1,9 @@
 import {
   createSimulatedCluster,
-  mulberry32,
-  parseSimulatedCluster,
   type UpgradeProgress,
   type UpgradeRequest,
 } from "@flotilla/agent";
+import { mulberry32, parseSimulatedCluster } from "@flotilla/agent/testing";
 import { createManualClock } from "@flotilla/node/testing";
 import { describe, expect, it } from "vitest";
 

@@ -1,9 +1,9 @@
 import {
   CONTROL_PLANE_LABEL,
   createSucDriver,
-  systemClock,
   type UpgradeOutcome,
 } from "@flotilla/agent";
+import { systemClock } from "@flotilla/node";
 import type { UpgradeType } from "@flotilla/core";
 import { waitFor, type KubeApiServer } from "@flotilla/testkit";
 import { describe, expect, it } from "vitest";

@@ -1,10 +1,10 @@
+import { createSimulatedCluster } from "@flotilla/agent";
 import {
   checkWindow,
-  createSimulatedCluster,
   mulberry32,
   parseSimulatedCluster,
   upgradeScope,
-} from "@flotilla/agent";
+} from "@flotilla/agent/testing";
 import { createManualClock } from "@flotilla/node/testing";
 import { parseMaintenance, type Maintenance } from "@flotilla/core";
 import { describe, expect, it } from "vitest";

@@ -1,14 +1,74 @@
 /**
- * @flotilla/hub: the hub server: the StateStore and IntentPublisher ports with their adapters
- * (in-memory for unit tests, NATS JetStream for real; each pair passes one contract suite), the
- * names of every bucket and key, the server's parts and how they are wired, the audit log, the
- * process (config, logs, metrics, HTTP) and NATS authorization.
+ * @flotilla/hub: what an embedder needs to run a hub. The process entry (`serveHub` with its
+ * config, logger and metrics, as `flotilla-hub` runs it) and the parts underneath it: `createHub`
+ * and its options, the ports it runs on (StateStore, IntentPublisher, AuditLog, ObjectReader) with
+ * their NATS JetStream adapters, the HTTP server, and NATS authorization with the `nats-setup`
+ * command.
+ *
+ * Belongs here: what a program that starts a hub calls or passes. Anything only tests and benchmarks
+ * reach for (in-memory adapters, bucket and key names, the limits and rules the adapters share)
+ * goes to src/testing.ts, `@flotilla/hub/testing`.
  */
 
-// State store: the port
+// The process: config, logs, metrics, starting and stopping everything `flotilla-hub` runs
+export { HUB_USAGE, parseHubConfig } from "./config/config.js";
+export type { HubConfig, HubSettings } from "./config/config.js";
+export { serveHub } from "./serve-hub.js";
+export type { ServeHubDeps, ServingHub } from "./serve-hub.js";
+export type { StopStep } from "./shutdown.js";
+export { createLogger } from "./logger.js";
+export type { Logger } from "./logger.js";
+export { loadAdminTokens } from "./security/admin-tokens.js";
+export type { AdminTokens } from "./security/admin-tokens.js";
+export { createHubMetrics } from "./metrics/metrics.js";
+export type {
+  HubMetrics,
+  MemberCounts,
+  RegistrationMethod,
+} from "./metrics/metrics.js";
 export {
-  DEFAULT_MAX_VALUE_BYTES,
-  KV_OVERHEAD_BYTES,
+  DEFAULT_FINISHED_RUN_RETENTION_MS,
+  hubObserverOf,
+  startHubGauges,
+} from "./metrics/metrics-observer.js";
+export type {
+  HubGaugeOptions,
+  HubGauges,
+  HubGaugeSources,
+} from "./metrics/metrics-observer.js";
+export { startHttpServer } from "./metrics/http-server.js";
+export type { HttpServer } from "./metrics/http-server.js";
+
+// The hub server and the parts its options take
+export { createHub } from "./hub.js";
+export type {
+  BundleService,
+  BundleServiceDeps,
+  Hub,
+  HubObserver,
+  HubOptions,
+  HubSecurity,
+} from "./hub.js";
+export type { CurrentIntent, IntentWriter } from "./intents/intent-writer.js";
+export type {
+  ClusterChange,
+  ClusterRegistry,
+  ClusterStatus,
+  ConnectionState,
+  SessionHandle,
+} from "./clusters/cluster-registry.js";
+export type { ClusterDirectory } from "./clusters/cluster-directory.js";
+export type {
+  RunCommand,
+  RunManager,
+  RunUpdate,
+  StoredRun,
+} from "./runs/run-manager.js";
+export { createBundleService } from "./bundles/bundle-service.js";
+export type { BundleManager } from "./bundles/bundle-manager.js";
+
+// State store: the port and its NATS JetStream adapter
+export {
   defineCollection,
   isRevisionConflict,
   RevisionConflictError,
@@ -24,45 +84,15 @@ export type {
   StateStore,
   WatchOptions,
 } from "./store/state-store.js";
-
-// State store: the adapters
-export { createMemoryStore } from "./store/memory-store.js";
-export type { MemoryStoreOptions } from "./store/memory-store.js";
 export { createJetStreamStore } from "./store/jetstream-store.js";
 export type {
   JetStreamStoreDeps,
   JetStreamStoreOptions,
 } from "./store/jetstream-store.js";
-
-// Buckets and keys
-export {
-  COLLECTION_NAMES,
-  DEFAULT_BUCKET_PREFIX,
-  MAX_KEY_LENGTH,
-  bucketName,
-  keyProblem,
-  encodeKeyToken,
-  decodeKeyToken,
-  nameKey,
-  bundleRevisionKey,
-  bundleRevisionsPrefix,
-  gateDecisionKey,
-  gateDecisionsPrefix,
-  isRunJournalKey,
-  runHeadKey,
-  runJournalKey,
-  runRecordsPrefix,
-  runSnapshotPartKey,
-} from "./store/keys.js";
 export type { CollectionName } from "./store/keys.js";
 
-// Intents: the port, its adapters, and the rules they share
-export {
-  IntentRefusedError,
-  checkContentSize,
-  decidePublish,
-  prepareIntent,
-} from "./intents/intent-publisher.js";
+// Intents: the port and its NATS JetStream adapter
+export { IntentRefusedError } from "./intents/intent-publisher.js";
 export type {
   IntentOperationOptions,
   IntentPublisher,
@@ -71,52 +101,20 @@ export type {
   PublishedIntent,
   PublishResult,
 } from "./intents/intent-publisher.js";
-export { createMemoryIntentPublisher } from "./intents/memory-intent-publisher.js";
-export type { MemoryIntentPublisher } from "./intents/memory-intent-publisher.js";
 export { createJetStreamIntentPublisher } from "./intents/jetstream-intent-publisher.js";
 export type {
   JetStreamIntentPublisherDeps,
   JetStreamIntentPublisherOptions,
 } from "./intents/jetstream-intent-publisher.js";
 
-// The hub server: its parts and how they are wired
-export { createHub } from "./hub.js";
-export type {
-  BundleService,
-  BundleServiceDeps,
-  Hub,
-  HubObserver,
-  HubOptions,
-} from "./hub.js";
-export { createIntentWriter } from "./intents/intent-writer.js";
-export type { CurrentIntent, IntentWriter } from "./intents/intent-writer.js";
-export { createClusterRegistry } from "./clusters/cluster-registry.js";
-export type {
-  ClusterChange,
-  ClusterRegistry,
-  ClusterStatus,
-  ConnectionState,
-  SessionHandle,
-} from "./clusters/cluster-registry.js";
-export type { ClusterDirectory } from "./clusters/cluster-directory.js";
-export { createRunManager } from "./runs/run-manager.js";
-export type {
-  RunCommand,
-  RunManager,
-  RunUpdate,
-  StoredRun,
-} from "./runs/run-manager.js";
-export { createBundleService } from "./bundles/bundle-service.js";
-export { createBundleManager } from "./bundles/bundle-manager.js";
-export type { BundleManager } from "./bundles/bundle-manager.js";
+// Bundle content: the object-store reader port and its NATS JetStream adapter
 export {
   createJetStreamObjectReader,
   objectReaderOf,
 } from "./bundles/object-reader.js";
 export type { ObjectReader } from "./bundles/object-reader.js";
 
-// Audit log
-export { createMemoryAuditLog } from "./audit/memory-audit-log.js";
+// Audit log: the port, its NATS JetStream adapter and the AdminService calls that read it
 export { createJetStreamAuditLog } from "./audit/jetstream-audit-log.js";
 export { auditHandlers } from "./audit/admin-audit.js";
 export type {
@@ -127,46 +125,18 @@ export type {
   AuditRecord,
 } from "./audit/audit-log.js";
 
-// Process: config, logs, metrics, HTTP
-export { HUB_USAGE, parseHubConfig } from "./config/config.js";
-export type { HubConfig, HubSettings } from "./config/config.js";
-export { createLogger } from "./logger.js";
-export { createHubMetrics } from "./metrics/metrics.js";
-export type {
-  HubMetrics,
-  MemberCounts,
-  RegistrationMethod,
-} from "./metrics/metrics.js";
-export {
-  DEFAULT_FINISHED_RUN_RETENTION_MS,
-  hubObserverOf,
-  membersByRun,
-  startHubGauges,
-} from "./metrics/metrics-observer.js";
-export type {
-  HubGaugeOptions,
-  HubGauges,
-  HubGaugeSources,
-} from "./metrics/metrics-observer.js";
-export { startHttpServer } from "./metrics/http-server.js";
-export type { HttpServer } from "./metrics/http-server.js";
-
-// NATS authorization: the operator setup and agents' NATS credentials
+// NATS authorization: the operator setup, the agents account and agents' NATS credentials
 export {
   CLAIMS_UPDATE_SUBJECT,
   HUB_NATS_USER,
   createNatsAuthSetup,
 } from "./security/nats-auth.js";
-export { unlimitedConnections } from "./security/nats-limits.js";
 export type {
   NatsAuthSetup,
   NatsAuthSetupOptions,
   NatsJetStreamLimits,
 } from "./security/nats-auth.js";
-export {
-  agentNatsUserName,
-  createAgentNatsCredentialsIssuer,
-} from "./security/agent-nats-issuer.js";
+export { createAgentNatsCredentialsIssuer } from "./security/agent-nats-issuer.js";
 export type { AgentNatsCredentialsIssuerOptions } from "./security/agent-nats-issuer.js";
 export type {
   AgentNatsCredentials,
@@ -188,10 +158,6 @@ export type {
   AgentsAccountOptions,
   AgentsAccountTemplate,
 } from "./security/agents-account.js";
-export {
-  agentsAccountClaims,
-  agentsAccountImports,
-} from "./security/agents-account-claims.js";
 export {
   CONTENT_SECRET_KEY,
   contentKeysOfSecret,

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { createMemoryIntentPublisher } from "@flotilla/hub";
+import { createMemoryIntentPublisher } from "@flotilla/hub/testing";
 import { sha256Digest } from "@flotilla/protocol";
 import {
   describeIntentPublisherContract,

@@ -3,12 +3,14 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { FlotillaError } from "@flotilla/core";
 import {
-  COLLECTION_NAMES,
   createJetStreamStore,
-  DEFAULT_MAX_VALUE_BYTES,
-  KV_OVERHEAD_BYTES,
   type JetStreamStoreOptions,
 } from "@flotilla/hub";
+import {
+  COLLECTION_NAMES,
+  DEFAULT_MAX_VALUE_BYTES,
+  KV_OVERHEAD_BYTES,
+} from "@flotilla/hub/testing";
 import { startNatsServer, waitFor, type NatsServer } from "@flotilla/testkit";
 import {
   collect,

@@ -14,7 +14,7 @@ import {
   runJournalKey,
   runRecordsPrefix,
   runSnapshotPartKey,
-} from "@flotilla/hub";
+} from "@flotilla/hub/testing";
 
 describe("key tokens", () => {
   test("any string encodes to a valid single-token key and decodes back", () => {

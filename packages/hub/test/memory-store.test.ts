@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { createMemoryStore, defineCollection } from "@flotilla/hub";
+import { defineCollection } from "@flotilla/hub";
+import { createMemoryStore } from "@flotilla/hub/testing";
 import { describeStateStoreContract } from "./state-store.contract.js";
 
 describeStateStoreContract("memory", async () => {

@@ -27,10 +27,8 @@ import {
 import { fromSeed } from "@nats-io/jwt";
 import { pino } from "pino";
 import {
-  agentsAccountClaims,
   contentKeysOfSecret,
   createAgentsAccount,
-  createMemoryStore,
   createAgentNatsCredentialsIssuer,
   createJetStreamAuditLog,
   createJetStreamIntentPublisher,
@@ -45,6 +43,7 @@ import {
   type IntentPublisher,
   type NatsAuthSetup,
 } from "@flotilla/hub";
+import { agentsAccountClaims, createMemoryStore } from "@flotilla/hub/testing";
 import {
   agentInboxPrefix,
   bundleContentBucket,

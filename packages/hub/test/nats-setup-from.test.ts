@@ -20,7 +20,8 @@ import {
 import { jetstream } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { connect, credsAuthenticator } from "@nats-io/transport-node";
-import { runNatsSetup, unlimitedConnections } from "@flotilla/hub";
+import { runNatsSetup } from "@flotilla/hub";
+import { unlimitedConnections } from "@flotilla/hub/testing";
 import { startNatsServer, type NatsServer } from "@flotilla/testkit";
 
 const te = new TextEncoder();

@@ -5,11 +5,11 @@ import { FlotillaError } from "@flotilla/core";
 import {
   defineCollection,
   isRevisionConflict,
-  MAX_KEY_LENGTH,
   RevisionConflictError,
   type Change,
   type StateStore,
 } from "@flotilla/hub";
+import { MAX_KEY_LENGTH } from "@flotilla/hub/testing";
 import { waitFor } from "@flotilla/testkit";
 
 /** Two started stores over the same data, released on dispose. */

@@ -3,15 +3,17 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { pino } from "pino";
 import {
   createAgent,
-  createMemoryProgressStore,
   createSimulatedCluster,
-  mulberry32,
-  parseSimulatedCluster,
   type Agent,
   type AgentMetrics,
   type ProgressStore,
   type SimulatedCluster,
 } from "@flotilla/agent";
+import {
+  createMemoryProgressStore,
+  mulberry32,
+  parseSimulatedCluster,
+} from "@flotilla/agent/testing";
 import { createManualClock, type ManualClock } from "@flotilla/node/testing";
 import type { StatusReport } from "@flotilla/protocol";
 import type { FakeHub } from "./fake-hub.js";

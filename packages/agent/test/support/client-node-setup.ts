@@ -9,11 +9,11 @@ import { join } from "node:path";
 import {
   createClientNodeGateway,
   loadKubeConfig,
-  systemClock,
   type BundleStatus,
   type ClientNodeGateway,
   type KubeGateway,
 } from "@flotilla/agent";
+import { systemClock } from "@flotilla/node";
 import {
   startKubeApiServer,
   waitFor,
