@@ -6,7 +6,7 @@
  * connection. The bearer token comes from `--token-file`, FLOTILLA_TOKEN_FILE or FLOTILLA_TOKEN,
  * or the context's `tokenFile` or `token`.
  */
-import { parseDuration } from "@flotilla/core";
+import { formatProblems, parseDuration } from "@flotilla/core";
 import type { ParsedArgs } from "../commands/command.js";
 import type { CliIo } from "../io.js";
 import type { CliContext } from "./cli-config.js";
@@ -175,10 +175,12 @@ export function resolveHubConfig(
   if (timeout !== undefined) {
     const parsed = parseDuration(timeout);
     if (!parsed.ok)
-      problems.push(`--timeout ${parsed.message} (got "${timeout}")`);
-    else if (parsed.ms <= 0)
+      problems.push(
+        `--timeout ${formatProblems(parsed.problems)} (got "${timeout}")`,
+      );
+    else if (parsed.value <= 0)
       problems.push(`--timeout must be positive (got "${timeout}")`);
-    else timeoutMs = parsed.ms;
+    else timeoutMs = parsed.value;
   }
 
   if (problems.length > 0 || choice === undefined || actor === undefined)
