@@ -5,7 +5,7 @@
  * reads the environment (it is handed `env`; main.ts passes `process.env`).
  */
 import { join } from "node:path";
-import { parseDuration, compact } from "@flotilla/core";
+import { DNS_LABEL, parseDuration, compact } from "@flotilla/core";
 import { gatherOptions } from "@flotilla/node";
 import { z } from "zod";
 import {
@@ -178,7 +178,7 @@ const schema = z.object({
     .string()
     .max(63, "must be at most 63 characters")
     .regex(
-      /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
+      DNS_LABEL,
       "must be a DNS label: lower-case letters, digits and '-', starting and ending alphanumeric",
     )
     .optional(),
