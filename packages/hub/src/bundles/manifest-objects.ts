@@ -61,14 +61,16 @@ export function parseManifestObjects(
     }
     const parsed = parseDocuments(text);
     if (!parsed.ok) {
-      const { line, column, message } = parsed.error;
-      at(
-        line,
-        column === undefined ? message : `column ${String(column)}: ${message}`,
-      );
+      for (const { line, column, message } of parsed.problems)
+        at(
+          line,
+          column === undefined
+            ? message
+            : `column ${String(column)}: ${message}`,
+        );
       continue;
     }
-    for (const doc of parsed.documents) {
+    for (const doc of parsed.value) {
       for (const { value, where } of itemsOf(doc.value)) {
         const problem = objectProblem(value);
         if (problem !== undefined) {
