@@ -244,8 +244,8 @@ export const runCreateCommand = adminCommand({
     let strategyJson: string | undefined;
     if (file !== undefined && strategyName === undefined) {
       const read = await readStrategyFile(io, file);
-      if (read.ok) strategyJson = read.json;
-      else problems.push(...read.messages);
+      if (read.ok) strategyJson = read.value;
+      else problems.push(...read.problems.map(formatProblem));
     }
     if (problems.length > 0 || payload === undefined) return refused(problems);
     const request: wire.CreateUpdateRunRequest = {

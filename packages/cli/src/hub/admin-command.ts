@@ -3,7 +3,15 @@
  * connection), then talk to the hub with one client that is always closed. The shared options
  * (hub connection, `-o`, `--reason`) are added here so every command spells them the same way.
  */
-import { FlotillaError, compact } from "@flotilla/core";
+import {
+  FlotillaError,
+  compact,
+  fail,
+  formatProblem,
+  ok,
+  problem,
+  type Result,
+} from "@flotilla/core";
 import type {
   Command,
   OptionSpec,
@@ -33,10 +41,8 @@ export interface AdminContext {
   problemLines(lines: ProblemLines): void;
 }
 
-/** The outcome of local checks: a value for `run`, or lines saying what is wrong (exit 2). */
-export type Prepared<P> =
-  | { readonly ok: true; readonly value: P }
-  | { readonly ok: false; readonly messages: readonly string[] };
+/** The outcome of local checks: a value for `run`, or problems saying what is wrong (exit 2). */
+export type Prepared<P> = Result<P>;
 
 /** The declaration of an admin command. */
 export interface AdminCommandSpec<P> {
@@ -62,12 +68,12 @@ export interface AdminCommandSpec<P> {
 
 /** A successful preparation. */
 export function prepared<P>(value: P): Prepared<P> {
-  return { ok: true, value };
+  return ok(value);
 }
 
 /** A failed preparation; `messages` are printed as given, one a line. */
 export function refused(messages: readonly string[]): Prepared<never> {
-  return { ok: false, messages };
+  return fail(messages.map(problem));
 }
 
 function hubOptions(withoutActor: boolean): Record<string, OptionSpec> {
@@ -106,7 +112,7 @@ export function adminCommand<P>(spec: AdminCommandSpec<P>): Command {
       }
       const input = await spec.prepare(args, io);
       if (!input.ok) {
-        io.stderr(input.messages.map((m) => `${m}\n`).join(""));
+        io.stderr(input.problems.map((p) => `${formatProblem(p)}\n`).join(""));
         return EXIT_USAGE;
       }
       const connection = await connectHub(config.config, io);
