@@ -10,6 +10,7 @@ import {
   formatProblem,
   ok,
   problem,
+  type Problem,
   type Result,
 } from "@flotilla/core";
 import type {
@@ -76,6 +77,11 @@ export function refused(messages: readonly string[]): Prepared<never> {
   return fail(messages.map(problem));
 }
 
+/** Prints problems with the connection settings, each line `flotilla: PROBLEM`. */
+function printProblems(io: CliIo, problems: readonly Problem[]): void {
+  io.stderr(problems.map((p) => `flotilla: ${formatProblem(p)}\n`).join(""));
+}
+
 function hubOptions(withoutActor: boolean): Record<string, OptionSpec> {
   if (!withoutActor) return HUB_OPTIONS;
   return Object.fromEntries(
@@ -99,15 +105,15 @@ export function adminCommand<P>(spec: AdminCommandSpec<P>): Command {
     run: async (args, io) => {
       const selected = await selectContext(io, args.string("context"));
       if (!selected.ok) {
-        io.stderr(selected.problems.map((p) => `flotilla: ${p}\n`).join(""));
+        printProblems(io, selected.problems);
         return EXIT_USAGE;
       }
       const config = resolveHubConfig(args, io, {
         actorFlag: spec.ownsActorOption !== true,
-        ...compact({ context: selected.context }),
+        ...compact({ context: selected.value }),
       });
       if (!config.ok) {
-        io.stderr(config.problems.map((p) => `flotilla: ${p}\n`).join(""));
+        printProblems(io, config.problems);
         return EXIT_USAGE;
       }
       const input = await spec.prepare(args, io);
@@ -115,12 +121,12 @@ export function adminCommand<P>(spec: AdminCommandSpec<P>): Command {
         io.stderr(input.problems.map((p) => `${formatProblem(p)}\n`).join(""));
         return EXIT_USAGE;
       }
-      const connection = await connectHub(config.config, io);
+      const connection = await connectHub(config.value, io);
       if (!connection.ok) {
-        io.stderr(connection.problems.map((p) => `flotilla: ${p}\n`).join(""));
+        printProblems(io, connection.problems);
         return EXIT_USAGE;
       }
-      const { hub } = connection;
+      const hub = connection.value;
       let lines: ProblemLines | undefined;
       const ctx: AdminContext = {
         args,

@@ -6,7 +6,14 @@
  * connection. The bearer token comes from `--token-file`, FLOTILLA_TOKEN_FILE or FLOTILLA_TOKEN,
  * or the context's `tokenFile` or `token`.
  */
-import { formatProblems, parseDuration } from "@flotilla/core";
+import {
+  fail,
+  formatProblems,
+  ok,
+  parseDuration,
+  problem,
+  type Result,
+} from "@flotilla/core";
 import type { ParsedArgs } from "../commands/command.js";
 import type { CliIo } from "../io.js";
 import type { CliContext } from "./cli-config.js";
@@ -94,9 +101,7 @@ export function resolveHubConfig(
     /** The config file's chosen context; flags and variables win over it. */
     readonly context?: CliContext;
   } = {},
-):
-  | { readonly ok: true; readonly config: HubConfig }
-  | { readonly ok: false; readonly problems: readonly string[] } {
+): Result<HubConfig> {
   const problems: string[] = [];
   const { context } = options;
   const address =
@@ -184,11 +189,8 @@ export function resolveHubConfig(
   }
 
   if (problems.length > 0 || choice === undefined || actor === undefined)
-    return { ok: false, problems };
-  return {
-    ok: true,
-    config: { address, tls: choice.tls, actor, bearer, timeoutMs },
-  };
+    return fail(problems.map(problem));
+  return ok({ address, tls: choice.tls, actor, bearer, timeoutMs });
 }
 
 function bearerSource(
