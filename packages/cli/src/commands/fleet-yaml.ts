@@ -33,7 +33,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
  * Helm bundles with their own message first.
  */
 export function parseFleetYaml(raw: unknown): Result<FleetYaml> {
-  if (raw === null || raw === undefined) return { ok: true, value: {} };
+  if (raw === null || raw === undefined) return ok({});
   if (!isRecord(raw))
     return fail([
       {
