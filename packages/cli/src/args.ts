@@ -7,10 +7,14 @@
 import { parseArgs } from "node:util";
 import type { Command, OptionSpec, ParsedArgs } from "./commands/command.js";
 
-/** The outcome of parsing: the arguments, or every problem found (one message each). */
+/**
+ * The outcome of parsing: the arguments; a request for the command's help (`--help`, with no
+ * problems); or every problem found (one message each).
+ */
 export type ParseOutcome =
-  | { readonly ok: true; readonly args: ParsedArgs; readonly help: boolean }
-  | { readonly ok: false; readonly problems: readonly string[] };
+  | { readonly type: "args"; readonly args: ParsedArgs }
+  | { readonly type: "help" }
+  | { readonly type: "problems"; readonly problems: readonly string[] };
 
 /** The `--help` option every command accepts. */
 export const HELP_OPTION: OptionSpec = {
@@ -98,10 +102,10 @@ export function parseCommandArgs(
       }
     }
   }
-  if (problems.length > 0) return { ok: false, problems };
+  if (problems.length > 0) return { type: "problems", problems };
+  if (help) return { type: "help" };
   return {
-    ok: true,
-    help,
+    type: "args",
     args: {
       string: (name) => strings.get(name)?.at(-1),
       strings: (name) => strings.get(name) ?? [],

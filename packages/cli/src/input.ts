@@ -1,10 +1,19 @@
 /**
  * Reading input files. YAML and JSON are told apart by content, not by name: the `yaml` parser
- * reads both (JSON is YAML's flow syntax). Every problem is a printable line that starts with the
- * file name, so a person can jump to it: `FILE:LINE:COL: message` for syntax errors. Documents are
+ * reads both (JSON is YAML's flow syntax). Every problem's path is the file name, so its printed
+ * line (formatProblem) starts with it and a person can jump to it: `FILE:LINE:COL: message` for
+ * syntax errors, with the source line and a caret under the spot on the lines after. Documents are
  * held to core's input bounds (nesting depth, refused keys), as the hub holds what it is sent.
  */
-import { boundsProblems, formatProblem, tooDeepProblem } from "@flotilla/core";
+import {
+  boundsProblems,
+  fail,
+  formatProblem,
+  ok,
+  tooDeepProblem,
+  type Problem,
+  type Result,
+} from "@flotilla/core";
 import {
   LineCounter,
   parseAllDocuments,
@@ -13,10 +22,13 @@ import {
 } from "yaml";
 import type { CliIo } from "./io.js";
 
-/** A parsed document, or the lines that explain why it could not be read. */
-export type LoadResult =
-  | { readonly ok: true; readonly value: unknown }
-  | { readonly ok: false; readonly messages: readonly string[] };
+/** A parsed document, or the problems (each naming the file) that explain why it could not be read. */
+export type LoadResult = Result<unknown>;
+
+/** A problem with file `file` (its path), printed `FILE: message`. */
+export function fileProblem(file: string, message: string): Problem {
+  return { path: file, message };
+}
 
 function errorCode(error: unknown): string | undefined {
   if (typeof error !== "object" || error === null || !("code" in error))
@@ -65,28 +77,36 @@ function shownErrors(
   ];
 }
 
+/** Each shown error as a problem at `FILE:LINE:COL`, its message followed by the caret lines. */
+function syntaxProblems(
+  file: string,
+  source: string,
+  lineCounter: LineCounter,
+  errors: readonly YAMLError[],
+): Problem[] {
+  return shownErrors(errors).map((error) => {
+    const { line, col } = lineCounter.linePos(error.pos);
+    return {
+      path: `${file}:${String(line)}:${String(col)}`,
+      message: [error.message, ...caretLines(source, line, col)].join("\n"),
+    };
+  });
+}
+
 /**
  * The syntax errors of a YAML stream (a manifest file may hold several documents), as
- * `FILE:LINE:COL: message` lines with a caret under the spot; empty when it parses.
+ * `FILE:LINE:COL: message` problems with a caret under the spot; empty when it parses.
  */
-export function yamlStreamErrors(file: string, source: string): string[] {
+export function yamlStreamErrors(file: string, source: string): Problem[] {
   const lineCounter = new LineCounter();
   const parsed = parseAllDocuments(source, {
     lineCounter,
     prettyErrors: false,
   });
   const docs = Array.isArray(parsed) ? parsed : [parsed];
-  const messages: string[] = [];
-  for (const doc of docs) {
-    for (const error of shownErrors(doc.errors)) {
-      const { line, col } = lineCounter.linePos(error.pos);
-      messages.push(
-        `${file}:${String(line)}:${String(col)}: ${error.message}`,
-        ...caretLines(source, line, col),
-      );
-    }
-  }
-  return messages;
+  return docs.flatMap((doc) =>
+    syntaxProblems(file, source, lineCounter, doc.errors),
+  );
 }
 
 /**
@@ -100,17 +120,8 @@ export function parseDocumentText(
 ): LoadResult {
   const lineCounter = new LineCounter();
   const doc = parseDocument(source, { lineCounter, prettyErrors: false });
-  if (doc.errors.length > 0) {
-    const messages: string[] = [];
-    for (const error of shownErrors(doc.errors)) {
-      const { line, col } = lineCounter.linePos(error.pos);
-      messages.push(
-        `${file}:${String(line)}:${String(col)}: ${error.message}`,
-        ...caretLines(source, line, col),
-      );
-    }
-    return { ok: false, messages };
-  }
+  if (doc.errors.length > 0)
+    return fail(syntaxProblems(file, source, lineCounter, doc.errors));
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: 1000 });
@@ -123,24 +134,20 @@ export function parseDocumentText(
         : error instanceof Error
           ? error.message
           : String(error);
-    return { ok: false, messages: [`${file}: ${message}`] };
+    return fail([fileProblem(file, message)]);
   }
   const outOfBounds = boundsProblems(value, "");
   if (outOfBounds.length > 0) {
-    return {
-      ok: false,
-      messages: outOfBounds.map((p) => `${file}: ${formatProblem(p)}`),
-    };
+    return fail(outOfBounds.map((p) => fileProblem(file, formatProblem(p))));
   }
   if ((value === null || value === undefined) && options.allowEmpty === true)
-    return { ok: true, value: null };
+    return ok(null);
   if (value === null || value === undefined) {
-    return {
-      ok: false,
-      messages: [`${file}: is empty (expected a YAML or JSON document)`],
-    };
+    return fail([
+      fileProblem(file, "is empty (expected a YAML or JSON document)"),
+    ]);
   }
-  return { ok: true, value };
+  return ok(value);
 }
 
 /** Reads and parses one input file. */
@@ -152,10 +159,9 @@ export async function loadDocument(
   try {
     source = await io.readFile(file);
   } catch (error) {
-    return {
-      ok: false,
-      messages: [`${file}: cannot read: ${describeReadError(error)}`],
-    };
+    return fail([
+      fileProblem(file, `cannot read: ${describeReadError(error)}`),
+    ]);
   }
   return parseDocumentText(file, source);
 }
@@ -164,10 +170,7 @@ export async function loadDocument(
 export async function loadDocuments<K extends string>(
   io: CliIo,
   files: Readonly<Partial<Record<K, string>>>,
-): Promise<
-  | { ok: true; value: Partial<Record<K, unknown>> }
-  | { ok: false; messages: readonly string[] }
-> {
+): Promise<Result<Partial<Record<K, unknown>>>> {
   const entries = Object.entries(files) as [K, string | undefined][];
   const loaded = await Promise.all(
     entries.map(
@@ -179,11 +182,11 @@ export async function loadDocuments<K extends string>(
     ),
   );
   const value: Partial<Record<K, unknown>> = {};
-  const messages: string[] = [];
+  const problems: Problem[] = [];
   for (const [key, result] of loaded) {
     if (result === undefined) continue;
     if (result.ok) value[key] = result.value;
-    else messages.push(...result.messages);
+    else problems.push(...result.problems);
   }
-  return messages.length > 0 ? { ok: false, messages } : { ok: true, value };
+  return problems.length > 0 ? fail(problems) : ok(value);
 }

@@ -135,13 +135,13 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   }
   const { command, rest } = found;
   const parsed = parseCommandArgs(command, rest);
-  if (!parsed.ok)
+  if (parsed.type === "problems")
     return usageError(
       io,
       parsed.problems.map((p) => `${command.name}: ${p}`),
       shortUsage(command),
     );
-  if (parsed.help) {
+  if (parsed.type === "help") {
     io.stdout(commandHelp(command));
     return EXIT_OK;
   }

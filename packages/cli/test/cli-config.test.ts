@@ -4,6 +4,7 @@
  * commands (set-context writes 0600 and keeps the other contexts, use-context, get-contexts,
  * view redacts tokens).
  */
+import { formatProblem } from "@flotilla/core";
 import { describe, expect, it } from "vitest";
 import { parseCliConfig } from "../src/hub/cli-config.js";
 import { closedPort, startFakeHub } from "./fake-hub.js";
@@ -45,7 +46,7 @@ describe("parseCliConfig", () => {
     );
     expect(parsed.ok).toBe(false);
     if (parsed.ok) return;
-    expect(parsed.problems).toEqual([
+    expect(parsed.problems.map(formatProblem)).toEqual([
       "/cfg.yaml: contexts[0].hub: is required (HOST:PORT)",
       '/cfg.yaml: contexts[0].insecurePlaintext: must be true or false (got "yes-please")',
       "/cfg.yaml: contexts[0]: certFile and keyFile go together",
@@ -61,12 +62,19 @@ describe("parseCliConfig", () => {
     );
     expect(missing).toEqual({
       ok: false,
-      problems: ['/cfg.yaml: currentContext: names no context (got "nope")'],
+      problems: [
+        {
+          path: "/cfg.yaml",
+          message: 'currentContext: names no context (got "nope")',
+        },
+      ],
     });
     const broken = parseCliConfig("contexts: [\n", "/cfg.yaml");
     expect(broken.ok).toBe(false);
     if (!broken.ok)
-      expect(broken.problems[0]).toMatch(/^\/cfg.yaml: not valid YAML: /);
+      expect(formatProblem(broken.problems[0]!)).toMatch(
+        /^\/cfg.yaml: not valid YAML: /,
+      );
   });
 });
 
@@ -209,7 +217,7 @@ describe("config commands", () => {
     const parsed = parseCliConfig(memory.files[CONFIG] ?? "", CONFIG);
     expect(parsed).toEqual({
       ok: true,
-      config: {
+      value: {
         currentContext: "prod",
         contexts: [
           {

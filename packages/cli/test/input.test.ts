@@ -1,3 +1,4 @@
+import { formatProblem, formatProblems } from "@flotilla/core";
 import { describe, expect, it } from "vitest";
 import {
   describeReadError,
@@ -47,7 +48,9 @@ describe("parseDocumentText", () => {
     );
     expect(parsed.ok).toBe(false);
     if (parsed.ok) return;
-    expect(parsed.messages[0]).toMatch(/^clusters\.yaml:\d+:\d+: \S/);
+    expect(formatProblem(parsed.problems[0]!)).toMatch(
+      /^clusters\.yaml:\d+:\d+: \S/,
+    );
   });
 
   it("points at the duplicate key in malformed JSON", () => {
@@ -57,18 +60,30 @@ describe("parseDocumentText", () => {
     );
     expect(parsed).toEqual({
       ok: false,
-      messages: [
+      problems: [
+        {
+          path: "s.json:3:3",
+          message: 'Map keys must be unique\n    "stages": []\n    ^',
+        },
+      ],
+    });
+    if (!parsed.ok)
+      expect(formatProblems(parsed.problems).split("\n")).toEqual([
         "s.json:3:3: Map keys must be unique",
         '    "stages": []',
         "    ^",
-      ],
-    });
+      ]);
   });
 
   it("rejects an empty file instead of passing null on", () => {
     expect(parseDocumentText("e.yaml", "# nothing here\n")).toEqual({
       ok: false,
-      messages: ["e.yaml: is empty (expected a YAML or JSON document)"],
+      problems: [
+        {
+          path: "e.yaml",
+          message: "is empty (expected a YAML or JSON document)",
+        },
+      ],
     });
   });
 
@@ -76,7 +91,7 @@ describe("parseDocumentText", () => {
     const parsed = parseDocumentText("a.yaml", "x: *nope\n");
     expect(parsed.ok).toBe(false);
     if (!parsed.ok)
-      expect(parsed.messages.join("\n")).toMatch(/^a\.yaml(:\d+:\d+)?: /);
+      expect(formatProblems(parsed.problems)).toMatch(/^a\.yaml(:\d+:\d+)?: /);
   });
 });
 
@@ -84,7 +99,7 @@ describe("loadDocument", () => {
   it("reports a missing file as FILE: cannot read", async () => {
     expect(await loadDocument(memoryIo(), "nope.yaml")).toEqual({
       ok: false,
-      messages: ["nope.yaml: cannot read: no such file"],
+      problems: [{ path: "nope.yaml", message: "cannot read: no such file" }],
     });
   });
 
@@ -96,8 +111,9 @@ describe("loadDocument", () => {
     });
     expect(loaded.ok).toBe(false);
     if (loaded.ok) return;
-    expect(loaded.messages[0]).toBe("missing.yaml: cannot read: no such file");
-    expect(loaded.messages[1]).toMatch(/^bad\.yaml:\d+:\d+: /);
+    const lines = loaded.problems.map(formatProblem);
+    expect(lines[0]).toBe("missing.yaml: cannot read: no such file");
+    expect(lines[1]).toMatch(/^bad\.yaml:\d+:\d+: /);
   });
 });
 

@@ -4,6 +4,8 @@
  * kind of guess that goes wrong in a rollout. The CLI, the hub's and the agent's configs share it.
  */
 
+import { fail, ok, problem, type Result } from "./result.js";
+
 const UNIT_MS: Readonly<Record<string, number>> = {
   ms: 1,
   s: 1_000,
@@ -14,18 +16,13 @@ const UNIT_MS: Readonly<Record<string, number>> = {
 
 const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/y;
 
-/** Milliseconds of `text`, or a message saying what is wrong with it. */
-export function parseDuration(
-  text: string,
-):
-  | { readonly ok: true; readonly ms: number }
-  | { readonly ok: false; readonly message: string } {
+const NOT_A_DURATION = "must be a duration like 30s, 10m, 1h30m or 2d";
+
+/** Milliseconds of `text`, or one problem (with no path) saying what is wrong with it. */
+export function parseDuration(text: string): Result<number> {
   const trimmed = text.trim();
   if (/^\d+(\.\d+)?$/.test(trimmed))
-    return {
-      ok: false,
-      message: `needs a unit, e.g. "${trimmed}s" or "${trimmed}m"`,
-    };
+    return fail([problem(`needs a unit, e.g. "${trimmed}s" or "${trimmed}m"`)]);
   let total = 0;
   PART.lastIndex = 0;
   let index = 0;
@@ -33,19 +30,12 @@ export function parseDuration(
     PART.lastIndex = index;
     const match = PART.exec(trimmed);
     if (match === null) {
-      return {
-        ok: false,
-        message: "must be a duration like 30s, 10m, 1h30m or 2d",
-      };
+      return fail([problem(NOT_A_DURATION)]);
     }
     const [whole, amount = "0", unit = "ms"] = match;
     total += Number(amount) * (UNIT_MS[unit] ?? 1);
     index += whole.length;
   }
-  if (trimmed === "")
-    return {
-      ok: false,
-      message: "must be a duration like 30s, 10m, 1h30m or 2d",
-    };
-  return { ok: true, ms: Math.round(total) };
+  if (trimmed === "") return fail([problem(NOT_A_DURATION)]);
+  return ok(Math.round(total));
 }

@@ -9,7 +9,7 @@
 import { option, text } from "@flotilla/node";
 import { z } from "zod";
 import type { UpgradeDriverConfig } from "../runtime/kubernetes-backend.js";
-import { compact } from "@flotilla/core";
+import { compact, DNS_LABEL } from "@flotilla/core";
 
 export type { UpgradeDriverConfig };
 
@@ -173,7 +173,6 @@ const SUC_KEYS = [
 ] as const;
 const CAPI_KEYS = ["capiCluster", "capiNamespace"] as const;
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 const dnsLabel = z
   .string()

@@ -5,7 +5,7 @@
  * reads the environment (it is handed `env`; main.ts passes `process.env`).
  */
 import { join } from "node:path";
-import { parseDuration, compact } from "@flotilla/core";
+import { DNS_LABEL, parseDuration, compact } from "@flotilla/core";
 import { gatherOptions } from "@flotilla/node";
 import { z } from "zod";
 import {
@@ -146,14 +146,14 @@ const natsUrls = z.string().transform((raw, ctx): string[] => {
 /** `500ms`, `10s`, `1m` → milliseconds (at least 100 ms, at most a day). */
 const duration = z.string().transform((raw, ctx): number => {
   const parsed = parseDuration(raw);
-  if (!parsed.ok || parsed.ms < 100 || parsed.ms > 86_400_000) {
+  if (!parsed.ok || parsed.value < 100 || parsed.value > 86_400_000) {
     ctx.addIssue({
       code: "custom",
       message: "must be a duration from 100ms to 1d, like 500ms, 10s or 1m",
     });
     return z.NEVER;
   }
-  return parsed.ms;
+  return parsed.value;
 });
 
 const schema = z.object({
@@ -178,7 +178,7 @@ const schema = z.object({
     .string()
     .max(63, "must be at most 63 characters")
     .regex(
-      /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
+      DNS_LABEL,
       "must be a DNS label: lower-case letters, digits and '-', starting and ending alphanumeric",
     )
     .optional(),

@@ -5,6 +5,8 @@
  * field path and the value; `reload()` re-reads it and emits WindowsChanged when anything changed.
  */
 import {
+  fail,
+  ok,
   canonicalJson,
   formatProblem,
   formatProblems,
@@ -90,18 +92,15 @@ type Parsed = Result<Maintenance | undefined>;
 
 /** `{maintenance: …}`; an empty document or one without `maintenance` means no constraints. */
 function parseDocument(raw: unknown): Parsed {
-  if (raw === null || raw === undefined) return { ok: true, value: undefined };
+  if (raw === null || raw === undefined) return ok(undefined);
   if (typeof raw !== "object" || Array.isArray(raw))
-    return {
-      ok: false,
-      problems: [
-        {
-          path: "",
-          message: "must be an object with a maintenance field",
-          value: raw,
-        },
-      ],
-    };
+    return fail([
+      {
+        path: "",
+        message: "must be an object with a maintenance field",
+        value: raw,
+      },
+    ]);
   const unknown = Object.keys(raw)
     .filter((k) => k !== "maintenance")
     .map((k): Problem => ({
@@ -110,13 +109,8 @@ function parseDocument(raw: unknown): Parsed {
     }));
   const block = (raw as Record<string, unknown>).maintenance;
   if (block === undefined || block === null)
-    return unknown.length > 0
-      ? { ok: false, problems: unknown }
-      : { ok: true, value: undefined };
+    return unknown.length > 0 ? fail(unknown) : ok(undefined);
   const parsed = parseMaintenance(block, "maintenance");
-  if (!parsed.ok)
-    return { ok: false, problems: [...unknown, ...parsed.problems] };
-  return unknown.length > 0
-    ? { ok: false, problems: unknown }
-    : { ok: true, value: parsed.value };
+  if (!parsed.ok) return fail([...unknown, ...parsed.problems]);
+  return unknown.length > 0 ? fail(unknown) : ok(parsed.value);
 }

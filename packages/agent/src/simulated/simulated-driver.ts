@@ -37,10 +37,11 @@ export interface SimulatedDriverDeps {
   readonly assertRunning: () => void;
 }
 
+/** An upgrade that cannot be done (the outcome to report), or its steps and the facts after it. */
 type Plan =
-  | { readonly ok: false; readonly outcome: UpgradeOutcome }
+  | { readonly type: "refused"; readonly outcome: UpgradeOutcome }
   | {
-      readonly ok: true;
+      readonly type: "planned";
       readonly steps: readonly string[];
       readonly after: PlatformFacts;
       readonly version?: string;
@@ -50,7 +51,7 @@ function failed(
   reason: "InvalidTarget" | "VersionSkew",
   message: string,
 ): Plan {
-  return { ok: false, outcome: { type: "Failed", reason, message } };
+  return { type: "refused", outcome: { type: "Failed", reason, message } };
 }
 
 /** What the upgrade changes, as steps and the facts after it; or why it cannot be done. */
@@ -73,7 +74,7 @@ function plan(facts: PlatformFacts, req: UpgradeRequest, what: string): Plan {
         `${what}: a NodeImageOnly upgrade needs target.nodeImages`,
       );
     return {
-      ok: true,
+      type: "planned",
       steps: images.map((i) => `node pool "${i.pool}" to image ${i.to}`),
       after: {
         ...facts,
@@ -128,7 +129,7 @@ function plan(facts: PlatformFacts, req: UpgradeRequest, what: string): Plan {
       ...facts.nodePools.map((p) => `node pool "${p.name}" to ${version}`),
     );
   return {
-    ok: true,
+    type: "planned",
     steps,
     after: { kubernetesVersion: version, nodePools },
     version,
@@ -173,7 +174,7 @@ export function createSimulatedDriver(
           message: `${what}: run "${inFlight}" is upgrading it`,
         };
       const planned = plan(facts, req, what);
-      if (!planned.ok) return planned.outcome;
+      if (planned.type === "refused") return planned.outcome;
       // Nothing to change needs no window: the member is done whatever the hour.
       if (canonicalJson(planned.after) === canonicalJson(facts))
         return { type: "Succeeded", message: "Already at the target", facts };

@@ -10,6 +10,7 @@ import {
   boundsProblems,
   fail,
   FlotillaError,
+  ok,
   problem,
   tooDeepProblem,
   type Result,
@@ -88,5 +89,5 @@ export async function readDocument(
   if (problems.length > 0) {
     return fail(problems);
   }
-  return { ok: true, value };
+  return ok(value);
 }

@@ -14,6 +14,8 @@ import {
   type Problem,
   type Result,
   compact,
+  fail,
+  ok,
 } from "@flotilla/core";
 import { isMap, isSeq, parseDocument, type Document } from "yaml";
 
@@ -28,14 +30,11 @@ function yamlDocument(text: string): Result<Document> {
   const doc = parseDocument(text, { prettyErrors: false });
   // The parser gives up on deep nesting when its stack runs out: say what the limit is instead.
   if (doc.errors.some((e) => e.code === "RESOURCE_EXHAUSTION"))
-    return { ok: false, problems: [tooDeepProblem("")] };
+    return fail([tooDeepProblem("")]);
   const error = doc.errors[0];
   if (error !== undefined)
-    return {
-      ok: false,
-      problems: [problem("", `not valid YAML: ${error.message}`)],
-    };
-  return { ok: true, value: doc };
+    return fail([problem("", `not valid YAML: ${error.message}`)]);
+  return ok(doc);
 }
 
 /** The document's value within core's input bounds (nesting depth, refused keys). */
@@ -44,14 +43,11 @@ function boundedValue(doc: Document): Result<unknown> {
   try {
     raw = doc.toJS();
   } catch (error) {
-    if (error instanceof RangeError)
-      return { ok: false, problems: [tooDeepProblem("")] };
+    if (error instanceof RangeError) return fail([tooDeepProblem("")]);
     throw error;
   }
   const problems = boundsProblems(raw, "");
-  return problems.length > 0
-    ? { ok: false, problems }
-    : { ok: true, value: raw };
+  return problems.length > 0 ? fail(problems) : ok(raw);
 }
 
 /** The configuration in `text`; undefined means no constraints ("any time"). */
@@ -63,14 +59,11 @@ export function parseWindowsDocument(
   const bounded = boundedValue(doc.value);
   if (!bounded.ok) return bounded;
   const raw = bounded.value;
-  if (raw === null || raw === undefined) return { ok: true, value: undefined };
+  if (raw === null || raw === undefined) return ok(undefined);
   if (typeof raw !== "object" || Array.isArray(raw))
-    return {
-      ok: false,
-      problems: [
-        problem("", "must be a mapping with a maintenance field", raw),
-      ],
-    };
+    return fail([
+      problem("", "must be a mapping with a maintenance field", raw),
+    ]);
   const unknown = Object.keys(raw)
     .filter((k) => k !== "maintenance")
     .map((k) => problem(k, "unknown field (known fields: maintenance)"));
@@ -83,8 +76,8 @@ export function parseWindowsDocument(
     ...unknown,
     ...(parsed?.ok === false ? parsed.problems : []),
   ];
-  if (problems.length > 0) return { ok: false, problems };
-  return { ok: true, value: parsed?.ok === true ? parsed.value : undefined };
+  if (problems.length > 0) return fail(problems);
+  return ok(parsed?.ok === true ? parsed.value : undefined);
 }
 
 /** A freeze as the owner writes it. */
@@ -109,24 +102,18 @@ export function withFreeze(text: string, freeze: FreezeInput): Result<string> {
   };
   if (doc.contents === null) doc.contents = doc.createNode({});
   if (!isMap(doc.contents))
-    return {
-      ok: false,
-      problems: [problem("", "must be a mapping with a maintenance field")],
-    };
+    return fail([problem("", "must be a mapping with a maintenance field")]);
   const block = doc.get("maintenance");
   if (!isMap(block)) {
     if (block !== null && block !== undefined)
-      return {
-        ok: false,
-        problems: [problem("maintenance", "must be a mapping", doc.toJS())],
-      };
+      return fail([problem("maintenance", "must be a mapping", doc.toJS())]);
     doc.set("maintenance", doc.createNode({ freezes: [entry] }));
   } else {
     const freezes = block.get("freezes");
     if (isSeq(freezes)) freezes.add(doc.createNode(entry));
     else block.set("freezes", doc.createNode([entry]));
   }
-  return { ok: true, value: doc.toString() };
+  return ok(doc.toString());
 }
 
 /** `text` without `maintenance.freezes` (windows kept); unchanged when it has none. */
@@ -136,7 +123,7 @@ export function withoutFreezes(text: string): Result<string> {
   const doc = parsed.value;
   const block = isMap(doc.contents) ? doc.get("maintenance") : undefined;
   if (isMap(block)) block.delete("freezes");
-  return { ok: true, value: doc.toString() };
+  return ok(doc.toString());
 }
 
 /** The document that allows any time. */

@@ -5,7 +5,7 @@
  * hub issues the certificate.
  */
 import { join, resolve } from "node:path";
-import { FlotillaError, parseDuration } from "@flotilla/core";
+import { FlotillaError, formatProblems, parseDuration } from "@flotilla/core";
 import { EXIT_OK } from "../io.js";
 import {
   adminCommand,
@@ -71,16 +71,19 @@ const issue = adminCommand({
     let ttlSeconds = 0;
     if (!ttl.ok)
       problems.push(
-        usageMessage(COMMAND, `--ttl ${ttl.message} (got "${ttlText}")`),
+        usageMessage(
+          COMMAND,
+          `--ttl ${formatProblems(ttl.problems)} (got "${ttlText}")`,
+        ),
       );
-    else if (ttl.ms < 1000 || ttl.ms % 1000 !== 0)
+    else if (ttl.value < 1000 || ttl.value % 1000 !== 0)
       problems.push(
         usageMessage(
           COMMAND,
           `--ttl must be a whole number of seconds, at least 1s (got "${ttlText}")`,
         ),
       );
-    else ttlSeconds = ttl.ms / 1000;
+    else ttlSeconds = ttl.value / 1000;
     const dir = resolve(args.string("out") ?? ".");
     const keyFile = join(dir, "key.pem");
     const exists = await io.readBytes(keyFile).then(

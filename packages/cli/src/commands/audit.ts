@@ -2,7 +2,7 @@
  * `flotilla audit list|watch`: who did what, when, why, and how it went. In these commands
  * `--actor` filters by the actor; your own identity comes from FLOTILLA_ACTOR or the OS user.
  */
-import { parseDuration } from "@flotilla/core";
+import { formatProblems, parseDuration } from "@flotilla/core";
 import { ERROR_CODE, type wire } from "@flotilla/protocol";
 import { EXIT_OK, EXIT_UNREACHABLE } from "../io.js";
 import {
@@ -131,12 +131,12 @@ const list = adminCommand({
       return refused([
         usageMessage(
           "audit list",
-          `--since ${parsed.message} (got "${since}")`,
+          `--since ${formatProblems(parsed.problems)} (got "${since}")`,
         ),
       ]);
     return prepared({
       ...filterOf(args),
-      sinceMs: Math.max(0, io.now() - parsed.ms),
+      sinceMs: Math.max(0, io.now() - parsed.value),
     });
   },
   run: async (ctx, filter) => {

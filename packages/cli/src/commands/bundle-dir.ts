@@ -2,13 +2,21 @@
  * Reading a bundle directory the way Fleet lays one out: an optional `fleet.yaml` at the top and
  * every other `*.yaml`, `*.yml` and `*.json` file below it (recursively, hidden entries skipped) as
  * a manifest file, in byte order of their paths so the same directory always sends the same
- * bundle. Helm charts are refused here, before anything is sent. Every problem is a line naming
- * the file; YAML syntax errors are `FILE:LINE:COL: message`.
+ * bundle. Helm charts are refused here, before anything is sent. Every problem's path names the
+ * file; YAML syntax errors are at `FILE:LINE:COL`.
  */
 import { join } from "node:path";
-import { compareNames, formatProblem } from "@flotilla/core";
+import {
+  compareNames,
+  fail,
+  formatProblem,
+  ok,
+  type Problem,
+  type Result,
+} from "@flotilla/core";
 import {
   describeReadError,
+  fileProblem,
   parseDocumentText,
   yamlStreamErrors,
 } from "../input.js";
@@ -37,11 +45,12 @@ const MANIFEST_EXTENSIONS = [".yaml", ".yml", ".json"];
 const isManifestName = (name: string): boolean =>
   MANIFEST_EXTENSIONS.some((ext) => name.toLowerCase().endsWith(ext));
 
-/** The message refusing a Helm bundle. */
-export function helmRefusal(dir: string, found: string): string {
-  return (
-    `${dir}: Helm-chart bundles are not supported yet (found ${found}); ` +
-    "render the chart to plain manifests (helm template) and apply that directory"
+/** The problem refusing a Helm bundle. */
+export function helmRefusal(dir: string, found: string): Problem {
+  return fileProblem(
+    dir,
+    `Helm-chart bundles are not supported yet (found ${found}); ` +
+      "render the chart to plain manifests (helm template) and apply that directory",
   );
 }
 
@@ -67,72 +76,66 @@ async function walk(
 async function readFleetYaml(
   io: CliIo,
   dir: string,
-): Promise<{ ok: true; fleet: FleetYaml } | { ok: false; messages: string[] }> {
+): Promise<Result<FleetYaml>> {
   const file = join(dir, FLEET_YAML);
   let source: string;
   try {
     source = await io.readFile(file);
   } catch (error) {
-    return {
-      ok: false,
-      messages: [`${file}: cannot read: ${describeReadError(error)}`],
-    };
+    return fail([
+      fileProblem(file, `cannot read: ${describeReadError(error)}`),
+    ]);
   }
   const doc = parseDocumentText(file, source, { allowEmpty: true });
-  if (!doc.ok) return { ok: false, messages: [...doc.messages] };
+  if (!doc.ok) return doc;
   if (
     typeof doc.value === "object" &&
     doc.value !== null &&
     "helm" in doc.value
   )
-    return {
-      ok: false,
-      messages: [helmRefusal(dir, `"helm" in ${FLEET_YAML}`)],
-    };
+    return fail([helmRefusal(dir, `"helm" in ${FLEET_YAML}`)]);
   const fleet = parseFleetYaml(doc.value);
   if (!fleet.ok)
-    return {
-      ok: false,
-      messages: fleet.problems.map((p) => `${file}: ${formatProblem(p)}`),
-    };
-  return { ok: true, fleet: fleet.value };
+    return fail(fleet.problems.map((p) => fileProblem(file, formatProblem(p))));
+  return fleet;
 }
 
 /** Reads and checks bundle directory `dir`; on failure, every problem found. */
 export async function readBundleDir(
   io: CliIo,
   dir: string,
-): Promise<
-  { ok: true; value: BundleDir } | { ok: false; messages: readonly string[] }
-> {
+): Promise<Result<BundleDir>> {
   let top;
   try {
     top = await io.readDir(dir);
   } catch (error) {
-    return {
-      ok: false,
-      messages: [
-        `${dir}: cannot read the bundle directory: ${describeReadError(error)}`,
-      ],
-    };
+    return fail([
+      fileProblem(
+        dir,
+        `cannot read the bundle directory: ${describeReadError(error)}`,
+      ),
+    ]);
   }
   if (top.some((e) => e.name === "Chart.yaml"))
-    return { ok: false, messages: [helmRefusal(dir, "Chart.yaml")] };
+    return fail([helmRefusal(dir, "Chart.yaml")]);
   const hasFleetYaml = top.some(
     (e) => e.name === FLEET_YAML && e.kind === "file",
   );
-  const messages: string[] = [];
+  const problems: Problem[] = [];
   let fleet: FleetYaml = {};
   if (hasFleetYaml) {
     const read = await readFleetYaml(io, dir);
-    if (read.ok) fleet = read.fleet;
-    else messages.push(...read.messages);
+    if (read.ok) fleet = read.value;
+    else problems.push(...read.problems);
   }
   const found = { manifests: [] as string[], nested: [] as string[] };
   await walk(io, dir, "", found);
   for (const path of found.nested)
-    messages.push(
-      `${join(dir, path)}: a nested fleet.yaml starts another bundle; apply its directory on its own`,
+    problems.push(
+      fileProblem(
+        join(dir, path),
+        "a nested fleet.yaml starts another bundle; apply its directory on its own",
+      ),
     );
   const manifests: ManifestFile[] = [];
   for (const path of found.manifests.sort(compareNames)) {
@@ -141,23 +144,28 @@ export async function readBundleDir(
     try {
       content = await io.readBytes(file);
     } catch (error) {
-      messages.push(`${file}: cannot read: ${describeReadError(error)}`);
+      problems.push(
+        fileProblem(file, `cannot read: ${describeReadError(error)}`),
+      );
       continue;
     }
     let text: string;
     try {
       text = new TextDecoder("utf-8", { fatal: true }).decode(content);
     } catch {
-      messages.push(`${file}: is not UTF-8 text`);
+      problems.push(fileProblem(file, "is not UTF-8 text"));
       continue;
     }
-    messages.push(...yamlStreamErrors(file, text));
+    problems.push(...yamlStreamErrors(file, text));
     manifests.push({ path, content });
   }
-  if (messages.length === 0 && manifests.length === 0)
-    messages.push(
-      `${dir}: no manifest files (*.yaml, *.yml, *.json) besides ${FLEET_YAML}`,
+  if (problems.length === 0 && manifests.length === 0)
+    problems.push(
+      fileProblem(
+        dir,
+        `no manifest files (*.yaml, *.yml, *.json) besides ${FLEET_YAML}`,
+      ),
     );
-  if (messages.length > 0) return { ok: false, messages };
-  return { ok: true, value: { fleet, hasFleetYaml, manifests } };
+  if (problems.length > 0) return fail(problems);
+  return ok({ fleet, hasFleetYaml, manifests });
 }

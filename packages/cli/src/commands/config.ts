@@ -4,6 +4,7 @@
  * file are never printed.
  */
 import { resolve } from "node:path";
+import { fail, formatProblem, ok, problem, type Result } from "@flotilla/core";
 import {
   EXIT_ERROR,
   EXIT_OK,
@@ -26,30 +27,30 @@ import { createStyle } from "../render/style.js";
 import { renderTable } from "../render/table.js";
 import type { Command, Noun, ParsedArgs } from "./command.js";
 
-/** Reads the file for a command; prints the problems and returns the exit code on failure. */
-async function load(
-  io: CliIo,
-): Promise<
-  | { ok: true; file: string; config: CliConfig; exists: boolean }
-  | { ok: false; code: number }
-> {
+/** The config file a command shows or edits, and whether it exists yet. */
+interface LoadedConfig {
+  readonly file: string;
+  readonly config: CliConfig;
+  readonly exists: boolean;
+}
+
+/** Reads the file for a command; on failure prints the problems and returns undefined (exit 2). */
+async function load(io: CliIo): Promise<LoadedConfig | undefined> {
   const read = await readCliConfig(io);
   if (!read.ok) {
-    io.stderr(read.problems.map((p) => `flotilla: ${p}\n`).join(""));
-    return { ok: false, code: EXIT_USAGE };
+    io.stderr(
+      read.problems.map((p) => `flotilla: ${formatProblem(p)}\n`).join(""),
+    );
+    return undefined;
   }
-  if (read.file === undefined) {
+  const { file, config, exists } = read.value;
+  if (file === undefined) {
     io.stderr(
       "flotilla: cannot tell where the config file is: set FLOTILLA_CONFIG or HOME\n",
     );
-    return { ok: false, code: EXIT_USAGE };
+    return undefined;
   }
-  return {
-    ok: true,
-    file: read.file,
-    config: read.config,
-    exists: read.exists,
-  };
+  return { file, config, exists };
 }
 
 function redacted(context: CliContext): CliContext {
@@ -80,7 +81,7 @@ const view: Command = {
   options: { ...OUTPUT_OPTION },
   run: async (args, io) => {
     const loaded = await load(io);
-    if (!loaded.ok) return loaded.code;
+    if (loaded === undefined) return EXIT_USAGE;
     const shown: CliConfig = {
       ...loaded.config,
       contexts: loaded.config.contexts.map(redacted),
@@ -101,7 +102,7 @@ const getContexts: Command = {
   options: { ...OUTPUT_OPTION },
   run: async (args, io) => {
     const loaded = await load(io);
-    if (!loaded.ok) return loaded.code;
+    if (loaded === undefined) return EXIT_USAGE;
     const { config } = loaded;
     if (args.string("output") === "json") {
       printJson(io, {
@@ -146,7 +147,7 @@ const useContext: Command = {
   options: {},
   run: async (args, io) => {
     const loaded = await load(io);
-    if (!loaded.ok) return loaded.code;
+    if (loaded === undefined) return EXIT_USAGE;
     const name = args.positional("NAME") ?? "";
     if (!loaded.config.contexts.some((c) => c.name === name)) {
       const known = loaded.config.contexts.map((c) => c.name);
@@ -166,11 +167,7 @@ const useContext: Command = {
 };
 
 /** The fields `set-context` sets from its flags; problems as printable lines. */
-function contextChanges(
-  args: ParsedArgs,
-):
-  | { ok: true; changes: Partial<CliContext> }
-  | { ok: false; problems: string[] } {
+function contextChanges(args: ParsedArgs): Result<Partial<CliContext>> {
   const problems: string[] = [];
   const path = (flag: string): string | undefined => {
     const value = args.string(flag);
@@ -179,8 +176,8 @@ function contextChanges(
   const changes: Record<string, unknown> = {};
   const hub = args.string("hub");
   if (hub !== undefined) {
-    const problem = addressProblem(hub);
-    if (problem !== undefined) problems.push(problem);
+    const wrong = addressProblem(hub);
+    if (wrong !== undefined) problems.push(wrong);
     changes["hub"] = hub;
   }
   const files = {
@@ -201,7 +198,7 @@ function contextChanges(
       );
     changes["insecurePlaintext"] = true;
   }
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, changes };
+  return problems.length > 0 ? fail(problems.map(problem)) : ok(changes);
 }
 
 const setContext: Command = {
@@ -250,16 +247,16 @@ const setContext: Command = {
     if (!wanted.ok) {
       io.stderr(
         wanted.problems
-          .map((p) => `flotilla: config set-context: ${p}\n`)
+          .map((p) => `flotilla: config set-context: ${formatProblem(p)}\n`)
           .join(""),
       );
       return EXIT_USAGE;
     }
     const loaded = await load(io);
-    if (!loaded.ok) return loaded.code;
+    if (loaded === undefined) return EXIT_USAGE;
     const { config } = loaded;
     const existing = config.contexts.find((c) => c.name === name);
-    const { changes } = wanted;
+    const changes = wanted.value;
     if (existing === undefined && changes.hub === undefined) {
       io.stderr(
         `flotilla: config set-context: context "${name}" is new: give --hub HOST:PORT\n`,
@@ -291,12 +288,12 @@ const setContext: Command = {
     if (!checked.ok) {
       io.stderr(
         checked.problems
-          .map((p) => `flotilla: config set-context: ${p}\n`)
+          .map((p) => `flotilla: config set-context: ${formatProblem(p)}\n`)
           .join(""),
       );
       return EXIT_USAGE;
     }
-    await writeCliConfig(io, loaded.file, checked.config);
+    await writeCliConfig(io, loaded.file, checked.value);
     printLines(io, [
       `Context "${name}" ${existing === undefined ? "created" : "updated"} in ${loaded.file}.`,
     ]);

@@ -3,7 +3,7 @@
  * uses) so that mistakes are reported with fleet.yaml's own field paths before anything is sent.
  * The fields still travel as the user's own JSON: the hub parses them again.
  */
-import { parseBundleSpec, type Result } from "@flotilla/core";
+import { fail, ok, parseBundleSpec, type Result } from "@flotilla/core";
 
 /** The fleet.yaml keys flotilla reads. */
 export const FLEET_YAML_FIELDS = [
@@ -33,27 +33,24 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
  * Helm bundles with their own message first.
  */
 export function parseFleetYaml(raw: unknown): Result<FleetYaml> {
-  if (raw === null || raw === undefined) return { ok: true, value: {} };
+  if (raw === null || raw === undefined) return ok({});
   if (!isRecord(raw))
-    return {
-      ok: false,
-      problems: [
-        {
-          path: "",
-          message: "must be a mapping of fleet.yaml fields",
-          value: raw,
-        },
-      ],
-    };
+    return fail([
+      {
+        path: "",
+        message: "must be a mapping of fleet.yaml fields",
+        value: raw,
+      },
+    ]);
   // Core's parser is the hub's: the same field paths, "did you mean" hints, and refusals of
   // Helm and of the Fleet fields flotilla does not support, before anything is sent.
   const checked = parseBundleSpec(raw);
-  if (!checked.ok) return { ok: false, problems: [...checked.problems] };
+  if (!checked.ok) return fail([...checked.problems]);
   // YAML writes an empty field (`paused:`) as null: unset, as in Fleet's Go structs.
   const field = (key: string): unknown => raw[key] ?? undefined;
   // Every field was checked above: the types are what FleetYaml says.
   const value: Record<string, unknown> = {};
   for (const key of FLEET_YAML_FIELDS)
     if (field(key) !== undefined) value[key] = field(key);
-  return { ok: true, value };
+  return ok(value);
 }

@@ -2,7 +2,7 @@
  * What `plan` and `simulate` share: their file options, loading the files, and printing core's
  * input problems against the file each came from.
  */
-import { formatProblem } from "@flotilla/core";
+import { formatProblem, formatProblems } from "@flotilla/core";
 import type { InputProblem } from "@flotilla/core";
 import type { ParsedArgs } from "./command.js";
 import { loadDocuments } from "../input.js";
@@ -70,7 +70,7 @@ export async function loadPreviewFiles(
 ): Promise<Partial<Record<InputProblem["source"], unknown>> | undefined> {
   const loaded = await loadDocuments(io, files);
   if (loaded.ok) return loaded.value;
-  io.stderr(`${loaded.messages.join("\n")}\n`);
+  io.stderr(`${formatProblems(loaded.problems)}\n`);
   return undefined;
 }
 

@@ -2,7 +2,7 @@
  * `flotilla preview`: `flotilla plan` run by the hub against its own clusters, for a stored
  * strategy, a strategy file or a bundle's rollout, printed with the same renderer.
  */
-import { FlotillaError } from "@flotilla/core";
+import { FlotillaError, formatProblem } from "@flotilla/core";
 import { EXIT_OK } from "../io.js";
 import {
   adminCommand,
@@ -100,8 +100,9 @@ export const previewCommand = adminCommand({
     let source: wire.PreviewPlanRequest;
     if (file !== undefined) {
       const read = await readStrategyFile(io, file);
-      if (!read.ok) return refused([...problems, ...read.messages]);
-      source = { strategyJson: read.json };
+      if (!read.ok)
+        return refused([...problems, ...read.problems.map(formatProblem)]);
+      source = { strategyJson: read.value };
     } else if (strategy !== undefined)
       source = { updateStrategyName: strategy };
     else source = { bundle: bundle ?? "" };

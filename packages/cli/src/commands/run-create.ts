@@ -5,6 +5,7 @@
  */
 import {
   formatProblem,
+  formatProblems,
   type Problem,
   parseDuration,
   compact,
@@ -221,30 +222,30 @@ export const runCreateCommand = adminCommand({
         problems.push(
           usageMessage(
             COMMAND,
-            `--progress-deadline ${parsed.message} (got "${deadline}")`,
+            `--progress-deadline ${formatProblems(parsed.problems)} (got "${deadline}")`,
           ),
         );
-      else if (parsed.ms < 1000)
+      else if (parsed.value < 1000)
         problems.push(
           usageMessage(
             COMMAND,
             `--progress-deadline must be at least 1s (got "${deadline}")`,
           ),
         );
-      else if (parsed.ms > 0xffffffff * 1000)
+      else if (parsed.value > 0xffffffff * 1000)
         problems.push(
           usageMessage(
             COMMAND,
             `--progress-deadline is too long (got "${deadline}")`,
           ),
         );
-      else progressDeadlineSeconds = Math.round(parsed.ms / 1000);
+      else progressDeadlineSeconds = Math.round(parsed.value / 1000);
     }
     let strategyJson: string | undefined;
     if (file !== undefined && strategyName === undefined) {
       const read = await readStrategyFile(io, file);
-      if (read.ok) strategyJson = read.json;
-      else problems.push(...read.messages);
+      if (read.ok) strategyJson = read.value;
+      else problems.push(...read.problems.map(formatProblem));
     }
     if (problems.length > 0 || payload === undefined) return refused(problems);
     const request: wire.CreateUpdateRunRequest = {

@@ -3,7 +3,7 @@
  * or JSON and sent exactly as written (the hub validates them with core's parser, so its problem
  * paths are paths in the file).
  */
-import { formatProblem, ok } from "@flotilla/core";
+import { formatProblem, ok, type Result } from "@flotilla/core";
 import type { wire } from "@flotilla/protocol";
 import { stringify } from "yaml";
 import { loadDocument } from "../input.js";
@@ -47,11 +47,9 @@ export const STRATEGY_FILE_OPTION: OptionSpec = {
 export async function readStrategyFile(
   io: CliIo,
   file: string,
-): Promise<
-  { ok: true; json: string } | { ok: false; messages: readonly string[] }
-> {
+): Promise<Result<string>> {
   const loaded = await loadDocument(io, file);
-  return loaded.ok ? { ok: true, json: JSON.stringify(loaded.value) } : loaded;
+  return loaded.ok ? ok(JSON.stringify(loaded.value)) : loaded;
 }
 
 /** The stages of a stored strategy, for lists (0 when its JSON is not a strategy). */
@@ -91,13 +89,13 @@ function fileInput(command: string, withRevision: boolean) {
     const strategy = await readStrategyFile(io, file);
     const messages = [
       ...(revision.ok ? [] : revision.problems.map(formatProblem)),
-      ...(strategy.ok ? [] : strategy.messages),
+      ...(strategy.ok ? [] : strategy.problems.map(formatProblem)),
     ];
     if (!revision.ok || !strategy.ok) return refused(messages);
     return prepared({
       name: args.positional("NAME") ?? "",
       file,
-      strategyJson: strategy.json,
+      strategyJson: strategy.value,
       expectedRevision: revision.value,
     });
   };

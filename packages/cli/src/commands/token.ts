@@ -2,7 +2,7 @@
  * `flotilla token create|list|revoke`: bootstrap tokens, with which an agent registers its cluster
  * once. The secret is printed once, at creation; the hub keeps only its digest.
  */
-import { parseDuration, compact } from "@flotilla/core";
+import { compact, formatProblems, parseDuration } from "@flotilla/core";
 import type { wire } from "@flotilla/protocol";
 import { EXIT_OK } from "../io.js";
 import {
@@ -60,16 +60,19 @@ const create = adminCommand({
     let ttlSeconds = 0;
     if (!ttl.ok)
       problems.push(
-        usageMessage("token create", `--ttl ${ttl.message} (got "${ttlText}")`),
+        usageMessage(
+          "token create",
+          `--ttl ${formatProblems(ttl.problems)} (got "${ttlText}")`,
+        ),
       );
-    else if (ttl.ms < 1000 || ttl.ms % 1000 !== 0)
+    else if (ttl.value < 1000 || ttl.value % 1000 !== 0)
       problems.push(
         usageMessage(
           "token create",
           `--ttl must be a whole number of seconds, at least 1s (got "${ttlText}")`,
         ),
       );
-    else ttlSeconds = ttl.ms / 1000;
+    else ttlSeconds = ttl.value / 1000;
     const usesText = args.string("max-uses");
     let maxUses = 1;
     if (usesText !== undefined) {

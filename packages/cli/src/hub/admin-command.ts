@@ -3,7 +3,16 @@
  * connection), then talk to the hub with one client that is always closed. The shared options
  * (hub connection, `-o`, `--reason`) are added here so every command spells them the same way.
  */
-import { FlotillaError, compact } from "@flotilla/core";
+import {
+  FlotillaError,
+  compact,
+  fail,
+  formatProblem,
+  ok,
+  problem,
+  type Problem,
+  type Result,
+} from "@flotilla/core";
 import type {
   Command,
   OptionSpec,
@@ -34,10 +43,8 @@ export interface AdminContext {
   problemLines(lines: ProblemLines): void;
 }
 
-/** The outcome of local checks: a value for `run`, or lines saying what is wrong (exit 2). */
-export type Prepared<P> =
-  | { readonly ok: true; readonly value: P }
-  | { readonly ok: false; readonly messages: readonly string[] };
+/** The outcome of local checks: a value for `run`, or problems saying what is wrong (exit 2). */
+export type Prepared<P> = Result<P>;
 
 /** The declaration of an admin command. */
 export interface AdminCommandSpec<P> {
@@ -63,12 +70,17 @@ export interface AdminCommandSpec<P> {
 
 /** A successful preparation. */
 export function prepared<P>(value: P): Prepared<P> {
-  return { ok: true, value };
+  return ok(value);
 }
 
 /** A failed preparation; `messages` are printed as given, one a line. */
 export function refused(messages: readonly string[]): Prepared<never> {
-  return { ok: false, messages };
+  return fail(messages.map(problem));
+}
+
+/** Prints problems with the connection settings, each line `flotilla: PROBLEM`. */
+function printProblems(io: CliIo, problems: readonly Problem[]): void {
+  io.stderr(problems.map((p) => `flotilla: ${formatProblem(p)}\n`).join(""));
 }
 
 function hubOptions(withoutActor: boolean): Record<string, OptionSpec> {
@@ -100,30 +112,28 @@ export function adminCommand<P>(spec: AdminCommandSpec<P>): Command {
         layers.flags.context ?? layers.env.context,
       );
       if (!selected.ok) {
-        io.stderr(selected.problems.map((p) => `flotilla: ${p}\n`).join(""));
+        printProblems(io, selected.problems);
         return EXIT_USAGE;
       }
       const config = resolveHubConfig(layers, io, {
         actorFlag: spec.ownsActorOption !== true,
-        ...compact({ context: selected.context }),
+        ...compact({ context: selected.value }),
       });
       if (!config.ok) {
-        io.stderr(
-          config.problems.map((p) => `flotilla: ${p.message}\n`).join(""),
-        );
+        printProblems(io, config.problems);
         return EXIT_USAGE;
       }
       const input = await spec.prepare(args, io);
       if (!input.ok) {
-        io.stderr(input.messages.map((m) => `${m}\n`).join(""));
+        io.stderr(input.problems.map((p) => `${formatProblem(p)}\n`).join(""));
         return EXIT_USAGE;
       }
       const connection = await connectHub(config.value, io);
       if (!connection.ok) {
-        io.stderr(connection.problems.map((p) => `flotilla: ${p}\n`).join(""));
+        printProblems(io, connection.problems);
         return EXIT_USAGE;
       }
-      const { hub } = connection;
+      const hub = connection.value;
       let lines: ProblemLines | undefined;
       const ctx: AdminContext = {
         args,

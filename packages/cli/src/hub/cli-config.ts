@@ -17,9 +17,17 @@
  * A bad file is reported with the file and each field's path and value. The file is written with
  * mode 0600 (it may hold a token) and atomically, so that a crash never leaves half of it.
  */
-import { boundsProblems, formatProblem, compact } from "@flotilla/core";
+import {
+  boundsProblems,
+  fail,
+  formatProblem,
+  compact,
+  ok,
+  problem,
+  type Result,
+} from "@flotilla/core";
 import { parseDocument, stringify } from "yaml";
-import { describeReadError } from "../input.js";
+import { describeReadError, fileProblem } from "../input.js";
 import type { CliIo } from "../io.js";
 
 /** One context. Paths are used as written (set-context writes absolute ones). */
@@ -131,34 +139,26 @@ function parseContext(
     : undefined;
 }
 
-/** Parses the file's text; every problem is `FILE: PATH: MESSAGE`. */
-export function parseCliConfig(
-  text: string,
-  file: string,
-): { ok: true; config: CliConfig } | { ok: false; problems: string[] } {
+/** Parses the file's text; every problem's path is the file, printed `FILE: PATH: MESSAGE`. */
+export function parseCliConfig(text: string, file: string): Result<CliConfig> {
   const document = parseDocument(text);
   if (document.errors.length > 0) {
-    return {
-      ok: false,
-      problems: document.errors.map(
-        (e) => `${file}: not valid YAML: ${e.message.split("\n")[0] ?? ""}`,
+    return fail(
+      document.errors.map((e) =>
+        fileProblem(file, `not valid YAML: ${e.message.split("\n")[0] ?? ""}`),
       ),
-    };
+    );
   }
   const raw: unknown = document.toJS() ?? {};
   const outOfBounds = boundsProblems(raw, "");
   if (outOfBounds.length > 0) {
-    return {
-      ok: false,
-      problems: outOfBounds.map((p) => `${file}: ${formatProblem(p)}`),
-    };
+    return fail(outOfBounds.map((p) => fileProblem(file, formatProblem(p))));
   }
   const problems: Problems = [];
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    return {
-      ok: false,
-      problems: [`${file}: must be a mapping with currentContext and contexts`],
-    };
+    return fail([
+      fileProblem(file, "must be a mapping with currentContext and contexts"),
+    ]);
   }
   const root = raw as Record<string, unknown>;
   for (const key of Object.keys(root)) {
@@ -196,48 +196,38 @@ export function parseCliConfig(
     problems.push(`currentContext: names no context (got ${show(current)})`);
   }
   if (problems.length > 0) {
-    return { ok: false, problems: problems.map((p) => `${file}: ${p}`) };
+    return fail(problems.map((p) => fileProblem(file, p)));
   }
-  return {
-    ok: true,
-    config: {
-      ...(typeof current === "string" ? { currentContext: current } : {}),
-      contexts,
-    },
-  };
+  return ok({
+    ...(typeof current === "string" ? { currentContext: current } : {}),
+    contexts,
+  });
 }
 
 /** What {@link readCliConfig} found. */
-export type ReadConfig =
-  | {
-      readonly ok: true;
-      readonly file: string | undefined;
-      /** Empty when the file does not exist. */
-      readonly config: CliConfig;
-      readonly exists: boolean;
-    }
-  | { readonly ok: false; readonly problems: readonly string[] };
+export interface ReadConfig {
+  readonly file: string | undefined;
+  /** Empty when the file does not exist. */
+  readonly config: CliConfig;
+  readonly exists: boolean;
+}
 
 /** Reads and checks the config file; a missing file is an empty configuration. */
-export async function readCliConfig(io: CliIo): Promise<ReadConfig> {
+export async function readCliConfig(io: CliIo): Promise<Result<ReadConfig>> {
   const file = cliConfigPath(io);
-  const empty = { ok: true, file, config: { contexts: [] } } as const;
-  if (file === undefined) return { ...empty, exists: false };
+  const empty = ok({ file, config: { contexts: [] }, exists: false });
+  if (file === undefined) return empty;
   let text: string;
   try {
     text = await io.readFile(file);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT")
-      return { ...empty, exists: false };
-    return {
-      ok: false,
-      problems: [`${file}: cannot read: ${describeReadError(error)}`],
-    };
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return empty;
+    return fail([
+      fileProblem(file, `cannot read: ${describeReadError(error)}`),
+    ]);
   }
   const parsed = parseCliConfig(text, file);
-  return parsed.ok
-    ? { ok: true, file, config: parsed.config, exists: true }
-    : parsed;
+  return parsed.ok ? ok({ file, config: parsed.value, exists: true }) : parsed;
 }
 
 /** The file's text for `config`. */
@@ -265,24 +255,21 @@ export async function writeCliConfig(
 export async function selectContext(
   io: CliIo,
   name: string | undefined,
-): Promise<
-  | { readonly ok: true; readonly context: CliContext | undefined }
-  | { readonly ok: false; readonly problems: readonly string[] }
-> {
+): Promise<Result<CliContext | undefined>> {
   const read = await readCliConfig(io);
   if (!read.ok) return read;
-  const chosen = name ?? read.config.currentContext;
-  if (chosen === undefined) return { ok: true, context: undefined };
-  const context = read.config.contexts.find((c) => c.name === chosen);
+  const { file, config } = read.value;
+  const chosen = name ?? config.currentContext;
+  if (chosen === undefined) return ok(undefined);
+  const context = config.contexts.find((c) => c.name === chosen);
   if (context === undefined) {
-    const known = read.config.contexts.map((c) => c.name);
-    return {
-      ok: false,
-      problems: [
-        `context "${chosen}" is not in ${read.file ?? "the config file (no $FLOTILLA_CONFIG or $HOME)"}` +
+    const known = config.contexts.map((c) => c.name);
+    return fail([
+      problem(
+        `context "${chosen}" is not in ${file ?? "the config file (no $FLOTILLA_CONFIG or $HOME)"}` +
           (known.length === 0 ? "" : ` (contexts: ${known.join(", ")})`),
-      ],
-    };
+      ),
+    ]);
   }
-  return { ok: true, context };
+  return ok(context);
 }

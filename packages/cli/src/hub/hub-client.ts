@@ -10,6 +10,7 @@ import {
   type ChannelCredentials,
   type ClientReadableStream,
 } from "@grpc/grpc-js";
+import { fail, ok, problem, type Result } from "@flotilla/core";
 import {
   callUnary,
   createAdminServiceClient,
@@ -77,29 +78,24 @@ async function readPem(
 async function channelCredentials(
   io: CliIo,
   tls: TlsFiles | undefined,
-): Promise<
-  | { ok: true; credentials: ChannelCredentials }
-  | { ok: false; problems: string[] }
-> {
-  if (tls === undefined)
-    return { ok: true, credentials: credentials.createInsecure() };
+): Promise<Result<ChannelCredentials>> {
+  if (tls === undefined) return ok(credentials.createInsecure());
   const problems: string[] = [];
   const [ca, cert, key] = await Promise.all([
     readPem(io, "--tls-ca", tls.ca, problems),
     readPem(io, "--tls-cert", tls.cert, problems),
     readPem(io, "--tls-key", tls.key, problems),
   ]);
-  if (problems.length > 0) return { ok: false, problems };
+  if (problems.length > 0) return fail(problems.map(problem));
   try {
-    return { ok: true, credentials: credentials.createSsl(ca, key, cert) };
+    return ok(credentials.createSsl(ca, key, cert));
   } catch (error) {
     // createSsl checks the PEM: a key that is not a key is bad input, not a hub problem.
-    return {
-      ok: false,
-      problems: [
+    return fail([
+      problem(
         `TLS files: ${error instanceof Error ? error.message : String(error)}`,
-      ],
-    };
+      ),
+    ]);
   }
 }
 
@@ -140,16 +136,13 @@ async function bearerToken(
 export async function connectHub(
   config: HubConfig,
   io: CliIo,
-): Promise<
-  | { readonly ok: true; readonly hub: HubClient }
-  | { readonly ok: false; readonly problems: readonly string[] }
-> {
+): Promise<Result<HubClient>> {
   const creds = await channelCredentials(io, config.tls);
   if (!creds.ok) return creds;
   const tokenProblems: string[] = [];
   const token = await bearerToken(io, config.bearer, tokenProblems);
-  if (tokenProblems.length > 0) return { ok: false, problems: tokenProblems };
-  const admin = createAdminServiceClient(config.address, creds.credentials);
+  if (tokenProblems.length > 0) return fail(tokenProblems.map(problem));
+  const admin = createAdminServiceClient(config.address, creds.value);
   const metadata = (): Metadata => {
     const m = new Metadata();
     m.set(ACTOR_HEADER, config.actor);
@@ -188,5 +181,5 @@ export async function connectHub(
       admin.close();
     },
   };
-  return { ok: true, hub };
+  return ok(hub);
 }

@@ -6,7 +6,15 @@
  * connection. The bearer token comes from `--token-file`, FLOTILLA_TOKEN_FILE or FLOTILLA_TOKEN,
  * or the context's `tokenFile` or `token`.
  */
-import { compact, fail, ok, parseDuration, type Result } from "@flotilla/core";
+import {
+  compact,
+  fail,
+  formatProblems,
+  ok,
+  parseDuration,
+  problem,
+  type Result,
+} from "@flotilla/core";
 import type { CliIo } from "../io.js";
 import type { CliContext } from "./cli-config.js";
 import {
@@ -165,14 +173,16 @@ export function resolveHubConfig(
   if (timeout !== undefined) {
     const parsed = parseDuration(timeout);
     if (!parsed.ok)
-      problems.push(`--timeout ${parsed.message} (got "${timeout}")`);
-    else if (parsed.ms <= 0)
+      problems.push(
+        `--timeout ${formatProblems(parsed.problems)} (got "${timeout}")`,
+      );
+    else if (parsed.value <= 0)
       problems.push(`--timeout must be positive (got "${timeout}")`);
-    else timeoutMs = parsed.ms;
+    else timeoutMs = parsed.value;
   }
 
   if (problems.length > 0 || choice === undefined || actor === undefined)
-    return fail(problems.map((message) => ({ path: "", message })));
+    return fail(problems.map(problem));
   return ok({ address, tls: choice.tls, actor, bearer, timeoutMs });
 }
 

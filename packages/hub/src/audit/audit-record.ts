@@ -9,6 +9,8 @@ import {
   type FlotillaErrorCode,
   type Problem,
   type Result,
+  fail,
+  ok,
 } from "@flotilla/core";
 import { AUDIT_OUTCOME } from "@flotilla/protocol";
 import { z } from "zod";
@@ -114,13 +116,10 @@ export function issuesToProblems(error: z.ZodError, prefix: string): Problem[] {
 export function checkAuditRecord(raw: unknown): Result<AuditRecord> {
   const parsed = recordSchema.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
-    return { ok: false, problems: issuesToProblems(parsed.error, "") };
+    return fail(issuesToProblems(parsed.error, ""));
   }
   const { errorCode, ...rest } = parsed.data;
-  return {
-    ok: true,
-    value: errorCode === undefined ? rest : { ...rest, errorCode },
-  };
+  return ok(errorCode === undefined ? rest : { ...rest, errorCode });
 }
 
 /** The record, validated; throws `invalid_argument` naming every bad field. */
@@ -159,6 +158,15 @@ export const AUDIT_SKIP_REASONS: readonly AuditSkipReason[] = [
   "status_message",
 ];
 
+/** A stored message read back: the event it holds, or why it is skipped (with detail for the log). */
+export type DecodedAuditMessage =
+  | { readonly type: "event"; readonly event: AuditEvent }
+  | {
+      readonly type: "skip";
+      readonly reason: AuditSkipReason;
+      readonly detail: string;
+    };
+
 /**
  * The most bytes a stored record can take: every string at its bound, each UTF-16 code unit
  * taking at most 3 bytes of UTF-8 and 6 characters of JSON escape, plus field names and numbers.
@@ -175,13 +183,11 @@ export const MAX_STORED_RECORD_BYTES =
 export function decodeAuditRecord(
   bytes: Uint8Array,
   sequence: number,
-):
-  | { ok: true; event: AuditEvent }
-  | { ok: false; skip: AuditSkipReason; detail: string } {
+): DecodedAuditMessage {
   if (bytes.byteLength > MAX_STORED_RECORD_BYTES) {
     return {
-      ok: false,
-      skip: "oversized",
+      type: "skip",
+      reason: "oversized",
       detail: `${String(bytes.byteLength)} bytes, more than the ${String(MAX_STORED_RECORD_BYTES)} a record can take`,
     };
   }
@@ -190,8 +196,8 @@ export function decodeAuditRecord(
     raw = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
   } catch (error) {
     return {
-      ok: false,
-      skip: "not_json",
+      type: "skip",
+      reason: "not_json",
       detail: `not UTF-8 JSON: ${error instanceof Error ? error.message : String(error)}`,
     };
   }
@@ -202,21 +208,21 @@ export function decodeAuditRecord(
       : [];
   if (unknown.length > 0) {
     return {
-      ok: false,
-      skip: "invalid_record",
+      type: "skip",
+      reason: "invalid_record",
       detail: `unknown fields ${unknown.slice(0, 5).join(", ")}`,
     };
   }
   const checked = checkAuditRecord(raw);
   if (!checked.ok) {
     return {
-      ok: false,
-      skip: "invalid_record",
+      type: "skip",
+      reason: "invalid_record",
       detail: checked.problems
         .slice(0, 5)
         .map((p) => `${p.path}: ${p.message}`)
         .join("; "),
     };
   }
-  return { ok: true, event: { ...checked.value, sequence } };
+  return { type: "event", event: { ...checked.value, sequence } };
 }

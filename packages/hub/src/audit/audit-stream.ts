@@ -13,8 +13,7 @@ import {
 } from "@nats-io/jetstream";
 import { nanos, type MsgHdrs } from "@nats-io/transport-node";
 import { isNatsOutage, isStreamNotFound } from "@flotilla/node";
-import type { AuditEvent } from "./audit-log.js";
-import { decodeAuditRecord, type AuditSkipReason } from "./audit-record.js";
+import { decodeAuditRecord, type DecodedAuditMessage } from "./audit-record.js";
 
 /** The audit stream of hub state prefix `prefix`: `<prefix>-audit`. */
 export function auditStreamName(prefix: string): string {
@@ -120,21 +119,19 @@ export interface AuditStreamMessage {
 export function decodeAuditMessage(
   m: AuditStreamMessage,
   subject: string,
-):
-  | { ok: true; event: AuditEvent }
-  | { ok: false; skip: AuditSkipReason; detail: string } {
+): DecodedAuditMessage {
   if (m.subject !== subject) {
     return {
-      ok: false,
-      skip: "foreign_subject",
+      type: "skip",
+      reason: "foreign_subject",
       detail: `on subject ${JSON.stringify(m.subject.slice(0, 200))}`,
     };
   }
   const status = m.headers?.code ?? 0;
   if (status !== 0) {
     return {
-      ok: false,
-      skip: "status_message",
+      type: "skip",
+      reason: "status_message",
       detail: `a status message (${String(status)} ${m.headers?.description ?? ""})`,
     };
   }

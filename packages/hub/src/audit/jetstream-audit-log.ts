@@ -325,17 +325,17 @@ class JetStreamAuditLog implements AuditLog {
    */
   #decode(m: JsMsg): AuditEvent | undefined {
     const decoded = decodeAuditMessage(m, this.#config.subject);
-    if (decoded.ok) return decoded.event;
+    if (decoded.type === "event") return decoded.event;
     this.#log.warn(
       {
         stream: this.#config.stream,
         sequence: m.seq,
-        reason: decoded.skip,
+        reason: decoded.reason,
         detail: decoded.detail,
       },
       "Skipped an audit record that is not valid",
     );
-    this.#onSkipped?.(decoded.skip);
+    this.#onSkipped?.(decoded.reason);
     return undefined;
   }
 

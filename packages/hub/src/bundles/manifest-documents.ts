@@ -4,7 +4,16 @@
  * merge keys (`<<`) are allowed, aliases are capped (no "billion laughs"), and each document is
  * held to core's input bounds (nesting depth, refused keys).
  */
-import { boundsProblems, formatProblem, tooDeepProblem } from "@flotilla/core";
+import {
+  boundsProblems,
+  compact,
+  fail,
+  formatProblem,
+  ok,
+  tooDeepProblem,
+  type Problem,
+  type Result,
+} from "@flotilla/core";
 import { LineCounter, parseAllDocuments } from "yaml";
 
 /** One document of a file: its value and the 1-based line of its first content. */
@@ -13,22 +22,27 @@ export interface ManifestDocument {
   readonly line: number;
 }
 
-/** Why a file could not be read, and where. */
-export interface DocumentError {
+/** Why a file could not be read, and where: a problem of the file as a whole, at a line (and column). */
+export interface DocumentProblem extends Problem {
   readonly line: number;
   readonly column?: number;
-  readonly message: string;
+}
+
+function documentProblem(
+  line: number,
+  message: string,
+  column?: number,
+): DocumentProblem {
+  return { path: "", message, line, ...compact({ column }) };
 }
 
 /** Aliases one document may expand, at most (the yaml package's default, made explicit). */
 const MAX_ALIAS_COUNT = 100;
 
-/** The documents of `text` in order (empty documents skipped), or the first error. */
+/** The documents of `text` in order (empty documents skipped), or the first problem. */
 export function parseDocuments(
   text: string,
-):
-  | { ok: true; documents: ManifestDocument[] }
-  | { ok: false; error: DocumentError } {
+): Result<ManifestDocument[], DocumentProblem> {
   const lines = new LineCounter();
   const documents: ManifestDocument[] = [];
   for (const doc of parseAllDocuments(text, {
@@ -47,14 +61,7 @@ export function parseDocuments(
               / at line \d+, column \d+:?$/,
               "",
             );
-      return {
-        ok: false,
-        error: {
-          line: at?.line ?? 1,
-          ...(at === undefined ? {} : { column: at.col }),
-          message,
-        },
-      };
+      return fail([documentProblem(at?.line ?? 1, message, at?.col)]);
     }
     // A document of only comments (or nothing) has no contents: nothing to apply.
     if (doc.contents === null) continue;
@@ -69,16 +76,13 @@ export function parseDocuments(
           : e instanceof Error
             ? e.message
             : String(e);
-      return { ok: false, error: { line, message } };
+      return fail([documentProblem(line, message)]);
     }
     const [outOfBounds] = boundsProblems(value, "");
     if (outOfBounds !== undefined) {
-      return {
-        ok: false,
-        error: { line, message: formatProblem(outOfBounds) },
-      };
+      return fail([documentProblem(line, formatProblem(outOfBounds))]);
     }
     documents.push({ value, line });
   }
-  return { ok: true, documents };
+  return ok(documents);
 }

@@ -10,7 +10,7 @@ import {
   type KubernetesObject,
 } from "@flotilla/protocol";
 import { parseDocuments } from "./manifest-documents.js";
-import { compact } from "@flotilla/core";
+import { compact, fail, ok } from "@flotilla/core";
 
 /** A manifest file's bytes, its path in the bundle, and the field path its problems use. */
 export interface ManifestFile {
@@ -61,14 +61,16 @@ export function parseManifestObjects(
     }
     const parsed = parseDocuments(text);
     if (!parsed.ok) {
-      const { line, column, message } = parsed.error;
-      at(
-        line,
-        column === undefined ? message : `column ${String(column)}: ${message}`,
-      );
+      for (const { line, column, message } of parsed.problems)
+        at(
+          line,
+          column === undefined
+            ? message
+            : `column ${String(column)}: ${message}`,
+        );
       continue;
     }
-    for (const doc of parsed.documents) {
+    for (const doc of parsed.value) {
       for (const { value, where } of itemsOf(doc.value)) {
         const problem = objectProblem(value);
         if (problem !== undefined) {
@@ -97,9 +99,7 @@ export function parseManifestObjects(
       message: `holds ${String(objects.length)} objects, more than the ${String(MAX_BUNDLE_RESOURCES)} a bundle may hold`,
     });
   }
-  return problems.length > 0
-    ? { ok: false, problems }
-    : { ok: true, value: objects };
+  return problems.length > 0 ? fail(problems) : ok(objects);
 }
 
 /** A document's objects: itself, the items of a JSON list, or the items of a `kind: List`. */

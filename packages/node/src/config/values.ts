@@ -46,8 +46,8 @@ export function duration(
 ): ValueParser<number> {
   return (value) => {
     const parsed = parseDuration(value);
-    return parsed.ok && parsed.ms >= minMs && parsed.ms <= maxMs
-      ? ok(parsed.ms)
+    return parsed.ok && parsed.value >= minMs && parsed.value <= maxMs
+      ? ok(parsed.value)
       : refuse(message);
   };
 }
