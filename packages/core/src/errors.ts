@@ -3,17 +3,21 @@ import { formatProblem, type Problem } from "./result.js";
 /**
  * The closed set of error codes. Each maps one-to-one to a gRPC status code in the protocol package.
  */
-export type FlotillaErrorCode =
-  | "invalid_argument"
-  | "not_found"
-  | "already_exists"
-  | "failed_precondition"
-  | "permission_denied"
-  | "unauthenticated"
-  | "unavailable"
-  | "deadline_exceeded"
-  | "resource_exhausted"
-  | "internal";
+export const FLOTILLA_ERROR_CODES = [
+  "invalid_argument",
+  "not_found",
+  "already_exists",
+  "failed_precondition",
+  "permission_denied",
+  "unauthenticated",
+  "unavailable",
+  "deadline_exceeded",
+  "resource_exhausted",
+  "internal",
+] as const;
+
+/** One of {@link FLOTILLA_ERROR_CODES}. */
+export type FlotillaErrorCode = (typeof FLOTILLA_ERROR_CODES)[number];
 
 /** The one error type flotilla throws; `problems` lists every field-level issue for invalid input. */
 export class FlotillaError extends Error {

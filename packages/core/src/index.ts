@@ -20,7 +20,7 @@ export {
 export type { Problem, Result } from "./result.js";
 export { compact } from "./compact.js";
 export type { Compact } from "./compact.js";
-export { FlotillaError } from "./errors.js";
+export { FLOTILLA_ERROR_CODES, FlotillaError } from "./errors.js";
 export type { FlotillaErrorCode } from "./errors.js";
 
 // Bounds on every document read from outside

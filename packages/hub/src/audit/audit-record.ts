@@ -5,8 +5,8 @@
  * a caller sends; the bounds match what `audited` (grpc/unary.ts) already truncates to.
  */
 import {
+  FLOTILLA_ERROR_CODES,
   FlotillaError,
-  type FlotillaErrorCode,
   type Problem,
   type Result,
   fail,
@@ -18,19 +18,6 @@ import type { AuditEvent, AuditOutcome, AuditRecord } from "./audit-log.js";
 
 /** The outcomes, in the order the wire enum lists them. */
 export const AUDIT_OUTCOMES: readonly AuditOutcome[] = AUDIT_OUTCOME.values;
-
-const ERROR_CODES = [
-  "invalid_argument",
-  "not_found",
-  "already_exists",
-  "failed_precondition",
-  "permission_denied",
-  "unauthenticated",
-  "unavailable",
-  "deadline_exceeded",
-  "resource_exhausted",
-  "internal",
-] as const satisfies readonly FlotillaErrorCode[];
 
 /** Longest value, in UTF-16 code units, of each string field of a record. */
 export const AUDIT_FIELD_MAX_LENGTH = {
@@ -71,7 +58,7 @@ const recordSchema = z
     targetName: bounded(AUDIT_FIELD_MAX_LENGTH.targetName),
     reason: bounded(AUDIT_FIELD_MAX_LENGTH.reason),
     outcome: z.enum(AUDIT_OUTCOMES as [AuditOutcome, ...AuditOutcome[]]),
-    errorCode: z.enum(ERROR_CODES).optional(),
+    errorCode: z.enum(FLOTILLA_ERROR_CODES).optional(),
     message: bounded(AUDIT_FIELD_MAX_LENGTH.message),
   })
   .superRefine((record, ctx) => {

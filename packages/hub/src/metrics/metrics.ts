@@ -7,11 +7,12 @@
  * state), and only for the runs the caller lists (active and recently finished, see
  * metrics-observer.ts): the series of every other run are removed, so their number stays bounded.
  */
-import type {
-  FlotillaErrorCode,
-  MemberState,
-  RunState,
-  TransitionScope,
+import {
+  FLOTILLA_ERROR_CODES,
+  type FlotillaErrorCode,
+  type MemberState,
+  type RunState,
+  type TransitionScope,
 } from "@flotilla/core";
 import {
   GATE_STATE,
@@ -230,16 +231,7 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
   ]);
   const codes = new Set<string>([
     "ok",
-    "invalid_argument",
-    "not_found",
-    "already_exists",
-    "failed_precondition",
-    "permission_denied",
-    "unauthenticated",
-    "unavailable",
-    "deadline_exceeded",
-    "resource_exhausted",
-    "internal",
+    ...FLOTILLA_ERROR_CODES,
   ] satisfies AdminCallCode[]);
   const known = (set: ReadonlySet<string>, value: string): string =>
     set.has(value) ? value : OTHER;
