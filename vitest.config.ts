@@ -70,7 +70,7 @@ export default defineConfig({
             "test/charts/**/*.test.ts",
           ],
           exclude: e2e,
-          setupFiles: ["test/unit-guard.ts"],
+          setupFiles: ["test/unit-guard.ts", "test/property-seed.ts"],
           // Test files share their worker's module graph instead of importing everything afresh:
           // the unit loop takes about a minute instead of four. Unit tests therefore leave no
           // global state behind (no mocked modules, no patched globals, no fake timers left on).

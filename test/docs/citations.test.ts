@@ -14,7 +14,7 @@ const OUTSIDE = [
     what: "an outside architecture document",
     pattern: /(?<![\w/])ARCHITECTURE(\.md)?\b/,
   },
-  { what: "an outside style guide", pattern: /(?<![\w/])STYLE\.md\b/ },
+  { what: "an outside style guide", pattern: /(?<![\w/])STYLE(\.md\b|:|\s+")/ },
   {
     what: "the vendor study",
     pattern: /(?<![\w-])(?:docs\/)?reference\/[\w.-]+/,

@@ -1,5 +1,5 @@
 /**
- * The composition root of `flotilla-agent` (STYLE "Boundaries": only here are the concrete
+ * The composition root of `flotilla-agent` (only here are the concrete
  * adapters chosen): the clusters (one real cluster through the Kubernetes API, or simulated
  * ones; hosted-clusters.ts), their identities (registered with a bootstrap token
  * and renewed in the background), NATS connections (one per cluster with its own

@@ -1,5 +1,5 @@
 /**
- * Property tests of the staged engine (STYLE: Tests): over random strategies, fleets and event
+ * Property tests of the staged engine: over random strategies, fleets and event
  * sequences, in-flight members never exceed the stage or group concurrency, nothing starts after a
  * budget is exceeded (until an operator starts the run again), rejected commands change nothing,
  * and runs are deterministic: independent of cluster input order, replayable from their event log,

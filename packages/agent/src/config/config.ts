@@ -1,5 +1,5 @@
 /**
- * The `flotilla-agent` configuration (STYLE "Config"): command-line flags with environment
+ * The `flotilla-agent` configuration: command-line flags with environment
  * fallbacks (a flag wins), validated with zod, every problem reported at once naming the flag or
  * variable it came from and the value given. Empty values mean unset. This is the only module that
  * reads the environment (it is handed `env`; main.ts passes `process.env`).

@@ -1,6 +1,6 @@
 /**
  * One `AgentService.Connect` call seen from the agent: typed writes that respect backpressure
- * (`write() === false` → wait for `'drain'`, STYLE "Async"), hub messages delivered to one
+ * (`write() === false` → wait for `'drain'`), hub messages delivered to one
  * handler, and one `ended` promise that settles when the call is over, with the error it ended
  * with (a FlotillaError with the hub's field problems, or undefined for a clean end).
  */

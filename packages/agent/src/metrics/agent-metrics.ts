@@ -1,5 +1,5 @@
 /**
- * The agent's Prometheus metrics (STYLE "Names": `flotilla_agent_*`, base units, `_total` on
+ * The agent's Prometheus metrics (named `flotilla_agent_*`, in base units, `_total` on
  * counters). No per-cluster labels: one process may host thousands of simulated agents, and the
  * hub already tracks each cluster; these say how the process as a whole is doing. Bundle names
  * are the only names used as labels (a fleet has tens of bundles, not thousands); never resource
