@@ -3,8 +3,8 @@
  * `flotilla-hub`: the hub process. Reads its config (flags, then FLOTILLA_* environment
  * variables), connects to NATS (reconnecting forever: the hub outlives NATS restarts), builds the
  * JetStream adapters (state store, intent publisher, audit log, object reader), starts the hub's
- * gRPC server (AdminService + AgentService, reflection) and the HTTP server (/metrics, /healthz),
- * and stops cleanly on SIGTERM or SIGINT.
+ * gRPC server (AdminService + AgentService, reflection) and the HTTP server (/metrics, /healthz,
+ * /readyz), and stops cleanly on SIGTERM or SIGINT.
  *
  * Exit codes: 0 after a clean stop, 2 for bad configuration, 1 when it cannot start.
  */

@@ -1,7 +1,8 @@
 /**
  * Everything `flotilla-hub` runs, started in order: the NATS connection (reconnecting forever: the
- * hub outlives NATS restarts), the JetStream adapters (state store, intent publisher, audit log,
- * object reader), TLS, the hub's gRPC server, its gauges and the HTTP server (/metrics, /healthz).
+ * hub outlives NATS restarts), the HTTP server (/metrics, /healthz, /readyz: up early, so probes
+ * see a hub that is still starting), the JetStream adapters (state store, intent publisher, audit
+ * log, object reader), TLS, the hub's gRPC server and its gauges.
  *
  * Each part that is up pushes the step that stops it onto `opened`, so main.ts stops exactly what
  * was started, in reverse order, both after a failed start and on SIGTERM. A failed start is
@@ -17,6 +18,7 @@ import { createJetStreamAuditLog } from "./audit/jetstream-audit-log.js";
 import { createBundleService } from "./bundles/bundle-service.js";
 import { createJetStreamObjectReader } from "./bundles/object-reader.js";
 import type { HubConfig } from "./config/config.js";
+import { createHubProbes, type HubProbes } from "./health/probes.js";
 import { createHub, type HubSecurity } from "./hub.js";
 import { startHttpServer } from "./metrics/http-server.js";
 import { createJetStreamIntentPublisher } from "./intents/jetstream-intent-publisher.js";
@@ -73,6 +75,10 @@ export async function serveHub(
       nc.isClosed() ? undefined : connected() ? nc.drain() : nc.close(),
     force: () => nc.close(),
   });
+  const probes = createHubProbes(() =>
+    nc.isClosed() ? "closed" : connected() ? "connected" : "reconnecting",
+  );
+  const httpAddress = await serveHttp(deps, probes, opened);
 
   const store = createJetStreamStore(
     { nc },
@@ -163,6 +169,7 @@ export async function serveHub(
   opened.push({ name: "hub", stop: () => hub.stop() });
   const credentials = tls?.credentials ?? ServerCredentials.createInsecure();
   const port = await hub.start(config.listen, credentials);
+  probes.serving(hub);
   const gauges = startHubGauges(hub, metrics, { intervalMs: 2_000 });
   opened.push({
     name: "gauges",
@@ -170,23 +177,26 @@ export async function serveHub(
       gauges.stop();
     },
   });
+  return { port, httpAddress };
+}
 
-  if (config.httpListen === undefined) return { port, httpAddress: undefined };
+/** Serves /metrics and the probes on `--http-listen`; its address, or undefined when off. */
+async function serveHttp(
+  deps: ServeHubDeps,
+  probes: HubProbes,
+  opened: StopStep[],
+): Promise<string | undefined> {
+  const { config, log, metrics } = deps;
+  if (config.httpListen === undefined) return undefined;
   const http = await startHttpServer({
     listen: config.httpListen,
     metrics,
     log,
-    health: () => {
-      const report = hub.health();
-      const natsOk = !nc.isClosed();
-      return {
-        ok: report.ok && natsOk,
-        checks: { ...report.checks, nats: natsOk ? "connected" : "closed" },
-      };
-    },
+    health: () => probes.liveness(),
+    readiness: () => probes.readiness(),
   });
   opened.push({ name: "HTTP server", stop: () => http.close() });
-  return { port, httpAddress: http.address };
+  return http.address;
 }
 
 /**
@@ -255,7 +265,9 @@ async function connectNats(
       { cause: error },
     );
   }
+  deps.metrics.setNatsConnected(true);
   const watch = createConnectionWatch(nc, (status) => {
+    deps.metrics.setNatsConnected(watch.up);
     if (status.type === "disconnect") {
       log.warn("NATS connection lost; reconnecting");
     }

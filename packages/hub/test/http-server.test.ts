@@ -87,6 +87,7 @@ describe("createHubMetrics", () => {
   test("records every metric, mapping unknown label values to other", async () => {
     const metrics = createHubMetrics({ defaultMetrics: false });
     metrics.setAgentsConnected(3);
+    metrics.setNatsConnected(false);
     metrics.agentSessionRefused("unauthenticated");
     metrics.statusReport("Ready", true);
     metrics.statusReport("Bogus" as "Ready", false);
@@ -102,6 +103,7 @@ describe("createHubMetrics", () => {
     const text = await metrics.registry.metrics();
     for (const line of [
       "flotilla_hub_agents_connected 3",
+      "flotilla_hub_nats_connected 0",
       'flotilla_hub_agent_sessions_refused_total{code="unauthenticated"} 1',
       'flotilla_hub_status_reports_total{phase="Ready",accepted="true"} 1',
       'flotilla_hub_status_reports_total{phase="other",accepted="false"} 1',
@@ -186,6 +188,57 @@ describe("startHttpServer", () => {
     expect((await get(server.address, "/healthz")).status).toBe(200);
   });
 
+  test("/readyz answers from the readiness check, with its reasons while failing", async () => {
+    let ready: HealthReport = {
+      ok: false,
+      checks: { hub: "starting", nats: "reconnecting" },
+      reasons: [
+        "the hub has not finished starting",
+        "the NATS connection is down (reconnecting)",
+      ],
+    };
+    await using server = await startHttpServer({
+      listen: "127.0.0.1:0",
+      metrics: createHubMetrics({ defaultMetrics: false }),
+      health: () => ({ ok: true, checks: { hub: "starting" } }),
+      readiness: () => ready,
+    });
+    const failing = await get(server.address, "/readyz");
+    expect(failing.status).toBe(503);
+    expect(failing.type).toBe("application/json");
+    expect(JSON.parse(failing.body)).toEqual({
+      status: "failing",
+      checks: { hub: "starting", nats: "reconnecting" },
+      reasons: [
+        "the hub has not finished starting",
+        "the NATS connection is down (reconnecting)",
+      ],
+    });
+    // Liveness is its own check.
+    expect((await get(server.address, "/healthz")).status).toBe(200);
+
+    ready = { ok: true, checks: { nats: "connected" }, reasons: [] };
+    expect(await get(server.address, "/readyz")).toEqual({
+      status: 200,
+      type: "application/json",
+      body: '{"status":"ok","checks":{"nats":"connected"}}\n',
+    });
+  });
+
+  test("/readyz falls back to the health check when no readiness check is given", async () => {
+    await using server = await startHttpServer({
+      listen: "127.0.0.1:0",
+      metrics: createHubMetrics({ defaultMetrics: false }),
+      health: () => ({ ok: false, checks: { grpc: "stopped" } }),
+    });
+    const response = await get(server.address, "/readyz");
+    expect(response.status).toBe(503);
+    expect(JSON.parse(response.body)).toEqual({
+      status: "failing",
+      checks: { grpc: "stopped" },
+    });
+  });
+
   test("a health check that throws reports 503", async () => {
     await using server = await startHttpServer({
       listen: "127.0.0.1:0",
@@ -210,6 +263,7 @@ describe("startHttpServer", () => {
     });
     expect((await get(server.address, "/")).status).toBe(404);
     expect((await get(server.address, "/metrics/x")).status).toBe(404);
+    expect((await get(server.address, "/readyz/x")).status).toBe(404);
     expect((await get(server.address, "/metrics", "POST")).status).toBe(405);
     const head = await get(server.address, "/metrics?name[]=x", "HEAD");
     expect(head.status).toBe(200);

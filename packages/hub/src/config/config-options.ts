@@ -86,7 +86,7 @@ export const HUB_OPTIONS = {
     env: "FLOTILLA_HUB_HTTP_LISTEN",
     arg: "HOST:PORT|off",
     default: "127.0.0.1:7071",
-    help: "HTTP address of /metrics and /healthz; off disables it",
+    help: "HTTP address of /metrics, /healthz and /readyz; off disables it",
     parse: httpListen,
   }),
   nats: option({

@@ -48,7 +48,7 @@ export interface HubSettings {
   readonly help: false;
   /** gRPC (AdminService + AgentService), `HOST:PORT`. */
   readonly listen: string;
-  /** `/metrics` and `/healthz`, `HOST:PORT`; undefined when `--http-listen off`. */
+  /** `/metrics`, `/healthz` and `/readyz`, `HOST:PORT`; undefined when `--http-listen off`. */
   readonly httpListen: string | undefined;
   /** NATS server URLs, tried in turn. */
   readonly nats: readonly string[];

@@ -1,6 +1,6 @@
 /**
- * The hub's plain-HTTP side door (`--http-listen`): `/metrics` for Prometheus and `/healthz` for
- * probes. Nothing else is served, and nothing here changes state, which is why it needs neither
+ * The hub's plain-HTTP side door (`--http-listen`): `/metrics` for Prometheus, `/healthz`
+ * (liveness) and `/readyz` (readiness) for probes. Nothing else is served, and nothing here changes state, which is why it needs neither
  * TLS nor authentication of its own (bind it to a private address).
  */
 import { once } from "node:events";
@@ -10,14 +10,18 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { AddressInfo } from "node:net";
-import { FlotillaError } from "@flotilla/core";
+import { compact, FlotillaError } from "@flotilla/core";
 import type { Registry } from "prom-client";
 import type { Logger } from "../logger.js";
 
-/** What `/healthz` reports: `ok`, and one line per check (e.g. `nats: "connected"`). */
+/**
+ * What `/healthz` and `/readyz` report: `ok`, one line per check (e.g. `nats: "connected"`) and,
+ * when failing, why in a sentence each.
+ */
 export interface HealthReport {
   readonly ok: boolean;
   readonly checks: Readonly<Record<string, string>>;
+  readonly reasons?: readonly string[];
 }
 
 /** Options of {@link startHttpServer}. */
@@ -28,6 +32,8 @@ export interface HttpServerOptions {
   readonly metrics: { readonly registry: Registry };
   /** Called on every `/healthz` request; a throw counts as failing. */
   readonly health: () => HealthReport | Promise<HealthReport>;
+  /** Called on every `/readyz` request; a throw counts as failing. Default: `health`. */
+  readonly readiness?: () => HealthReport | Promise<HealthReport>;
   /** Where failures to render a response are reported. */
   readonly log?: Logger;
 }
@@ -53,7 +59,7 @@ function hostAndPort(listen: string): { host: string; port: number } {
   return { host, port };
 }
 
-/** Starts serving `/metrics` and `/healthz` on `listen`; resolves once listening. */
+/** Starts serving `/metrics`, `/healthz` and `/readyz` on `listen`; resolves once listening. */
 export async function startHttpServer(
   options: HttpServerOptions,
 ): Promise<HttpServer> {
@@ -103,12 +109,12 @@ async function handle(
   response: ServerResponse,
 ): Promise<void> {
   const path = (request.url ?? "/").split("?", 1)[0];
-  if (path !== "/metrics" && path !== "/healthz") {
+  if (path !== "/metrics" && path !== "/healthz" && path !== "/readyz") {
     respond(
       response,
       404,
       "text/plain",
-      "Not found: try /metrics or /healthz\n",
+      "Not found: try /metrics, /healthz or /readyz\n",
     );
     return;
   }
@@ -122,18 +128,23 @@ async function handle(
     respond(response, 200, registry.contentType, await registry.metrics());
     return;
   }
+  const probe =
+    path === "/readyz" ? (options.readiness ?? options.health) : options.health;
   const report = await Promise.resolve()
-    .then(options.health)
+    .then(probe)
     .catch((error: unknown): HealthReport => ({
       ok: false,
       checks: {
         health: error instanceof Error ? error.message : String(error),
       },
     }));
-  const body = JSON.stringify({
-    status: report.ok ? "ok" : "failing",
-    checks: report.checks,
-  });
+  const body = JSON.stringify(
+    compact({
+      status: report.ok ? "ok" : "failing",
+      checks: report.checks,
+      reasons: report.reasons?.length ? report.reasons : undefined,
+    }),
+  );
   respond(response, report.ok ? 200 : 503, "application/json", `${body}\n`);
 }
 

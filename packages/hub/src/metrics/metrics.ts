@@ -55,6 +55,8 @@ export interface HubMetrics {
   readonly registry: Registry;
   /** Agents with an open session now. */
   setAgentsConnected(count: number): void;
+  /** Whether the hub's NATS connection is up (1) or down (0: reconnecting or closed). */
+  setNatsConnected(connected: boolean): void;
   /** An agent session refused (bad hello, wrong protocol version, duplicate cluster...). */
   agentSessionRefused(code: FlotillaErrorCode): void;
   /** A status report received; `accepted` false when its generation did not count. */
@@ -109,6 +111,11 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
   const agentsConnected = new Gauge({
     name: "flotilla_hub_agents_connected",
     help: "Agents with an open session.",
+    registers,
+  });
+  const natsConnected = new Gauge({
+    name: "flotilla_hub_nats_connected",
+    help: "1 while the hub's NATS connection is up, 0 while it is down (the hub is then not ready).",
     registers,
   });
   const sessionsRefused = new Counter({
@@ -249,6 +256,9 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
     registry,
     setAgentsConnected(count) {
       agentsConnected.set(count);
+    },
+    setNatsConnected(connected) {
+      natsConnected.set(connected ? 1 : 0);
     },
     agentSessionRefused(code) {
       sessionsRefused.inc({ code: known(codes, code) });
