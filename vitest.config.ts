@@ -23,6 +23,8 @@ const alias = [
  */
 const e2e = [
   "test/e2e/**/*.test.ts",
+  // helm template starts a process.
+  "test/charts/hub-chart-render.test.ts",
   "packages/agent/test/agent-process-kubernetes.test.ts",
   "packages/agent/test/agent-process.test.ts",
   "packages/agent/test/agent-runtime.test.ts",

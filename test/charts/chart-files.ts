@@ -1,8 +1,8 @@
 /**
- * Reading the Helm charts in deploy/helm without a helm binary (none can be installed on these
- * machines): a chart's files, values merged the way Helm merges them, the `.Values` paths its
- * templates reference, and the block structure of its template actions. charts.test.ts checks
- * the charts with these; rendering them needs helm and a cluster (test/e2e-kind/run.sh).
+ * Reading the Helm charts in deploy/helm without helm: a chart's files, values merged the way Helm
+ * merges them, the `.Values` paths its templates reference, and the block structure of its
+ * template actions. charts.test.ts checks the charts with these; helm.ts renders them with a real
+ * helm, and installing them needs a cluster (test/e2e-kind/run.sh).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -5,7 +5,10 @@
  * roles, maintenance scopes), and maintenance windows in the examples that core's own parser
  * accepts. The checks every chart shares are in charts.test.ts.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
 import { parseMaintenance } from "@flotilla/core";
 import { isObject, mergeValues, readChart } from "./chart-files.js";
 import { valuesChecker } from "./chart-schema.js";
@@ -94,6 +97,58 @@ describe("flotilla-hub values", () => {
     expect(
       check({ podDisruptionBudget: { maxUnavailable: "half" } })[0],
     ).toMatch(/^\/podDisruptionBudget\/maxUnavailable: must match pattern/);
+  });
+
+  it("takes replicas, JetStream replicas and anti-affinity in range only", () => {
+    expect(
+      check({
+        replicaCount: 3,
+        jetstream: { replicas: 3 },
+        podAntiAffinity: {
+          mode: "required",
+          topologyKeys: ["kubernetes.io/hostname"],
+        },
+      }),
+    ).toEqual([]);
+    expect(check({ replicaCount: 0 })).toContain("/replicaCount: must be >= 1");
+    expect(check({ jetstream: { replicas: 6 } })).toContain(
+      "/jetstream/replicas: must be <= 5",
+    );
+    expect(check({ jetstream: { replicas: "3" } })).toContain(
+      "/jetstream/replicas: must be integer",
+    );
+    expect(check({ podAntiAffinity: { mode: "strict" } })).toContain(
+      "/podAntiAffinity/mode: must be equal to one of the allowed values",
+    );
+    expect(
+      check({ podAntiAffinity: { topologyKeys: ["not a key"] } })[0],
+    ).toMatch(/^\/podAntiAffinity\/topologyKeys\/0: must match pattern/);
+  });
+
+  it("takes the NATS servers as a list, or as one string in the older url", () => {
+    expect(
+      check({ nats: { urls: ["nats://a:4222", "tls://b:4222"] } }),
+    ).toEqual([]);
+    expect(
+      check({ nats: { url: "nats://a:4222,nats://b:4222", urls: [] } }),
+    ).toEqual([]);
+    expect(check({ nats: { urls: [] } })).toContain(
+      "/nats/urls: must NOT have fewer than 1 items",
+    );
+    expect(
+      check({ nats: { urls: ["nats://a:4222,nats://b:4222"] } })[0],
+    ).toMatch(/^\/nats\/urls\/0: must match pattern/);
+    expect(check({ nats: { urls: ["http://a:4222"] } })[0]).toMatch(
+      /^\/nats\/urls\/0: must match pattern/,
+    );
+  });
+
+  it("accepts values-ha.yaml merged over the defaults", () => {
+    const ha = parseYaml(
+      readFileSync(join(chart.dir, "values-ha.yaml"), "utf8"),
+    ) as Record<string, unknown>;
+    expect(check(ha)).toEqual([]);
+    expect(ha).toMatchObject({ replicaCount: 3, jetstream: { replicas: 3 } });
   });
 
   it("refuses admin tokens in clear, with unknown roles, or beside an existing Secret", () => {
