@@ -218,6 +218,12 @@ export {
 } from "./staged/resolve.js";
 export type { ResolveRunInput } from "./staged/resolve.js";
 export { step } from "./staged/step.js";
+export {
+  intentChangesOf,
+  runIntents,
+  upgradeIntentChange,
+  appendIntentChanges,
+} from "./staged/intents.js";
 export { DEFAULT_DEFER_MS } from "./staged/outcomes.js";
 export { cloneRun, isRunFinished, isMemberDone } from "./staged/run.js";
 export type {
@@ -263,6 +269,7 @@ export type {
   BundleIntent,
   UpgradeIntent,
   IntentChange,
+  IntentChanges,
 } from "./intent.js";
 
 // Offline previews

@@ -63,6 +63,9 @@ export type IntentChange =
   | { readonly type: "SetUpgrade"; readonly upgrade: UpgradeIntent }
   | { readonly type: "ClearUpgrade"; readonly run: string };
 
+/** Intent changes by cluster, each cluster's in the order they are to be applied. */
+export type IntentChanges = ReadonlyMap<string, readonly IntentChange[]>;
+
 /**
  * Applies a change. Returns the same object when nothing changes (no new generation), otherwise a
  * new intent with the next generation.

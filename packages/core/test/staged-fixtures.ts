@@ -147,6 +147,7 @@ export function resolve(
       progressDeadlineSeconds: options.progressDeadlineSeconds,
       available: options.available,
       maxStageConcurrency: options.maxStageConcurrency,
+      isUnreachable: options.isUnreachable,
     }),
   });
   if (!resolved.ok)

@@ -81,11 +81,14 @@ describe("stepBatch", () => {
     );
     expect(out.starts).toHaveLength(1);
     const [first] = out.starts;
-    expect(first?.change).toMatchObject({
-      type: "SetUpgrade",
-      upgrade: { run: "up", type: "Full" },
-    });
-    expect(memberState(out.run, first?.member ?? "")).toBe("Running");
+    expect([...out.intents.keys()]).toEqual([first]);
+    expect(out.intents.get(first ?? "")).toEqual([
+      expect.objectContaining({
+        type: "SetUpgrade",
+        upgrade: expect.objectContaining({ run: "up", type: "Full" }),
+      }),
+    ]);
+    expect(memberState(out.run, first ?? "")).toBe("Running");
   });
 
   it("leaves a refused entry out whole and reports it, after what the batch accepted", () => {
@@ -116,10 +119,28 @@ describe("stepBatch", () => {
     expect(out.journal).toEqual([]);
     expect(out.transitions).toEqual([]);
     expect(out.starts).toEqual([]);
+    expect(out.intents.size).toBe(0);
     expect(out.notes.map((n) => n.type)).toEqual(["refused"]);
     expect(out.run).not.toBe(run);
     expect(out.run).toEqual(before);
     expect(memberState(out.run, "prod-03")).toBe("NotStarted");
+  });
+
+  it("keeps core's intent changes in the order of the entries: a member started, then failed, ends without the upgrade", () => {
+    const run = newRun();
+    const out = stepBatch(
+      run,
+      [
+        command(START),
+        command({ type: "MemberFailed", member: "prod-01", error: "boom" }),
+      ],
+      NOW,
+    );
+    expect(out.accepted).toHaveLength(2);
+    expect(out.intents.get("prod-01")?.map((c) => c.type)).toEqual([
+      "SetUpgrade",
+      "ClearUpgrade",
+    ]);
   });
 
   it("accepts nothing from an empty batch", () => {
@@ -131,6 +152,7 @@ describe("stepBatch", () => {
       journal: [],
       transitions: [],
       starts: [],
+      intents: new Map(),
       notes: [],
     });
   });

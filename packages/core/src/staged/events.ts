@@ -2,6 +2,7 @@
  * What can happen to a staged run: operator commands (imperative names) and observations
  * (past tense), and what the engine asks its caller to do in return.
  */
+import type { IntentChanges } from "../intent.js";
 import type { Maintenance } from "../maintenance/windows.js";
 import type { AvailableVersions } from "../versions/version.js";
 import type { MemberTarget } from "./run.js";
@@ -119,6 +120,11 @@ export interface Rejection {
 export interface StepResult<R> {
   readonly run: R;
   readonly actions: readonly RunAction[];
+  /**
+   * The intent changes the actions ask for, by member (see staged/intents.ts): what the caller
+   * publishes once the step is stored. Empty when the step was rejected.
+   */
+  readonly intents: IntentChanges;
   readonly rejected?: Rejection;
   /** Reports of a `MembersReported` batch that did not apply (the rest did). */
   readonly ignored?: readonly Rejection[];

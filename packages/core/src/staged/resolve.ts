@@ -46,6 +46,12 @@ export interface ResolveRunInput {
   readonly available?: AvailableVersions;
   /** Overrides the AKS stage-concurrency ceiling (benchmarks only). */
   readonly maxStageConcurrency?: number;
+  /**
+   * Which clusters' agents are unreachable now (docs/semantics.md#offline-clusters): their members
+   * start out held. Absent: every agent is reachable. Later changes reach the run as
+   * `MemberUnreachable` / `MemberReachable` events.
+   */
+  readonly isUnreachable?: (cluster: string) => boolean;
 }
 
 interface GroupDraft {
@@ -314,7 +320,7 @@ function createMember(
     message: "",
     stateChangedAtMs: input.createdAtMs,
     failureCount: 0,
-    unreachable: false,
+    unreachable: input.isUnreachable?.(cluster.name) ?? false,
     ...compact({
       maintenance: cluster.maintenance,
       kubernetesVersion: cluster.kubernetesVersion,

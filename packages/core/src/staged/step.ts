@@ -1,9 +1,10 @@
 /**
- * `step(run, event, nowMs) → {run, actions}`: the staged run state machine
+ * `step(run, event, nowMs) → {run, actions, intents}`: the staged run state machine
  * (docs/semantics.md#staged-runs). Operator commands that cannot apply are answered with a
  * `rejected` value and change nothing; observations about members update them; then the scheduler
- * ({@link advance}) runs.
+ * ({@link advance}) runs, and the intent changes its actions imply are derived (staged/intents.ts).
  */
+import type { IntentChanges } from "../intent.js";
 import { hasConstraints } from "../maintenance/windows.js";
 import {
   advance,
@@ -22,9 +23,13 @@ import {
 } from "./context.js";
 import type { Actor, Rejection, RunEvent, StepResult } from "./events.js";
 import { gateMatches, skipGates } from "./gates.js";
+import { intentChangesOf } from "./intents.js";
 import { notAMember } from "./member-index.js";
 import { applyOutcome, applyOutcomes } from "./outcomes.js";
 import type { Gate, Group, Member, Run, Stage } from "./run.js";
+
+/** What a rejected step asks for: nothing. */
+const NO_INTENTS: IntentChanges = new Map();
 
 /**
  * Applies one event at `nowMs`. The run is updated in place and returned (see {@link Run}); on a
@@ -38,11 +43,13 @@ export function step(
   const ctx: StepContext = { run, nowMs, actions: [] };
   const ignored: Rejection[] = [];
   const rejected = apply(ctx, event, ignored);
-  if (rejected !== undefined) return { run, actions: [], rejected };
+  if (rejected !== undefined)
+    return { run, actions: [], intents: NO_INTENTS, rejected };
   advance(ctx);
   return {
     run,
     actions: ctx.actions,
+    intents: intentChangesOf(run, ctx.actions),
     ...(ignored.length === 0 ? {} : { ignored }),
   };
 }

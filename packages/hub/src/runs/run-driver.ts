@@ -1,8 +1,9 @@
 /**
- * The loop that applies a run's mailbox, one batch at a time: step the batch (see step-batch.ts),
- * store it in the run's journal, and only then publish intents, answer the commands in it and tell
- * the watchers. A batch the store does not take changed nothing: commands get the error,
- * observations wait, the run is read back and the batch is retried after a delay.
+ * The loop that applies a run's mailbox, one batch at a time: take a batch, step it with core (see
+ * step-batch.ts), append it to the run's journal, and only then publish the intent changes core
+ * returned, answer the commands in it and tell the watchers. The hub decides no intent itself. A
+ * batch the store does not take changed nothing: commands get the error, observations wait, the
+ * run is read back and the batch is retried after a delay.
  */
 import { FlotillaError, isRunFinished, showValue } from "@flotilla/core";
 import type { Transition } from "@flotilla/protocol";
@@ -10,7 +11,7 @@ import type { Logger } from "pino";
 import type { IntentWriter } from "../intents/intent-writer.js";
 import type { StateStore } from "../store/state-store.js";
 import { takeBatch } from "./mailbox.js";
-import { intentChanges, publishChanges } from "./run-intents.js";
+import { publishChanges } from "./run-intents.js";
 import { RunLog } from "./run-log.js";
 import {
   isSettled,
@@ -152,30 +153,33 @@ export function createRunDriver(deps: RunDriverDeps): RunDriver {
     return true;
   };
 
-  /** After the batch is stored: publish its intents, then answer its commands and tell watchers. */
-  const announce = async (
+  /**
+   * After the batch is stored: publish the intent changes core returned for it. A member whose
+   * intent cannot be written marks the run to be republished on the next tick.
+   */
+  const publish = async (
     slot: Slot,
     batch: SteppedBatch<StoredRun>,
   ): Promise<void> => {
-    const { accepted, transitions, starts } = batch;
-    await publishChanges(
-      intentChanges(slot.run, transitions, starts),
-      deps.intents,
-      (member, error) => {
-        slot.reconcile = true;
-        log.warn(
-          { run: slot.run.name, member, err: error },
-          "cannot publish intent; it is republished on the next tick",
-        );
-      },
-    );
-    if (starts.length > 0 && deps.onReportToIntent !== undefined) {
+    await publishChanges(batch.intents, deps.intents, (member, error) => {
+      slot.reconcile = true;
+      log.warn(
+        { run: slot.run.name, member, err: error },
+        "cannot publish intent; it is republished on the next tick",
+      );
+    });
+    if (batch.starts.length > 0 && deps.onReportToIntent !== undefined) {
       const published = performance.now();
-      for (const item of accepted) {
+      for (const item of batch.accepted) {
         for (const receivedAtMs of item.receivedAtMs ?? [])
           deps.onReportToIntent((published - receivedAtMs) / 1000);
       }
     }
+  };
+
+  /** After the batch is published: answer its commands and tell watchers. */
+  const announce = (slot: Slot, batch: SteppedBatch<StoredRun>): void => {
+    const { accepted, transitions } = batch;
     for (const t of transitions) deps.onTransition?.(t);
     if (accepted.some((item) => item.resolve !== undefined)) {
       const stored = storedRun(slot, true);
@@ -220,7 +224,8 @@ export function createRunDriver(deps: RunDriverDeps): RunDriver {
         slot.run = batch.run;
         settleNotes(slot, batch.notes);
         if (!(await store(slot, nowMs, batch))) return;
-        await announce(slot, batch);
+        await publish(slot, batch);
+        announce(slot, batch);
       }
     } finally {
       slot.busy = false;

@@ -1,14 +1,15 @@
 /**
  * The scheduler of staged update runs: it turns operator commands, agent reports, cluster changes
- * and time into core events, persists the run, then publishes the intents the engine asked for.
+ * and time into core events, persists the run, then publishes the intent changes core returned
+ * (core decides them; see run-driver.ts for the loop).
  *
  * Each run has a mailbox. Events are taken in batches: the batch is stepped on a copy of the run,
  * the copy is stored with compare-and-set on the store revision, and only then does the hub
  * publish intents and answer the commands in the batch. A hub killed at any point therefore either
  * lost the whole batch (nothing was published for it; commands got no answer) or has it stored,
- * in which case {@link RunManager.start} republishes what the stored run says (members Running
- * hold the run's upgrade in their intent). Republishing is harmless: an unchanged intent keeps its
- * generation, and agents treat the same generation as a no-op.
+ * in which case {@link RunManager.start} republishes what core's `runIntents` says the stored run
+ * implies (members Running hold the run's upgrade in their intent). Republishing is harmless: an
+ * unchanged intent keeps its generation, and agents treat the same generation as a no-op.
  */
 import {
   FlotillaError,
@@ -37,7 +38,7 @@ import {
   reportEvent,
   type RunCommand,
 } from "./run-events.js";
-import { republishIntents } from "./run-intents.js";
+import { republishRun } from "./run-intents.js";
 import { RunLog } from "./run-log.js";
 import {
   isActive,
@@ -121,7 +122,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
    * run is marked to be reconciled again on the next tick.
    */
   const reconcile = (slot: Slot): Promise<boolean> =>
-    republishIntents(slot.run, deps.intents).then(
+    republishRun(slot.run, deps.intents).then(
       () => true,
       (error: unknown) => {
         slot.reconcile = true;
@@ -181,18 +182,12 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
         payload: input.payload,
         createdAtMs: deps.now(),
         ...compact({ progressDeadlineSeconds: input.progressDeadlineSeconds }),
+        // Agents already unreachable hold their members from the start; later changes are events.
+        isUnreachable: (cluster) => deps.directory.isUnreachable(cluster),
       });
       if (!resolved.ok)
         throw FlotillaError.invalid("update run", resolved.problems);
       const run = resolved.value;
-      // Agents already unreachable hold their members from the start; later changes are events.
-      for (const stage of run.stages) {
-        for (const group of stage.groups) {
-          for (const member of group.members) {
-            member.unreachable = deps.directory.isUnreachable(member.name);
-          }
-        }
-      }
       const slot = openSlot(
         run,
         await RunLog.create(deps.store, run, input.strategyName),

@@ -1,20 +1,23 @@
 /**
  * The pure part of taking a batch from a run's mailbox: every entry is stepped with core's engine
  * at the same instant, an entry whose events are refused is left out whole, and what the accepted
- * entries did is collected: the events to journal, the transitions, and the members to start. No
- * store, no intents, no logging: the caller does those with the outcome.
+ * entries did is collected: the events to journal, the transitions, the members started and the
+ * intent changes core returned for them. No store, no intents, no logging: the caller does those
+ * with the outcome, and publishes the intent changes as they are.
  */
 import {
+  appendIntentChanges,
   cloneRun,
   FlotillaError,
   step,
+  type IntentChange,
+  type IntentChanges,
   type Run,
   type RunAction,
   type RunEvent,
 } from "@flotilla/core";
 import type { Transition } from "@flotilla/protocol";
 import type { Queued } from "./mailbox.js";
-import { upgradeChange, type MemberStart } from "./run-intents.js";
 
 /** Something the caller may want to log, in the order it happened. */
 export type BatchNote<A> =
@@ -35,8 +38,10 @@ export interface SteppedBatch<A> {
   /** The events of the accepted entries, for the run's journal. */
   readonly journal: readonly RunEvent[];
   readonly transitions: readonly Transition[];
-  /** The members the engine started, with their intent changes. */
-  readonly starts: readonly MemberStart[];
+  /** The members the engine started, in order. */
+  readonly starts: readonly string[];
+  /** The intent changes core returned for the accepted entries, by member, in order. */
+  readonly intents: IntentChanges;
   readonly notes: readonly BatchNote<A>[];
 }
 
@@ -53,11 +58,13 @@ export function stepBatch<A>(
   const accepted: Queued<A>[] = [];
   const journal: RunEvent[] = [];
   const transitions: Transition[] = [];
-  const starts: MemberStart[] = [];
+  const starts: string[] = [];
+  const intents = new Map<string, IntentChange[]>();
   const notes: BatchNote<A>[] = [];
   for (const item of batch) {
     const backup = item.events.length > 1 ? cloneRun(draft) : undefined;
     const actions: RunAction[] = [];
+    const changes = new Map<string, IntentChange[]>();
     let refused: FlotillaError | undefined;
     for (const event of item.events) {
       const result = step(draft, event, nowMs);
@@ -75,6 +82,7 @@ export function stepBatch<A>(
         break;
       }
       actions.push(...result.actions);
+      appendIntentChanges(changes, result.intents);
     }
     if (refused !== undefined) {
       if (backup !== undefined) draft = backup;
@@ -83,14 +91,11 @@ export function stepBatch<A>(
     }
     accepted.push(item);
     journal.push(...item.events);
+    appendIntentChanges(intents, changes);
     for (const action of actions) {
-      if (action.type === "Transitioned") {
-        transitions.push(action);
-        continue;
-      }
-      const change = upgradeChange(draft, action.target);
-      if (change !== undefined) starts.push({ member: action.member, change });
+      if (action.type === "Transitioned") transitions.push(action);
+      else starts.push(action.member);
     }
   }
-  return { run: draft, accepted, journal, transitions, starts, notes };
+  return { run: draft, accepted, journal, transitions, starts, intents, notes };
 }
