@@ -9,7 +9,7 @@
  * alive, reconnecting, with nothing served.
  */
 import { FlotillaError, compact } from "@flotilla/core";
-import { createConnectionWatch } from "@flotilla/node";
+import { createConnectionWatch, systemClock } from "@flotilla/node";
 import { ServerCredentials } from "@grpc/grpc-js";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { auditHandlers } from "./audit/admin-audit.js";
@@ -17,7 +17,12 @@ import { createJetStreamAuditLog } from "./audit/jetstream-audit-log.js";
 import { createBundleService } from "./bundles/bundle-service.js";
 import { createJetStreamObjectReader } from "./bundles/object-reader.js";
 import type { HubConfig } from "./config/config.js";
-import { createHub, type HubSecurity } from "./hub.js";
+import { createHub, type HubReplication, type HubSecurity } from "./hub.js";
+import { createJetStreamLeaseBucket } from "./leases/jetstream-lease-bucket.js";
+import { createRunForwarding } from "./leases/run-forwarding.js";
+import { HUB_VERSION } from "./version.js";
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import { startHttpServer } from "./metrics/http-server.js";
 import { createJetStreamIntentPublisher } from "./intents/jetstream-intent-publisher.js";
 import type { Logger } from "./logger.js";
@@ -130,7 +135,34 @@ export async function serveHub(
   }
 
   const { adminTokens, insecureAdmin } = deps;
+  const clock = systemClock;
+  const replication: HubReplication = {
+    bucket: createJetStreamLeaseBucket(nc, {
+      prefix: config.statePrefix,
+      ttlMs: config.leaseTtlMs,
+    }),
+    forwarding: createRunForwarding({
+      nc,
+      prefix: config.statePrefix,
+      clock,
+      logger: log.child({ component: "forwarding" }),
+    }),
+    identity: {
+      id: config.replicaId ?? defaultReplicaId(config.listen),
+      incarnation: randomUUID(),
+      address: config.listen,
+      version: HUB_VERSION,
+      settings: {
+        leaseTtlMs: config.leaseTtlMs,
+        heartbeatIntervalMs: config.heartbeatIntervalMs,
+        missedHeartbeats: config.missedHeartbeats,
+      },
+      startedAtMs: clock.now(),
+    },
+    clock,
+  };
   const hub = createHub({
+    replication,
     store,
     contentKeys,
     publisher,
@@ -187,6 +219,12 @@ export async function serveHub(
   });
   opened.push({ name: "HTTP server", stop: () => http.close() });
   return { port, httpAddress: http.address };
+}
+
+/** A replica's default name: the host's name and the port it listens on. */
+function defaultReplicaId(listen: string): string {
+  const port = listen.slice(listen.lastIndexOf(":") + 1);
+  return `${hostname()}:${port}`;
 }
 
 /**

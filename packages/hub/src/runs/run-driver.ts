@@ -11,7 +11,7 @@ import type { IntentWriter } from "../intents/intent-writer.js";
 import type { StateStore } from "../store/state-store.js";
 import { takeBatch } from "./mailbox.js";
 import { intentChanges, publishChanges } from "./run-intents.js";
-import { RunLog } from "./run-log.js";
+import { isFenced, RunLog } from "./run-log.js";
 import {
   isSettled,
   storedRun,
@@ -35,6 +35,8 @@ export interface RunDriverDeps {
   readonly onReportToIntent?: ((seconds: number) => void) | undefined;
   /** Every loaded run, to tell when all are idle. */
   readonly slots: () => Iterable<Slot>;
+  /** A newer owner has written the run: this replica must stop driving it. */
+  readonly onDeposed?: (slot: Slot) => void;
 }
 
 export interface RunDriver {
@@ -70,7 +72,7 @@ export function createRunDriver(deps: RunDriverDeps): RunDriver {
   /** Stores a snapshot in the background (the batch is already safe in the journal). */
   const takeSnapshot = (slot: Slot, finished: boolean): void => {
     slot.log
-      .snapshot(slot.run, finished)
+      .snapshot(slot.run, finished, slot.fence)
       .catch((error: unknown) => {
         log.warn(
           { run: slot.run.name, err: error },
@@ -133,7 +135,7 @@ export function createRunDriver(deps: RunDriverDeps): RunDriver {
   ): Promise<boolean> => {
     if (batch.journal.length === 0) return true;
     try {
-      await slot.log.append(nowMs, batch.journal);
+      await slot.log.append(nowMs, batch.journal, slot.fence);
     } catch (error) {
       log.warn(
         { run: slot.run.name, err: error },
@@ -144,6 +146,13 @@ export function createRunDriver(deps: RunDriverDeps): RunDriver {
       const observations = batch.accepted.filter((i) => i.reject === undefined);
       slot.queue.unshift(...observations);
       await reload(slot).catch(() => undefined);
+      if (
+        isFenced(error) ||
+        (slot.fence !== undefined && slot.log.epoch > slot.fence.epoch)
+      ) {
+        deps.onDeposed?.(slot);
+        return false;
+      }
       scheduleRetry(slot);
       return false;
     }

@@ -335,6 +335,28 @@ export class RunLog {
     return seq;
   }
 
+  /**
+   * Takes in a journal entry another replica wrote (a replica that follows a run it does not
+   * own). Returns its events when it is the next entry (the caller steps them), `undefined` when
+   * it is old news, and `"gap"` when entries were missed (read the whole run back).
+   */
+  observe(
+    key: string,
+    revision: number,
+    value: unknown,
+  ): readonly RunEvent[] | undefined | "gap" {
+    const parsed = storedShape.safeParse(value);
+    if (!parsed.success || !isJournal(parsed.data as Stored)) return undefined;
+    const entry = parsed.data as JournalEntry;
+    if (entry.seq <= this.#seq) return undefined;
+    if (entry.seq !== this.#seq + 1) return "gap";
+    const index = Number(key.slice(key.lastIndexOf(".") + 1));
+    this.#ring.set(index, { revision, seq: entry.seq });
+    this.#seq = entry.seq;
+    this.#epoch = Math.max(this.#epoch, entry.epoch ?? 0);
+    return entry.events;
+  }
+
   /** True when the journal is long enough that the next batch should take a snapshot. */
   get wantsSnapshot(): boolean {
     return (
