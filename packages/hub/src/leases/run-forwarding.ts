@@ -52,8 +52,7 @@ export interface RunForwardingHandlers {
   replay(run: string): void;
 }
 
-export interface RunForwarding
-  extends Omit<RunReplication, "created"> {
+export interface RunForwarding extends Omit<RunReplication, "created"> {
   /** Asks every replica to send the latest reports of the run's members again. */
   requestReplay(run: string): void;
   /** Starts answering the subjects every replica listens on (replay requests). */
@@ -151,7 +150,9 @@ export function createRunForwarding(deps: RunForwardingDeps): RunForwarding {
           return;
         }
         handlers.command(run, message.commands as unknown as RunCommand[]).then(
-          (revision) => respond({ revision }),
+          (revision) => {
+            respond({ revision });
+          },
           (error: unknown) => {
             respond({
               error: {

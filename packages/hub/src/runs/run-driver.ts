@@ -11,7 +11,7 @@ import type { IntentWriter } from "../intents/intent-writer.js";
 import type { StateStore } from "../store/state-store.js";
 import { takeBatch } from "./mailbox.js";
 import { intentChanges, publishChanges } from "./run-intents.js";
-import { isFenced, RunLog } from "./run-log.js";
+import { FencedError, isFenced, RunLog } from "./run-log.js";
 import {
   isSettled,
   storedRun,
@@ -142,17 +142,26 @@ export function createRunDriver(deps: RunDriverDeps): RunDriver {
         "cannot store run; retrying",
       );
       slot.stale = true;
-      for (const item of batch.accepted) item.reject?.(error);
-      const observations = batch.accepted.filter((i) => i.reject === undefined);
-      slot.queue.unshift(...observations);
       await reload(slot).catch(() => undefined);
-      if (
+      // A newer owner wrote the run: this replica was deposed and stops driving it.
+      const deposed =
         isFenced(error) ||
-        (slot.fence !== undefined && slot.log.epoch > slot.fence.epoch)
-      ) {
+        (slot.fence !== undefined && slot.log.epoch > slot.fence.epoch);
+      const answer =
+        deposed && !isFenced(error)
+          ? new FencedError(
+              slot.run.name,
+              slot.fence?.epoch ?? 0,
+              slot.log.epoch,
+            )
+          : error;
+      for (const item of batch.accepted) item.reject?.(answer);
+      if (deposed) {
         deps.onDeposed?.(slot);
         return false;
       }
+      const observations = batch.accepted.filter((i) => i.reject === undefined);
+      slot.queue.unshift(...observations);
       scheduleRetry(slot);
       return false;
     }

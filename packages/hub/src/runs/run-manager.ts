@@ -250,7 +250,9 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     const timeoutMs = deps.forwardTimeoutMs ?? 10_000;
     let stopListening = (): void => undefined;
     const reached = new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), timeoutMs);
+      const timer = setTimeout(() => {
+        resolve(false);
+      }, timeoutMs);
       const listener = (update: RunUpdate): void => {
         if (update.revision < revision) return;
         clearTimeout(timer);
@@ -259,7 +261,9 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       slot.listeners.add(listener);
       stopListening = () => slot.listeners.delete(listener);
     });
-    const inTime = await reached.finally(() => stopListening());
+    const inTime = await reached.finally(() => {
+      stopListening();
+    });
     if (!inTime) await readBack(slot.run.name);
   };
 
