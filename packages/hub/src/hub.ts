@@ -63,6 +63,7 @@ import {
   type ReplicaIdentity,
 } from "./leases/lease-keeper.js";
 import type { RunForwarding } from "./leases/run-forwarding.js";
+import type { Presence } from "./leases/presence.js";
 import type { Clock } from "@flotilla/node";
 import type { AdminAuth, AdminAuthHooks } from "./security/admin-auth.js";
 import type { AgentNatsCredentialsIssuer } from "./security/agent-nats-credentials.js";
@@ -183,6 +184,7 @@ function observeAdminCalls(
 export interface HubReplication {
   readonly bucket: LeaseBucket;
   readonly forwarding: RunForwarding;
+  readonly presence: Presence;
   readonly identity: ReplicaIdentity;
   readonly clock: Clock;
   /** A unit moved to this replica from `from` (undefined: it had no owner): metrics. */
@@ -399,7 +401,23 @@ export function createHub(options: HubOptions): Hub {
     }),
   });
 
+  let presenceSoon: NodeJS.Timeout | undefined;
+  const publishPresence = (): void => {
+    if (presenceSoon !== undefined) clearTimeout(presenceSoon);
+    presenceSoon = undefined;
+    replication?.presence.publish(registry.presence());
+  };
   registry.onChange((change) => {
+    // A session opened here: tell the other replicas soon rather than at the next pass.
+    if (
+      replication !== undefined &&
+      presenceSoon === undefined &&
+      (change.type === "joined" ||
+        change.type === "reachable" ||
+        change.type === "changed")
+    ) {
+      presenceSoon = setTimeout(publishPresence, 100);
+    }
     runs.clusterChanged(change);
     if (change.type !== "windows" && ownsBundles()) bundles.onFleetChanged();
   });
@@ -487,6 +505,7 @@ export function createHub(options: HubOptions): Hub {
         "agents unreachable",
       );
     }
+    if (replication !== undefined) publishPresence();
     runs.tick();
     if (ownsBundles()) bundles.tick();
     void refusals.flush();
@@ -527,6 +546,10 @@ export function createHub(options: HubOptions): Hub {
             }
           },
         });
+        replication.presence.start((replica, clusters) => {
+          registry.remotePresence(replica, clusters);
+        });
+        await registry.follow(following.signal);
         await runs.follow(following.signal);
         // The first round takes every free unit this replica is preferred for (all of them when
         // it is alone) before it serves anyone.
@@ -562,6 +585,8 @@ export function createHub(options: HubOptions): Hub {
       // Leases are handed back first, so another replica takes over at once.
       await keeper?.stop();
       replication?.forwarding.stop();
+      replication?.presence.stop();
+      if (presenceSoon !== undefined) clearTimeout(presenceSoon);
       following.abort();
       runs.stop();
       await bundles.stop();

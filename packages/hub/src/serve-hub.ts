@@ -20,6 +20,7 @@ import type { HubConfig } from "./config/config.js";
 import { createHub, type HubReplication, type HubSecurity } from "./hub.js";
 import { createJetStreamLeaseBucket } from "./leases/jetstream-lease-bucket.js";
 import { createRunForwarding } from "./leases/run-forwarding.js";
+import { createPresence } from "./leases/presence.js";
 import { HUB_VERSION } from "./version.js";
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
@@ -136,6 +137,7 @@ export async function serveHub(
 
   const { adminTokens, insecureAdmin } = deps;
   const clock = systemClock;
+  const replicaId = config.replicaId ?? defaultReplicaId(config.listen);
   const replication: HubReplication = {
     bucket: createJetStreamLeaseBucket(nc, {
       prefix: config.statePrefix,
@@ -147,8 +149,14 @@ export async function serveHub(
       clock,
       logger: log.child({ component: "forwarding" }),
     }),
+    presence: createPresence({
+      nc,
+      prefix: config.statePrefix,
+      replica: replicaId,
+      logger: log.child({ component: "presence" }),
+    }),
     identity: {
-      id: config.replicaId ?? defaultReplicaId(config.listen),
+      id: replicaId,
       incarnation: randomUUID(),
       address: config.listen,
       version: HUB_VERSION,
@@ -193,6 +201,19 @@ export async function serveHub(
   });
   // Pushed before start: a start that fails after loading state may have timers running.
   opened.push({ name: "hub", stop: () => hub.stop() });
+  // Without NATS this replica cannot renew its leases nor fence its writes: it stops acting as
+  // owner at once, and takes leases again (with new epochs) once they are free after it is back.
+  const leaseWatch = createConnectionWatch(nc, (status) => {
+    if (status.type === "disconnect")
+      hub.leases?.dropAll("the NATS connection is lost");
+  });
+  leaseWatch.start();
+  opened.push({
+    name: "lease watch",
+    stop: () => {
+      leaseWatch.stop();
+    },
+  });
   const credentials = tls?.credentials ?? ServerCredentials.createInsecure();
   const port = await hub.start(config.listen, credentials);
   const gauges = startHubGauges(hub, metrics, { intervalMs: 2_000 });

@@ -126,7 +126,12 @@ describe("hub replicas", () => {
     await using b = await startJetStreamHub(server, {
       replica: { id: "hub-b", leaseTtlMs: TTL },
     });
-    await connectClusters(b);
+    // The agents are connected to hub-a only: hub-b hears of them through hub-a's presence.
+    await waitFor(() =>
+      CLUSTERS.every(
+        (c) => b.hub.registry.status(c)?.connection === "Connected",
+      ),
+    );
     // Both live: a run preferred for hub-b, created through hub-a.
     await waitFor(
       () =>
@@ -155,6 +160,15 @@ describe("hub replicas", () => {
       () => memberState(a.hub.runs.get(name).run, first) === "Succeeded",
     );
     expect(a.hub.runs.get(name).revision).toBe(b.hub.runs.get(name).revision);
+
+    // A cluster that joins through hub-a is known to hub-b too.
+    await a.hub.registry.connect("prod-04", "1.0.0", {
+      labels: { env: "prod" },
+      nodePools: [],
+    });
+    await waitFor(
+      () => b.hub.registry.status("prod-04")?.connection === "Connected",
+    );
   });
 
   it("a replica that stops hands its runs to the other at once, which finishes them", async () => {

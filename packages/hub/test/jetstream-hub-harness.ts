@@ -22,6 +22,7 @@ import { createJetStreamObjectReader } from "../src/bundles/object-reader.js";
 import { createHub, type Hub, type HubReplication } from "../src/hub.js";
 import { createJetStreamLeaseBucket } from "../src/leases/jetstream-lease-bucket.js";
 import { createRunForwarding } from "../src/leases/run-forwarding.js";
+import { createPresence } from "../src/leases/presence.js";
 import { systemClock, type Clock } from "@flotilla/node";
 import type { IntentPublisher } from "../src/intents/intent-publisher.js";
 import { createJetStreamIntentPublisher } from "../src/intents/jetstream-intent-publisher.js";
@@ -117,6 +118,11 @@ export async function startJetStreamHub(
             clock,
             logger: captured.log,
             ownerWaitMs: 10_000,
+          }),
+          presence: createPresence({
+            nc,
+            replica: options.replica.id,
+            logger: captured.log,
           }),
           identity: {
             id: options.replica.id,
