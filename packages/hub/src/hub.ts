@@ -92,6 +92,10 @@ export interface BundleService {
   stop(): Promise<void> | void;
   onStatus(cluster: string, report: StatusReport): void;
   onFleetChanged(): void;
+  /** Takes in bundles applied or deleted through other replicas until `signal` aborts. */
+  follow(signal: AbortSignal): Promise<void>;
+  /** Resolves when no pass is running or waiting. */
+  idle(): Promise<void>;
   /** A pass (releases, holds); called on the pass interval. */
   tick(): void;
   preview(name: string): PlanOutput;
@@ -110,6 +114,8 @@ export interface BundleServiceDeps extends AuditDeps {
   readonly publisher: IntentPublisher;
   readonly directory: ClusterDirectory;
   readonly logger: Logger;
+  /** Whether this hub runs bundle passes now (the owner of the bundles lease). */
+  readonly runsPasses: () => boolean;
 }
 
 /** Hooks for metrics; every one optional. */
@@ -338,6 +344,13 @@ export function createHub(options: HubOptions): Hub {
   /** Whether this replica runs the bundle rollouts' passes now. */
   const ownsBundles = (): boolean =>
     keeper === undefined || keeper.held(BUNDLES_UNIT) !== undefined;
+  /** The latest counted bundle reports of the agents connected here, by cluster and bundle. */
+  const latestBundle = new Map<string, Map<string, StatusReport>>();
+  /** A bundle report goes to this replica's bundle service if it owns the rollouts, else on. */
+  const bundleReport = (cluster: string, report: StatusReport): void => {
+    if (ownsBundles()) bundles.onStatus(cluster, report);
+    else replication?.forwarding.forwardBundleReport(cluster, report);
+  };
   /** The latest counted upgrade report of each cluster whose agent is connected here (replays). */
   const latestUpgrade = new Map<
     string,
@@ -351,6 +364,7 @@ export function createHub(options: HubOptions): Hub {
     publisher,
     directory: registry,
     logger: log.child({ component: "bundles" }),
+    runsPasses: () => ownsBundles(),
   });
   const tokens = createBootstrapTokens({ store, now });
   const { security } = options;
@@ -389,7 +403,13 @@ export function createHub(options: HubOptions): Hub {
         runs.memberReport(cluster, run, report);
       },
       bundle: (cluster, report) => {
-        if (ownsBundles()) bundles.onStatus(cluster, report);
+        if (replication !== undefined && report.subject.kind === "bundle") {
+          const byBundle =
+            latestBundle.get(cluster) ?? new Map<string, StatusReport>();
+          byBundle.set(report.subject.bundle, report);
+          latestBundle.set(cluster, byBundle);
+        }
+        bundleReport(cluster, report);
       },
     },
     now,
@@ -441,6 +461,8 @@ export function createHub(options: HubOptions): Hub {
       async onAcquired(unit, lease) {
         const name = runOf(unit);
         if (name === undefined) {
+          forwarding.serveBundles(true);
+          forwarding.requestBundleReplay();
           bundles.onFleetChanged();
           return;
         }
@@ -450,13 +472,20 @@ export function createHub(options: HubOptions): Hub {
       },
       onLost(unit) {
         const name = runOf(unit);
-        if (name === undefined) return;
+        if (name === undefined) {
+          forwarding.serveBundles(false);
+          return;
+        }
         forwarding.unserveRun(name);
         runs.lose(name);
       },
       async onReleasing(unit) {
         const name = runOf(unit);
-        if (name === undefined) return;
+        if (name === undefined) {
+          forwarding.serveBundles(false);
+          await bundles.idle();
+          return;
+        }
         forwarding.unserveRun(name);
         await runs.release(name);
       },
@@ -545,10 +574,22 @@ export function createHub(options: HubOptions): Hub {
                 runs.memberReport(cluster, run, latest.report);
             }
           },
+          bundleReport: (cluster, report) => {
+            bundleReport(cluster, report);
+          },
+          bundleReplay: () => {
+            for (const [cluster, byBundle] of latestBundle) {
+              for (const report of byBundle.values())
+                bundleReport(cluster, report);
+            }
+          },
         });
+        await bundles.follow(following.signal);
         replication.presence.start((replica, clusters) => {
           registry.remotePresence(replica, clusters);
         });
+        await groups.follow(following.signal);
+        await strategies.follow(following.signal);
         await registry.follow(following.signal);
         await runs.follow(following.signal);
         // The first round takes every free unit this replica is preferred for (all of them when

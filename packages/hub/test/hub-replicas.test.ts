@@ -5,6 +5,7 @@
  * that stops renewing loses them to the other after the lease TTL, and what it writes after that
  * does not land.
  */
+import { randomBytes } from "node:crypto";
 import { parseUpdateStrategy, type Run } from "@flotilla/core";
 import type { StatusReport } from "@flotilla/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -117,6 +118,55 @@ async function succeedRunning(
 }
 
 describe("hub replicas", () => {
+  it("a bundle applied through either replica is rolled out by the owner of the bundle rollouts", async () => {
+    const contentSecret = randomBytes(32);
+    await using a = await startJetStreamHub(server, {
+      replica: { id: "hub-g", leaseTtlMs: TTL },
+      contentSecret,
+    });
+    await connectClusters(a);
+    await a.hub.registry.flush();
+    await using b = await startJetStreamHub(server, {
+      replica: { id: "hub-h", leaseTtlMs: TTL },
+      contentSecret,
+    });
+    await waitFor(
+      () =>
+        [a, b].filter((h) => h.hub.leases?.held("bundles") !== undefined)
+          .length === 1,
+      { timeoutMs: 10_000 },
+    );
+    const owner = a.hub.leases?.held("bundles") === undefined ? b : a;
+    const other = owner === a ? b : a;
+    await other.apply({
+      name: "web",
+      namespace: "web",
+      manifests: [
+        {
+          path: "cm.json",
+          yaml: Buffer.from(
+            JSON.stringify({
+              apiVersion: "v1",
+              kind: "ConfigMap",
+              metadata: { name: "web" },
+              data: { a: "1" },
+            }),
+          ),
+          content: "yaml",
+        },
+      ],
+      targetsJson: JSON.stringify([{ clusterSelector: {} }]),
+    });
+    // The owner learns of the bundle from the store and releases it into the intents.
+    await waitFor(
+      async () =>
+        (await owner.hub.intents.refresh("prod-01")).intent.bundles["web"] !==
+        undefined,
+      { timeoutMs: 10_000 },
+    );
+    expect(owner.logs.some((l) => l.msg === "Bundle applied")).toBe(false);
+  });
+
   it("the owner drives the run; commands and reports sent to the other replica take effect there, and its copy follows", async () => {
     await using a = await startJetStreamHub(server, {
       replica: { id: "hub-a", leaseTtlMs: TTL },

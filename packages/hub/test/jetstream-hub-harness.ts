@@ -48,6 +48,8 @@ export interface JetStreamHubOptions {
   readonly contentGc?: ContentGcOptions;
   /** Run as one of several replicas on this NATS (leases, forwarding), named `id`. */
   readonly replica?: { readonly id: string; readonly leaseTtlMs: number };
+  /** The secret bundle content is sealed with (replicas share one); default a random one. */
+  readonly contentSecret?: Buffer;
   /** The clock of leases and forwarding; default the system clock. */
   readonly clock?: Clock;
 }
@@ -86,7 +88,9 @@ export async function startJetStreamHub(
   const captured = capturedLogger("info");
   const metrics = createHubMetrics({ defaultMetrics: false });
   const store = createJetStreamStore({ nc });
-  const contentKeys = contentKeysOfSecret(randomBytes(32));
+  const contentKeys = contentKeysOfSecret(
+    options.contentSecret ?? randomBytes(32),
+  );
   const publisher = createJetStreamIntentPublisher({ nc, contentKeys });
   const audit = createJetStreamAuditLog(
     {

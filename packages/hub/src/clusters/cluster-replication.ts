@@ -8,9 +8,8 @@
  *   in another replica's presence counts as heard from (it is Connected, through that replica,
  *   and does not become Unreachable while the presence keeps coming).
  */
-import { FlotillaError } from "@flotilla/core";
 import type { StateStore } from "../store/state-store.js";
-import { decodeKeyToken } from "../store/keys.js";
+import { followCollection } from "../store/follow-collection.js";
 import { heardAt, loadedEntry, setRecord } from "./cluster-entry.js";
 import type { ClusterListeners } from "./cluster-listeners.js";
 import { CLUSTERS, type ClusterRecord } from "./cluster-record.js";
@@ -67,31 +66,17 @@ export function createClusterReplication(deps: {
   };
 
   return {
-    async follow(signal) {
-      const changes = await deps.store.watch(CLUSTERS, { signal });
-      // Records written between the registry's load and this watch.
-      for (const entry of await deps.store.list(CLUSTERS)) {
-        taken(entry.value.name, entry.value, entry.revision);
-      }
-      void (async () => {
-        for await (const change of changes) {
-          try {
-            const name = decodeKeyToken(change.key);
-            if (change.type === "put") {
-              taken(name, change.value, change.revision);
-              continue;
-            }
-            const entry = records.get(name);
-            if (entry === undefined || entry.session !== undefined) continue;
-            records.delete(name);
-            listeners.emit({ type: "left", cluster: name });
-          } catch (error) {
-            deps.onError(
-              error instanceof FlotillaError ? error : new Error(String(error)),
-            );
-          }
-        }
-      })();
+    follow(signal) {
+      return followCollection(deps.store, CLUSTERS, signal, {
+        put: taken,
+        delete(name) {
+          const entry = records.get(name);
+          if (entry === undefined || entry.session !== undefined) return;
+          records.delete(name);
+          listeners.emit({ type: "left", cluster: name });
+        },
+        error: deps.onError,
+      });
     },
 
     presence() {

@@ -10,6 +10,8 @@
  *   holding the agent's stream; only the owner subscribes.
  * - `<prefix>.hub.run.replay`: a new owner asks every replica to send the latest reports of the
  *   run's members again, since reports sent while nobody owned the run were dropped.
+ * - `<prefix>.hub.bundles.report` and `<prefix>.hub.bundles.replay`: the same for bundle reports
+ *   and the owner of the bundle rollouts.
  *
  * Why core NATS subjects and not a stream: a report only matters to the run's current owner, and
  * a new owner gets the latest reports again by asking; a stream would add a replicated disk write
@@ -50,6 +52,10 @@ export interface RunForwardingHandlers {
   report(cluster: string, run: string, report: StatusReport): void;
   /** Send again the latest reports of `run`'s members this replica holds. */
   replay(run: string): void;
+  /** A bundle report, for the owner of the bundle rollouts (this replica). */
+  bundleReport(cluster: string, report: StatusReport): void;
+  /** Send again the latest bundle reports this replica holds. */
+  bundleReplay(): void;
 }
 
 export interface RunForwarding extends Omit<RunReplication, "created"> {
@@ -61,6 +67,12 @@ export interface RunForwarding extends Omit<RunReplication, "created"> {
   serveRun(run: string): void;
   /** This replica no longer owns `run`. */
   unserveRun(run: string): void;
+  /** This replica owns the bundle rollouts now (true) or no longer (false). */
+  serveBundles(serve: boolean): void;
+  /** Sends a bundle report to the owner of the bundle rollouts. */
+  forwardBundleReport(cluster: string, report: StatusReport): void;
+  /** Asks every replica to send its latest bundle reports again. */
+  requestBundleReplay(): void;
   /** Reports forwarded to an owner since start (metrics). */
   readonly forwarded: { reports: number; commands: number };
   stop(): void;
@@ -88,6 +100,9 @@ export function createRunForwarding(deps: RunForwardingDeps): RunForwarding {
   const subject = (kind: "command" | "report", run: string): string =>
     `${prefix}.hub.run.${kind}.${encodeKeyToken(run)}`;
   const replaySubject = `${prefix}.hub.run.replay`;
+  const bundleReportSubject = `${prefix}.hub.bundles.report`;
+  const bundleReplaySubject = `${prefix}.hub.bundles.replay`;
+  let bundleReports: Subscription | undefined;
   const served = new Map<string, Subscription[]>();
   const subscriptions: Subscription[] = [];
   let handlers: RunForwardingHandlers | undefined;
@@ -132,6 +147,9 @@ export function createRunForwarding(deps: RunForwardingDeps): RunForwarding {
         listen(replaySubject, (data) => {
           const message = parse(replayMessage, data);
           if (message !== undefined) handlers?.replay(message.run);
+        }),
+        listen(bundleReplaySubject, () => {
+          handlers?.bundleReplay();
         }),
       );
     },
@@ -181,6 +199,37 @@ export function createRunForwarding(deps: RunForwardingDeps): RunForwarding {
     unserveRun(run) {
       for (const sub of served.get(run) ?? []) sub.unsubscribe();
       served.delete(run);
+    },
+
+    serveBundles(serve) {
+      if (!serve) {
+        bundleReports?.unsubscribe();
+        bundleReports = undefined;
+        return;
+      }
+      bundleReports ??= listen(bundleReportSubject, (data) => {
+        const message = parse(reportMessage, data);
+        if (message === undefined) {
+          log.warn("malformed forwarded bundle report dropped");
+          return;
+        }
+        handlers?.bundleReport(
+          message.cluster,
+          message.report as unknown as StatusReport,
+        );
+      });
+    },
+
+    forwardBundleReport(cluster, report) {
+      forwarded.reports += 1;
+      deps.nc.publish(
+        bundleReportSubject,
+        utf8.encode(JSON.stringify({ cluster, report })),
+      );
+    },
+
+    requestBundleReplay() {
+      deps.nc.publish(bundleReplaySubject, utf8.encode("{}"));
     },
 
     async forwardCommand(run, commands) {
@@ -233,6 +282,7 @@ export function createRunForwarding(deps: RunForwardingDeps): RunForwarding {
 
     stop() {
       for (const run of [...served.keys()]) this.unserveRun(run);
+      this.serveBundles(false);
       for (const sub of subscriptions.splice(0)) sub.unsubscribe();
       handlers = undefined;
     },
