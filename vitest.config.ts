@@ -48,6 +48,8 @@ const e2e = [
   "packages/hub/test/http-server.test.ts",
   "packages/hub/test/intents-jetstream.test.ts",
   "packages/hub/test/jetstream-store.test.ts",
+  "packages/hub/test/lease-bucket-jetstream.test.ts",
+  "packages/hub/test/hub-replicas.test.ts",
   "packages/hub/test/metrics-scrape.test.ts",
   "packages/hub/test/nats-auth.test.ts",
   "packages/hub/test/nats-setup-from.test.ts",

@@ -56,6 +56,15 @@ import {
   type PublishOutcome,
 } from "./intents/intent-writer.js";
 import { createRunManager, type RunManager } from "./runs/run-manager.js";
+import type { LeaseBucket } from "./leases/lease-bucket.js";
+import {
+  createLeaseKeeper,
+  type LeaseKeeper,
+  type ReplicaIdentity,
+} from "./leases/lease-keeper.js";
+import type { RunForwarding } from "./leases/run-forwarding.js";
+import type { Presence } from "./leases/presence.js";
+import type { Clock } from "@flotilla/node";
 import type { AdminAuth, AdminAuthHooks } from "./security/admin-auth.js";
 import type { AgentNatsCredentialsIssuer } from "./security/agent-nats-credentials.js";
 import { createBootstrapTokens } from "./security/bootstrap-tokens.js";
@@ -83,6 +92,10 @@ export interface BundleService {
   stop(): Promise<void> | void;
   onStatus(cluster: string, report: StatusReport): void;
   onFleetChanged(): void;
+  /** Takes in bundles applied or deleted through other replicas until `signal` aborts. */
+  follow(signal: AbortSignal): Promise<void>;
+  /** Resolves when no pass is running or waiting. */
+  idle(): Promise<void>;
   /** A pass (releases, holds); called on the pass interval. */
   tick(): void;
   preview(name: string): PlanOutput;
@@ -101,6 +114,8 @@ export interface BundleServiceDeps extends AuditDeps {
   readonly publisher: IntentPublisher;
   readonly directory: ClusterDirectory;
   readonly logger: Logger;
+  /** Whether this hub runs bundle passes now (the owner of the bundles lease). */
+  readonly runsPasses: () => boolean;
 }
 
 /** Hooks for metrics; every one optional. */
@@ -168,6 +183,29 @@ function observeAdminCalls(
   return wrapped as unknown as Handlers;
 }
 
+/**
+ * Several hub replicas sharing one NATS (docs/high-availability.md): each run, and the bundle
+ * rollouts, are driven by the one replica holding their lease.
+ */
+export interface HubReplication {
+  readonly bucket: LeaseBucket;
+  readonly forwarding: RunForwarding;
+  readonly presence: Presence;
+  readonly identity: ReplicaIdentity;
+  readonly clock: Clock;
+  /** A unit moved to this replica from `from` (undefined: it had no owner): metrics. */
+  readonly onTakeover?: (unit: string, from: string | undefined) => void;
+}
+
+/** The lease unit of the bundle rollouts (one owner runs every bundle's passes). */
+export const BUNDLES_UNIT = "bundles";
+const RUN_UNIT_PREFIX = "run/";
+
+/** The lease unit of an update run. */
+export function runUnit(name: string): string {
+  return `${RUN_UNIT_PREFIX}${name}`;
+}
+
 /** Agent identities under TLS; absent: plaintext development mode. */
 export interface HubSecurity {
   readonly authority: CertificateAuthority;
@@ -211,6 +249,8 @@ export interface HubOptions {
   ) => AdminAuth;
   /** How many refused calls per peer the audit log records one by one (default 100 a minute). */
   readonly refusalAudit?: RefusalAuditSettings;
+  /** Several replicas; absent: this hub owns every run and the bundle rollouts. */
+  readonly replication?: HubReplication;
 }
 
 export interface Hub {
@@ -220,6 +260,8 @@ export interface Hub {
   readonly runs: RunManager;
   readonly bundles: BundleService;
   readonly intents: IntentWriter;
+  /** The lease keeper when replicas share the work (docs/high-availability.md). */
+  readonly leases: LeaseKeeper | undefined;
   /** Loads state, republishes intents, then serves gRPC on `address`; resolves with the port. */
   start(address: string, credentials: ServerCredentials): Promise<number>;
   /** Stops accepting calls, ends agent streams, stops timers. Adapters are the caller's. */
@@ -274,7 +316,9 @@ export function createHub(options: HubOptions): Hub {
   });
   const strategies = createUpdateStrategies({ store, now });
   const contentKeys = options.contentKeys ?? createContentKeys({ store, now });
-  const runs = createRunManager({
+  const { replication } = options;
+  let keeper: LeaseKeeper | undefined;
+  const runs: RunManager = createRunManager({
     store,
     intents,
     directory: registry,
@@ -283,7 +327,35 @@ export function createHub(options: HubOptions): Hub {
     onTransition: (t) => options.observer?.onTransition?.(t.scope, t.to),
     onReportToIntent: (seconds) =>
       options.observer?.onReportToIntent?.(seconds),
+    ...(replication === undefined
+      ? {}
+      : {
+          replication: {
+            forwardCommand: (name, commands) =>
+              replication.forwarding.forwardCommand(name, commands),
+            forwardReport: (cluster, run, report) => {
+              replication.forwarding.forwardReport(cluster, run, report);
+            },
+            // A new run gets its owner before the call that created it is answered.
+            created: () => keeper?.round() ?? Promise.resolve(),
+          },
+        }),
   });
+  /** Whether this replica runs the bundle rollouts' passes now. */
+  const ownsBundles = (): boolean =>
+    keeper === undefined || keeper.held(BUNDLES_UNIT) !== undefined;
+  /** The latest counted bundle reports of the agents connected here, by cluster and bundle. */
+  const latestBundle = new Map<string, Map<string, StatusReport>>();
+  /** A bundle report goes to this replica's bundle service if it owns the rollouts, else on. */
+  const bundleReport = (cluster: string, report: StatusReport): void => {
+    if (ownsBundles()) bundles.onStatus(cluster, report);
+    else replication?.forwarding.forwardBundleReport(cluster, report);
+  };
+  /** The latest counted upgrade report of each cluster whose agent is connected here (replays). */
+  const latestUpgrade = new Map<
+    string,
+    { readonly run: string; readonly report: StatusReport }
+  >();
   const bundles = options.bundles({
     ...auditDeps,
     store,
@@ -292,6 +364,7 @@ export function createHub(options: HubOptions): Hub {
     publisher,
     directory: registry,
     logger: log.child({ component: "bundles" }),
+    runsPasses: () => ownsBundles(),
   });
   const tokens = createBootstrapTokens({ store, now });
   const { security } = options;
@@ -325,10 +398,18 @@ export function createHub(options: HubOptions): Hub {
     intents,
     sinks: {
       upgrade: (cluster, run, report) => {
+        if (replication !== undefined)
+          latestUpgrade.set(cluster, { run, report });
         runs.memberReport(cluster, run, report);
       },
       bundle: (cluster, report) => {
-        bundles.onStatus(cluster, report);
+        if (replication !== undefined && report.subject.kind === "bundle") {
+          const byBundle =
+            latestBundle.get(cluster) ?? new Map<string, StatusReport>();
+          byBundle.set(report.subject.bundle, report);
+          latestBundle.set(cluster, byBundle);
+        }
+        bundleReport(cluster, report);
       },
     },
     now,
@@ -340,13 +421,77 @@ export function createHub(options: HubOptions): Hub {
     }),
   });
 
+  let presenceSoon: NodeJS.Timeout | undefined;
+  const publishPresence = (): void => {
+    if (presenceSoon !== undefined) clearTimeout(presenceSoon);
+    presenceSoon = undefined;
+    replication?.presence.publish(registry.presence());
+  };
   registry.onChange((change) => {
+    // A session opened here: tell the other replicas soon rather than at the next pass.
+    if (
+      replication !== undefined &&
+      presenceSoon === undefined &&
+      (change.type === "joined" ||
+        change.type === "reachable" ||
+        change.type === "changed")
+    ) {
+      presenceSoon = setTimeout(publishPresence, 100);
+    }
     runs.clusterChanged(change);
-    if (change.type !== "windows") bundles.onFleetChanged();
+    if (change.type !== "windows" && ownsBundles()) bundles.onFleetChanged();
   });
   groups.onChange(() => {
-    bundles.onFleetChanged();
+    if (ownsBundles()) bundles.onFleetChanged();
   });
+  const following = new AbortController();
+  if (replication !== undefined) {
+    const { forwarding, identity } = replication;
+    const runOf = (unit: string): string | undefined =>
+      unit.startsWith(RUN_UNIT_PREFIX)
+        ? unit.slice(RUN_UNIT_PREFIX.length)
+        : undefined;
+    keeper = createLeaseKeeper({
+      bucket: replication.bucket,
+      clock: replication.clock,
+      logger: log.child({ component: "leases" }),
+      self: identity,
+      units: () => [BUNDLES_UNIT, ...runs.ownable().map(runUnit)],
+      sessions: () => registry.connectedCount(),
+      async onAcquired(unit, lease) {
+        const name = runOf(unit);
+        if (name === undefined) {
+          forwarding.serveBundles(true);
+          forwarding.requestBundleReplay();
+          bundles.onFleetChanged();
+          return;
+        }
+        await runs.acquire(name, { epoch: lease.epoch, replica: identity.id });
+        forwarding.serveRun(name);
+        forwarding.requestReplay(name);
+      },
+      onLost(unit) {
+        const name = runOf(unit);
+        if (name === undefined) {
+          forwarding.serveBundles(false);
+          return;
+        }
+        forwarding.unserveRun(name);
+        runs.lose(name);
+      },
+      async onReleasing(unit) {
+        const name = runOf(unit);
+        if (name === undefined) {
+          forwarding.serveBundles(false);
+          await bundles.idle();
+          return;
+        }
+        forwarding.unserveRun(name);
+        await runs.release(name);
+      },
+      ...compact({ onTakeover: replication.onTakeover }),
+    });
+  }
 
   const adminStreams = createAdminStreams();
   let server: Server | undefined;
@@ -389,8 +534,9 @@ export function createHub(options: HubOptions): Hub {
         "agents unreachable",
       );
     }
+    if (replication !== undefined) publishPresence();
     runs.tick();
-    bundles.tick();
+    if (ownsBundles()) bundles.tick();
     void refusals.flush();
     registry.flush().catch((error: unknown) => {
       log.debug({ err: error }, "cluster records not written yet");
@@ -404,6 +550,9 @@ export function createHub(options: HubOptions): Hub {
     runs,
     bundles,
     intents,
+    get leases() {
+      return keeper;
+    },
 
     async start(address, credentials) {
       await groups.start();
@@ -412,6 +561,41 @@ export function createHub(options: HubOptions): Hub {
       await runs.start();
       await contentKeys.load();
       await bundles.start();
+      if (replication !== undefined && keeper !== undefined) {
+        await replication.bucket.start();
+        replication.forwarding.start({
+          command: (name, commands) => runs.commandAsOwner(name, commands),
+          report: (cluster, run, report) => {
+            runs.memberReport(cluster, run, report);
+          },
+          replay: (run) => {
+            for (const [cluster, latest] of latestUpgrade) {
+              if (latest.run === run)
+                runs.memberReport(cluster, run, latest.report);
+            }
+          },
+          bundleReport: (cluster, report) => {
+            bundleReport(cluster, report);
+          },
+          bundleReplay: () => {
+            for (const [cluster, byBundle] of latestBundle) {
+              for (const report of byBundle.values())
+                bundleReport(cluster, report);
+            }
+          },
+        });
+        await bundles.follow(following.signal);
+        replication.presence.start((replica, clusters) => {
+          registry.remotePresence(replica, clusters);
+        });
+        await groups.follow(following.signal);
+        await strategies.follow(following.signal);
+        await registry.follow(following.signal);
+        await runs.follow(following.signal);
+        // The first round takes every free unit this replica is preferred for (all of them when
+        // it is alone) before it serves anyone.
+        await keeper.start();
+      }
       const grpcServer = new Server({ ...SERVER_OPTIONS });
       grpcServer.addService(agentServiceDefinition(), agents.handlers);
       addAdminService(
@@ -439,6 +623,12 @@ export function createHub(options: HubOptions): Hub {
     async stop() {
       started = false;
       if (timer !== undefined) clearInterval(timer);
+      // Leases are handed back first, so another replica takes over at once.
+      await keeper?.stop();
+      replication?.forwarding.stop();
+      replication?.presence.stop();
+      if (presenceSoon !== undefined) clearTimeout(presenceSoon);
+      following.abort();
       runs.stop();
       await bundles.stop();
       agents.closeAll();
@@ -469,6 +659,11 @@ export function createHub(options: HubOptions): Hub {
         checks: {
           grpc: started ? "serving" : "stopped",
           agents: `${String(registry.connectedCount())} connected`,
+          ...(keeper === undefined
+            ? {}
+            : {
+                leases: `${String(keeper.heldUnits().length)} held${keeper.eligible ? "" : " (refusing leases: see the log)"}`,
+              }),
         },
       };
     },

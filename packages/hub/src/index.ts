@@ -172,3 +172,5 @@ export {
   HUB_NATS_AUTH_FILES,
   NATS_SETUP_FILES,
 } from "./security/nats-setup-files.js";
+export { createJetStreamLeaseBucket } from "./leases/jetstream-lease-bucket.js";
+export type { JetStreamLeaseBucketOptions } from "./leases/jetstream-lease-bucket.js";

@@ -10,7 +10,7 @@
  * alive, reconnecting, with nothing served.
  */
 import { FlotillaError, compact } from "@flotilla/core";
-import { createConnectionWatch } from "@flotilla/node";
+import { createConnectionWatch, systemClock } from "@flotilla/node";
 import { ServerCredentials } from "@grpc/grpc-js";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { auditHandlers } from "./audit/admin-audit.js";
@@ -19,7 +19,13 @@ import { createBundleService } from "./bundles/bundle-service.js";
 import { createJetStreamObjectReader } from "./bundles/object-reader.js";
 import type { HubConfig } from "./config/config.js";
 import { createHubProbes, type HubProbes } from "./health/probes.js";
-import { createHub, type HubSecurity } from "./hub.js";
+import { createHub, type HubReplication, type HubSecurity } from "./hub.js";
+import { createJetStreamLeaseBucket } from "./leases/jetstream-lease-bucket.js";
+import { createRunForwarding } from "./leases/run-forwarding.js";
+import { createPresence } from "./leases/presence.js";
+import { HUB_VERSION } from "./version.js";
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import { startHttpServer } from "./metrics/http-server.js";
 import { createJetStreamIntentPublisher } from "./intents/jetstream-intent-publisher.js";
 import type { Logger } from "./logger.js";
@@ -136,7 +142,41 @@ export async function serveHub(
   }
 
   const { adminTokens, insecureAdmin } = deps;
+  const clock = systemClock;
+  const replicaId = config.replicaId ?? defaultReplicaId(config.listen);
+  const replication: HubReplication = {
+    bucket: createJetStreamLeaseBucket(nc, {
+      prefix: config.statePrefix,
+      ttlMs: config.leaseTtlMs,
+    }),
+    forwarding: createRunForwarding({
+      nc,
+      prefix: config.statePrefix,
+      clock,
+      logger: log.child({ component: "forwarding" }),
+    }),
+    presence: createPresence({
+      nc,
+      prefix: config.statePrefix,
+      replica: replicaId,
+      logger: log.child({ component: "presence" }),
+    }),
+    identity: {
+      id: replicaId,
+      incarnation: randomUUID(),
+      address: config.listen,
+      version: HUB_VERSION,
+      settings: {
+        leaseTtlMs: config.leaseTtlMs,
+        heartbeatIntervalMs: config.heartbeatIntervalMs,
+        missedHeartbeats: config.missedHeartbeats,
+      },
+      startedAtMs: clock.now(),
+    },
+    clock,
+  };
   const hub = createHub({
+    replication,
     store,
     contentKeys,
     publisher,
@@ -167,6 +207,19 @@ export async function serveHub(
   });
   // Pushed before start: a start that fails after loading state may have timers running.
   opened.push({ name: "hub", stop: () => hub.stop() });
+  // Without NATS this replica cannot renew its leases nor fence its writes: it stops acting as
+  // owner at once, and takes leases again (with new epochs) once they are free after it is back.
+  const leaseWatch = createConnectionWatch(nc, (status) => {
+    if (status.type === "disconnect")
+      hub.leases?.dropAll("the NATS connection is lost");
+  });
+  leaseWatch.start();
+  opened.push({
+    name: "lease watch",
+    stop: () => {
+      leaseWatch.stop();
+    },
+  });
   const credentials = tls?.credentials ?? ServerCredentials.createInsecure();
   const port = await hub.start(config.listen, credentials);
   probes.serving(hub);
@@ -197,6 +250,12 @@ async function serveHttp(
   });
   opened.push({ name: "HTTP server", stop: () => http.close() });
   return http.address;
+}
+
+/** A replica's default name: the host's name and the port it listens on. */
+function defaultReplicaId(listen: string): string {
+  const port = listen.slice(listen.lastIndexOf(":") + 1);
+  return `${hostname()}:${port}`;
 }
 
 /**

@@ -43,3 +43,7 @@ export {
 // NATS authorization: the account claims and connection limits tests check against
 export { agentsAccountClaims } from "./security/agents-account-claims.js";
 export { unlimitedConnections } from "./security/nats-limits.js";
+export { createLeaseKeeper } from "./leases/lease-keeper.js";
+export type { LeaseKeeper, Lease } from "./leases/lease-keeper.js";
+export { createMemoryLeaseBucket } from "./leases/memory-lease-bucket.js";
+export type { LeaseBucket } from "./leases/lease-bucket.js";

@@ -59,6 +59,8 @@ describe("parseHubConfig", () => {
       heartbeatIntervalMs: 10_000,
       missedHeartbeats: 3,
       passIntervalMs: 5_000,
+      replicaId: undefined,
+      leaseTtlMs: 10_000,
       auditMaxBytes: 1024 ** 3,
       shutdownTimeoutMs: 10_000,
       bundleContentGc: { intervalMs: 600_000, graceMs: 3_600_000 },

@@ -4,7 +4,7 @@
  * real gRPC on 127.0.0.1 (plaintext, every caller admin). Its log lines are captured, parsed, for
  * the test to read; its clock is the test's.
  */
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import {
   callUnary,
   createAdminServiceClient,
@@ -19,7 +19,11 @@ import { createJetStreamAuditLog } from "../src/audit/jetstream-audit-log.js";
 import { createBundleService } from "../src/bundles/bundle-service.js";
 import type { ContentGcOptions } from "../src/bundles/content-collector.js";
 import { createJetStreamObjectReader } from "../src/bundles/object-reader.js";
-import { createHub, type Hub } from "../src/hub.js";
+import { createHub, type Hub, type HubReplication } from "../src/hub.js";
+import { createJetStreamLeaseBucket } from "../src/leases/jetstream-lease-bucket.js";
+import { createRunForwarding } from "../src/leases/run-forwarding.js";
+import { createPresence } from "../src/leases/presence.js";
+import { systemClock, type Clock } from "@flotilla/node";
 import type { IntentPublisher } from "../src/intents/intent-publisher.js";
 import { createJetStreamIntentPublisher } from "../src/intents/jetstream-intent-publisher.js";
 import { createHubMetrics, type HubMetrics } from "../src/metrics/metrics.js";
@@ -42,6 +46,12 @@ export interface JetStreamHubOptions {
   readonly now?: () => number;
   /** How bundle content is collected; default the hub's defaults. */
   readonly contentGc?: ContentGcOptions;
+  /** Run as one of several replicas on this NATS (leases, forwarding), named `id`. */
+  readonly replica?: { readonly id: string; readonly leaseTtlMs: number };
+  /** The secret bundle content is sealed with (replicas share one); default a random one. */
+  readonly contentSecret?: Buffer;
+  /** The clock of leases and forwarding; default the system clock. */
+  readonly clock?: Clock;
 }
 
 export interface JetStreamHub extends AsyncDisposable {
@@ -78,7 +88,9 @@ export async function startJetStreamHub(
   const captured = capturedLogger("info");
   const metrics = createHubMetrics({ defaultMetrics: false });
   const store = createJetStreamStore({ nc });
-  const contentKeys = contentKeysOfSecret(randomBytes(32));
+  const contentKeys = contentKeysOfSecret(
+    options.contentSecret ?? randomBytes(32),
+  );
   const publisher = createJetStreamIntentPublisher({ nc, contentKeys });
   const audit = createJetStreamAuditLog(
     {
@@ -97,7 +109,37 @@ export async function startJetStreamHub(
   await store.start();
   await publisher.start();
   await audit.start();
+  const clock = options.clock ?? systemClock;
+  const replication: HubReplication | undefined =
+    options.replica === undefined
+      ? undefined
+      : {
+          bucket: createJetStreamLeaseBucket(nc, {
+            ttlMs: options.replica.leaseTtlMs,
+          }),
+          forwarding: createRunForwarding({
+            nc,
+            clock,
+            logger: captured.log,
+            ownerWaitMs: 10_000,
+          }),
+          presence: createPresence({
+            nc,
+            replica: options.replica.id,
+            logger: captured.log,
+          }),
+          identity: {
+            id: options.replica.id,
+            incarnation: randomUUID(),
+            address: options.replica.id,
+            version: "test",
+            settings: { leaseTtlMs: options.replica.leaseTtlMs },
+            startedAtMs: clock.now(),
+          },
+          clock,
+        };
   const hub = createHub({
+    ...compact({ replication }),
     store,
     contentKeys,
     publisher,

@@ -37,7 +37,8 @@ import {
   type PassDeps,
 } from "./bundle-passes.js";
 import { removeBundle } from "./bundle-removal.js";
-import type { BundleRecord } from "./bundle-record.js";
+import { BUNDLES, type BundleRecord } from "./bundle-record.js";
+import { followCollection } from "../store/follow-collection.js";
 import {
   bundleStatus,
   countsOf,
@@ -83,6 +84,11 @@ export interface BundleManagerDeps {
   readonly log: Logger;
   /** Starts a repeating timer and returns its cancel; default `setInterval` (unref'd). */
   readonly every?: (intervalMs: number, tick: () => void) => () => void;
+  /**
+   * Whether this hub runs passes now: with several replicas only the owner of the bundles lease
+   * does (docs/high-availability.md); default always.
+   */
+  readonly runsPasses?: () => boolean;
 }
 
 export interface BundleManagerOptions {
@@ -133,6 +139,8 @@ export interface BundleManager {
   preview(name: string, selector?: LabelSelector): PlanOutput;
   /** A counted status report (of the cluster's current intent generation); other subjects are ignored. */
   onStatus(cluster: string, report: StatusReport): void;
+  /** Takes in bundles applied or deleted through other hub replicas until `signal` aborts. */
+  follow(signal: AbortSignal): Promise<void>;
   /** Clusters joined, left, were relabelled, became unreachable or reachable, or groups changed. */
   onFleetChanged(): void;
   /** Asks for a pass of every bundle (the interval calls it). */
@@ -219,6 +227,7 @@ export function createBundleManager(
   };
 
   const runBatch = async (batch: PassBatch): Promise<void> => {
+    if (deps.runsPasses?.() === false) return;
     observations.retainClusters(
       new Set(deps.directory.clusters().map((c) => c.name)),
     );
@@ -397,6 +406,42 @@ export function createBundleManager(
 
     onFleetChanged() {
       loop.request();
+    },
+
+    follow(signal) {
+      const take = (record: BundleRecord, entryRevision: number): void => {
+        const known = bundles.get(record.name);
+        if (known !== undefined && known.entryRevision >= entryRevision) return;
+        if (known?.deleting === true) return;
+        try {
+          bundles.set(record.name, {
+            record,
+            entryRevision,
+            spec: storedBundleSpec(record),
+            deleting: false,
+          });
+          loop.request(record.name);
+        } catch (err) {
+          log.error(
+            { err, bundle: record.name },
+            "Stored bundle is invalid; skipped",
+          );
+        }
+      };
+      return followCollection(deps.store, BUNDLES, signal, {
+        put: (_name, record, revision) => {
+          take(record, revision);
+        },
+        delete(name) {
+          const known = bundles.get(name);
+          if (known === undefined || known.deleting) return;
+          bundles.delete(name);
+          observations.forgetBundle(name);
+        },
+        error: (err: unknown) => {
+          log.warn({ err }, "cannot follow a bundle change");
+        },
+      });
     },
 
     tick() {

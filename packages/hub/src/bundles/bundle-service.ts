@@ -31,6 +31,8 @@ export interface BundleServiceDeps extends AuditDeps {
   readonly contentKeys: Pick<ContentKeys, "keyOf">;
   /** Reads PutObject uploads back: createJetStreamObjectReader({ nc }, { prefix }) in main.ts. */
   readonly objects: ObjectReader;
+  /** Whether this hub runs passes now (the owner of the bundles lease); default always. */
+  readonly runsPasses?: () => boolean;
 }
 
 /** The manager and its handlers. */
@@ -56,6 +58,7 @@ export function createBundleService(
       directory: deps.directory,
       now: deps.now,
       log: deps.logger,
+      ...(deps.runsPasses === undefined ? {} : { runsPasses: deps.runsPasses }),
     },
     options,
   );

@@ -41,6 +41,8 @@ export interface ClusterEntry {
   appliedGeneration: number;
   /** The record changed while the store was unavailable: the registry's flush writes it. */
   unsaved?: boolean;
+  /** The hub replica whose agent session this cluster has, when not this one (presence). */
+  remote?: string | undefined;
 }
 
 /** The entry of a cluster seen for the first time: connecting now (`session`) or enrolled. */
@@ -101,7 +103,9 @@ export function loadedEntry(
 export function connectionOf(entry: ClusterEntry): ConnectionState {
   if (!entry.everConnected) return "NeverConnected";
   if (entry.unreachable) return "Unreachable";
-  return entry.session === undefined ? "Disconnected" : "Connected";
+  return entry.session === undefined && entry.remote === undefined
+    ? "Disconnected"
+    : "Connected";
 }
 
 export function statusOf(entry: ClusterEntry): ClusterStatus {

@@ -16,6 +16,7 @@ import { z } from "zod";
 import { nameKey } from "../store/keys.js";
 import { defineCollection, type StateStore } from "../store/state-store.js";
 import { createUpdateQueue } from "../store/update-queue.js";
+import { followCollection } from "../store/follow-collection.js";
 import { nameProblem } from "../names.js";
 
 export interface ClusterGroupRecord {
@@ -62,6 +63,8 @@ export interface ClusterGroups {
   update(input: GroupInput, expectedRevision?: number): Promise<StoredGroup>;
   delete(name: string): Promise<void>;
   onChange(listener: () => void): void;
+  /** Takes in groups written through other hub replicas until `signal` aborts. */
+  follow(signal: AbortSignal): Promise<void>;
 }
 
 /** Validates a group; problems are reported under `path` (`group`). */
@@ -120,6 +123,19 @@ export function createClusterGroups(deps: {
         groups.set(value.name, stored(value, revision));
       }
       changed();
+    },
+    follow(signal) {
+      return followCollection(deps.store, CLUSTER_GROUPS, signal, {
+        put(name, value, revision) {
+          if ((groups.get(name)?.revision ?? 0) >= revision) return;
+          groups.set(name, stored(value, revision));
+          changed();
+        },
+        delete(name) {
+          if (groups.delete(name)) changed();
+        },
+        error: () => undefined,
+      });
     },
     all() {
       all ??= [...groups.values()].map((g) => g.group);

@@ -23,6 +23,10 @@ import {
 } from "./cluster-listeners.js";
 import { createClusterRecords } from "./cluster-records.js";
 import {
+  createClusterReplication,
+  type ClusterReplication,
+} from "./cluster-replication.js";
+import {
   createClusterSessions,
   type ClusterSessions,
 } from "./cluster-sessions.js";
@@ -49,10 +53,12 @@ export interface ClusterRegistryDeps {
   };
   /** The cluster groups, for {@link ClusterDirectory.groups}. */
   readonly groups: () => readonly ClusterGroup[];
+  /** A record written by another replica could not be taken in. */
+  readonly onFollowError?: (error: unknown) => void;
 }
 
 export interface ClusterRegistry
-  extends ClusterDirectory, ClusterSessions, ClusterAdmin {
+  extends ClusterDirectory, ClusterSessions, ClusterAdmin, ClusterReplication {
   start(): Promise<void>;
   onChange(listener: (change: ClusterChange) => void): () => void;
   /** Writes records kept in memory while the store was unavailable. */
@@ -85,9 +91,18 @@ export function createClusterRegistry(
     now: deps.now,
   });
 
+  const replication = createClusterReplication({
+    store: deps.store,
+    records,
+    listeners,
+    now: deps.now,
+    onError: (error) => deps.onFollowError?.(error),
+  });
+
   return {
     ...sessions,
     ...admin,
+    ...replication,
     start: () => records.load(deps.now()),
     onChange: (listener) => listeners.onChange(listener),
     onSessionRevoked: (listener) => {

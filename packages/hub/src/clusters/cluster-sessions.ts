@@ -256,6 +256,7 @@ export function createClusterSessions(
         if (entry.unreachable) continue;
         if (now - entry.silenceFromMs < deps.unreachableAfterMs) continue;
         entry.unreachable = true;
+        entry.remote = undefined;
         gone.push(entry.record.name);
         listeners.emit({ type: "unreachable", cluster: entry.record.name });
       }

@@ -223,6 +223,21 @@ export const HUB_OPTIONS = {
     help: "how often bundle passes and run ticks happen",
     parse: duration(100, 3_600_000),
   }),
+  replicaId: option({
+    flag: "--replica-id",
+    env: "FLOTILLA_HUB_REPLICA_ID",
+    arg: "NAME",
+    help: "this hub replica's name among the replicas sharing one NATS (default: host name and --listen port); a restarted replica with the same name takes its leases back at once",
+    parse: text,
+  }),
+  leaseTtl: option({
+    flag: "--lease-ttl",
+    env: "FLOTILLA_LEASE_TTL",
+    arg: "DURATION",
+    default: "10s",
+    help: "how long a replica's lease on a run outlives its last renewal; a failed replica's runs move after this (every replica must use the same)",
+    parse: duration(1_000, 300_000),
+  }),
   auditRefusalsPerPeer: option({
     flag: "--audit-refusals-per-peer",
     env: "FLOTILLA_AUDIT_REFUSALS_PER_PEER",

@@ -59,6 +59,10 @@ export interface HubSettings {
   readonly missedHeartbeats: number;
   /** How often bundle passes and run ticks happen. */
   readonly passIntervalMs: number;
+  /** This replica's name (docs/high-availability.md); undefined: host name and listen port. */
+  readonly replicaId: string | undefined;
+  /** Lifetime of a lease after its last renewal. */
+  readonly leaseTtlMs: number;
   /** The audit stream's size limit (JetStream reserves it), when the hub creates the stream. */
   readonly auditMaxBytes: number;
   /** How long a stop may take before what is left is closed at once. */
@@ -170,6 +174,8 @@ export function parseHubConfig(
     heartbeatIntervalMs: values.heartbeatInterval ?? 0,
     missedHeartbeats: values.missedHeartbeats ?? 0,
     passIntervalMs: values.passInterval ?? 0,
+    replicaId: values.replicaId,
+    leaseTtlMs: values.leaseTtl ?? 0,
     auditMaxBytes: values.auditMaxBytes ?? 0,
     shutdownTimeoutMs: values.shutdownTimeout ?? 0,
     bundleContentGc: {

@@ -37,7 +37,7 @@ export function reportRejection(
 }
 
 export interface ReportDeps {
-  readonly intents: Pick<IntentWriter, "peek" | "current">;
+  readonly intents: Pick<IntentWriter, "peek" | "current" | "refresh">;
   readonly sinks: ReportSinks;
   readonly onReport?: ((phase: string, accepted: boolean) => void) | undefined;
 }
@@ -49,8 +49,12 @@ export async function takeReport(
   ack: (ack: wire.Ack) => void,
   deps: ReportDeps,
 ): Promise<void> {
-  const { intent } =
+  let { intent } =
     deps.intents.peek(cluster) ?? (await deps.intents.current(cluster));
+  // The agent works on a newer generation than this replica has seen: another replica wrote it.
+  if (report.generation > intent.generation) {
+    ({ intent } = await deps.intents.refresh(cluster));
+  }
   const reason = reportRejection(intent, report);
   const accepted = reason === "";
   deps.onReport?.(report.phase, accepted);

@@ -29,6 +29,11 @@ export interface IntentWriter {
   /** The cluster's current intent (read from NATS once, then cached). */
   current(cluster: string): Promise<CurrentIntent>;
   /**
+   * The cluster's intent read from NATS again: another hub replica may have written it since
+   * this one cached it (docs/high-availability.md).
+   */
+  refresh(cluster: string): Promise<CurrentIntent>;
+  /**
    * What `current` would resolve with, when that is known now: cached, and no change of the
    * cluster is in progress. Lets a pass over 10,000 clusters skip 10,000 awaits.
    */
@@ -103,6 +108,12 @@ export function createIntentWriter(
     },
     current(cluster) {
       return serial(cluster, () => load(cluster));
+    },
+    refresh(cluster) {
+      return serial(cluster, () => {
+        cache.delete(cluster);
+        return load(cluster);
+      });
     },
     peek(cluster) {
       return queues.has(cluster) ? undefined : cache.get(cluster);

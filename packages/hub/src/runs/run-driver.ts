@@ -12,7 +12,7 @@ import type { IntentWriter } from "../intents/intent-writer.js";
 import type { StateStore } from "../store/state-store.js";
 import { takeBatch } from "./mailbox.js";
 import { publishChanges } from "./run-intents.js";
-import { RunLog } from "./run-log.js";
+import { FencedError, isFenced, RunLog } from "./run-log.js";
 import {
   isSettled,
   storedRun,
@@ -36,6 +36,8 @@ export interface RunDriverDeps {
   readonly onReportToIntent?: ((seconds: number) => void) | undefined;
   /** Every loaded run, to tell when all are idle. */
   readonly slots: () => Iterable<Slot>;
+  /** A newer owner has written the run: this replica must stop driving it. */
+  readonly onDeposed?: (slot: Slot) => void;
 }
 
 export interface RunDriver {
@@ -71,7 +73,7 @@ export function createRunDriver(deps: RunDriverDeps): RunDriver {
   /** Stores a snapshot in the background (the batch is already safe in the journal). */
   const takeSnapshot = (slot: Slot, finished: boolean): void => {
     slot.log
-      .snapshot(slot.run, finished)
+      .snapshot(slot.run, finished, slot.fence)
       .catch((error: unknown) => {
         log.warn(
           { run: slot.run.name, err: error },
@@ -134,17 +136,33 @@ export function createRunDriver(deps: RunDriverDeps): RunDriver {
   ): Promise<boolean> => {
     if (batch.journal.length === 0) return true;
     try {
-      await slot.log.append(nowMs, batch.journal);
+      await slot.log.append(nowMs, batch.journal, slot.fence);
     } catch (error) {
       log.warn(
         { run: slot.run.name, err: error },
         "cannot store run; retrying",
       );
       slot.stale = true;
-      for (const item of batch.accepted) item.reject?.(error);
+      await reload(slot).catch(() => undefined);
+      // A newer owner wrote the run: this replica was deposed and stops driving it.
+      const deposed =
+        isFenced(error) ||
+        (slot.fence !== undefined && slot.log.epoch > slot.fence.epoch);
+      const answer =
+        deposed && !isFenced(error)
+          ? new FencedError(
+              slot.run.name,
+              slot.fence?.epoch ?? 0,
+              slot.log.epoch,
+            )
+          : error;
+      for (const item of batch.accepted) item.reject?.(answer);
+      if (deposed) {
+        deps.onDeposed?.(slot);
+        return false;
+      }
       const observations = batch.accepted.filter((i) => i.reject === undefined);
       slot.queue.unshift(...observations);
-      await reload(slot).catch(() => undefined);
       scheduleRetry(slot);
       return false;
     }

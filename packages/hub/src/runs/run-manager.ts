@@ -10,6 +10,11 @@
  * in which case {@link RunManager.start} republishes what core's `runIntents` says the stored run
  * implies (members Running hold the run's upgrade in their intent). Republishing is harmless: an
  * unchanged intent keeps its generation, and agents treat the same generation as a no-op.
+ *
+ * With several hub replicas (docs/high-availability.md) a run is driven only by the replica that
+ * holds its lease ({@link RunManager.acquire}): its journal writes are fenced with the lease's
+ * epoch. Every other replica follows the run's journal in the store, so it answers reads and
+ * watches, and forwards commands and agent reports to the owner ({@link RunReplication}).
  */
 import {
   FlotillaError,
@@ -23,6 +28,7 @@ import {
   type RunState,
   type UpdateStrategy,
   compact,
+  step,
 } from "@flotilla/core";
 import type { StatusReport, Transition } from "@flotilla/protocol";
 import type { Logger } from "pino";
@@ -39,12 +45,15 @@ import {
   type RunCommand,
 } from "./run-events.js";
 import { republishRun } from "./run-intents.js";
-import { RunLog } from "./run-log.js";
+import { RUN_LOG, RunLog, type RunFence } from "./run-log.js";
+import { decodeKeyToken } from "../store/keys.js";
+import { isRevisionConflict } from "../store/state-store.js";
 import {
   isActive,
   openSlot,
   storedRun,
   type RunListener,
+  type RunUpdate,
   type Slot,
   type StoredRun,
 } from "./run-slot.js";
@@ -58,6 +67,27 @@ export interface CreateRunInput {
   readonly strategyName?: string;
   readonly payload: RunPayload;
   readonly progressDeadlineSeconds?: number;
+}
+
+/**
+ * How a replica reaches the others (absent: a single hub that owns every run). The NATS adapter
+ * is in packages/hub/src/leases/run-forwarding.ts.
+ */
+export interface RunReplication {
+  /** Sends commands to the run's owner; resolves with the revision they were stored at. */
+  forwardCommand(
+    name: string,
+    commands: readonly RunCommand[],
+  ): Promise<number>;
+  /** Sends an agent's report on a member to the run's owner. */
+  forwardReport(cluster: string, run: string, report: StatusReport): void;
+  /** A run was created here: resolves once it has an owner (so a command right after finds one). */
+  created(run: string): Promise<void>;
+}
+
+/** Runs in these states change no more; nobody needs to own them. */
+export function needsOwner(run: { readonly state: RunState }): boolean {
+  return run.state !== "Completed" && run.state !== "Skipped";
 }
 
 export interface RunManagerDeps {
@@ -75,6 +105,10 @@ export interface RunManagerDeps {
    * to their intents being published (metrics).
    */
   readonly onReportToIntent?: (seconds: number) => void;
+  /** Several replicas share the runs (see {@link RunReplication}). */
+  readonly replication?: RunReplication;
+  /** How long a forwarded command waits for this replica to see its result; default 10 s. */
+  readonly forwardTimeoutMs?: number;
 }
 
 export interface RunManager {
@@ -95,11 +129,60 @@ export interface RunManager {
   watch(name: string, listener: RunListener): () => void;
   /** Resolves when every mailbox is empty (tests, shutdown). */
   idle(): Promise<void>;
+  /** The runs that need an owner (not Completed or Skipped), by name. */
+  ownable(): string[];
+  /**
+   * This replica owns `name` under `fence` from now on: the run is read back, the takeover is
+   * journaled (fencing out the previous owner) and its intents are republished.
+   */
+  acquire(name: string, fence: RunFence): Promise<void>;
+  /** Stops driving `name` at once (lease lost): queued commands fail, queued reports are dropped. */
+  lose(name: string): void;
+  /** Resolves once nothing is being applied to `name`, then stops driving it (lease handed over). */
+  release(name: string): Promise<void>;
+  /** Whether this replica drives `name` now. */
+  owns(name: string): boolean;
+  /** Applies commands forwarded by another replica; refused unless this replica owns the run. */
+  commandAsOwner(
+    name: string,
+    commands: readonly RunCommand[],
+  ): Promise<number>;
+  /** Follows runs written by other replicas until `signal` aborts. */
+  follow(signal: AbortSignal): Promise<void>;
 }
 
 export function createRunManager(deps: RunManagerDeps): RunManager {
   const slots = new Map<string, Slot>();
   const log = deps.logger;
+  const { replication } = deps;
+  /** Whether this replica drives the run now. */
+  const owned = (slot: Slot): boolean =>
+    replication === undefined || slot.fence !== undefined;
+
+  const tell = (slot: Slot, update: RunUpdate): void => {
+    for (const listener of slot.listeners) {
+      try {
+        listener(update);
+      } catch (error) {
+        log.error({ err: error }, "run listener failed");
+      }
+    }
+  };
+
+  const lose = (name: string): void => {
+    const slot = slots.get(name);
+    if (slot?.fence === undefined) return;
+    slot.fence = undefined;
+    if (slot.retry !== undefined) clearTimeout(slot.retry);
+    slot.retry = undefined;
+    const refusal = new FlotillaError(
+      "unavailable",
+      `This hub replica no longer owns update run ${showValue(name)}; retry`,
+    );
+    // Reports are dropped: the next owner asks every replica for them again.
+    for (const item of slot.queue.splice(0)) item.reject?.(refusal);
+  };
+
   const driver = createRunDriver({
     store: deps.store,
     intents: deps.intents,
@@ -109,6 +192,17 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     onTransition: deps.onTransition,
     onReportToIntent: deps.onReportToIntent,
     slots: () => slots.values(),
+    onDeposed: (slot) => {
+      log.warn(
+        {
+          run: slot.run.name,
+          epoch: slot.fence?.epoch,
+          stored: slot.log.epoch,
+        },
+        "a newer owner has written the run: this replica stops driving it",
+      );
+      lose(slot.run.name);
+    },
   });
 
   const slotOf = (name: string): Slot => {
@@ -134,6 +228,76 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       },
     );
 
+  /** Reads `name` back from the store into its slot (a new slot if there is none). */
+  const readBack = async (name: string): Promise<Slot | undefined> => {
+    const loaded = await RunLog.load(deps.store, name, log);
+    if (loaded === undefined) return undefined;
+    const slot = slots.get(name);
+    if (slot === undefined) {
+      const opened = openSlot(loaded.run, loaded.log, false);
+      slots.set(name, opened);
+      return opened;
+    }
+    slot.run = loaded.run;
+    slot.log = loaded.log;
+    slot.stale = false;
+    tell(slot, { run: slot.run, revision: slot.log.seq, transitions: [] });
+    return slot;
+  };
+
+  /** Resolves once this replica's copy of the run is at `revision` (it follows the owner). */
+  const reach = async (slot: Slot, revision: number): Promise<void> => {
+    if (slot.log.seq >= revision) return;
+    const timeoutMs = deps.forwardTimeoutMs ?? 10_000;
+    let stopListening = (): void => undefined;
+    const reached = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        resolve(false);
+      }, timeoutMs);
+      const listener = (update: RunUpdate): void => {
+        if (update.revision < revision) return;
+        clearTimeout(timer);
+        resolve(true);
+      };
+      slot.listeners.add(listener);
+      stopListening = () => slot.listeners.delete(listener);
+    });
+    const inTime = await reached.finally(() => {
+      stopListening();
+    });
+    if (!inTime) await readBack(slot.run.name);
+  };
+
+  /** Takes in a change another replica made to the runs collection. */
+  const followChange = async (
+    key: string,
+    revision: number,
+    value: unknown,
+  ): Promise<void> => {
+    const token = key.split(".", 1)[0] ?? key;
+    const name = decodeKeyToken(token);
+    const slot = slots.get(name);
+    if (slot === undefined) {
+      if (key === token) await readBack(name);
+      return;
+    }
+    if (owned(slot) || !key.startsWith(`${token}.j.`)) return;
+    const events = slot.log.observe(key, revision, value);
+    if (events === undefined) return;
+    if (events === "gap") {
+      await readBack(name);
+      return;
+    }
+    const transitions: Transition[] = [];
+    const nowMs = (value as { nowMs: number }).nowMs;
+    for (const event of events) {
+      for (const action of step(slot.run, event, nowMs).actions) {
+        if (action.type === "Transitioned") transitions.push(action);
+      }
+    }
+    tell(slot, { run: slot.run, revision: slot.log.seq, transitions });
+  };
+
   return {
     async start() {
       driver.resume();
@@ -141,8 +305,13 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
         deps.store,
         log,
       )) {
-        slots.set(run.name, openSlot(run, runLog, isActive(run)));
+        // With replicas, the owner of each run republishes its intents when it takes it.
+        slots.set(
+          run.name,
+          openSlot(run, runLog, replication === undefined && isActive(run)),
+        );
       }
+      if (replication !== undefined) return;
       for (const slot of slots.values()) {
         if (slot.reconcile && (await reconcile(slot))) slot.reconcile = false;
       }
@@ -194,6 +363,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
         false,
       );
       slots.set(run.name, slot);
+      await replication?.created(run.name);
       return { ...storedRun(slot, true), warnings: runWarnings(run, clusters) };
     },
 
@@ -213,11 +383,31 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
         .map((slot) => storedRun(slot));
     },
 
-    command(name, ...commands) {
-      const slot = slotOf(name);
-      return new Promise<StoredRun>((resolve, reject) => {
+    async command(name, ...commands) {
+      const slot = slots.get(name) ?? (await readBack(name));
+      if (slot === undefined) throw notFound(name);
+      if (replication === undefined || owned(slot) || !needsOwner(slot.run)) {
+        return new Promise<StoredRun>((resolve, reject) => {
+          driver.enqueue(slot, { events: commands, resolve, reject });
+        });
+      }
+      const revision = await replication.forwardCommand(name, commands);
+      await reach(slot, revision);
+      return storedRun(slot, true);
+    },
+
+    async commandAsOwner(name, commands) {
+      const slot = slots.get(name);
+      if (slot === undefined || !owned(slot)) {
+        throw new FlotillaError(
+          "unavailable",
+          `This hub replica does not own update run ${showValue(name)}`,
+        );
+      }
+      const stored = await new Promise<StoredRun>((resolve, reject) => {
         driver.enqueue(slot, { events: commands, resolve, reject });
       });
+      return stored.revision;
     },
 
     memberReport(cluster, runName, report) {
@@ -225,6 +415,10 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       if (event === undefined) return;
       const slot = slots.get(runName);
       if (slot === undefined || isRunFinished(slot.run.state)) return;
+      if (!owned(slot)) {
+        replication?.forwardReport(cluster, runName, report);
+        return;
+      }
       // The arrival of a Ready report is timed: it may start other members (metrics).
       driver.enqueue(
         slot,
@@ -238,7 +432,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       const event = clusterEvent(change);
       if (event === undefined) return;
       for (const slot of slots.values()) {
-        if (isRunFinished(slot.run.state)) continue;
+        if (isRunFinished(slot.run.state) || !owned(slot)) continue;
         if (locateMember(slot.run, change.cluster) === undefined) continue;
         driver.enqueue(slot, { events: [event] });
       }
@@ -246,7 +440,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
 
     tick() {
       for (const slot of slots.values()) {
-        if (!isActive(slot.run)) continue;
+        if (!isActive(slot.run) || !owned(slot)) continue;
         if (slot.reconcile && !slot.busy) {
           slot.reconcile = false;
           void reconcile(slot);
@@ -269,6 +463,86 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
 
     idle() {
       return driver.idle();
+    },
+
+    ownable() {
+      return [...slots.values()]
+        .filter((slot) => needsOwner(slot.run))
+        .map((slot) => slot.run.name);
+    },
+
+    owns(name) {
+      const slot = slots.get(name);
+      return slot !== undefined && owned(slot);
+    },
+
+    async acquire(name, fence) {
+      let slot: Slot | undefined;
+      for (let attempt = 1; ; attempt++) {
+        slot = await readBack(name);
+        if (slot === undefined) return;
+        try {
+          await slot.log.takeOver(deps.now(), fence);
+          break;
+        } catch (error) {
+          // The previous owner appended meanwhile: read the run back and journal after it.
+          if (!isRevisionConflict(error) || attempt >= 5) throw error;
+        }
+      }
+      slot.fence = fence;
+      log.info({ run: name, epoch: fence.epoch }, "took over the update run");
+      tell(slot, { run: slot.run, revision: slot.log.seq, transitions: [] });
+      if (slot.log.wantsSnapshot) {
+        slot.log.snapshot(slot.run, false, fence).catch((error: unknown) => {
+          log.warn(
+            { run: name, err: error },
+            "cannot store a snapshot of the run",
+          );
+        });
+      }
+      // A failed republish is retried on the next tick (`reconcile` marks the slot).
+      if (isActive(slot.run)) await reconcile(slot);
+      if (!isRunFinished(slot.run.state)) {
+        for (const event of reachabilityEvents(slot.run, deps.directory)) {
+          driver.enqueue(slot, { events: [event] });
+        }
+      }
+    },
+
+    lose,
+
+    async release(name) {
+      const slot = slots.get(name);
+      if (slot === undefined) return;
+      // Whatever is being applied is stored first; the rest is the next owner's.
+      const settled = driver.idle();
+      const timeout = new Promise<void>((resolve) =>
+        setTimeout(resolve, 5_000).unref(),
+      );
+      await Promise.race([settled, timeout]);
+      await slot.log.settled();
+      lose(name);
+    },
+
+    async follow(signal) {
+      const changes = await deps.store.watch(RUN_LOG, { signal });
+      // Runs written between loading and watching: read back what this replica does not drive.
+      for (const slot of [...slots.values()]) {
+        if (!owned(slot)) await readBack(slot.run.name).catch(() => undefined);
+      }
+      void (async () => {
+        for await (const change of changes) {
+          if (change.type !== "put") continue;
+          await followChange(change.key, change.revision, change.value).catch(
+            (error: unknown) => {
+              log.warn(
+                { key: change.key, err: error },
+                "cannot follow a run change",
+              );
+            },
+          );
+        }
+      })();
     },
   };
 }

@@ -5,7 +5,7 @@
 import { cloneRun, isRunFinished, type Run, compact } from "@flotilla/core";
 import type { Transition } from "@flotilla/protocol";
 import type { Queued } from "./mailbox.js";
-import type { RunLog } from "./run-log.js";
+import type { RunFence, RunLog } from "./run-log.js";
 
 /** A run as stored, with the revision it is stored at. */
 export interface StoredRun {
@@ -43,6 +43,12 @@ export interface Slot {
   stale: boolean;
   retry?: NodeJS.Timeout;
   readonly listeners: Set<RunListener>;
+  /**
+   * With several replicas: the lease this replica drives the run under (absent: it follows the
+   * owner's journal and forwards commands and reports). Without replicas the hub owns every run
+   * and writes unfenced.
+   */
+  fence?: RunFence;
 }
 
 export function openSlot(run: Run, log: RunLog, reconcile: boolean): Slot {

@@ -189,3 +189,18 @@ export function gateDecisionKey(runName: string, gateName: string): string {
 export function gateDecisionsPrefix(runName: string): string {
   return `${encodeKeyToken(runName)}.`;
 }
+
+/** The KV bucket of leases and live replicas, e.g. `flotilla-leases` (entries expire: its TTL). */
+export function leasesBucketName(prefix: string): string {
+  return `${prefix}-leases`;
+}
+
+/** The key of the lease on a unit of scheduling work (`run/<name>`, `bundles`). */
+export function leaseKey(unit: string): string {
+  return `lease.${encodeKeyToken(unit)}`;
+}
+
+/** The key under which a live replica announces itself. */
+export function replicaKey(replicaId: string): string {
+  return `replica.${encodeKeyToken(replicaId)}`;
+}

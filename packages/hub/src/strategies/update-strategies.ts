@@ -16,6 +16,7 @@ import { nameProblem } from "../names.js";
 import { nameKey } from "../store/keys.js";
 import { defineCollection, type StateStore } from "../store/state-store.js";
 import { createUpdateQueue } from "../store/update-queue.js";
+import { followCollection } from "../store/follow-collection.js";
 
 export interface StrategyRecord {
   readonly name: string;
@@ -69,6 +70,8 @@ export interface UpdateStrategies {
     expectedRevision?: number,
   ): Promise<StoredStrategy>;
   delete(name: string): Promise<void>;
+  /** Takes in strategies written through other hub replicas until `signal` aborts. */
+  follow(signal: AbortSignal): Promise<void>;
 }
 
 export function createUpdateStrategies(deps: {
@@ -98,6 +101,22 @@ export function createUpdateStrategies(deps: {
           strategy: parseStrategyJson(value.strategyJson, "strategyJson"),
         });
       }
+    },
+    follow(signal) {
+      return followCollection(deps.store, STRATEGIES, signal, {
+        put(name, value, revision) {
+          if ((strategies.get(name)?.revision ?? 0) >= revision) return;
+          strategies.set(name, {
+            record: value,
+            revision,
+            strategy: parseStrategyJson(value.strategyJson, "strategyJson"),
+          });
+        },
+        delete(name) {
+          strategies.delete(name);
+        },
+        error: () => undefined,
+      });
     },
     get(name) {
       const found = strategies.get(name);
