@@ -1,5 +1,5 @@
 /**
- * Fenced intent writes (docs/architecture.md, "Fenced writes"). When several hubs share the work,
+ * Fenced intent writes (docs/architecture.md#fenced-writes). When several hubs share the work,
  * each unit of scheduling work (a staged run, the bundle rollouts) has one owner at a time, and
  * the owner's lease has an epoch: a number that only grows, one per acquisition. A write to an
  * intent may carry its writer's fence, `{ unit, epoch }`; the stored intent remembers, per unit,
