@@ -106,12 +106,7 @@ export type {
   PublishedIntent,
   PublishResult,
 } from "./intents/intent-publisher.js";
-export {
-  FencedError,
-  INTENT_FENCES_HEADER,
-  isFenced,
-  MAX_FENCED_UNITS,
-} from "./intents/intent-fences.js";
+export { FencedError, isFenced } from "./intents/intent-fences.js";
 export type { Fence, FenceMap } from "./intents/intent-fences.js";
 export { createJetStreamIntentPublisher } from "./intents/jetstream-intent-publisher.js";
 export type {

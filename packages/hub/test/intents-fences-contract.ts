@@ -5,9 +5,9 @@ import {
   FencedError,
   IntentRefusedError,
   isFenced,
-  MAX_FENCED_UNITS,
   type Fence,
 } from "@flotilla/hub";
+import { MAX_FENCED_UNITS } from "@flotilla/hub/testing";
 import {
   intentFor,
   rejection,

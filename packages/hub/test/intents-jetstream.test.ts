@@ -13,10 +13,10 @@ import {
 } from "@nats-io/transport-node";
 import {
   createJetStreamIntentPublisher,
-  INTENT_FENCES_HEADER,
   type IntentPublisher,
   type JetStreamIntentPublisherOptions,
 } from "@flotilla/hub";
+import { INTENT_FENCES_HEADER } from "@flotilla/hub/testing";
 import {
   bundleContentBucket,
   encodeIntentDocument,
