@@ -37,14 +37,16 @@ export const NO_FENCES: FenceMap = new Map();
  * this many other units, all holding leases taken after its newest writer's, have written the same
  * cluster's intent; a writer that stale would also have to outlast all of them. Sixteen units is
  * far more than ever share one cluster at a time (its staged runs and the bundle rollouts) and
- * keeps the header under 2 KiB.
+ * keeps the header under 2 KiB. A unit that dropped out is not refused: refusing every epoch below
+ * the kept ones would refuse a current owner whose lease is merely old (the bundle rollouts' lease
+ * can be held for days while runs come and go).
  */
 export const MAX_FENCED_UNITS = 16;
 
 /** The header of an intent write that holds its {@link FenceMap}. */
 export const INTENT_FENCES_HEADER = "Flotilla-Fences";
 
-/** Longest unit name; with {@link MAX_FENCED_UNITS} it bounds the header. */
+/** Longest unit name (`run/` and a 63-character run name fit); with {@link MAX_FENCED_UNITS} it bounds the header. */
 export const MAX_FENCE_UNIT_LENGTH = 100;
 
 const UNIT_PATTERN = /^[A-Za-z0-9][-A-Za-z0-9_./]*$/;

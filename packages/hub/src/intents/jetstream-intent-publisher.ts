@@ -240,10 +240,10 @@ class JetStreamIntentPublisher implements IntentPublisher {
             what,
           );
         }
+        const { intent: next, hash } = prepared;
         if (plan.action === "unchanged") {
-          const { intent: stored, hash } = prepared;
           return {
-            ...publishedIntent(stored, hash, known.revision, known.fences),
+            ...publishedIntent(next, hash, known.revision, known.fences),
             written: false,
           };
         }
@@ -257,16 +257,11 @@ class JetStreamIntentPublisher implements IntentPublisher {
           ),
           options.signal,
         );
-        const { generation } = prepared.intent;
         const { fences } = plan;
-        this.#known.set(key, {
-          revision,
-          generation,
-          hash: prepared.hash,
-          fences,
-        });
+        const { generation } = next;
+        this.#known.set(key, { revision, generation, hash, fences });
         return {
-          ...publishedIntent(prepared.intent, prepared.hash, revision, fences),
+          ...publishedIntent(next, hash, revision, fences),
           written: true,
         };
       } catch (error) {
