@@ -49,7 +49,11 @@ export type {
   HubOptions,
   HubSecurity,
 } from "./hub.js";
-export type { CurrentIntent, IntentWriter } from "./intents/intent-writer.js";
+export type {
+  CurrentIntent,
+  IntentChangeOptions,
+  IntentWriter,
+} from "./intents/intent-writer.js";
 export type {
   ClusterChange,
   ClusterRegistry,
@@ -97,10 +101,13 @@ export type {
   IntentOperationOptions,
   IntentPublisher,
   IntentRefusal,
+  IntentWriteOptions,
   PreparedIntent,
   PublishedIntent,
   PublishResult,
 } from "./intents/intent-publisher.js";
+export { FencedError, isFenced } from "./intents/intent-fences.js";
+export type { Fence, FenceMap } from "./intents/intent-fences.js";
 export { createJetStreamIntentPublisher } from "./intents/jetstream-intent-publisher.js";
 export type {
   JetStreamIntentPublisherDeps,

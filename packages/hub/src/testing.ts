@@ -18,6 +18,10 @@ export {
   KV_OVERHEAD_BYTES,
 } from "./store/state-store.js";
 export { prepareIntent } from "./intents/intent-publisher.js";
+export {
+  INTENT_FENCES_HEADER,
+  MAX_FENCED_UNITS,
+} from "./intents/intent-fences.js";
 
 // Buckets and keys
 export {

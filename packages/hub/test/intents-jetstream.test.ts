@@ -7,6 +7,7 @@ import { Kvm } from "@nats-io/kv";
 import { Objm } from "@nats-io/obj";
 import {
   connect,
+  headers,
   type Msg,
   type NatsConnection,
 } from "@nats-io/transport-node";
@@ -15,8 +16,10 @@ import {
   type IntentPublisher,
   type JetStreamIntentPublisherOptions,
 } from "@flotilla/hub";
+import { INTENT_FENCES_HEADER } from "@flotilla/hub/testing";
 import {
   bundleContentBucket,
+  encodeIntentDocument,
   openContent,
   SEALING_OVERHEAD_BYTES,
   sealedObjectName,
@@ -32,6 +35,7 @@ import {
   rejection,
   type PublisherFixture,
 } from "./intents-contract.js";
+import { describeFencedWritesContract } from "./intents-fences-contract.js";
 
 const contentKeys = contentKeysOfSecret(randomBytes(32));
 
@@ -84,6 +88,7 @@ describe("shared server", () => {
   });
 
   describeIntentPublisherContract("JetStream", () => openPublishers(server));
+  describeFencedWritesContract("JetStream", () => openPublishers(server));
 
   test("start creates a file-backed bucket keeping one value per key, republished for agents", async () => {
     await using fx = await openPublishers(server);
@@ -142,6 +147,98 @@ describe("shared server", () => {
       hash: second.hash,
       intent: second.intent,
     });
+  });
+
+  test("fences travel in a Flotilla-Fences header beside the document agents parse, delete markers included", async () => {
+    await using fx = await openPublishers(server);
+    const seen: Msg[] = [];
+    const sub = fx.nc.subscribe(intentSubject("web-1", fx.prefix), {
+      callback: (_, m) => {
+        seen.push(m);
+      },
+    });
+    await fx.nc.flush();
+    await fx.publisher.publish(intentFor("web-1", 1), {
+      fence: { unit: "bundles", epoch: 7 },
+    });
+    const stored = await fx.peer.publish(intentFor("web-1", 2), {
+      fence: { unit: "run/a", epoch: 41 },
+    });
+    await fx.publisher.remove("web-1");
+    await waitFor(() => seen.length >= 3, { message: "three messages" });
+    sub.unsubscribe();
+    expect(seen.map((m) => m.headers?.get(INTENT_FENCES_HEADER))).toEqual([
+      "bundles=7",
+      "run/a=41,bundles=7",
+      "run/a=41,bundles=7",
+    ]);
+    // The document is what it always was: agents refuse unknown fields.
+    expect(seen[1]?.json()).toEqual({
+      hash: stored.hash,
+      intent: stored.intent,
+    });
+  });
+
+  test("a fenced publish of a new generation is one write: no read while the publisher's memory holds", async () => {
+    await using fx = await openPublishers(server);
+    await using watcher = await connectTo(server);
+    let reads = 0;
+    const sub = watcher.subscribe(
+      `$JS.API.DIRECT.GET.${intentsStream(fx.prefix)}.>`,
+      {
+        callback: () => {
+          reads++;
+        },
+      },
+    );
+    await watcher.flush();
+    const readsDuring = async (write: Promise<unknown>): Promise<number> => {
+      const before = reads;
+      await write;
+      await watcher.flush();
+      return reads - before;
+    };
+    const run = (epoch: number) => ({ fence: { unit: "run/a", epoch } });
+    const { publisher, peer } = fx;
+    // A new cluster is created without a read; then each new generation is one write.
+    expect(
+      await readsDuring(publisher.publish(intentFor("web-1", 1), run(1))),
+    ).toBe(0);
+    expect(
+      await readsDuring(publisher.publish(intentFor("web-1", 2), run(1))),
+    ).toBe(0);
+    expect(
+      await readsDuring(publisher.publish(intentFor("web-1", 3), run(2))),
+    ).toBe(0);
+    expect(await readsDuring(publisher.publish(intentFor("web-1", 4)))).toBe(0);
+    // The peer has not seen the cluster: its attempt to create it loses, it reads once, writes.
+    expect(await readsDuring(peer.publish(intentFor("web-1", 5), run(2)))).toBe(
+      1,
+    );
+    // Another writer stored since: the lost compare-and-set reads once, then writes.
+    expect(
+      await readsDuring(publisher.publish(intentFor("web-1", 6), run(2))),
+    ).toBe(1);
+    sub.unsubscribe();
+  });
+
+  test("a stored Flotilla-Fences header that does not parse is refused as internal, naming it", async () => {
+    await using fx = await openPublishers(server);
+    const js = jetstream(fx.nc);
+    const h = headers();
+    h.set(INTENT_FENCES_HEADER, "run/a=x");
+    const { bytes } = encodeIntentDocument(intentFor("web-1", 1));
+    await js.publish(`$KV.${fx.prefix}-intents.web-1`, bytes, { headers: h });
+    for (const call of [
+      fx.publisher.read("web-1"),
+      fx.publisher.publish(intentFor("web-1", 2)),
+    ]) {
+      const error = await rejection(call);
+      expect(error.code).toBe("internal");
+      expect(error.message).toContain(
+        'the stored Flotilla-Fences header "run/a=x" is invalid: Flotilla-Fences[0]: must be a positive integer',
+      );
+    }
   });
 
   test("bundle content is stored sealed once, under a name that is not its digest, and re-stored if the stored bytes differ", async () => {

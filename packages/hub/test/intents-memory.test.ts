@@ -4,9 +4,11 @@ import { sha256Digest } from "@flotilla/protocol";
 import {
   describeIntentPublisherContract,
   intentFor,
+  type PublisherFixture,
 } from "./intents-contract.js";
+import { describeFencedWritesContract } from "./intents-fences-contract.js";
 
-describeIntentPublisherContract("memory", async () => {
+async function openMemory(): Promise<PublisherFixture> {
   const publisher = createMemoryIntentPublisher();
   await publisher.start();
   return {
@@ -14,7 +16,10 @@ describeIntentPublisherContract("memory", async () => {
     peer: publisher,
     [Symbol.asyncDispose]: () => publisher.stop(),
   };
-});
+}
+
+describeIntentPublisherContract("memory", openMemory);
+describeFencedWritesContract("memory", openMemory);
 
 describe("createMemoryIntentPublisher", () => {
   test("calls before start fail with unavailable", async () => {

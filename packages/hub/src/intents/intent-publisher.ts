@@ -16,10 +16,20 @@ import {
   MAX_BUNDLE_CONTENT_BYTES,
   MAX_INTENT_DOCUMENT_BYTES,
 } from "@flotilla/protocol";
+import { applyFence, type Fence, type FenceMap } from "./intent-fences.js";
 
 /** Every operation can be abandoned; an aborted call rejects with the signal's reason. */
 export interface IntentOperationOptions {
   readonly signal?: AbortSignal;
+}
+
+/** Options of the writes, `publish` and `remove`. */
+export interface IntentWriteOptions extends IntentOperationOptions {
+  /**
+   * The writer's fence (see {@link IntentPublisher}); without one the write is not fenced and
+   * leaves the stored fences as they are (a single hub, or code that owns no unit).
+   */
+  readonly fence?: Fence | undefined;
 }
 
 /** A cluster's stored intent. */
@@ -29,6 +39,20 @@ export interface PublishedIntent {
   readonly hash: string;
   /** The write's KV revision: it orders writes (not contiguous per cluster). */
   readonly revision: number;
+  /** Per unit, the highest epoch that wrote the intent; absent when no fenced write has. */
+  readonly fences?: FenceMap;
+}
+
+/** A {@link PublishedIntent}, its `fences` left out when there are none. */
+export function publishedIntent(
+  intent: ClusterIntent,
+  hash: string,
+  revision: number,
+  fences: FenceMap,
+): PublishedIntent {
+  return fences.size === 0
+    ? { intent, hash, revision }
+    : { intent, hash, revision, fences };
 }
 
 /** Bundle content in the store: an object, or chunks no object names (an upload cut short). */
@@ -45,7 +69,10 @@ export interface StoredContent {
 
 /** What {@link IntentPublisher.publish} did. */
 export interface PublishResult extends PublishedIntent {
-  /** False when this very intent (same generation, same hash) was already stored: a no-op. */
+  /**
+   * False when this very intent (same generation, same hash) was already stored, and so was the
+   * write's fence: a no-op.
+   */
   readonly written: boolean;
 }
 
@@ -59,7 +86,16 @@ export interface PublishResult extends PublishedIntent {
  * with other content (`internal`: one generation must never mean two payloads). Two hubs cannot
  * interleave: writes are compare-and-set on the stored revision.
  *
- * Errors are FlotillaErrors: `invalid_argument` for an invalid or oversized intent, `unavailable`
+ * Fenced writes (intent-fences.ts): `publish` and `remove` may carry the writer's fence
+ * `{ unit, epoch }`. The stored intent keeps, beside the document, the highest epoch per unit that
+ * wrote it (at most `MAX_FENCED_UNITS` units, the highest epochs). A fenced write is refused
+ * with a `FencedError` (`failed_precondition`) when that map holds a higher epoch for its
+ * unit, before anything else is decided; otherwise it stores the map with the unit's epoch raised
+ * (a publish of the very intent stored still writes once to record a higher epoch). An unfenced
+ * write keeps the map as it is. The check and the write are one compare-and-set. `remove` keeps
+ * the map too, so a deposed owner cannot bring back the intent of a cluster that left the fleet.
+ *
+ * Errors are FlotillaErrors: `invalid_argument` for an invalid or oversized intent or fence, `unavailable`
  * while the backend is unreachable or the publisher is not started.
  */
 export interface IntentPublisher extends AsyncDisposable {
@@ -68,7 +104,7 @@ export interface IntentPublisher extends AsyncDisposable {
   stop(): Promise<void>;
   publish(
     intent: ClusterIntent,
-    options?: IntentOperationOptions,
+    options?: IntentWriteOptions,
   ): Promise<PublishResult>;
   /** The stored intent of `cluster`, or undefined if none (never published, or removed). */
   read(
@@ -77,9 +113,10 @@ export interface IntentPublisher extends AsyncDisposable {
   ): Promise<PublishedIntent | undefined>;
   /**
    * Removes the cluster's intent (the cluster left the fleet); agents see it deleted. A later
-   * publish for the cluster starts over at any generation. Removing a missing intent is no error.
+   * publish for the cluster starts over at any generation (its fences stay). Removing a missing
+   * intent is no error.
    */
-  remove(cluster: string, options?: IntentOperationOptions): Promise<void>;
+  remove(cluster: string, options?: IntentWriteOptions): Promise<void>;
   /** Stores bundle content by its digest (`sha256:<hex>`) and returns the digest. Idempotent. */
   putBundleContent(
     content: Uint8Array,
@@ -176,6 +213,37 @@ export function decidePublish(
     hash,
     stored,
   );
+}
+
+/** What a publish does: store the intent with `fences`, or nothing (`unchanged`). */
+export interface PublishPlan {
+  readonly action: "write" | "unchanged";
+  readonly fences: FenceMap;
+}
+
+/**
+ * Decides a publish fenced by `fence` (or not) against the stored intent and its fences: the fence
+ * first ({@link applyFence}), then the generation ({@link decidePublish}). Throws what they throw.
+ */
+export function planPublish(
+  prepared: PreparedIntent,
+  stored: { readonly generation: number; readonly hash: string } | undefined,
+  storedFences: FenceMap,
+  fence: Fence | undefined,
+  what: string,
+): PublishPlan {
+  const fences = applyFence(storedFences, fence, prepared.key, what);
+  const action = decidePublish(prepared, stored);
+  // The very intent is stored, but this writer's epoch is not yet: record it.
+  if (action === "unchanged" && fences !== storedFences) {
+    return { action: "write", fences };
+  }
+  return { action, fences };
+}
+
+/** `Cannot publish intent generation N for cluster "c"`: how publish errors start. */
+export function publishWhat(prepared: PreparedIntent): string {
+  return `Cannot publish intent generation ${String(prepared.intent.generation)} for cluster ${showValue(prepared.key)}`;
 }
 
 /** Throws `invalid_argument` for bundle content larger than agents accept. */

@@ -4,6 +4,10 @@
  * another: read the stored intent, apply the change (core's `changeIntent`: an unchanged intent
  * keeps its generation), publish. The stored intent in NATS is the source of truth, so a hub that
  * restarts recomputes the same intents and its republishing is a no-op ("persist before publish").
+ *
+ * When several hubs share the work, a change carries the fence of the unit it is made for
+ * (intent-fences.ts). A refused one means this hub no longer owns that unit: the writer forgets
+ * the cluster's cached intent and rethrows, and the caller tells it by `isFenced(error)`.
  */
 import {
   changeIntent,
@@ -11,7 +15,14 @@ import {
   type ClusterIntent,
   type IntentChange,
 } from "@flotilla/core";
-import type { IntentPublisher, PublishedIntent } from "./intent-publisher.js";
+import type {
+  IntentPublisher,
+  IntentWriteOptions,
+  PublishedIntent,
+} from "./intent-publisher.js";
+
+/** Options of the IntentWriter's changes: the writer's fence, if it writes for a unit. */
+export type IntentChangeOptions = Pick<IntentWriteOptions, "fence">;
 
 /** A cluster's current intent as the hub last stored or read it. */
 export interface CurrentIntent {
@@ -21,10 +32,15 @@ export interface CurrentIntent {
 }
 
 export interface IntentWriter {
-  /** Applies `changes` in order to the cluster's intent and publishes the result (one generation). */
+  /**
+   * Applies `changes` in order to the cluster's intent and publishes the result (one generation),
+   * fenced by `options.fence` if given. Rejects with a `FencedError` when a newer owner of the
+   * fence's unit has written the intent.
+   */
   change(
     cluster: string,
     changes: readonly IntentChange[],
+    options?: IntentChangeOptions,
   ): Promise<CurrentIntent>;
   /** The cluster's current intent (read from NATS once, then cached). */
   current(cluster: string): Promise<CurrentIntent>;
@@ -38,8 +54,8 @@ export interface IntentWriter {
    * cluster is in progress. Lets a pass over 10,000 clusters skip 10,000 awaits.
    */
   peek(cluster: string): CurrentIntent | undefined;
-  /** Removes the cluster's intent (the cluster left the fleet). */
-  remove(cluster: string): Promise<void>;
+  /** Removes the cluster's intent (the cluster left the fleet), fenced by `options.fence` if given. */
+  remove(cluster: string, options?: IntentChangeOptions): Promise<void>;
 }
 
 /** What became of a publish, for metrics. */
@@ -78,7 +94,7 @@ export function createIntentWriter(
   };
 
   return {
-    change(cluster, changes) {
+    change(cluster, changes, options = {}) {
       return serial(cluster, async () => {
         const before = await load(cluster);
         let intent = before.intent;
@@ -91,7 +107,9 @@ export function createIntentWriter(
         };
         const started = performance.now();
         try {
-          const published = await publisher.publish(next);
+          const published = await publisher.publish(next, {
+            fence: options.fence,
+          });
           onPublish?.(
             published.written ? "written" : "unchanged",
             performance.now() - started,
@@ -101,6 +119,7 @@ export function createIntentWriter(
           return current;
         } catch (error) {
           onPublish?.("failed", performance.now() - started);
+          // Whatever the refusal (a fence, a stale generation), the next change reads afresh.
           cache.delete(cluster);
           throw error;
         }
@@ -118,10 +137,13 @@ export function createIntentWriter(
     peek(cluster) {
       return queues.has(cluster) ? undefined : cache.get(cluster);
     },
-    remove(cluster) {
+    remove(cluster, options = {}) {
       return serial(cluster, async () => {
-        await publisher.remove(cluster);
-        cache.delete(cluster);
+        try {
+          await publisher.remove(cluster, { fence: options.fence });
+        } finally {
+          cache.delete(cluster);
+        }
       });
     },
   };

@@ -9,16 +9,12 @@ import {
   type JetStreamClient,
   type JetStreamManager,
 } from "@nats-io/jetstream";
-import type { KV } from "@nats-io/kv";
 import type { ObjectStore } from "@nats-io/obj";
-import { headers, type NatsConnection } from "@nats-io/transport-node";
+import type { NatsConnection } from "@nats-io/transport-node";
 import {
   bundleContentBucket,
   DEFAULT_INTENTS_PREFIX,
-  INTENT_GENERATION_HEADER,
-  INTENT_HASH_HEADER,
   intentKey,
-  intentKvSubject,
   intentsBucketSettings,
   parseIntentDocument,
   sealedObjectName,
@@ -32,16 +28,33 @@ import {
   type ConnectionWatch,
 } from "@flotilla/node";
 import {
-  decidePublish,
+  planPublish,
   prepareIntent,
+  publishedIntent,
+  publishWhat,
   type IntentOperationOptions,
   type IntentPublisher,
+  type IntentWriteOptions,
   type PreparedIntent,
   type PublishedIntent,
+  type PublishPlan,
   type PublishResult,
   type StoredContent,
 } from "./intent-publisher.js";
+import {
+  applyFence,
+  checkFence,
+  isFenced,
+  NO_FENCES,
+  type Fence,
+  type FenceMap,
+} from "./intent-fences.js";
 import { openIntentsBucket } from "./intents-bucket.js";
+import {
+  readStoredIntent,
+  writeStoredIntent,
+  type StoredIntent,
+} from "./stored-intents.js";
 import {
   listStoredContent,
   openBundleContentStore,
@@ -78,11 +91,13 @@ export interface JetStreamIntentPublisherOptions {
  * value per key, republished on `<prefix>.intents.<cluster>` for agents), bundle content in the
  * object store `<prefix>-bundle-content`. Both are created on `start()` if missing.
  *
- * Every write is a compare-and-set on the key's revision (`Nats-Expected-Last-Subject-Sequence`).
- * The publisher remembers the revision and generation it last wrote or read per cluster, so the
- * usual publish (a new generation) is a single write, like a plain KV put; a read comes first only
- * for a cluster it has not seen, a same-or-lower generation, or after losing a compare-and-set.
- * While the connection is down every call fails at once with `unavailable`.
+ * Every write (a remove too: its delete marker) is a compare-and-set on the key's revision
+ * (`Nats-Expected-Last-Subject-Sequence`), and carries the key's fences in a header. The publisher
+ * remembers the revision, generation and fences it last wrote or read per cluster, so the usual
+ * publish (a new generation, fenced or not) is a single write, like a plain KV put; a read comes
+ * first only for a same-or-lower generation, a fence the remembered map refuses, or after losing a
+ * compare-and-set (a cluster it has not seen is tried as new). Reads are direct gets, headers
+ * included. While the connection is down every call fails at once with `unavailable`.
  */
 export function createJetStreamIntentPublisher(
   deps: JetStreamIntentPublisherDeps,
@@ -106,14 +121,33 @@ interface Config {
   readonly maxAttempts: number;
 }
 
-/** What the publisher last saw stored under a key: an intent, or nothing at that revision. */
-type Known =
+/**
+ * What the publisher last saw stored under a key: an intent, or nothing at that revision; and the
+ * fences stored with it. Exact while the key's revision is still `revision`, since every write is a
+ * compare-and-set on it.
+ */
+type Known = (
   | {
       readonly revision: number;
       readonly generation: number;
       readonly hash: string;
     }
-  | { readonly revision: number; readonly generation: undefined };
+  | { readonly revision: number; readonly generation: undefined }
+) & { readonly fences: FenceMap };
+
+/** A key the publisher has not seen: most likely a new cluster, so a publish tries to create it. */
+const NEVER_SEEN: Known = {
+  revision: 0,
+  generation: undefined,
+  fences: NO_FENCES,
+};
+
+/** The stored intent `known` describes, for {@link planPublish}. */
+function storedOf(
+  known: Known,
+): { readonly generation: number; readonly hash: string } | undefined {
+  return known.generation === undefined ? undefined : known;
+}
 
 class JetStreamIntentPublisher implements IntentPublisher {
   readonly #nc: NatsConnection;
@@ -121,7 +155,7 @@ class JetStreamIntentPublisher implements IntentPublisher {
   readonly #js: JetStreamClient;
   readonly #config: Config;
   readonly #known = new Map<string, Known>();
-  #kv: KV | undefined;
+  #jsm: JetStreamManager | undefined;
   #objects: ObjectStore | undefined;
   readonly #connection: ConnectionWatch;
 
@@ -134,7 +168,7 @@ class JetStreamIntentPublisher implements IntentPublisher {
   }
 
   async start(options: IntentOperationOptions = {}): Promise<void> {
-    if (this.#kv !== undefined) return;
+    if (this.#jsm !== undefined) return;
     const what = "Cannot start the intent publisher";
     const { settings, replicas, prefix } = this.#config;
     checkMaxPayload(
@@ -145,10 +179,11 @@ class JetStreamIntentPublisher implements IntentPublisher {
     );
     this.#connection.start();
     try {
-      const [kv, objects] = await abortable(
+      const [, objects, jsm] = await abortable(
         Promise.all([
           openIntentsBucket(this.#js, settings, replicas, what),
           openBundleContentStore(this.#js, prefix, replicas),
+          this.#js.jetstreamManager(false),
         ]),
         options.signal,
       );
@@ -158,8 +193,8 @@ class JetStreamIntentPublisher implements IntentPublisher {
         options.signal,
       );
       if (sealed > 0) this.#deps.onLegacyContentSealed?.(sealed);
-      this.#kv = kv;
       this.#objects = objects;
+      this.#jsm = jsm;
     } catch (error) {
       this.#connection.stop();
       throw toNatsFlotillaError(error, what, options.signal);
@@ -167,8 +202,8 @@ class JetStreamIntentPublisher implements IntentPublisher {
   }
 
   stop(): Promise<void> {
-    this.#kv = undefined;
     this.#objects = undefined;
+    this.#jsm = undefined;
     this.#known.clear();
     this.#connection.stop();
     return Promise.resolve();
@@ -180,52 +215,65 @@ class JetStreamIntentPublisher implements IntentPublisher {
 
   async publish(
     intent: ClusterIntent,
-    options: IntentOperationOptions = {},
+    options: IntentWriteOptions = {},
   ): Promise<PublishResult> {
     const prepared = prepareIntent(intent);
+    const fence = checkFence(options.fence);
     const { key } = prepared;
-    const what = `Cannot publish intent generation ${String(prepared.intent.generation)} for cluster ${showValue(key)}`;
-    const kv = this.#ready(what, options);
-    let expected = this.#expectedRevision(prepared);
+    const what = publishWhat(prepared);
+    const jsm = this.#ready(what, options);
+    let cached: Known | undefined = this.#known.get(key) ?? NEVER_SEEN;
     for (let attempt = 1; attempt <= this.#config.maxAttempts; attempt++) {
       try {
-        if (expected === undefined) {
-          const stored = await abortable(
-            this.#readKnown(kv, key),
+        let known = cached;
+        let plan = known && planFromCache(prepared, known, fence, what);
+        if (known === undefined || plan === undefined) {
+          known = await abortable(
+            this.#readKnown(jsm, key, what),
             options.signal,
           );
-          if (stored.generation !== undefined) {
-            if (decidePublish(prepared, stored) === "unchanged") {
-              return {
-                intent: prepared.intent,
-                hash: prepared.hash,
-                revision: stored.revision,
-                written: false,
-              };
-            }
-          }
-          expected = stored.revision;
+          plan = planPublish(
+            prepared,
+            storedOf(known),
+            known.fences,
+            fence,
+            what,
+          );
+        }
+        const { intent: next, hash } = prepared;
+        if (plan.action === "unchanged") {
+          return {
+            ...publishedIntent(next, hash, known.revision, known.fences),
+            written: false,
+          };
         }
         const revision = await abortable(
-          this.#write(prepared, expected),
+          writeStoredIntent(
+            this.#js,
+            this.#config.prefix,
+            { type: "put", prepared },
+            plan.fences,
+            known.revision,
+          ),
           options.signal,
         );
-        const { generation } = prepared.intent;
-        this.#known.set(key, { revision, generation, hash: prepared.hash });
-        return { ...this.#published(prepared, revision), written: true };
+        const { fences } = plan;
+        const { generation } = next;
+        this.#known.set(key, { revision, generation, hash, fences });
+        return {
+          ...publishedIntent(next, hash, revision, fences),
+          written: true,
+        };
       } catch (error) {
         if (!isWrongLastRevision(error)) {
           throw toNatsFlotillaError(error, what, options.signal);
         }
         // Another writer got there first: read what it stored and decide again.
         this.#known.delete(key);
-        expected = undefined;
+        cached = undefined;
       }
     }
-    throw new FlotillaError(
-      "unavailable",
-      `${what}: the stored intent changed during each of ${String(this.#config.maxAttempts)} attempts`,
-    );
+    throw changedEachTime(what, this.#config.maxAttempts);
   }
 
   async read(
@@ -234,15 +282,18 @@ class JetStreamIntentPublisher implements IntentPublisher {
   ): Promise<PublishedIntent | undefined> {
     const key = intentKey(cluster);
     const what = `Cannot read the intent of cluster ${showValue(key)}`;
-    const kv = this.#ready(what, options);
-    let entry: Awaited<ReturnType<KV["get"]>>;
+    const jsm = this.#ready(what, options);
+    let stored: StoredIntent | undefined;
     try {
-      entry = await abortable(kv.get(key), options.signal);
+      stored = await abortable(
+        readStoredIntent(jsm, this.#config.prefix, key, what),
+        options.signal,
+      );
     } catch (error) {
       throw toNatsFlotillaError(error, what, options.signal);
     }
-    if (entry === null || entry.operation !== "PUT") return undefined;
-    const parsed = parseIntentDocument(entry.value, key, Infinity);
+    if (stored === undefined || stored.deleted) return undefined;
+    const parsed = parseIntentDocument(stored.data, key, Infinity);
     if (!parsed.ok) {
       // Only the hub's bug or a foreign writer can store a document that does not parse.
       throw new FlotillaError(
@@ -252,24 +303,58 @@ class JetStreamIntentPublisher implements IntentPublisher {
       );
     }
     const { intent, hash } = parsed.value;
-    const { revision } = entry;
-    this.#known.set(key, { revision, generation: intent.generation, hash });
-    return { intent, hash, revision };
+    const { revision, fences } = stored;
+    this.#known.set(key, {
+      revision,
+      generation: intent.generation,
+      hash,
+      fences,
+    });
+    return publishedIntent(intent, hash, revision, fences);
   }
 
   async remove(
     cluster: string,
-    options: IntentOperationOptions = {},
+    options: IntentWriteOptions = {},
   ): Promise<void> {
     const key = intentKey(cluster);
+    const fence = checkFence(options.fence);
     const what = `Cannot remove the intent of cluster ${showValue(key)}`;
-    const kv = this.#ready(what, options);
-    this.#known.delete(key);
-    try {
-      await abortable(kv.delete(key), options.signal);
-    } catch (error) {
-      throw toNatsFlotillaError(error, what, options.signal);
+    const jsm = this.#ready(what, options);
+    // Removing is rare, and usually of a stored intent: read first unless the key is known.
+    let cached = this.#known.get(key);
+    for (let attempt = 1; attempt <= this.#config.maxAttempts; attempt++) {
+      try {
+        let known = cached;
+        let fences = known && fencesFromCache(known, fence, key, what);
+        if (known === undefined || fences === undefined) {
+          known = await abortable(
+            this.#readKnown(jsm, key, what),
+            options.signal,
+          );
+          fences = applyFence(known.fences, fence, key, what);
+        }
+        const revision = await abortable(
+          writeStoredIntent(
+            this.#js,
+            this.#config.prefix,
+            { type: "delete", key },
+            fences,
+            known.revision,
+          ),
+          options.signal,
+        );
+        this.#known.set(key, { revision, generation: undefined, fences });
+        return;
+      } catch (error) {
+        if (!isWrongLastRevision(error)) {
+          throw toNatsFlotillaError(error, what, options.signal);
+        }
+        this.#known.delete(key);
+        cached = undefined;
+      }
     }
+    throw changedEachTime(what, this.#config.maxAttempts);
   }
 
   contentName(digest: string): string {
@@ -328,63 +413,84 @@ class JetStreamIntentPublisher implements IntentPublisher {
     }
   }
 
-  /** The revision to write against without reading first, or undefined when a read must decide. */
-  #expectedRevision(prepared: PreparedIntent): number | undefined {
-    const known = this.#known.get(prepared.key);
-    // Never seen: most likely a new cluster, so try to create; a conflict reads and retries.
-    if (known === undefined) return 0;
-    if (known.generation === undefined) return known.revision;
-    // A same-or-lower generation is refused or a no-op only on the word of a fresh read.
-    return prepared.intent.generation > known.generation
-      ? known.revision
-      : undefined;
-  }
-
   /** Reads what is stored under `key` (remembering it); an unparsable value can be overwritten. */
-  async #readKnown(kv: KV, key: string): Promise<Known> {
-    const entry = await kv.get(key);
-    let known: Known = {
-      revision: entry?.revision ?? 0,
-      generation: undefined,
-    };
-    if (entry?.operation === "PUT") {
-      const parsed = parseIntentDocument(entry.value, key, Infinity);
+  async #readKnown(
+    jsm: JetStreamManager,
+    key: string,
+    what: string,
+  ): Promise<Known> {
+    const stored = await readStoredIntent(jsm, this.#config.prefix, key, what);
+    let known: Known = stored
+      ? {
+          revision: stored.revision,
+          generation: undefined,
+          fences: stored.fences,
+        }
+      : NEVER_SEEN;
+    if (stored !== undefined && !stored.deleted) {
+      const parsed = parseIntentDocument(stored.data, key, Infinity);
       if (parsed.ok) {
         const { intent, hash } = parsed.value;
-        known = {
-          revision: entry.revision,
-          generation: intent.generation,
-          hash,
-        };
+        known = { ...known, generation: intent.generation, hash };
       }
     }
     this.#known.set(key, known);
     return known;
   }
 
-  async #write(prepared: PreparedIntent, expected: number): Promise<number> {
-    const h = headers();
-    h.set(INTENT_HASH_HEADER, prepared.hash);
-    h.set(INTENT_GENERATION_HEADER, String(prepared.intent.generation));
-    const ack = await this.#js.publish(
-      intentKvSubject(prepared.key, this.#config.prefix),
-      prepared.bytes,
-      { headers: h, expect: { lastSubjectSequence: expected } },
-    );
-    return ack.seq;
-  }
-
-  #published(prepared: PreparedIntent, revision: number): PublishedIntent {
-    return { intent: prepared.intent, hash: prepared.hash, revision };
-  }
-
-  #ready(what: string, options: IntentOperationOptions): KV {
+  #ready(what: string, options: IntentOperationOptions): JetStreamManager {
     options.signal?.throwIfAborted();
-    const kv = this.#kv;
-    if (kv === undefined) throw notStarted(what);
+    const jsm = this.#jsm;
+    if (jsm === undefined) throw notStarted(what);
     this.#connection.check(what);
-    return kv;
+    return jsm;
   }
+}
+
+/**
+ * The plan of a publish decided on what the publisher remembers, or undefined when a fresh read
+ * must decide: a same-or-lower generation, or a refusal, counts only on the word of a read.
+ */
+function planFromCache(
+  prepared: PreparedIntent,
+  known: Known,
+  fence: Fence | undefined,
+  what: string,
+): PublishPlan | undefined {
+  if (
+    known.generation !== undefined &&
+    prepared.intent.generation <= known.generation
+  ) {
+    return undefined;
+  }
+  try {
+    return planPublish(prepared, storedOf(known), known.fences, fence, what);
+  } catch (error) {
+    if (isFenced(error)) return undefined;
+    throw error;
+  }
+}
+
+/** The fences a remove stores, decided on what the publisher remembers; undefined on a refusal. */
+function fencesFromCache(
+  known: Known,
+  fence: Fence | undefined,
+  key: string,
+  what: string,
+): FenceMap | undefined {
+  try {
+    return applyFence(known.fences, fence, key, what);
+  } catch (error) {
+    if (isFenced(error)) return undefined;
+    throw error;
+  }
+}
+
+function changedEachTime(what: string, attempts: number): FlotillaError {
+  return new FlotillaError(
+    "unavailable",
+    `${what}: the stored intent changed during each of ${String(attempts)} attempts`,
+  );
 }
 
 function notStarted(what: string): FlotillaError {

@@ -1,15 +1,24 @@
-import { FlotillaError, type ClusterIntent } from "@flotilla/core";
+import { FlotillaError, showValue, type ClusterIntent } from "@flotilla/core";
 import { intentKey, sha256Digest } from "@flotilla/protocol";
 import {
   checkContentSize,
-  decidePublish,
+  planPublish,
   prepareIntent,
+  publishedIntent,
+  publishWhat,
   type IntentOperationOptions,
   type IntentPublisher,
+  type IntentWriteOptions,
   type PublishedIntent,
   type PublishResult,
   type StoredContent,
 } from "./intent-publisher.js";
+import {
+  applyFence,
+  checkFence,
+  NO_FENCES,
+  type FenceMap,
+} from "./intent-fences.js";
 
 /** The in-memory IntentPublisher, plus what tests of hub code want to look at. */
 export interface MemoryIntentPublisher extends IntentPublisher {
@@ -32,6 +41,8 @@ export function createMemoryIntentPublisher(
 
 class MemoryPublisher implements MemoryIntentPublisher {
   readonly #intents = new Map<string, PublishedIntent>();
+  /** Per key, the fences of its last write; kept when the intent is removed, as JetStream does. */
+  readonly #fences = new Map<string, FenceMap>();
   readonly #contents = new Map<
     string,
     { readonly bytes: Uint8Array; readonly storedAtMs: number }
@@ -61,24 +72,35 @@ class MemoryPublisher implements MemoryIntentPublisher {
 
   async publish(
     intent: ClusterIntent,
-    options: IntentOperationOptions = {},
+    options: IntentWriteOptions = {},
   ): Promise<PublishResult> {
     const prepared = prepareIntent(intent);
+    const fence = checkFence(options.fence);
     await this.#ready("publish", options);
-    const stored = this.#intents.get(prepared.key);
+    const { key } = prepared;
+    const stored = this.#intents.get(key);
     const stale = stored && {
       generation: stored.intent.generation,
       hash: stored.hash,
     };
-    if (decidePublish(prepared, stale) === "unchanged" && stored) {
+    const plan = planPublish(
+      prepared,
+      stale,
+      this.#fences.get(key) ?? NO_FENCES,
+      fence,
+      publishWhat(prepared),
+    );
+    if (plan.action === "unchanged" && stored) {
       return { ...stored, written: false };
     }
-    const published: PublishedIntent = {
-      intent: prepared.intent,
-      hash: prepared.hash,
-      revision: ++this.#revision,
-    };
-    this.#intents.set(prepared.key, published);
+    const published = publishedIntent(
+      prepared.intent,
+      prepared.hash,
+      ++this.#revision,
+      plan.fences,
+    );
+    this.#intents.set(key, published);
+    this.#fences.set(key, plan.fences);
     return { ...published, written: true };
   }
 
@@ -93,10 +115,18 @@ class MemoryPublisher implements MemoryIntentPublisher {
 
   async remove(
     cluster: string,
-    options: IntentOperationOptions = {},
+    options: IntentWriteOptions = {},
   ): Promise<void> {
     const key = intentKey(cluster);
+    const fence = checkFence(options.fence);
     await this.#ready("remove", options);
+    const fences = applyFence(
+      this.#fences.get(key) ?? NO_FENCES,
+      fence,
+      key,
+      `Cannot remove the intent of cluster ${showValue(key)}`,
+    );
+    this.#fences.set(key, fences);
     if (this.#intents.delete(key)) this.#revision++;
   }
 
