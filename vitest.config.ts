@@ -51,6 +51,7 @@ const e2e = [
   "packages/hub/test/nats-setup-from.test.ts",
   "packages/hub/test/update-queue.test.ts",
   "packages/protocol/test/generated.test.ts",
+  "packages/testkit/test/nats-cluster.test.ts",
   "packages/testkit/test/nats-server.test.ts",
 ];
 
