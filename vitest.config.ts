@@ -45,6 +45,7 @@ const e2e = [
   "packages/hub/test/bundles-object-reader.test.ts",
   "packages/hub/test/http-server.test.ts",
   "packages/hub/test/intents-jetstream.test.ts",
+  "packages/hub/test/jetstream-replicas.test.ts",
   "packages/hub/test/jetstream-store.test.ts",
   "packages/hub/test/metrics-scrape.test.ts",
   "packages/hub/test/nats-auth.test.ts",
