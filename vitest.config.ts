@@ -47,6 +47,7 @@ const e2e = [
   "packages/hub/test/bundles-object-reader.test.ts",
   "packages/hub/test/http-server.test.ts",
   "packages/hub/test/intents-jetstream.test.ts",
+  "packages/hub/test/jetstream-replicas.test.ts",
   "packages/hub/test/jetstream-store.test.ts",
   "packages/hub/test/lease-bucket-jetstream.test.ts",
   "packages/hub/test/hub-replicas.test.ts",
@@ -55,6 +56,7 @@ const e2e = [
   "packages/hub/test/nats-setup-from.test.ts",
   "packages/hub/test/update-queue.test.ts",
   "packages/protocol/test/generated.test.ts",
+  "packages/testkit/test/nats-cluster.test.ts",
   "packages/testkit/test/nats-server.test.ts",
 ];
 

@@ -9,6 +9,9 @@
  * (`flotilla-hub nats-setup`), the hub on TLS with its own CA, an admin token file with one token
  * per role, and agents that join with a bootstrap token; the admin client and the CLI authenticate
  * with the admin token.
+ *
+ * With `natsCluster` it runs on that NATS cluster instead of a server of its own: the hub and the
+ * agents are given every node's URL.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -27,6 +30,7 @@ import {
   startNatsServer,
   startProcess,
   waitFor,
+  type NatsCluster,
   type NatsServer,
   type TestProcess,
 } from "@flotilla/testkit";
@@ -45,6 +49,8 @@ export interface E2EOptions {
   readonly hubLogLevel?: string;
   /** More flags for the hub (not those the harness sets). */
   readonly hubArgs?: readonly string[];
+  /** Run on this NATS cluster (the caller stops it) instead of a nats-server of its own. */
+  readonly natsCluster?: NatsCluster;
 }
 
 /** Admin roles of the secure mode's token file. */
@@ -73,7 +79,10 @@ export interface CliResult {
 }
 
 export interface E2E {
+  /** The harness's own nats-server; there is none with `natsCluster` (reading it throws). */
   readonly nats: NatsServer;
+  /** The NATS URLs the hub and the agents are given. */
+  readonly natsUrls: readonly string[];
   readonly hubAddress: string;
   hub(): TestProcess;
   readonly admin: wire.AdminServiceClient;
@@ -156,11 +165,20 @@ function tokenCredentials(ca: Buffer, token: string): ChannelCredentials {
 
 export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
   const work = await mkdtemp(join(tmpdir(), "flotilla-e2e-"));
+  if (options.secure === true && options.natsCluster !== undefined) {
+    throw new Error(
+      "the e2e harness sets up NATS security on its own server only",
+    );
+  }
   const secure =
     options.secure === true ? await prepareSecurity(work) : undefined;
-  const nats = await startNatsServer(
-    secure === undefined ? {} : { config: secure.natsConfig },
-  );
+  const nats =
+    options.natsCluster === undefined
+      ? await startNatsServer(
+          secure === undefined ? {} : { config: secure.natsConfig },
+        )
+      : undefined;
+  const natsUrls = options.natsCluster?.urls ?? [nats?.url ?? ""];
   const hubAddress = `127.0.0.1:${String(await freePort())}`;
   const heartbeat = options.heartbeatMs ?? 500;
   const caFile = join(work, "hub-ca.pem");
@@ -189,7 +207,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
         "--http-listen",
         "off",
         "--nats",
-        nats.url,
+        natsUrls.join(","),
         ...securityArgs,
         "--heartbeat-interval",
         `${String(heartbeat)}ms`,
@@ -259,7 +277,14 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
         };
 
   const e2e: E2E = {
-    nats,
+    get nats() {
+      if (nats === undefined)
+        throw new Error(
+          "this e2e harness runs on a NATS cluster: use natsUrls",
+        );
+      return nats;
+    },
+    natsUrls,
     hubAddress,
     admin,
     hub: () => {
@@ -287,7 +312,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
                 await security.bootstrapTokenFile(clusterCount(fleet)),
               ]),
           "--nats",
-          nats.url,
+          natsUrls.join(","),
           "--state-dir",
           join(work, `state-${name}`),
           "--metrics-listen",
@@ -344,7 +369,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
       for (const client of clients) client.close();
       await Promise.all([...agents.values()].map((a) => a.stop()));
       await hub?.stop();
-      await nats.stop();
+      await nats?.stop();
       await rm(work, { recursive: true, force: true });
     },
   };

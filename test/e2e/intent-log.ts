@@ -31,7 +31,7 @@ interface NatsConnection {
 }
 interface NatsModule {
   readonly connect: (options: {
-    servers: string;
+    servers: string | string[];
     name: string;
     maxReconnectAttempts: number;
     reconnectTimeWait: number;
@@ -75,14 +75,17 @@ export interface IntentLog {
   close(): Promise<void>;
 }
 
-/** Subscribes to every cluster's intent subject on `natsUrl`; reconnects across server restarts. */
+/**
+ * Subscribes to every cluster's intent subject on `natsUrl` (one URL, or several of one NATS
+ * cluster); reconnects across server restarts.
+ */
 export async function watchIntents(
-  natsUrl: string,
+  natsUrl: string | readonly string[],
   prefix: string = DEFAULT_INTENTS_PREFIX,
 ): Promise<IntentLog> {
   const { connect } = await natsClient();
   const nc = await connect({
-    servers: natsUrl,
+    servers: typeof natsUrl === "string" ? natsUrl : [...natsUrl],
     name: "e2e-intent-log",
     maxReconnectAttempts: -1,
     reconnectTimeWait: 100,

@@ -71,11 +71,16 @@ SUAIBDPBAUTWCWBKIO6XHQNINK5FWJW4OHLXC3HQ2KFE4PEJUA44CNHTC4
 ------END USER NKEY SEED------
 `;
 
-test("uses the identity's servers, the cluster's inbox prefix and its credentials", async () => {
+test("uses the identity's servers (every one), the cluster's inbox prefix and its credentials", async () => {
+  const servers = [
+    "nats://nats-0.example:4222",
+    "nats://nats-1.example:4222",
+    "nats://nats-2.example:4222",
+  ];
   const keeper = await keeperWith({
     ...base,
     nats: {
-      servers: ["nats://hub.example:4222"],
+      servers,
       creds: CREDS,
       bucket: "flotilla-intents",
       key: "c1",
@@ -85,7 +90,7 @@ test("uses the identity's servers, the cluster's inbox prefix and its credential
     servers: ["nats://configured:4222"],
     prefix: "flotilla",
   });
-  expect(options?.servers).toEqual(["nats://hub.example:4222"]);
+  expect(options?.servers).toEqual(servers);
   expect(options?.inboxPrefix).toBe(agentInboxPrefix("c1"));
   expect(typeof options?.authenticator).toBe("function");
 });

@@ -11,13 +11,16 @@
  */
 import { FlotillaError, compact } from "@flotilla/core";
 import { createConnectionWatch, systemClock } from "@flotilla/node";
+import { DEFAULT_INTENTS_PREFIX } from "@flotilla/protocol";
 import { ServerCredentials } from "@grpc/grpc-js";
+import { jetstream } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { auditHandlers } from "./audit/admin-audit.js";
 import { createJetStreamAuditLog } from "./audit/jetstream-audit-log.js";
 import { createBundleService } from "./bundles/bundle-service.js";
 import { createJetStreamObjectReader } from "./bundles/object-reader.js";
 import type { HubConfig } from "./config/config.js";
+import { HUB_OPTIONS } from "./config/config-options.js";
 import { createHubProbes, type HubProbes } from "./health/probes.js";
 import { createHub, type HubReplication, type HubSecurity } from "./hub.js";
 import { createJetStreamLeaseBucket } from "./leases/jetstream-lease-bucket.js";
@@ -28,6 +31,12 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { startHttpServer } from "./metrics/http-server.js";
 import { createJetStreamIntentPublisher } from "./intents/jetstream-intent-publisher.js";
+import { hubStreams } from "./jetstream/hub-streams.js";
+import {
+  checkReplicasPossible,
+  replicaRefusal,
+} from "./jetstream/replica-count.js";
+import { warnReplicaMismatches } from "./jetstream/replica-mismatch.js";
 import type { Logger } from "./logger.js";
 import type { HubMetrics } from "./metrics/metrics.js";
 import { hubObserverOf, startHubGauges } from "./metrics/metrics-observer.js";
@@ -86,9 +95,21 @@ export async function serveHub(
   );
   const httpAddress = await serveHttp(deps, probes, opened);
 
+  // Every bucket and stream is created with this many replicas; a count NATS cannot keep is
+  // refused before anything is created.
+  const replicas = config.jetstreamReplicas;
+  const replicasFlag = HUB_OPTIONS.jetstreamReplicas.flag;
+  checkReplicasPossible(nc, replicas, replicasFlag);
+  const creating = async (start: Promise<void>): Promise<void> => {
+    try {
+      await start;
+    } catch (error) {
+      throw replicaRefusal(error, replicas, replicasFlag) ?? error;
+    }
+  };
   const store = createJetStreamStore(
     { nc },
-    { bucketPrefix: config.statePrefix },
+    { bucketPrefix: config.statePrefix, replicas },
   );
   const audit = createJetStreamAuditLog(
     {
@@ -98,25 +119,38 @@ export async function serveHub(
         metrics.auditRecordSkipped(reason);
       },
     },
-    { prefix: config.statePrefix, maxBytes: config.auditMaxBytes },
+    {
+      prefix: config.statePrefix,
+      maxBytes: config.auditMaxBytes,
+      replicas,
+    },
   );
-  await store.start();
+  await creating(store.start());
   opened.push({ name: "state store", stop: () => store.stop() });
   // Bundle content is sealed with keys from the content secret in the store (docs/security.md).
   const contentKeys = createContentKeys({ store, now: Date.now });
   await contentKeys.load();
-  const publisher = createJetStreamIntentPublisher({
-    nc,
-    contentKeys,
-    onLegacyContentSealed: (count) => {
-      log.info({ count }, "Bundle content stored in clear was sealed");
+  const publisher = createJetStreamIntentPublisher(
+    {
+      nc,
+      contentKeys,
+      onLegacyContentSealed: (count) => {
+        log.info({ count }, "Bundle content stored in clear was sealed");
+      },
     },
-  });
+    { replicas },
+  );
   const objects = createJetStreamObjectReader({ nc, contentKeys });
-  await publisher.start();
+  await creating(publisher.start());
   opened.push({ name: "intent publisher", stop: () => publisher.stop() });
-  await audit.start();
+  await creating(audit.start());
   opened.push({ name: "audit log", stop: () => audit.stop() });
+  await warnReplicaMismatches(
+    { jsm: await jetstream(nc).jetstreamManager(), log },
+    hubStreams(config.statePrefix, DEFAULT_INTENTS_PREFIX),
+    replicas,
+    replicasFlag,
+  );
   const agentsAccount = await keepAgentsAccount(deps, store, opened);
 
   // Under TLS the hub's CA signs agents' and admins' certificates.
@@ -144,11 +178,14 @@ export async function serveHub(
   const { adminTokens, insecureAdmin } = deps;
   const clock = systemClock;
   const replicaId = config.replicaId ?? defaultReplicaId(config.listen);
+  const leaseBucket = createJetStreamLeaseBucket(nc, {
+    prefix: config.statePrefix,
+    ttlMs: config.leaseTtlMs,
+    replicas,
+  });
+  await creating(leaseBucket.start());
   const replication: HubReplication = {
-    bucket: createJetStreamLeaseBucket(nc, {
-      prefix: config.statePrefix,
-      ttlMs: config.leaseTtlMs,
-    }),
+    bucket: leaseBucket,
     forwarding: createRunForwarding({
       nc,
       prefix: config.statePrefix,

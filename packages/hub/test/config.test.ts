@@ -54,6 +54,7 @@ describe("parseHubConfig", () => {
       httpListen: "127.0.0.1:7071",
       nats: ["nats://127.0.0.1:4222"],
       statePrefix: "flotilla",
+      jetstreamReplicas: 1,
       insecurePlaintext: true,
       tls: undefined,
       heartbeatIntervalMs: 10_000,
@@ -417,6 +418,28 @@ describe("parseHubConfig", () => {
     },
   );
 
+  test("reads the JetStream replica count by flag or variable", () => {
+    expect(parsed([...PLAIN, "--jetstream-replicas", "3"])).toMatchObject({
+      jetstreamReplicas: 3,
+    });
+    expect(
+      parsed([...PLAIN], { FLOTILLA_JETSTREAM_REPLICAS: "5" }),
+    ).toMatchObject({ jetstreamReplicas: 5 });
+  });
+
+  test.each(["0", "6", "3.5", "three", "-1"])(
+    "refuses the JetStream replica count %s, naming flag, variable and value",
+    (value) => {
+      expect(
+        problems([...PLAIN], { FLOTILLA_JETSTREAM_REPLICAS: value }).map(
+          formatProblem,
+        ),
+      ).toEqual([
+        `FLOTILLA_JETSTREAM_REPLICAS: must be a whole number from 1 to 5 (--jetstream-replicas or FLOTILLA_JETSTREAM_REPLICAS) (got "${value}")`,
+      ]);
+    },
+  );
+
   test("reads the stop deadline", () => {
     expect(
       parsed([...PLAIN], { FLOTILLA_SHUTDOWN_TIMEOUT: "30s" }),
@@ -508,6 +531,8 @@ describe("HUB_USAGE", () => {
       "--audit-refusals-per-peer N",
       "[FLOTILLA_AUDIT_REFUSALS_WINDOW]",
       "--audit-refusals-peers N",
+      "--jetstream-replicas N",
+      "[FLOTILLA_JETSTREAM_REPLICAS]",
       "--help",
     ]) {
       expect(HUB_USAGE).toContain(text);

@@ -3,6 +3,8 @@
  *
  * Tests run against real components: `startNatsServer` launches a real `nats-server` with JetStream
  * on a free port in a temporary directory (restartable with its data, for outage tests);
+ * `startNatsCluster` launches several, routed into one JetStream cluster (replicated streams, a
+ * node killed mid-test);
  * `waitFor` replaces sleeps in assertions; `freePort` finds a port for servers that cannot bind
  * port 0 themselves; `startKubeApiServer` serves the Kubernetes REST subset the agent's
  * Kubernetes backend uses (there is no real API server on the development machines).
@@ -10,6 +12,13 @@
 
 export { startNatsServer } from "./nats-server.js";
 export type { NatsServer, StartNatsServerOptions } from "./nats-server.js";
+export { startNatsCluster } from "./nats-cluster.js";
+export type {
+  NatsCluster,
+  NatsClusterNode,
+  NatsClusterWaitOptions,
+  StartNatsClusterOptions,
+} from "./nats-cluster.js";
 export { waitFor } from "./wait-for.js";
 export type { WaitForOptions } from "./wait-for.js";
 export { freePort } from "./free-port.js";

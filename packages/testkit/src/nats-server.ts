@@ -48,6 +48,8 @@ export interface NatsServer extends AsyncDisposable {
   readonly pid: number | undefined;
   /** Stops the process (SIGTERM, then SIGKILL) but keeps the port and the JetStream data. */
   halt(): Promise<void>;
+  /** Kills the process at once (SIGKILL, a crash); keeps the port and the JetStream data. */
+  kill(): Promise<void>;
   /**
    * Halts if running, then starts again on the same port with the same store directory; with
    * `config`, with that configuration from now on (e.g. a new operator setup).
@@ -227,12 +229,21 @@ class NatsServerProcess implements NatsServer {
   }
 
   async halt(): Promise<void> {
+    await this.#end("SIGTERM");
+  }
+
+  async kill(): Promise<void> {
+    await this.#end("SIGKILL");
+  }
+
+  /** Sends `signal` to the running process and waits for it to exit (SIGKILL after the timeout). */
+  async #end(signal: "SIGTERM" | "SIGKILL"): Promise<void> {
     const child = this.#child;
     if (child === undefined) return;
     this.#child = undefined;
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, "exit");
-    child.kill("SIGTERM");
+    child.kill(signal);
     const timeoutMs = this.options.stopTimeoutMs ?? 5_000;
     const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
     try {

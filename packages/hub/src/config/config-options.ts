@@ -126,6 +126,14 @@ export const HUB_OPTIONS = {
     help: "prefix of the hub's buckets and streams",
     parse: statePrefix,
   }),
+  jetstreamReplicas: option({
+    flag: "--jetstream-replicas",
+    env: "FLOTILLA_JETSTREAM_REPLICAS",
+    arg: "N",
+    default: "1",
+    help: "replicas of every bucket, object store and stream the hub creates, 1 to 5; more than 1 needs a NATS cluster (3 servers for 3)",
+    parse: wholeNumber(1, 5, 1),
+  }),
   insecurePlaintext: option({
     flag: "--insecure-plaintext",
     env: "FLOTILLA_INSECURE_PLAINTEXT",

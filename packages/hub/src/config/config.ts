@@ -54,6 +54,8 @@ export interface HubSettings {
   readonly nats: readonly string[];
   /** Prefix of every bucket and stream of hub state. */
   readonly statePrefix: string;
+  /** Replicas of every bucket, object store and stream the hub creates (1 to 5). */
+  readonly jetstreamReplicas: number;
   readonly heartbeatIntervalMs: number;
   /** Heartbeats an agent may miss before it is Unreachable. */
   readonly missedHeartbeats: number;
@@ -171,6 +173,7 @@ export function parseHubConfig(
     httpListen: values.httpListen,
     nats: values.nats ?? [],
     statePrefix: values.statePrefix ?? "",
+    jetstreamReplicas: values.jetstreamReplicas ?? 1,
     heartbeatIntervalMs: values.heartbeatInterval ?? 0,
     missedHeartbeats: values.missedHeartbeats ?? 0,
     passIntervalMs: values.passInterval ?? 0,

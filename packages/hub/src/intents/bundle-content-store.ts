@@ -108,7 +108,7 @@ export async function sealLegacyContent(
 }
 
 /** The stream behind an object store (nats.js names it `OBJ_<bucket>`). */
-function objectStream(bucket: string): string {
+export function objectStream(bucket: string): string {
   return `OBJ_${bucket}`;
 }
 
