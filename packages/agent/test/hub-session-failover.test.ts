@@ -214,3 +214,27 @@ test("one address: a restarted hub is connected to again, with no failover", asy
     "flotilla_agent_hub_failovers_total 0\n",
   );
 });
+
+test("one target resolving to several addresses: gRPC takes the first that answers, and another when that one stops", async () => {
+  const a = await startHub();
+  const b = await startHub();
+  // What a name resolving to both gives gRPC's default policy (pick_first) when the answer lists
+  // a first; the ipv4: target skips DNS. Which replica an agent lands on is the answer's order.
+  const target = `ipv4:127.0.0.1:${String(a.port)},127.0.0.1:${String(b.port)}`;
+  const sessions = Array.from({ length: 5 }, () => startSession([target]));
+  await waitFor(() => sessions.every((h) => h.session.state === "connected"));
+  expect(a.sessions).toHaveLength(5);
+  expect(b.sessions).toHaveLength(0);
+
+  a.shutdown();
+  for (const h of sessions)
+    await retryUntil(
+      h,
+      () =>
+        h.session.state === "connected" &&
+        ofType(h.events, "Welcomed").length === 2,
+    );
+  expect(b.sessions.filter((s) => !s.ended)).toHaveLength(5);
+  // One address as far as the session knows: gRPC moved it, the session only reconnected.
+  for (const h of sessions) expect(ofType(h.events, "FailedOver")).toEqual([]);
+});

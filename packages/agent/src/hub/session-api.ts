@@ -106,10 +106,8 @@ export interface HubSession extends AsyncDisposable {
 
 /**
  * Channel options every session starts from: its own connection (a process hosting many agents
- * must not multiplex them onto one), grpc-js's reconnects paced like the session's, keepalive
- * pings so a hub that vanished without a FIN is noticed, and, for a hub address whose name
- * resolves to several IP addresses (a headless Service), grpc-js's pick_first taking them in a
- * random order of its own: each agent lands on a random replica, whatever order DNS answers in.
+ * must not multiplex them onto one), grpc-js's reconnects paced like the session's, and keepalive
+ * pings so a hub that vanished without a FIN is noticed.
  */
 export const HUB_CHANNEL_DEFAULTS: ChannelOptions = {
   "grpc.use_local_subchannel_pool": 1,
@@ -117,7 +115,4 @@ export const HUB_CHANNEL_DEFAULTS: ChannelOptions = {
   "grpc.max_reconnect_backoff_ms": 8_000,
   "grpc.keepalive_time_ms": 30_000,
   "grpc.keepalive_timeout_ms": 10_000,
-  "grpc.service_config": JSON.stringify({
-    loadBalancingConfig: [{ pick_first: { shuffleAddressList: true } }],
-  }),
 };
