@@ -4,9 +4,9 @@
  * names, carrying status reports (numbered per stream, acked by the hub), and re-opened after any
  * end with jittered exponential backoff. Given several hub addresses (the replicas of one hub), it
  * connects to one at a time and moves to the next after every end (hub-rotation.ts): the statuses
- * not acked by the hub it left go to the next one. After every welcome, and whenever the hub sends resync,
- * the session lets its owner bring the intent up to date (`onSync`) and then sends the current
- * status of every item again (see status-outbox.ts for the retransmission rule).
+ * not acked by the hub it left go to the next one. After every welcome, and whenever the hub sends
+ * resync, the session lets its owner bring the intent up to date (`onSync`) and then sends the
+ * current status of every item again (see status-outbox.ts for the retransmission rule).
  *
  * Time and randomness are injected (a `Clock`, `random`), so heartbeats and backoff are
  * tested without sleeping.
@@ -241,11 +241,13 @@ class Session implements HubSession {
     const signal = this.#lifetime.signal;
     for (let attempt = 1; !signal.aborted; attempt++) {
       if (attempt > 1) this.#metrics.reconnect();
+      const streamsBefore = this.#streamIds;
       const welcomed = await this.#connectOnce(attempt);
       if (signal.aborted) return;
       if (welcomed) this.#backoff.reset();
       if (this.#renewChannel) continue;
-      this.#failOver(welcomed);
+      // No stream opened (the facts could not be read): nothing says this address is at fault.
+      if (this.#streamIds !== streamsBefore) this.#failOver(welcomed);
       const delayMs = this.#backoff.next();
       this.#setState("waiting");
       this.#emit({
