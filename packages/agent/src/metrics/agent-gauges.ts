@@ -8,7 +8,8 @@
  *   in each state; every state always has a series (0 or 1 each in a one-cluster agent).
  * * `flotilla_agent_hub_connected{address}`: how many of the process's agents have a welcomed
  *   session with the hub at each of its addresses; every configured address always has a series,
- *   so a replica nobody is connected to shows as 0 (a hub has a handful of addresses, not thousands).
+ *   so a replica nobody is connected to shows as 0 (a hub has a handful of addresses, not
+ *   thousands).
  * * `flotilla_agent_bundle_resources_not_ready{bundle}`: objects of each followed bundle that were
  *   not Ready in the status last reported (NotReady or Modified: every listed object whose state
  *   is not Ready, plus those left out of the capped list), summed over the process's agents.
