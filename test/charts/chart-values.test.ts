@@ -58,6 +58,36 @@ describe("flotilla-agent values", () => {
     ).toContain("/maintenanceWindows/maintenance: property name must be valid");
   });
 
+  it("takes several hub addresses, each HOST:PORT and none twice, rendered into FLOTILLA_HUB over hub.address", () => {
+    const hubs = { addresses: ["hub-a.example:7070", "[fd00::1]:7070"] };
+    expect(check({ hub: hubs })).toEqual([]);
+    expect(check({ hub: { addresses: ["hub-a", "b:1"] } })[0]).toMatch(
+      /^\/hub\/addresses\/0: must match pattern/,
+    );
+    expect(check({ hub: { addresses: ["b:1", "b:1"] } })).toContain(
+      "/hub/addresses: must NOT have duplicate items (items ## 1 and 0 are identical)",
+    );
+    expect(chart.values.hub).toMatchObject({ address: "", addresses: [] });
+    // No helm here to render: the variable comes from the one helper, which prefers the list.
+    const deployment = chart.templates.get("deployment.yaml") ?? "";
+    expect(deployment).toMatch(
+      /- name: FLOTILLA_HUB\n\s+value: \{\{ include "flotilla-agent\.hubAddresses" \. \| quote \}\}/,
+    );
+    const helpers = chart.templates.get("_helpers.tpl") ?? "";
+    expect(helpers).toContain(
+      [
+        '{{- define "flotilla-agent.hubAddresses" -}}',
+        "{{- if .Values.hub.addresses -}}",
+        '{{- join "," .Values.hub.addresses -}}',
+        "{{- else -}}",
+        "{{- .Values.hub.address -}}",
+      ].join("\n"),
+    );
+    expect(chart.examples.get("several-hubs.yaml")).toMatchObject({
+      hub: { addresses: expect.arrayContaining([expect.any(String)]) },
+    });
+  });
+
   it("refuses a simulated cluster file that sets what the chart sets", () => {
     expect(
       check({ backend: { simulated: { cluster: { name: "x" } } } }),

@@ -214,6 +214,10 @@ export async function runAgentProcess(
   const held = keepers;
   registerAgentGauges(registry, {
     sessionStates: () => agents.map((a) => a.session.state),
+    hubAddresses: {
+      configured: config.hub,
+      connected: () => agents.flatMap((a) => a.session.connectedAddress ?? []),
+    },
     statuses: () => agents.flatMap((a) => a.session.currentStatuses()),
     ...(held === undefined
       ? {}

@@ -177,3 +177,93 @@ test("hosts one session per simulated cluster and stops cleanly on SIGTERM", asy
     if (child.exitCode === null) child.kill("SIGKILL");
   }
 });
+
+test("given two hub addresses, every agent finds the one that is up, and moves to the other when it stops, statuses and all", async () => {
+  await using first = await FakeHub.start();
+  await using second = await FakeHub.start();
+  second.shutdown(); // down at start
+  const intents = await TestIntents.open(nc, "failover");
+  const digest = await intents.putContent(bundleContent("web", "r1"));
+  await intents.publish({
+    apiVersion: "flotilla.dev/v1",
+    cluster: "canary-1",
+    generation: 1,
+    bundles: { web: { revision: "r1", digest } },
+  });
+  const fleet = join(dir, "fleet-failover.yaml");
+  await writeFile(fleet, FLEET);
+
+  let stderr = "";
+  const child = spawn(
+    process.execPath,
+    [
+      MAIN,
+      "--hub",
+      `${first.address},${second.address}`,
+      "--insecure-plaintext",
+      "--nats",
+      nats.url,
+      "--intents-prefix",
+      "failover",
+      "--simulated-fleet",
+      fleet,
+      "--metrics-listen",
+      "127.0.0.1:0",
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (chunk: string) => (stderr += chunk));
+  const exited = once(child, "exit");
+  try {
+    const logs = collectLogs(child);
+    const names = ["edge-01", "edge-02", "edge-03", "edge-04", "canary-1"];
+    // Agents whose own order starts with the second address fail there and move on.
+    await waitFor(
+      () => names.every((n) => first.live(n)?.bodies().includes("facts")),
+      { timeoutMs: 15_000, message: `5 sessions (stderr: ${stderr})` },
+    );
+    await waitFor(() => first.statusesOf("canary-1").at(-1)?.phase === "Ready");
+
+    await second.restart();
+    first.shutdown();
+    await waitFor(
+      () => names.every((n) => second.live(n)?.bodies().includes("facts")),
+      { timeoutMs: 15_000, message: "5 sessions on the second hub" },
+    );
+    // The canary's current status goes out again to the hub it moved to.
+    await waitFor(
+      () => second.statusesOf("canary-1").at(-1)?.phase === "Ready",
+    );
+    expect(second.statusesOf("canary-1").at(-1)).toMatchObject({
+      generation: 1,
+      subject: { bundle: "web", revision: "r1" },
+    });
+
+    const serving = await waitFor(() =>
+      logs.find((l) => l.msg === "Serving /metrics and /healthz"),
+    );
+    const base = `http://127.0.0.1:${String(serving["port"])}`;
+    const metrics = await waitFor(async () => {
+      const text = await (await fetch(`${base}/metrics`)).text();
+      return text.includes("flotilla_agent_sessions_connected 5") && text;
+    });
+    expect(metrics).toContain(
+      `flotilla_agent_hub_connected{address="${second.address}"} 5\n`,
+    );
+    expect(metrics).toContain(
+      `flotilla_agent_hub_connected{address="${first.address}"} 0\n`,
+    );
+    const failovers = /flotilla_agent_hub_failovers_total (\d+)/.exec(metrics);
+    expect(Number(failovers?.[1])).toBeGreaterThanOrEqual(5);
+    expect(
+      promtoolCheckMetrics(metrics, { acceptLintOf: ["nodejs_"] }).problems,
+    ).toEqual([]);
+
+    child.kill("SIGTERM");
+    const [code] = await exited;
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+  } finally {
+    if (child.exitCode === null) child.kill("SIGKILL");
+  }
+});

@@ -154,6 +154,39 @@ test("an unreachable hub is retried with backoff until registration succeeds", a
   expect(k.current().clusterName).toBe("c1");
 });
 
+test("with several hub addresses, a registration that cannot reach one is retried on the next", async () => {
+  const down = await FakeIdentityHub.start(ca);
+  down.shutdown();
+  await using up = await FakeIdentityHub.start(ca);
+  up.addToken({ secret: TOKEN, maxUses: 1 });
+  const clock = createManualClock(Date.now());
+  // The draw 0.99 keeps a list of two in the order given: the unreachable address is tried first.
+  await using k = createIdentityKeeper(
+    {
+      store: createFileIdentityStore(newDir()),
+      clock,
+      random: () => 0.99,
+      logger,
+    },
+    {
+      clusterName: "c1",
+      hub: [down.address, up.address],
+      hubCa: Buffer.from(ca.pem),
+      agentVersion: "0.0.0-test",
+      bootstrapToken: TOKEN,
+      callTimeoutMs: 5_000,
+    },
+  );
+  const starting = k.start();
+  await waitFor(() => clock.pending() > 0, { timeoutMs: 10_000 });
+  expect(up.registrations).toHaveLength(0);
+  await clock.advance(1_490); // 1 s ±50%, at the draw 0.99
+  await starting;
+  expect(up.registrations).toHaveLength(1);
+  expect(down.registrations).toHaveLength(0);
+  expect(k.current().clusterName).toBe("c1");
+});
+
 test("an identity stored for another cluster is a clear error", async () => {
   await using hub = await FakeIdentityHub.start(ca);
   hub.addToken({ secret: TOKEN, maxUses: 1 });

@@ -31,7 +31,7 @@ describe("configuration", () => {
     expect(parseAgentConfig(BASE, {})).toEqual({
       type: "config",
       config: {
-        hub: "127.0.0.1:7070",
+        hub: ["127.0.0.1:7070"],
         transport: { insecurePlaintext: true },
         nats: ["nats://127.0.0.1:4222"],
         intentsPrefix: "flotilla",
@@ -59,7 +59,7 @@ describe("configuration", () => {
     expect(parsed).toMatchObject({
       type: "config",
       config: {
-        hub: "10.0.0.1:7001",
+        hub: ["10.0.0.1:7001"],
         transport: { insecurePlaintext: true },
         nats: ["nats://a:4222", "nats://b:4222"],
         backend: {

@@ -60,13 +60,25 @@ flotilla.dev/cluster: {{ .Values.clusterName | quote }}
 {{- end -}}
 {{- end -}}
 
+{{/*
+The hub's addresses as FLOTILLA_HUB takes them: hub.addresses joined by commas when set, else
+hub.address.
+*/}}
+{{- define "flotilla-agent.hubAddresses" -}}
+{{- if .Values.hub.addresses -}}
+{{- join "," .Values.hub.addresses -}}
+{{- else -}}
+{{- .Values.hub.address -}}
+{{- end -}}
+{{- end -}}
+
 {{/* Rules the install cannot work without; values.schema.json checks each value's shape. */}}
 {{- define "flotilla-agent.validate" -}}
 {{- if not .Values.clusterName -}}
 {{- fail "clusterName is required: the name this cluster registers under at the hub" -}}
 {{- end -}}
-{{- if not .Values.hub.address -}}
-{{- fail "hub.address is required: the hub's gRPC address, HOST:PORT" -}}
+{{- if not (include "flotilla-agent.hubAddresses" .) -}}
+{{- fail "hub.address is required: the hub's gRPC address, HOST:PORT (or hub.addresses, one per hub replica)" -}}
 {{- end -}}
 {{- if eq .Values.hub.tls.mode "tls" -}}
 {{- $sources := 0 -}}

@@ -19,9 +19,9 @@ export const AGENT_OPTIONS = {
   hub: option({
     flag: "--hub",
     env: "FLOTILLA_HUB",
-    arg: "HOST:PORT",
+    arg: "HOST:PORT[,...]",
     group: HUB,
-    help: "the hub's gRPC address [FLOTILLA_HUB] (default 127.0.0.1:7070)",
+    help: "the hub's gRPC address, or one per hub replica: the agent moves on\nto the next when a connection fails or ends [FLOTILLA_HUB]\n(default 127.0.0.1:7070)",
     parse: text,
   }),
   tlsCa: option({

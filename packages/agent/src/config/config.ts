@@ -13,6 +13,11 @@ import {
   checkIdentitySettings,
   type IdentityConfig,
 } from "./config-identity.js";
+import {
+  hostPort,
+  hubAddresses,
+  type ListenAddress,
+} from "./config-addresses.js";
 import { AGENT_OPTIONS, type AgentOptionKey } from "./config-options.js";
 import {
   givenKubernetesSettings,
@@ -22,6 +27,7 @@ import {
 } from "./config-kubernetes.js";
 
 export { BOOTSTRAP_TOKEN_ENV };
+export type { ListenAddress };
 export { UPGRADE_DRIVERS } from "./config-kubernetes.js";
 export type {
   KubernetesBackendConfig,
@@ -43,12 +49,6 @@ export const LOG_LEVELS = [
   "silent",
 ] as const;
 
-/** A `HOST:PORT` address. */
-export interface ListenAddress {
-  readonly host: string;
-  readonly port: number;
-}
-
 /** Where the agent's clusters come from. */
 export type BackendConfig =
   | {
@@ -61,8 +61,11 @@ export type BackendConfig =
 
 /** The validated configuration. */
 export interface AgentConfig {
-  /** The hub's gRPC address, `HOST:PORT`. */
-  readonly hub: string;
+  /**
+   * The hub's gRPC addresses, `HOST:PORT` each: one, or one per replica of a hub run as several
+   * (the agent moves from one to the next when a connection fails or ends).
+   */
+  readonly hub: readonly string[];
   readonly transport:
     | { readonly insecurePlaintext: true }
     | {
@@ -98,26 +101,6 @@ export type ConfigResult =
   | { readonly type: "invalid"; readonly problems: readonly string[] };
 
 type Key = AgentOptionKey;
-
-const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)$/;
-
-function hostPort(allowZero: boolean) {
-  return z.string().transform((raw, ctx): ListenAddress => {
-    const at = raw.lastIndexOf(":");
-    const host = at < 0 ? "" : raw.slice(0, at);
-    const portText = at < 0 ? "" : raw.slice(at + 1);
-    const port = /^\d{1,5}$/.test(portText) ? Number(portText) : NaN;
-    const low = allowZero ? 0 : 1;
-    if (!HOST.test(host) || !(port >= low && port <= 65_535)) {
-      ctx.addIssue({
-        code: "custom",
-        message: `must be HOST:PORT with a port from ${String(low)} to 65535`,
-      });
-      return z.NEVER;
-    }
-    return { host: host.replace(/^\[(.*)\]$/, "$1"), port };
-  });
-}
 
 const natsUrls = z.string().transform((raw, ctx): string[] => {
   const urls = raw.split(",").map((s) => s.trim());
@@ -157,7 +140,7 @@ const duration = z.string().transform((raw, ctx): number => {
 });
 
 const schema = z.object({
-  hub: hostPort(false).default({ host: "127.0.0.1", port: 7070 }),
+  hub: hubAddresses.default(["127.0.0.1:7070"]),
   insecurePlaintext: z
     .stringbool({ error: "must be 1/true/yes/on or 0/false/no/off" })
     .default(false),
@@ -330,7 +313,7 @@ export function parseAgentConfig(
   return {
     type: "config",
     config: {
-      hub: `${v.hub.host.includes(":") ? `[${v.hub.host}]` : v.hub.host}:${String(v.hub.port)}`,
+      hub: v.hub,
       transport: plaintext
         ? { insecurePlaintext: true }
         : {

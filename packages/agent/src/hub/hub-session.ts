@@ -2,9 +2,11 @@
  * The agent's session with the hub (docs/agent-protocol.md): one `AgentService.Connect` stream at a
  * time, opened with hello then facts, kept alive with heartbeats at the interval the hub's welcome
  * names, carrying status reports (numbered per stream, acked by the hub), and re-opened after any
- * end with jittered exponential backoff. After every welcome, and whenever the hub sends resync,
- * the session lets its owner bring the intent up to date (`onSync`) and then sends the current
- * status of every item again (see status-outbox.ts for the retransmission rule).
+ * end with jittered exponential backoff. Given several hub addresses (the replicas of one hub), it
+ * connects to one at a time and moves to the next after every end (hub-rotation.ts): the statuses
+ * not acked by the hub it left go to the next one. After every welcome, and whenever the hub sends
+ * resync, the session lets its owner bring the intent up to date (`onSync`) and then sends the
+ * current status of every item again (see status-outbox.ts for the retransmission rule).
  *
  * Time and randomness are injected (a `Clock`, `random`), so heartbeats and backoff are
  * tested without sleeping.
@@ -30,6 +32,7 @@ import type { Logger } from "pino";
 import { noopMetrics, type AgentMetrics } from "../metrics/agent-metrics.js";
 import { createBackoff } from "@flotilla/node";
 import { sendHeartbeats } from "./heartbeats.js";
+import { createHubRotation, type HubRotation } from "./hub-rotation.js";
 import { HubStream, type StreamEnd } from "./hub-stream.js";
 import {
   HUB_CHANNEL_DEFAULTS,
@@ -67,6 +70,8 @@ export function createHubSession(
 /** One open stream and what belongs to it. */
 interface Live {
   readonly id: number;
+  /** The hub address the stream goes to. */
+  readonly address: string;
   readonly stream: HubStream;
   /** Aborts when the stream ends: heartbeats and syncs of this stream stop. */
   readonly ended: AbortController;
@@ -84,8 +89,11 @@ class Session implements HubSession {
   readonly #lifetime = new AbortController();
   readonly #outbox = new StatusOutbox();
   readonly #backoff;
+  readonly #rotation: HubRotation;
   #state: SessionState = "idle";
   #client: wire.AgentServiceClient | undefined;
+  /** The address `#client`'s channel goes to. */
+  #clientAddress = "";
   /** Set by `reconnect()`: the next connect makes a new channel, without a backoff pause. */
   #renewChannel = false;
   /** Aborted by `reconnect()` to cut a backoff pause short. */
@@ -106,10 +114,15 @@ class Session implements HubSession {
       ...options.backoff,
       ...compact({ random: deps.random }),
     });
+    this.#rotation = createHubRotation(options.hub, deps.random ?? Math.random);
   }
 
   get state(): SessionState {
     return this.#state;
+  }
+
+  get connectedAddress(): string | undefined {
+    return this.#live?.welcomed === true ? this.#live.address : undefined;
   }
 
   start(): void {
@@ -196,8 +209,9 @@ class Session implements HubSession {
   }
 
   #createClient(): wire.AgentServiceClient {
+    this.#clientAddress = this.#rotation.current;
     return createAgentServiceClient(
-      this.#options.hub,
+      this.#clientAddress,
       hubCredentials(this.#options.transport),
       { ...HUB_CHANNEL_DEFAULTS, ...this.#options.channelOptions },
     );
@@ -227,10 +241,13 @@ class Session implements HubSession {
     const signal = this.#lifetime.signal;
     for (let attempt = 1; !signal.aborted; attempt++) {
       if (attempt > 1) this.#metrics.reconnect();
+      const streamsBefore = this.#streamIds;
       const welcomed = await this.#connectOnce(attempt);
       if (signal.aborted) return;
       if (welcomed) this.#backoff.reset();
       if (this.#renewChannel) continue;
+      // No stream opened (the facts could not be read): nothing says this address is at fault.
+      if (this.#streamIds !== streamsBefore) this.#failOver(welcomed);
       const delayMs = this.#backoff.next();
       this.#setState("waiting");
       this.#emit({
@@ -250,12 +267,28 @@ class Session implements HubSession {
     }
   }
 
+  /** After a stream ended (not by `reconnect()`): the next attempt goes to the next address. */
+  #failOver(welcomed: boolean): void {
+    const from = this.#rotation.current;
+    if (!this.#rotation.advance()) return;
+    const to = this.#rotation.current;
+    this.#metrics.hubFailover();
+    this.#emit({ type: "FailedOver", from, to });
+    // Once per outage, like "Cannot reach the hub"; every later move of it is debug.
+    if (welcomed) this.#event({ from, to }, "Moving to the hub's next address");
+    else this.#log.debug({ from, to }, "Moving to the hub's next address");
+  }
+
   /** One stream from hello to its end; true when the hub welcomed it. */
   async #connectOnce(attempt: number): Promise<boolean> {
     const signal = this.#lifetime.signal;
     if (this.#client === undefined) return false;
     this.#setState("connecting");
-    this.#emit({ type: "ConnectStarted", attempt });
+    this.#emit({
+      type: "ConnectStarted",
+      attempt,
+      address: this.#rotation.current,
+    });
     let facts: ClusterFacts;
     try {
       facts = await this.#options.facts({ signal });
@@ -268,14 +301,15 @@ class Session implements HubSession {
       return false;
     }
     if (signal.aborted) return false;
-    if (this.#renewChannel) {
-      // The previous stream has ended: its channel can go; the new one reads new credentials.
+    if (this.#renewChannel || this.#clientAddress !== this.#rotation.current) {
+      // The previous stream has ended: its channel can go; the new one reads new credentials, or
+      // goes to the hub's next address.
       this.#renewChannel = false;
       this.#client.close();
       this.#client = this.#createClient();
     }
 
-    const live = this.#open(this.#client);
+    const live = this.#open(this.#client, this.#clientAddress);
     live.stream.write({
       hello: {
         clusterName: this.clusterName,
@@ -299,11 +333,12 @@ class Session implements HubSession {
     return live.welcomed;
   }
 
-  #open(client: wire.AgentServiceClient): Live {
+  #open(client: wire.AgentServiceClient, address: string): Live {
     const id = ++this.#streamIds;
     const call = client.connect();
     const live: Live = {
       id,
+      address,
       stream: new HubStream(
         call,
         (message) => {
@@ -345,6 +380,7 @@ class Session implements HubSession {
     });
     this.#event(
       {
+        address: live.address,
         heartbeatIntervalMs,
         skewMs: welcome.hubTimeMs - this.#deps.clock.now(),
       },
@@ -353,6 +389,7 @@ class Session implements HubSession {
     this.#emit({
       type: "Welcomed",
       streamId: live.id,
+      address: live.address,
       heartbeatIntervalMs,
       hubTimeMs: welcome.hubTimeMs,
     });
@@ -366,6 +403,7 @@ class Session implements HubSession {
     const unackedCurrent = this.#outbox.streamEnded();
     const error = live.refusal ?? end.error;
     const fields = {
+      address: live.address,
       welcomed: live.welcomed,
       unackedCurrent,
       ...compact({ err: error }),

@@ -14,13 +14,14 @@ import type {
   SessionState,
   SyncReason,
 } from "./session-events.js";
+import type { HubAddresses } from "./hub-rotation.js";
 import type { StatusReportInput } from "./status-outbox.js";
 import type { HubTransport } from "./transport.js";
 
 /** Dependencies of `createHubSession`. */
 export interface HubSessionDeps {
   readonly clock: Clock;
-  /** Uniform in [0, 1), for backoff jitter; default Math.random. */
+  /** Uniform in [0, 1), for backoff jitter and the order of the hub's addresses; default Math.random. */
   readonly random?: () => number;
   /** Already carries `clusterName`. */
   readonly logger: Logger;
@@ -31,8 +32,12 @@ export interface HubSessionDeps {
 export interface HubSessionOptions {
   readonly clusterName: string;
   readonly agentVersion: string;
-  /** The hub's AgentService address, `HOST:PORT`. */
-  readonly hub: string;
+  /**
+   * The hub's AgentService address, `HOST:PORT`, or the addresses of its replicas: the session
+   * connects to one at a time and moves to the next after every failed or ended stream
+   * (hub-rotation.ts).
+   */
+  readonly hub: HubAddresses;
   readonly transport: HubTransport;
   /** Added to (and overriding) {@link HUB_CHANNEL_DEFAULTS}. */
   readonly channelOptions?: ChannelOptions;
@@ -73,6 +78,8 @@ export interface SessionStats {
 export interface HubSession extends AsyncDisposable {
   readonly clusterName: string;
   readonly state: SessionState;
+  /** The hub address of the welcomed stream; undefined when not connected. */
+  readonly connectedAddress: string | undefined;
   /** Starts connecting (and reconnecting) in the background. */
   start(): void;
   /** Ends the stream (half-close, then cancel), stops every timer and closes the channel. */
@@ -91,7 +98,8 @@ export interface HubSession extends AsyncDisposable {
   /**
    * Ends the current stream (half-close) and connects again at once with a new channel, whose
    * credentials are read afresh from the transport: how a renewed client certificate takes
-   * effect. Statuses not yet acked go out again after the welcome, as after any reconnect.
+   * effect. It stays with the hub address it was connected to. Statuses not yet acked go out
+   * again after the welcome, as after any reconnect.
    */
   reconnect(reason: string): void;
 }

@@ -14,10 +14,16 @@ export type SyncReason = "connected" | "resync";
 
 /** Something a session did or saw. */
 export type SessionEvent =
-  | { readonly type: "ConnectStarted"; readonly attempt: number }
+  | {
+      readonly type: "ConnectStarted";
+      readonly attempt: number;
+      /** The hub address this attempt goes to. */
+      readonly address: string;
+    }
   | {
       readonly type: "Welcomed";
       readonly streamId: number;
+      readonly address: string;
       readonly heartbeatIntervalMs: number;
       readonly hubTimeMs: number;
     }
@@ -29,6 +35,12 @@ export type SessionEvent =
       readonly error?: FlotillaError;
       /** Reports in flight that were still current: they go out again on the next stream. */
       readonly unackedCurrent: number;
+    }
+  | {
+      /** The next attempt goes to another of the hub's addresses. */
+      readonly type: "FailedOver";
+      readonly from: string;
+      readonly to: string;
     }
   | {
       readonly type: "RetryScheduled";

@@ -1,8 +1,8 @@
 /**
  * Keeps one cluster's identity current: registration and rotation. On start it loads
  * the stored identity, or, when there is none (or it expired) and a bootstrap token was given,
- * registers with the hub, retrying with backoff while the hub cannot be reached, and stores what it
- * got. The token is used once and never stored.
+ * registers with the hub, retrying with backoff while the hub cannot be reached (on its next
+ * address, when it has several), and stores what it got. The token is used once and never stored.
  *
  * Then, in the background, it renews the certificate once 2/3 of its lifetime has passed (at once if
  * that is already the case): a new key, `RenewIdentity` authenticated by the current certificate,
@@ -14,6 +14,7 @@ import { FlotillaError, showValue, compact } from "@flotilla/core";
 import type { ChannelOptions } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { createBackoff, type BackoffOptions } from "@flotilla/node";
+import { createHubRotation, type HubAddresses } from "../hub/hub-rotation.js";
 import type { HubTls } from "../hub/transport.js";
 import type { Clock } from "@flotilla/node";
 import {
@@ -42,8 +43,11 @@ export interface IdentityKeeperDeps {
 /** Options of {@link createIdentityKeeper}. */
 export interface IdentityKeeperOptions {
   readonly clusterName: string;
-  /** The hub's AgentService address, `HOST:PORT`. */
-  readonly hub: string;
+  /**
+   * The hub's AgentService address, `HOST:PORT`, or the addresses of its replicas: each call goes
+   * to one, and a failed call is retried on the next (hub-rotation.ts).
+   */
+  readonly hub: HubAddresses;
   /** PEM CA certificate(s) of `--tls-ca`: verify the hub at registration, and trusted after it. */
   readonly hubCa: Buffer;
   readonly agentVersion: string;
@@ -107,8 +111,8 @@ export function createIdentityKeeper(
   /** Wakes the renew loop's sleep early (renewSoon). */
   let wake: AbortController | undefined;
   let lastForcedAtMs = Number.NEGATIVE_INFINITY;
+  const hubs = createHubRotation(options.hub, random);
   const common = {
-    hub: options.hub,
     clusterName,
     ...compact({
       channelOptions: options.channelOptions,
@@ -193,6 +197,7 @@ export function createIdentityKeeper(
       try {
         return await registerCluster({
           ...common,
+          hub: hubs.current,
           hubCa: options.hubCa,
           token,
           agentVersion: options.agentVersion,
@@ -202,6 +207,7 @@ export function createIdentityKeeper(
         const failure = FlotillaError.from(error);
         if (signal.aborted) throw failure;
         if (!isRetryable(failure)) throw failure;
+        hubs.advance();
         const delayMs = backoff.next();
         logger.warn(
           { err: failure, delayMs },
@@ -242,6 +248,7 @@ export function createIdentityKeeper(
       try {
         const renewed = await renewClusterIdentity({
           ...common,
+          hub: hubs.current,
           tls: hubTls(),
           signal,
         });
@@ -263,6 +270,7 @@ export function createIdentityKeeper(
         }
       } catch (error) {
         if (signal.aborted) return;
+        hubs.advance();
         const delayMs = backoff.next();
         const expired = validity.notAfterMs <= clock.now();
         logger[expired ? "error" : "warn"](

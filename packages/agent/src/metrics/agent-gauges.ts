@@ -6,6 +6,10 @@
  *
  * * `flotilla_agent_hub_sessions{state}`: how many of the process's agents have their hub session
  *   in each state; every state always has a series (0 or 1 each in a one-cluster agent).
+ * * `flotilla_agent_hub_connected{address}`: how many of the process's agents have a welcomed
+ *   session with the hub at each of its addresses; every configured address always has a series,
+ *   so a replica nobody is connected to shows as 0 (a hub has a handful of addresses, not
+ *   thousands).
  * * `flotilla_agent_bundle_resources_not_ready{bundle}`: objects of each followed bundle that were
  *   not Ready in the status last reported (NotReady or Modified: every listed object whose state
  *   is not Ready, plus those left out of the capped list), summed over the process's agents.
@@ -30,6 +34,14 @@ const SESSION_STATES: readonly SessionState[] = [
 export interface AgentGaugeSources {
   /** The hub session state of every agent in the process. */
   readonly sessionStates: () => Iterable<SessionState>;
+  /**
+   * The hub's configured addresses, and the address of every agent's welcomed session (agents not
+   * connected left out); absent, no `flotilla_agent_hub_connected`.
+   */
+  readonly hubAddresses?: {
+    readonly configured: readonly string[];
+    readonly connected: () => Iterable<string>;
+  };
   /** The current status of every item of every agent: what the hub was last told. */
   readonly statuses: () => Iterable<StatusReportInput>;
   /** The certificate expiry (epoch ms) of every identity held; absent without identities. */
@@ -63,6 +75,22 @@ export function registerAgentGauges(
       for (const [state, count] of counts) this.set({ state }, count);
     },
   });
+  const { hubAddresses } = sources;
+  if (hubAddresses !== undefined)
+    new Gauge({
+      name: "flotilla_agent_hub_connected",
+      help: "Hub sessions of this process's agents that are welcomed, by the hub address they are connected to",
+      labelNames: ["address"] as const,
+      registers,
+      collect() {
+        const counts = new Map<string, number>(
+          hubAddresses.configured.map((a) => [a, 0]),
+        );
+        for (const address of hubAddresses.connected())
+          counts.set(address, (counts.get(address) ?? 0) + 1);
+        for (const [address, count] of counts) this.set({ address }, count);
+      },
+    });
   new Gauge({
     name: "flotilla_agent_bundle_resources_not_ready",
     help: "Objects of followed bundles not Ready in the last status reported, by bundle",

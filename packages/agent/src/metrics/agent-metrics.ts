@@ -16,6 +16,8 @@ export interface AgentMetrics {
   sessionDisconnected(): void;
   /** A connection attempt after the first one of a session. */
   reconnect(): void;
+  /** A session moved on to another of the hub's addresses (its stream failed or ended). */
+  hubFailover(): void;
   heartbeatSent(): void;
   /**
    * How late a heartbeat went out: its send time minus when it was due (the previous heartbeat,
@@ -41,6 +43,7 @@ export const noopMetrics: AgentMetrics = {
   sessionConnected: () => undefined,
   sessionDisconnected: () => undefined,
   reconnect: () => undefined,
+  hubFailover: () => undefined,
   heartbeatSent: () => undefined,
   heartbeatLag: () => undefined,
   reportSent: () => undefined,
@@ -63,6 +66,11 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
   const reconnects = new Counter({
     name: "flotilla_agent_reconnects_total",
     help: "Connection attempts to the hub after a session's first",
+    registers,
+  });
+  const failovers = new Counter({
+    name: "flotilla_agent_hub_failovers_total",
+    help: "Times a hub session moved on to another of the hub's addresses after its stream failed or ended",
     registers,
   });
   const heartbeats = new Counter({
@@ -128,6 +136,9 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     },
     reconnect: () => {
       reconnects.inc();
+    },
+    hubFailover: () => {
+      failovers.inc();
     },
     heartbeatSent: () => {
       heartbeats.inc();

@@ -13,6 +13,7 @@ import {
   type HubSessionOptions,
 } from "../hub/hub-session.js";
 import type { SessionState } from "../hub/session-events.js";
+import type { HubAddresses } from "../hub/hub-rotation.js";
 import type { HubTransport } from "../hub/transport.js";
 import { getBundleContent } from "../intents/bundle-content.js";
 import {
@@ -47,8 +48,8 @@ export interface AgentDeps {
 /** Options of {@link createAgent}. */
 export interface AgentOptions {
   readonly clusterName: string;
-  /** The hub's gRPC address, `HOST:PORT`. */
-  readonly hub: string;
+  /** The hub's gRPC address, `HOST:PORT`, or the addresses of its replicas. */
+  readonly hub: HubAddresses;
   readonly transport: HubTransport;
   /** Bucket and subject prefix of intents and bundle content, as the hub's; default `flotilla`. */
   readonly intentsPrefix?: string;
