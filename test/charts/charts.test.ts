@@ -50,8 +50,7 @@ const CHARTS: readonly ChartUnderTest[] = [
   {
     name: "flotilla-hub",
     configs: ["packages/hub/src/config/config-options.ts"],
-    // --jetstream-replicas comes with several hub replicas; until the hub reads it, a hub ignores it.
-    pending: ["FLOTILLA_JETSTREAM_REPLICAS"],
+    pending: [],
   },
 ];
 

@@ -64,6 +64,8 @@ import {
 } from "./leases/lease-keeper.js";
 import type { RunForwarding } from "./leases/run-forwarding.js";
 import type { Presence } from "./leases/presence.js";
+import { BUNDLES_UNIT, fenceOf, runOfUnit, runUnit } from "./leases/units.js";
+import type { Fence } from "./intents/intent-fences.js";
 import type { Clock } from "@flotilla/node";
 import type { AdminAuth, AdminAuthHooks } from "./security/admin-auth.js";
 import type { AgentNatsCredentialsIssuer } from "./security/agent-nats-credentials.js";
@@ -195,15 +197,6 @@ export interface HubReplication {
   readonly clock: Clock;
   /** A unit moved to this replica from `from` (undefined: it had no owner): metrics. */
   readonly onTakeover?: (unit: string, from: string | undefined) => void;
-}
-
-/** The lease unit of the bundle rollouts (one owner runs every bundle's passes). */
-export const BUNDLES_UNIT = "bundles";
-const RUN_UNIT_PREFIX = "run/";
-
-/** The lease unit of an update run. */
-export function runUnit(name: string): string {
-  return `${RUN_UNIT_PREFIX}${name}`;
 }
 
 /** Agent identities under TLS; absent: plaintext development mode. */
@@ -356,10 +349,23 @@ export function createHub(options: HubOptions): Hub {
     string,
     { readonly run: string; readonly report: StatusReport }
   >();
+  /** The fence of the bundle rollouts' intent writes while this replica owns them. */
+  const bundlesFence = (): Fence | undefined => {
+    const lease = keeper?.held(BUNDLES_UNIT);
+    return lease === undefined ? undefined : fenceOf(BUNDLES_UNIT, lease.epoch);
+  };
   const bundles = options.bundles({
     ...auditDeps,
     store,
-    intents,
+    intents: {
+      ...intents,
+      change: (cluster, changes, options = {}) =>
+        intents.change(cluster, changes, {
+          fence: options.fence ?? bundlesFence(),
+        }),
+      remove: (cluster, options = {}) =>
+        intents.remove(cluster, { fence: options.fence ?? bundlesFence() }),
+    },
     contentKeys,
     publisher,
     directory: registry,
@@ -447,10 +453,7 @@ export function createHub(options: HubOptions): Hub {
   const following = new AbortController();
   if (replication !== undefined) {
     const { forwarding, identity } = replication;
-    const runOf = (unit: string): string | undefined =>
-      unit.startsWith(RUN_UNIT_PREFIX)
-        ? unit.slice(RUN_UNIT_PREFIX.length)
-        : undefined;
+    const runOf = runOfUnit;
     keeper = createLeaseKeeper({
       bucket: replication.bucket,
       clock: replication.clock,

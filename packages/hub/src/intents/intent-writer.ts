@@ -15,10 +15,11 @@ import {
   type ClusterIntent,
   type IntentChange,
 } from "@flotilla/core";
-import type {
-  IntentPublisher,
-  IntentWriteOptions,
-  PublishedIntent,
+import {
+  IntentRefusedError,
+  type IntentPublisher,
+  type IntentWriteOptions,
+  type PublishedIntent,
 } from "./intent-publisher.js";
 
 /** Options of the IntentWriter's changes: the writer's fence, if it writes for a unit. */
@@ -95,7 +96,7 @@ export function createIntentWriter(
 
   return {
     change(cluster, changes, options = {}) {
-      return serial(cluster, async () => {
+      const attempt = async (): Promise<CurrentIntent> => {
         const before = await load(cluster);
         let intent = before.intent;
         for (const change of changes) intent = changeIntent(intent, change);
@@ -122,6 +123,16 @@ export function createIntentWriter(
           // Whatever the refusal (a fence, a stale generation), the next change reads afresh.
           cache.delete(cluster);
           throw error;
+        }
+      };
+      return serial(cluster, async () => {
+        try {
+          return await attempt();
+        } catch (error) {
+          // Another hub replica wrote the intent since this one cached it (it took the run
+          // over from there): apply the change once more on what is stored now.
+          if (!(error instanceof IntentRefusedError)) throw error;
+          return attempt();
         }
       });
     },

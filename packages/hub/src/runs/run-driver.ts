@@ -12,8 +12,10 @@ import type { IntentWriter } from "../intents/intent-writer.js";
 import type { StateStore } from "../store/state-store.js";
 import { takeBatch } from "./mailbox.js";
 import { publishChanges } from "./run-intents.js";
+import { isFenced as isIntentFenced } from "../intents/intent-fences.js";
 import { FencedError, isFenced, RunLog } from "./run-log.js";
 import {
+  intentFence,
   isSettled,
   storedRun,
   type RunEntry,
@@ -179,13 +181,25 @@ export function createRunDriver(deps: RunDriverDeps): RunDriver {
     slot: Slot,
     batch: SteppedBatch<StoredRun>,
   ): Promise<void> => {
-    await publishChanges(batch.intents, deps.intents, (member, error) => {
-      slot.reconcile = true;
-      log.warn(
-        { run: slot.run.name, member, err: error },
-        "cannot publish intent; it is republished on the next tick",
-      );
-    });
+    let deposed = false;
+    await publishChanges(
+      batch.intents,
+      deps.intents,
+      (member, error) => {
+        if (isIntentFenced(error)) {
+          deposed = true;
+          return;
+        }
+        slot.reconcile = true;
+        log.warn(
+          { run: slot.run.name, member, err: error },
+          "cannot publish intent; it is republished on the next tick",
+        );
+      },
+      intentFence(slot),
+    );
+    // A newer owner wrote a member's intent: this replica no longer owns the run.
+    if (deposed) deps.onDeposed?.(slot);
     if (batch.starts.length > 0 && deps.onReportToIntent !== undefined) {
       const published = performance.now();
       for (const item of batch.accepted) {

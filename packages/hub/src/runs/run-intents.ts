@@ -5,6 +5,7 @@
  * again is harmless.
  */
 import { runIntents, type IntentChanges, type Run } from "@flotilla/core";
+import type { Fence } from "../intents/intent-fences.js";
 import type { IntentWriter } from "../intents/intent-writer.js";
 
 /**
@@ -15,11 +16,12 @@ export async function publishChanges(
   changes: IntentChanges,
   intents: IntentWriter,
   failed: (member: string, error: unknown) => void,
+  fence?: Fence,
 ): Promise<void> {
   await Promise.all(
     [...changes].map(async ([member, list]) => {
       try {
-        await intents.change(member, list);
+        await intents.change(member, list, { fence });
       } catch (error) {
         failed(member, error);
       }
@@ -34,8 +36,9 @@ export async function publishChanges(
 export async function republishRun(
   run: Run,
   intents: IntentWriter,
+  fence?: Fence,
 ): Promise<void> {
   for (const [member, list] of runIntents(run)) {
-    await intents.change(member, list);
+    await intents.change(member, list, { fence });
   }
 }

@@ -45,10 +45,12 @@ import {
   type RunCommand,
 } from "./run-events.js";
 import { republishRun } from "./run-intents.js";
+import { isFenced as isIntentFenced } from "../intents/intent-fences.js";
 import { RUN_LOG, RunLog, type RunFence } from "./run-log.js";
 import { decodeKeyToken } from "../store/keys.js";
 import { isRevisionConflict } from "../store/state-store.js";
 import {
+  intentFence,
   isActive,
   openSlot,
   storedRun,
@@ -216,9 +218,13 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
    * run is marked to be reconciled again on the next tick.
    */
   const reconcile = (slot: Slot): Promise<boolean> =>
-    republishRun(slot.run, deps.intents).then(
+    republishRun(slot.run, deps.intents, intentFence(slot)).then(
       () => true,
       (error: unknown) => {
+        if (isIntentFenced(error)) {
+          lose(slot.run.name);
+          return false;
+        }
         slot.reconcile = true;
         log.warn(
           { run: slot.run.name, err: error },

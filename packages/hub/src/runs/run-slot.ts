@@ -6,6 +6,8 @@ import { cloneRun, isRunFinished, type Run, compact } from "@flotilla/core";
 import type { Transition } from "@flotilla/protocol";
 import type { Queued } from "./mailbox.js";
 import type { RunFence, RunLog } from "./run-log.js";
+import type { Fence } from "../intents/intent-fences.js";
+import { fenceOf, runUnit } from "../leases/units.js";
 
 /** A run as stored, with the revision it is stored at. */
 export interface StoredRun {
@@ -49,6 +51,13 @@ export interface Slot {
    * and writes unfenced.
    */
   fence?: RunFence;
+}
+
+/** The fence of the slot's intent writes, when this replica drives it under a lease. */
+export function intentFence(slot: Slot): Fence | undefined {
+  return slot.fence === undefined
+    ? undefined
+    : fenceOf(runUnit(slot.run.name), slot.fence.epoch);
 }
 
 export function openSlot(run: Run, log: RunLog, reconcile: boolean): Slot {
