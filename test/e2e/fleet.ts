@@ -51,6 +51,13 @@ export interface E2EOptions {
   readonly hubArgs?: readonly string[];
   /** Run on this NATS cluster (the caller stops it) instead of a nats-server of its own. */
   readonly natsCluster?: NatsCluster;
+  /**
+   * Hub replicas sharing the NATS (docs/high-availability.md), named `hub-0`, `hub-1`…; agents
+   * are given every replica's address. Default 1.
+   */
+  readonly replicas?: number;
+  /** The replicas' `--lease-ttl`; default the hub's. */
+  readonly leaseTtl?: string;
 }
 
 /** Admin roles of the secure mode's token file. */
@@ -84,12 +91,19 @@ export interface E2E {
   /** The NATS URLs the hub and the agents are given. */
   readonly natsUrls: readonly string[];
   readonly hubAddress: string;
-  hub(): TestProcess;
+  /** Every replica's address (one without `replicas`). */
+  readonly hubAddresses: readonly string[];
+  /** Replica `index`'s process (default the first). */
+  hub(index?: number): TestProcess;
+  /** The client of the replica admin calls and the CLI go to (see {@link useHub}). */
   readonly admin: wire.AdminServiceClient;
+  /** Sends admin calls and the CLI to replica `index` from now on (plaintext mode only). */
+  useHub(index: number): void;
   /** Starts one agents process hosting the fleet file's clusters; `name` keys it for later. */
   startAgents(name: string, fleet: FleetFile): Promise<TestProcess>;
   agents(name: string): TestProcess;
-  startHub(): Promise<TestProcess>;
+  /** Starts replica `index` (default the first) again. */
+  startHub(index?: number): Promise<TestProcess>;
   /** Runs `flotilla ARGS` against the hub. */
   cli(...args: string[]): Promise<CliResult>;
   /** The run as the hub reports it. */
@@ -179,10 +193,16 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
         )
       : undefined;
   const natsUrls = options.natsCluster?.urls ?? [nats?.url ?? ""];
-  const hubAddress = `127.0.0.1:${String(await freePort())}`;
+  const replicas = options.replicas ?? 1;
+  const hubAddresses: string[] = [];
+  for (let i = 0; i < replicas; i++) {
+    hubAddresses.push(`127.0.0.1:${String(await freePort())}`);
+  }
+  const hubAddress = hubAddresses[0] ?? "";
+  let current = 0;
   const heartbeat = options.heartbeatMs ?? 500;
   const caFile = join(work, "hub-ca.pem");
-  let hub: TestProcess | undefined;
+  const hubs: (TestProcess | undefined)[] = [];
   const agents = new Map<string, TestProcess>();
   const clients: wire.AdminServiceClient[] = [];
   const securityArgs =
@@ -197,13 +217,22 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
           secure.natsSetupDir,
         ];
 
-  const startHub = async (): Promise<TestProcess> => {
+  const startHub = async (index = 0): Promise<TestProcess> => {
     const proc = startProcess({
-      name: "hub",
+      name: replicas === 1 ? "hub" : `hub-${String(index)}`,
       args: [
         "packages/hub/dist/main.js",
         "--listen",
-        hubAddress,
+        hubAddresses[index] ?? hubAddress,
+        ...(replicas === 1
+          ? []
+          : [
+              "--replica-id",
+              `hub-${String(index)}`,
+              ...(options.leaseTtl === undefined
+                ? []
+                : ["--lease-ttl", options.leaseTtl]),
+            ]),
         "--http-listen",
         "off",
         "--nats",
@@ -218,12 +247,12 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
         ...(options.hubArgs ?? []),
       ],
     });
-    hub = proc;
+    hubs[index] = proc;
     await proc.waitForLine(/serving gRPC/);
     return proc;
   };
 
-  await startHub();
+  for (let i = 0; i < replicas; i++) await startHub(i);
   const ca = secure === undefined ? undefined : await readFile(caFile);
   const clientFor = (role: E2ERole): wire.AdminServiceClient => {
     if (secure === undefined || ca === undefined)
@@ -235,12 +264,12 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
     clients.push(client);
     return client;
   };
-  const admin = clientFor("admin");
+  let admin = clientFor("admin");
   const runCli = (env: Record<string, string>, args: string[]) =>
     runProcess({
       name: "flotilla",
       args: ["packages/cli/dist/main.js", ...args],
-      env: { FLOTILLA_HUB: hubAddress, ...env },
+      env: { FLOTILLA_HUB: hubAddresses[current] ?? hubAddress, ...env },
     });
   let bootstrapTokens = 0;
   const security: E2ESecurity | undefined =
@@ -286,10 +315,23 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
     },
     natsUrls,
     hubAddress,
-    admin,
-    hub: () => {
-      if (hub === undefined) throw new Error("no hub");
-      return hub;
+    hubAddresses,
+    get admin() {
+      return admin;
+    },
+    useHub(index) {
+      if (secure !== undefined) throw new Error("useHub: plaintext only");
+      admin.close();
+      current = index;
+      admin = createAdminServiceClient(
+        hubAddresses[index] ?? hubAddress,
+        credentials.createInsecure(),
+      );
+    },
+    hub: (index = 0) => {
+      const proc = hubs[index];
+      if (proc === undefined) throw new Error(`no hub ${String(index)}`);
+      return proc;
     },
     startHub,
     async startAgents(name, fleet) {
@@ -302,7 +344,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
           "--simulated-fleet",
           file,
           "--hub",
-          hubAddress,
+          hubAddresses.join(","),
           ...(security === undefined
             ? ["--insecure-plaintext"]
             : [
@@ -368,7 +410,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
       admin.close();
       for (const client of clients) client.close();
       await Promise.all([...agents.values()].map((a) => a.stop()));
-      await hub?.stop();
+      for (const h of hubs) await h?.stop();
       await nats?.stop();
       await rm(work, { recursive: true, force: true });
     },

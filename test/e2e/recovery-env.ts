@@ -7,7 +7,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
-import { startE2E, type E2E } from "./fleet.js";
+import { startE2E, type E2E, type E2EOptions } from "./fleet.js";
 import { watchIntents, type IntentLog } from "./intent-log.js";
 
 /** Each test starts its own processes; on a 2-core machine one takes 12 to 25 s. */
@@ -22,7 +22,7 @@ export interface RecoveryEnv {
   /** The test's temporary directory (strategy and bundle files). */
   readonly work: string;
   /** Starts nats-server and the hub, and subscribes the intent log before anything is published. */
-  start(): Promise<{ env: E2E; log: IntentLog }>;
+  start(options?: E2EOptions): Promise<{ env: E2E; log: IntentLog }>;
   /** SIGSTOPs a process; clean-up continues it if the test does not. */
   freeze(pid: number): void;
   /** SIGCONTs a process frozen with {@link freeze}. */
@@ -54,8 +54,8 @@ export function useRecoveryEnv(): RecoveryEnv {
     get work() {
       return work;
     },
-    async start() {
-      e2e = await startE2E();
+    async start(options) {
+      e2e = await startE2E(options);
       log = await watchIntents(e2e.nats.url);
       return { env: e2e, log };
     },

@@ -164,6 +164,20 @@ describe("lease keeper", () => {
     expect(second.keeper.held("bundles")?.epoch ?? 0).toBeGreaterThan(before);
   });
 
+  it("after giving its leases up (NATS lost), a replica takes them back at its next round with new epochs", async () => {
+    const { clock, bucket } = setup();
+    await bucket.start();
+    const a = replica(bucket, clock, "a", () => UNITS);
+    await a.keeper.round();
+    const before = a.keeper.held("bundles")?.epoch ?? 0;
+    a.keeper.dropAll("the NATS connection is lost");
+    expect(a.keeper.heldUnits()).toEqual([]);
+    expect(a.events).toContain("-bundles: the NATS connection is lost");
+    await a.keeper.round();
+    expect(a.keeper.heldUnits()).toEqual([...UNITS].sort());
+    expect(a.keeper.held("bundles")?.epoch ?? 0).toBeGreaterThan(before);
+  });
+
   it("a replica of another version takes no leases while an older one is live, and says why", async () => {
     const { clock, bucket } = setup();
     await bucket.start();

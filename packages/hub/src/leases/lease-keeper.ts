@@ -13,7 +13,8 @@
  * A lease's **epoch** is the bucket revision at which it was taken. It only grows, so a write
  * fenced with an epoch (the run journal, intents) tells a newer owner's writes from a deposed
  * owner's. A restarted replica (same id, new incarnation) takes its own leases back at once, with
- * a new epoch, instead of waiting for them to expire.
+ * a new epoch, instead of waiting for them to expire; so does a replica that gave its leases up
+ * when it lost NATS, once it is back.
  *
  * Compatibility: replicas with different versions or settings must not share work. When a live
  * replica differs, the newer one (by version; by start time when versions are equal) takes no
@@ -346,12 +347,10 @@ export function createLeaseKeeper(deps: LeaseKeeperDeps): LeaseKeeper {
       if (!eligible) continue;
       if (stored !== undefined) {
         freeRounds.delete(unit);
-        // Our previous incarnation's lease: take it back now rather than wait for it to expire.
-        if (
-          stored.value.holder === self.id &&
-          stored.value.incarnation !== self.incarnation &&
-          duplicate === undefined
-        ) {
+        // Our own lease that we do not act on (a previous incarnation's, or one given up when
+        // NATS was lost): take it back now, with a new epoch, rather than wait for it to expire.
+        // The compare-and-set fails if anyone else took it meanwhile.
+        if (stored.value.holder === self.id && duplicate === undefined) {
           work.push(take(unit, stored));
         }
         continue;

@@ -1,0 +1,172 @@
+/**
+ * Several hub replicas on one NATS, end to end with real processes (docs/high-availability.md):
+ * the replica that owns a staged run is SIGKILLed mid-run, or frozen with SIGSTOP past its lease
+ * and let go again; another replica takes the run over and finishes it. The intent log hears
+ * every intent write from the start, so a generation given two payloads, or a write by the
+ * deposed owner after the takeover, would show.
+ */
+import { describe, expect, it } from "vitest";
+import type { TestProcess } from "@flotilla/testkit";
+import { clusters, fleetFile, type E2E } from "./fleet.js";
+import {
+  slowUpgrades,
+  TEST_TIMEOUT_MS,
+  useRecoveryEnv,
+} from "./recovery-env.js";
+import {
+  createStrategy,
+  namesIn,
+  startUpgrade,
+  watchRun,
+} from "./recovery-helpers.js";
+
+const recovery = useRecoveryEnv();
+const REPLICAS = 2;
+
+/** The JSON log lines of `proc` whose message is `msg`. */
+function logged(proc: TestProcess, msg: string): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const line of proc.lines) {
+    if (!line.startsWith("{")) continue;
+    try {
+      const parsed = JSON.parse(line) as Record<string, unknown>;
+      if (parsed.msg === msg) out.push(parsed);
+    } catch {
+      // not a log line
+    }
+  }
+  return out;
+}
+
+/** The replica that took run `name` over last, and how many takeovers of it each has logged. */
+function ownerOf(env: E2E, name: string): { index: number; epoch: number } {
+  let best = { index: -1, epoch: -1 };
+  for (let i = 0; i < REPLICAS; i++) {
+    for (const line of logged(env.hub(i), "took over the update run")) {
+      const epoch = Number(line.epoch);
+      if (line.run === name && epoch > best.epoch) best = { index: i, epoch };
+    }
+  }
+  if (best.index < 0) throw new Error(`no replica took ${name} over`);
+  return best;
+}
+
+async function startRollout(env: E2E): Promise<void> {
+  await env.startAgents(
+    "fleet",
+    fleetFile([
+      clusters("canary-", 2, { env: "canary" }, slowUpgrades),
+      clusters("prod-", 8, { env: "prod" }, slowUpgrades),
+    ]),
+  );
+  await env.connected(10);
+  await createStrategy(env, recovery.work, "rings", [
+    {
+      name: "canary",
+      memberSelector: { byLabel: "env=canary" },
+      maxConcurrency: 1,
+    },
+    {
+      name: "prod",
+      memberSelector: { byLabel: "env=prod" },
+      maxConcurrency: 2,
+    },
+  ]);
+  await startUpgrade(env, "up", "rings");
+  await watchRun(
+    env,
+    "up",
+    (run) =>
+      namesIn(run, "Succeeded").length >= 3 &&
+      namesIn(run, "Running").length >= 1,
+    { message: "3 members Succeeded and 1 Running" },
+  );
+}
+
+describe("hub replicas failing over", () => {
+  it(
+    "finishes the run on another replica after its owner is SIGKILLed, every generation with one payload",
+    async () => {
+      const { env, log } = await recovery.start({
+        replicas: REPLICAS,
+        leaseTtl: "3s",
+        hubLogLevel: "info",
+      });
+      await startRollout(env);
+      const owner = ownerOf(env, "up");
+      const survivor = (owner.index + 1) % REPLICAS;
+      env.useHub(survivor);
+      env.hub(owner.index).kill("SIGKILL");
+      expect((await env.hub(owner.index).exited).signal).toBe("SIGKILL");
+
+      const after = await watchRun(
+        env,
+        "up",
+        (run) => run.state === "Completed",
+        {
+          message: "the run to complete on the surviving replica",
+        },
+      );
+      expect(namesIn(after, "Succeeded")).toHaveLength(10);
+      const taken = ownerOf(env, "up");
+      expect(taken.index).toBe(survivor);
+      expect(taken.epoch).toBeGreaterThan(owner.epoch);
+      expect(log.conflicts()).toEqual([]);
+      expect(log.invalid).toEqual([]);
+    },
+    TEST_TIMEOUT_MS * 2,
+  );
+
+  it(
+    "an owner frozen past its lease writes nothing once it wakes: the other replica took over and finished",
+    async () => {
+      const { env, log } = await recovery.start({
+        replicas: REPLICAS,
+        leaseTtl: "3s",
+        hubLogLevel: "info",
+      });
+      await startRollout(env);
+      const owner = ownerOf(env, "up");
+      const other = (owner.index + 1) % REPLICAS;
+      env.useHub(other);
+      const frozenProc = env.hub(owner.index);
+      recovery.freeze(frozenProc.pid ?? 0);
+      // The other replica takes the run over once the frozen one's lease has expired.
+      await watchRun(env, "up", () => ownerOf(env, "up").index === other, {
+        message: "the other replica to take the run over",
+      });
+      const frozenAtWrites = log.records.length;
+      await watchRun(env, "up", () => log.records.length > frozenAtWrites, {
+        message: "the new owner to publish intents",
+      });
+      recovery.thaw(frozenProc.pid ?? 0);
+      // The woken replica finds out at its next lease round, without writing for the run.
+      await watchRun(
+        env,
+        "up",
+        () =>
+          logged(frozenProc, "lease lost: no longer the owner").some(
+            (l) => l.unit === "run/up",
+          ),
+        { message: "the woken replica to see it lost the lease" },
+      );
+      const after = await watchRun(
+        env,
+        "up",
+        (run) => run.state === "Completed",
+        {
+          message: "the run to complete",
+        },
+      );
+      expect(namesIn(after, "Succeeded")).toHaveLength(10);
+      expect(ownerOf(env, "up").index).toBe(other);
+      expect(log.conflicts()).toEqual([]);
+      // Generations only go up for every cluster, in the order the writes were stored.
+      for (const name of new Set(log.records.map((r) => r.cluster))) {
+        const generations = log.of(name).map((r) => r.generation);
+        expect(generations).toEqual([...generations].sort((a, b) => a - b));
+      }
+    },
+    TEST_TIMEOUT_MS * 2,
+  );
+});
