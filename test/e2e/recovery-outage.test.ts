@@ -53,10 +53,18 @@ describe("recovery from outages", () => {
       );
       const succeededBefore = namesIn(before, "Succeeded");
 
-      // NATS goes away while members are in flight, and stays away until the hub has failed to
-      // store an agent's report (its warning says so): that report must not be lost.
+      // NATS goes away while members are in flight. The hub gives its leases up at once (it
+      // cannot fence its writes without NATS) and NATS stays away for two of its lease rounds,
+      // longer than an upgrade takes, so agents report while nobody owns the run: once NATS is
+      // back the hub takes the run back and asks for those reports again, none may be lost.
       await env.nats.halt();
-      await env.hub().waitForLine(/cannot store run/, 20_000);
+      await env.hub().waitForLine(/lease lost: no longer the owner/, 20_000);
+      await waitFor(
+        () =>
+          env.hub().lines.filter((l) => l.includes("lease round failed"))
+            .length >= 2,
+        { timeoutMs: 20_000, message: "two lease rounds without NATS" },
+      );
       await env.nats.restart();
 
       const after = await watchRun(

@@ -15,6 +15,7 @@ import {
   type NatsServer,
 } from "@flotilla/testkit";
 import { hubStreams } from "../src/jetstream/hub-streams.js";
+import { createJetStreamLeaseBucket } from "../src/leases/jetstream-lease-bucket.js";
 import {
   checkReplicasPossible,
   replicaRefusal,
@@ -44,8 +45,13 @@ async function startAdapters(
     { nc },
     { prefix, replicas, maxBytes: 1024 * 1024 },
   );
+  const leases = createJetStreamLeaseBucket(nc, {
+    prefix,
+    ttlMs: 10_000,
+    replicas,
+  });
   const stops: (() => Promise<void>)[] = [];
-  for (const adapter of [store, publisher, audit]) {
+  for (const adapter of [store, publisher, audit, leases]) {
     await adapter.start();
     stops.push(() => adapter.stop());
   }
