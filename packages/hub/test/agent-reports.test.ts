@@ -83,6 +83,7 @@ describe("taking a report", () => {
       intents: {
         peek: () => undefined,
         current: () => Promise.resolve({ intent, hash: "h" }),
+        refresh: () => Promise.resolve({ intent, hash: "h" }),
       },
       sinks,
       onReport: (phase: string, accepted: boolean) =>
@@ -119,5 +120,36 @@ describe("taking a report", () => {
     expect(acks).toMatchObject([{ accepted: false }]);
     expect(phases).toEqual([["Ready", false]]);
     expect(seen).toEqual([]);
+  });
+});
+
+describe("a report on a generation this replica has not seen", () => {
+  it("reads the intent again (another replica wrote it) and counts the report against it", async () => {
+    const seen: unknown[] = [];
+    const newer = { ...intent, generation: 5 } as ClusterIntent;
+    let refreshed = 0;
+    const acks: unknown[] = [];
+    await takeReport(
+      "c-1",
+      report({ kind: "upgrade", upgradeId: "run-1" }, 5),
+      (ack) => acks.push(ack),
+      {
+        intents: {
+          peek: () => ({ intent, hash: "h" }),
+          current: () => Promise.resolve({ intent, hash: "h" }),
+          refresh: () => {
+            refreshed += 1;
+            return Promise.resolve({ intent: newer, hash: "h2" });
+          },
+        },
+        sinks: {
+          upgrade: (cluster, run) => seen.push([cluster, run]),
+          bundle: () => undefined,
+        },
+      },
+    );
+    expect(refreshed).toBe(1);
+    expect(acks).toMatchObject([{ generation: 5, accepted: true }]);
+    expect(seen).toEqual([["c-1", "run-1"]]);
   });
 });

@@ -308,7 +308,7 @@ describe("hub replicas", () => {
     const entries = journal
       .map(
         (e) =>
-          e.value as {
+          e.value as unknown as {
             seq: number;
             epoch?: number;
             events: { type: string; actor?: string }[];

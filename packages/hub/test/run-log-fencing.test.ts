@@ -79,7 +79,7 @@ async function journal(
   return entries
     .map(
       (e) =>
-        e.value as {
+        e.value as unknown as {
           seq: number;
           epoch?: number;
           owner?: string;

@@ -58,6 +58,7 @@ function manager(store: StateStore, intents: IntentWriter): RunManager {
 const unwritable: IntentWriter = {
   change: () => Promise.reject(new Error("NATS is away")),
   current: () => Promise.reject(new Error("NATS is away")),
+  refresh: () => Promise.reject(new Error("NATS is away")),
   peek: () => undefined,
   remove: () => Promise.reject(new Error("NATS is away")),
 };
