@@ -118,6 +118,37 @@ describe("hub replicas failing over", () => {
   );
 
   it(
+    "resumes the run from the store when every replica is killed and started again at once",
+    async () => {
+      const { env, log } = await recovery.start({
+        replicas: REPLICAS,
+        leaseTtl: "3s",
+        hubLogLevel: "info",
+      });
+      await startRollout(env);
+      const before = ownerOf(env, "up");
+      for (let i = 0; i < REPLICAS; i++) env.hub(i).kill("SIGKILL");
+      for (let i = 0; i < REPLICAS; i++) await env.hub(i).exited;
+      await Promise.all(
+        Array.from({ length: REPLICAS }, (_, i) => env.startHub(i)),
+      );
+      env.useHub(0);
+      const after = await watchRun(
+        env,
+        "up",
+        (run) => run.state === "Completed",
+        {
+          message: "the run to complete after every replica restarted",
+        },
+      );
+      expect(namesIn(after, "Succeeded")).toHaveLength(10);
+      expect(ownerOf(env, "up").epoch).toBeGreaterThan(before.epoch);
+      expect(log.conflicts()).toEqual([]);
+    },
+    TEST_TIMEOUT_MS * 2,
+  );
+
+  it(
     "an owner frozen past its lease writes nothing once it wakes: the other replica took over and finished",
     async () => {
       const { env, log } = await recovery.start({
