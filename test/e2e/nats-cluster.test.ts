@@ -167,6 +167,74 @@ describe("the hub on a 3-node NATS cluster", () => {
   );
 });
 
+describe("two hub replicas on a 3-node NATS cluster", () => {
+  it(
+    "complete a staged run while the JetStream meta leader's node is killed",
+    async () => {
+      const work = await mkdtemp(join(tmpdir(), "flotilla-nats-cluster-"));
+      await using cluster = await startNatsCluster();
+      const env = await startE2E({
+        natsCluster: cluster,
+        hubArgs: ["--jetstream-replicas", "3"],
+        replicas: 2,
+        leaseTtl: "3s",
+      });
+      const log = await watchIntents(cluster.urls);
+      try {
+        await env.startAgents(
+          "fleet",
+          fleetFile([
+            clusters("canary-", 1, { ring: "canary" }, slowUpgrades),
+            clusters("late-", 5, { ring: "late" }, slowUpgrades),
+          ]),
+        );
+        await env.connected(6);
+        await createStrategy(env, work, "rings", [
+          { name: "canary", memberSelector: { byLabel: "ring=canary" } },
+          {
+            name: "late",
+            memberSelector: { byLabel: "ring=late" },
+            maxConcurrency: 2,
+          },
+        ]);
+        await startUpgrade(env, "up", "rings");
+        await watchRun(
+          env,
+          "up",
+          (run) =>
+            namesIn(run, "Succeeded").length >= 2 &&
+            namesIn(run, "Running").length >= 1,
+          { message: "2 members Succeeded and 1 Running" },
+        );
+        await (await cluster.metaLeader()).kill();
+        const done = await watchRun(
+          env,
+          "up",
+          (run) => run.state === "Completed",
+          {
+            timeoutMs: 90_000,
+            message: "the run to complete with one NATS node killed",
+          },
+        );
+        const members = [...membersOf(done).values()];
+        expect(members.filter((m) => m.state !== "Succeeded")).toEqual([]);
+        expect(members).toHaveLength(6);
+        expect(log.conflicts()).toEqual([]);
+      } catch (error) {
+        throw new Error(
+          `${String(error)}\nhub-0:\n${env.hub(0).output()}\nhub-1:\n${env.hub(1).output()}`,
+          { cause: error },
+        );
+      } finally {
+        await log.close();
+        await env.stop();
+        await rm(work, { recursive: true, force: true });
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
 describe("--jetstream-replicas on a single nats-server", () => {
   it("stops the hub at start with a clear error, and nothing is created", async () => {
     await using nats = await startNatsServer();
