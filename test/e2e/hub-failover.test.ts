@@ -6,7 +6,8 @@
  * deposed owner after the takeover, would show.
  */
 import { describe, expect, it } from "vitest";
-import type { TestProcess } from "@flotilla/testkit";
+import { startNatsServer, type TestProcess } from "@flotilla/testkit";
+import { startHubProcess } from "./hub-process.js";
 import { clusters, fleetFile, type E2E } from "./fleet.js";
 import {
   slowUpgrades,
@@ -203,4 +204,34 @@ describe("hub replicas failing over", () => {
     },
     TEST_TIMEOUT_MS * 2,
   );
+});
+
+describe("replicas started with settings that differ", () => {
+  it("the later one takes no leases and says which setting differs, until the first is gone", async () => {
+    await using nats = await startNatsServer();
+    const first = startHubProcess({
+      nats: nats.url,
+      args: ["--replica-id", "hub-0", "--lease-ttl", "3s"],
+      logLevel: "info",
+    });
+    await first.waitForLine(/serving gRPC/);
+    const second = startHubProcess({
+      nats: nats.url,
+      args: ["--replica-id", "hub-1", "--lease-ttl", "5s"],
+      logLevel: "info",
+    });
+    try {
+      await second.waitForLine(/not taking leases/, 20_000);
+      const line = second.lines.find((l) => l.includes("not taking leases"));
+      expect(line).toContain("replica hub-0");
+      expect(line).toContain("leaseTtlMs=3000 (here 5000)");
+      // The first keeps every lease; once it stops, the second takes them.
+      await first.stop();
+      await second.waitForLine(/replicas are compatible again/, 20_000);
+      await second.waitForLine(/lease taken: now the owner/, 20_000);
+    } finally {
+      await second.stop();
+      await first.stop();
+    }
+  }, 60_000);
 });
