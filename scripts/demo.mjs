@@ -11,6 +11,12 @@
 // admin token, and agents that join with a bootstrap token from `flotilla token create`.
 // Live progress on screen, a summary at the end, exit 0 when both rollouts completed. Every
 // process started here is stopped on the way out, whatever happens.
+//
+// With --ha (docs/high-availability.md): three nats-servers routed as one JetStream cluster and
+// three hub replicas on it (`--jetstream-replicas 3`), agents given every replica's address, and
+// in the middle of the staged run the replica that owns it is killed with SIGKILL; another takes
+// the run over once its lease expires and both rollouts still complete. This mode runs in
+// development mode (plaintext, no NATS accounts): docs/install.md sets up a secured cluster.
 // @ts-check
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -24,10 +30,17 @@ import { pathToFileURL } from "node:url";
 /** @import { TestProcess } from "../packages/testkit/dist/index.js" */
 
 const root = new URL("..", import.meta.url).pathname;
-const { startNatsServer, startProcess, runProcess, freePort } =
-  /** @type {typeof import("../packages/testkit/dist/index.js")} */ (
-    await import(`${root}packages/testkit/dist/index.js`)
-  );
+const ha = process.argv.includes("--ha");
+const HUBS = 3;
+const {
+  startNatsServer,
+  startNatsCluster,
+  startProcess,
+  runProcess,
+  freePort,
+} = /** @type {typeof import("../packages/testkit/dist/index.js")} */ (
+  await import(`${root}packages/testkit/dist/index.js`)
+);
 const {
   createAdminServiceClient,
   callUnary,
@@ -77,71 +90,23 @@ async function main() {
 
   say(bold("flotilla live demo"));
   say(
-    dim("Starting nats-server (JetStream), the hub and 60 simulated clusters…"),
+    dim(
+      ha
+        ? "Starting 3 nats-servers (one JetStream cluster), 3 hub replicas and 60 simulated clusters…"
+        : "Starting nats-server (JetStream), the hub and 60 simulated clusters…",
+    ),
   );
-  // NATS in operator mode: agents live in an account of their own; the hub gives each agent a
-  // user that may read its own cluster's intent and sealed bundle content, and nothing else.
-  const natsDir = join(work, "nats");
-  const setup = await runProcess({
-    name: "nats-setup",
-    args: [
-      "packages/hub/dist/main.js",
-      "nats-setup",
-      "--out",
-      natsDir,
-      "--resolver-dir",
-      join(work, "nats-jwt"),
-    ],
-  });
-  if (setup.code !== 0)
-    throw new Error(`flotilla-hub nats-setup failed:\n${setup.stderr}`);
-  const nats = await startNatsServer({
-    config: await readFile(join(natsDir, "nats-auth.conf"), "utf8"),
-  });
-  cleanup.push(() => nats.stop());
-
-  // The operator's admin token: the hub keeps its digest, the CLI reads the token from a file.
-  const adminToken = randomBytes(24).toString("base64url");
-  const tokenFile = join(work, "admin.token");
-  await writeFile(tokenFile, `${adminToken}\n`, { mode: 0o600 });
-  const adminTokensFile = join(work, "admin-tokens.yaml");
-  await writeFile(
-    adminTokensFile,
-    `- name: demo\n  role: admin\n  tokenSha256: "${createHash("sha256").update(adminToken).digest("hex")}"\n`,
-    { mode: 0o600 },
-  );
-  const caFile = join(work, "hub-ca.pem");
-
-  const hubPort = await freePort();
-  const hubAddress = `127.0.0.1:${String(hubPort)}`;
-  const hub = startProcess({
-    name: "hub",
-    args: [
-      "packages/hub/dist/main.js",
-      "--listen",
-      hubAddress,
-      "--http-listen",
-      "off",
-      "--nats",
-      nats.url,
-      "--nats-auth-dir",
-      natsDir,
-      "--admin-tokens",
-      adminTokensFile,
-      "--write-ca",
-      caFile,
-      "--heartbeat-interval",
-      "2s",
-      "--pass-interval",
-      "1s",
-      "--log-level",
-      "warn",
-    ],
-  });
-  cleanup.push(() => hub.stop());
-  await hub.waitForLine(/serving gRPC/, 30_000);
-  const channel = await adminCredentials(caFile, adminToken);
-  const client = admin(hubAddress, channel);
+  const setUp = ha ? await startHa() : await startSecure(work);
+  const { natsUrls, hubAddresses, hubs } = setUp;
+  /** Which replica the demo's admin client and CLI talk to. */
+  let current = 0;
+  let client = admin(hubAddresses[0] ?? "", setUp.channel);
+  /** @param {number} index */
+  const useHub = (index) => {
+    client.close();
+    current = index;
+    client = admin(hubAddresses[index] ?? "", setUp.channel);
+  };
 
   /**
    * Runs `flotilla ARGS…` against the demo's hub, showing the command and its output.
@@ -155,11 +120,7 @@ async function main() {
     const result = await runProcess({
       name: "flotilla",
       args: ["packages/cli/dist/main.js", ...args],
-      env: {
-        FLOTILLA_HUB: hubAddress,
-        FLOTILLA_TLS_CA: caFile,
-        FLOTILLA_TOKEN_FILE: tokenFile,
-      },
+      env: { ...setUp.cliEnv, FLOTILLA_HUB: hubAddresses[current] ?? "" },
     });
     if (!quiet || result.code !== 0)
       process.stdout.write(indent(result.stdout));
@@ -172,24 +133,34 @@ async function main() {
 
   // One bootstrap token for the 60 simulated clusters; each registers once and gets its own
   // certificate and NATS user, then the token is of no further use to it.
-  say(dim("The agents join with a bootstrap token:"));
-  const created = await cli([
-    "token",
-    "create",
-    "--ttl",
-    "10m",
-    "--max-uses",
-    "60",
-    "--reason",
-    "demo fleet",
-  ]);
-  const secret = /flotilla-bt\.\S+/.exec(created)?.[0];
-  if (secret === undefined)
-    throw new Error(
-      `no token secret in the output of token create:\n${created}`,
-    );
-  const bootstrapTokenFile = join(work, "bootstrap.token");
-  await writeFile(bootstrapTokenFile, `${secret}\n`, { mode: 0o600 });
+  /** @type {string[]} */
+  let agentAuthArgs = ["--insecure-plaintext"];
+  if (!ha) {
+    say(dim("The agents join with a bootstrap token:"));
+    const created = await cli([
+      "token",
+      "create",
+      "--ttl",
+      "10m",
+      "--max-uses",
+      "60",
+      "--reason",
+      "demo fleet",
+    ]);
+    const secret = /flotilla-bt\.\S+/.exec(created)?.[0];
+    if (secret === undefined)
+      throw new Error(
+        `no token secret in the output of token create:\n${created}`,
+      );
+    const bootstrapTokenFile = join(work, "bootstrap.token");
+    await writeFile(bootstrapTokenFile, `${secret}\n`, { mode: 0o600 });
+    agentAuthArgs = [
+      "--tls-ca",
+      setUp.caFile,
+      "--bootstrap-token-file",
+      bootstrapTokenFile,
+    ];
+  }
 
   // prod-eu-03's owner allows Kubernetes upgrades only in a window that opens in an hour; the
   // demo plays the owner later and opens one early, by editing the file its agent watches.
@@ -222,13 +193,10 @@ async function main() {
       "--simulated-fleet",
       fleetFile,
       "--hub",
-      hubAddress,
-      "--tls-ca",
-      caFile,
-      "--bootstrap-token-file",
-      bootstrapTokenFile,
+      hubAddresses.join(","),
+      ...agentAuthArgs,
       "--nats",
-      nats.url,
+      natsUrls.join(","),
       "--state-dir",
       join(work, "agents"),
       "--metrics-listen",
@@ -338,6 +306,11 @@ async function main() {
   let sawWindowPending = false;
   let pendingSince = 0;
   let windowOpened = false;
+  /** @type {{ index: number, epoch: number } | undefined} */
+  let killed;
+  let killedAtMs = 0;
+  /** @type {{ index: number, epoch: number } | undefined} */
+  let takeover;
   /** @type {RunView | undefined} */
   let final;
   await waitUntil(
@@ -369,6 +342,35 @@ async function main() {
           m.state !== "NotStarted" &&
           m.state !== "Pending",
       ).length;
+      // --ha: once prod is under way, the replica that owns the run is killed.
+      if (ha && approved && killed === undefined && prodDone >= 10) {
+        const owner = ownerOf(hubs, "k8s-1-30");
+        if (owner !== undefined) {
+          useHub((owner.index + 1) % HUBS);
+          hubs[owner.index]?.kill("SIGKILL");
+          killed = owner;
+          killedAtMs = Date.now();
+          endLine();
+          say(
+            red(
+              `  ${elapsed()} hub-${String(owner.index)} owns k8s-1-30 (lease epoch ${String(owner.epoch)}): killed with SIGKILL. Its agents move to the other replicas; another takes the run over when the lease expires`,
+            ),
+          );
+          return false;
+        }
+      }
+      if (killed !== undefined && takeover === undefined) {
+        const now = ownerOf(hubs, "k8s-1-30");
+        if (now !== undefined && now.epoch > killed.epoch) {
+          takeover = now;
+          endLine();
+          say(
+            green(
+              `  ${elapsed()} hub-${String(now.index)} took k8s-1-30 over (lease epoch ${String(now.epoch)}), ${((Date.now() - killedAtMs) / 1000).toFixed(1)} s after the kill`,
+            ),
+          );
+        }
+      }
       if (
         sawWindowPending &&
         !windowOpened &&
@@ -439,21 +441,199 @@ async function main() {
   say(
     `  maintenance window    prod-eu-03 ${sawWindowPending ? "waited Pending until its owner opened a window, then upgraded" : "was never held by its window"}`,
   );
-  const { tokens } = await callUnary(client, "listBootstrapTokens", {});
-  const registered = tokens.reduce((n, t) => n + t.uses, 0);
-  say(
-    `  security              ${String(registered)} agents registered with one bootstrap token, each with its own certificate (mTLS) and NATS user; the CLI acted as token:demo`,
-  );
+  if (ha) {
+    say(
+      `  high availability     3 NATS servers (JetStream R3), 3 hub replicas; hub-${String(killed?.index)} was killed mid-run and hub-${String(takeover?.index)} finished the run (lease epoch ${String(killed?.epoch)} → ${String(takeover?.epoch)})`,
+    );
+  } else {
+    const { tokens } = await callUnary(client, "listBootstrapTokens", {});
+    const registered = tokens.reduce((n, t) => n + t.uses, 0);
+    say(
+      `  security              ${String(registered)} agents registered with one bootstrap token, each with its own certificate (mTLS) and NATS user; the CLI acted as token:demo`,
+    );
+  }
   say(`  took ${elapsed().trim()}`);
   if (
     final.state !== "Completed" ||
     !sawWindowPending ||
     !windowOpened ||
-    count("Failed") !== 1
+    count("Failed") !== 1 ||
+    (ha && (killed === undefined || takeover === undefined))
   ) {
     throw new Error("the demo did not go as planned (see above)");
   }
   exitCode = 0;
+}
+
+/**
+ * @typedef {object} SetUp
+ * @property {readonly string[]} natsUrls
+ * @property {readonly string[]} hubAddresses
+ * @property {TestProcess[]} hubs
+ * @property {import("@grpc/grpc-js").ChannelCredentials} channel
+ * @property {Record<string, string>} cliEnv
+ * @property {string} caFile
+ */
+
+/**
+ * Secured as docs/security.md sets a fleet up: NATS in operator mode, one hub on TLS with its CA,
+ * the operator's admin token.
+ * @param {string} work
+ * @returns {Promise<SetUp>}
+ */
+async function startSecure(work) {
+  // NATS in operator mode: agents live in an account of their own; the hub gives each agent a
+  // user that may read its own cluster's intent and sealed bundle content, and nothing else.
+  const natsDir = join(work, "nats");
+  const setup = await runProcess({
+    name: "nats-setup",
+    args: [
+      "packages/hub/dist/main.js",
+      "nats-setup",
+      "--out",
+      natsDir,
+      "--resolver-dir",
+      join(work, "nats-jwt"),
+    ],
+  });
+  if (setup.code !== 0)
+    throw new Error(`flotilla-hub nats-setup failed:\n${setup.stderr}`);
+  const nats = await startNatsServer({
+    config: await readFile(join(natsDir, "nats-auth.conf"), "utf8"),
+  });
+  cleanup.push(() => nats.stop());
+
+  // The operator's admin token: the hub keeps its digest, the CLI reads the token from a file.
+  const adminToken = randomBytes(24).toString("base64url");
+  const tokenFile = join(work, "admin.token");
+  await writeFile(tokenFile, `${adminToken}\n`, { mode: 0o600 });
+  const adminTokensFile = join(work, "admin-tokens.yaml");
+  await writeFile(
+    adminTokensFile,
+    `- name: demo\n  role: admin\n  tokenSha256: "${createHash("sha256").update(adminToken).digest("hex")}"\n`,
+    { mode: 0o600 },
+  );
+  const caFile = join(work, "hub-ca.pem");
+
+  const hubAddress = `127.0.0.1:${String(await freePort())}`;
+  const hub = startProcess({
+    name: "hub",
+    args: [
+      "packages/hub/dist/main.js",
+      "--listen",
+      hubAddress,
+      "--http-listen",
+      "off",
+      "--nats",
+      nats.url,
+      "--nats-auth-dir",
+      natsDir,
+      "--admin-tokens",
+      adminTokensFile,
+      "--write-ca",
+      caFile,
+      "--heartbeat-interval",
+      "2s",
+      "--pass-interval",
+      "1s",
+      "--log-level",
+      "warn",
+    ],
+  });
+  cleanup.push(() => hub.stop());
+  await hub.waitForLine(/serving gRPC/, 30_000);
+  return {
+    natsUrls: [nats.url],
+    hubAddresses: [hubAddress],
+    hubs: [hub],
+    channel: await adminCredentials(caFile, adminToken),
+    cliEnv: { FLOTILLA_TLS_CA: caFile, FLOTILLA_TOKEN_FILE: tokenFile },
+    caFile,
+  };
+}
+
+/**
+ * Three nats-servers routed as one JetStream cluster and three hub replicas on it, in development
+ * mode (plaintext; the CLI names itself `demo`).
+ * @returns {Promise<SetUp>}
+ */
+async function startHa() {
+  const cluster = await startNatsCluster({ nodes: 3 });
+  cleanup.push(() => cluster.stop());
+  /** @type {string[]} */
+  const hubAddresses = [];
+  for (let i = 0; i < HUBS; i++) {
+    hubAddresses.push(`127.0.0.1:${String(await freePort())}`);
+  }
+  // One after the other: the first creates the buckets (three copies each), the others find them.
+  /** @type {TestProcess[]} */
+  const hubs = [];
+  for (const [i, address] of hubAddresses.entries()) {
+    const hub = startProcess({
+      name: `hub-${String(i)}`,
+      args: [
+        "packages/hub/dist/main.js",
+        "--insecure-plaintext",
+        "--replica-id",
+        `hub-${String(i)}`,
+        "--listen",
+        address,
+        "--http-listen",
+        "off",
+        "--nats",
+        cluster.urls.join(","),
+        "--jetstream-replicas",
+        "3",
+        "--lease-ttl",
+        "5s",
+        "--heartbeat-interval",
+        "2s",
+        "--pass-interval",
+        "1s",
+        // Info: the demo reads which replica took the run over from the log.
+        "--log-level",
+        "info",
+      ],
+    });
+    cleanup.push(() => hub.stop());
+    hubs.push(hub);
+    await hub.waitForLine(/serving gRPC/, 60_000);
+  }
+  return {
+    natsUrls: cluster.urls,
+    hubAddresses,
+    hubs,
+    channel: credentials.createInsecure(),
+    cliEnv: { FLOTILLA_INSECURE_PLAINTEXT: "1", FLOTILLA_ACTOR: "demo" },
+    caFile: "",
+  };
+}
+
+/**
+ * The replica that took run `name` over last (by its log), with the lease epoch.
+ * @param {TestProcess[]} hubs
+ * @param {string} name
+ * @returns {{ index: number, epoch: number } | undefined}
+ */
+function ownerOf(hubs, name) {
+  /** @type {{ index: number, epoch: number } | undefined} */
+  let best;
+  hubs.forEach((hub, index) => {
+    for (const text of hub.lines) {
+      if (!text.includes("took over the update run")) continue;
+      try {
+        const entry = /** @type {{ run?: string, epoch?: number }} */ (
+          JSON.parse(text)
+        );
+        const epoch = entry.epoch ?? 0;
+        if (entry.run === name && (best === undefined || epoch > best.epoch))
+          best = { index, epoch };
+      } catch {
+        // not a log line
+      }
+    }
+  });
+  return best;
 }
 
 /**

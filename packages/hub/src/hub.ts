@@ -341,8 +341,8 @@ export function createHub(options: HubOptions): Hub {
   const latestBundle = new Map<string, Map<string, StatusReport>>();
   /** A bundle report goes to this replica's bundle service if it owns the rollouts, else on. */
   const bundleReport = (cluster: string, report: StatusReport): void => {
-    if (ownsBundles()) bundles.onStatus(cluster, report);
-    else replication?.forwarding.forwardBundleReport(cluster, report);
+    bundles.onStatus(cluster, report);
+    replication?.forwarding.forwardBundleReport(cluster, report);
   };
   /** The latest counted upgrade report of each cluster whose agent is connected here (replays). */
   const latestUpgrade = new Map<
@@ -464,7 +464,6 @@ export function createHub(options: HubOptions): Hub {
       async onAcquired(unit, lease) {
         const name = runOf(unit);
         if (name === undefined) {
-          forwarding.serveBundles(true);
           forwarding.requestBundleReplay();
           bundles.onFleetChanged();
           return;
@@ -475,17 +474,13 @@ export function createHub(options: HubOptions): Hub {
       },
       onLost(unit) {
         const name = runOf(unit);
-        if (name === undefined) {
-          forwarding.serveBundles(false);
-          return;
-        }
+        if (name === undefined) return;
         forwarding.unserveRun(name);
         runs.lose(name);
       },
       async onReleasing(unit) {
         const name = runOf(unit);
         if (name === undefined) {
-          forwarding.serveBundles(false);
           await bundles.idle();
           return;
         }
@@ -578,7 +573,7 @@ export function createHub(options: HubOptions): Hub {
             }
           },
           bundleReport: (cluster, report) => {
-            bundleReport(cluster, report);
+            bundles.onStatus(cluster, report);
           },
           bundleReplay: () => {
             for (const [cluster, byBundle] of latestBundle) {
@@ -591,6 +586,7 @@ export function createHub(options: HubOptions): Hub {
         replication.presence.start((replica, clusters) => {
           registry.remotePresence(replica, clusters);
         });
+        await intents.follow(following.signal);
         await groups.follow(following.signal);
         await strategies.follow(following.signal);
         await registry.follow(following.signal);

@@ -191,6 +191,7 @@ export async function serveHub(
       prefix: config.statePrefix,
       clock,
       logger: log.child({ component: "forwarding" }),
+      replica: replicaId,
     }),
     presence: createPresence({
       nc,

@@ -201,9 +201,18 @@ describe("hub replicas", () => {
     expect(started.run.state).toBe("Running");
     expect(b.hub.runs.get(name).run.state).toBe("Running");
 
+    // hub-a caches the intent of a member nobody has started yet.
+    const waiting = CLUSTERS.filter(
+      (c) => memberState(a.hub.runs.get(name).run, c) !== "Running",
+    );
+    for (const c of waiting) await a.hub.intents.current(c);
     const first = await succeedRunning(a, name);
     await waitFor(
       () => memberState(b.hub.runs.get(name).run, first) === "Succeeded",
+    );
+    // hub-b started the next member: hub-a's cached intent of it follows what hub-b stored.
+    await waitFor(() =>
+      waiting.some((c) => (a.hub.intents.peek(c)?.intent.generation ?? 0) >= 1),
     );
     // hub-a's copy follows hub-b's journal.
     await waitFor(

@@ -122,6 +122,7 @@ export async function startJetStreamHub(
             clock,
             logger: captured.log,
             ownerWaitMs: 10_000,
+            replica: options.replica.id,
           }),
           presence: createPresence({
             nc,

@@ -59,6 +59,7 @@ const unwritable: IntentWriter = {
   change: () => Promise.reject(new Error("NATS is away")),
   current: () => Promise.reject(new Error("NATS is away")),
   refresh: () => Promise.reject(new Error("NATS is away")),
+  follow: () => Promise.resolve(),
   peek: () => undefined,
   remove: () => Promise.reject(new Error("NATS is away")),
 };

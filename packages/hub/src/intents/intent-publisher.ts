@@ -99,6 +99,15 @@ export interface PublishResult extends PublishedIntent {
  * while the backend is unreachable or the publisher is not started.
  */
 export interface IntentPublisher extends AsyncDisposable {
+  /**
+   * Calls `onIntent` with every intent stored from now on (undefined: removed) until `signal`
+   * aborts, so a hub replica keeps what it cached in step with the others' writes
+   * (docs/high-availability.md). Adapters of a store no other process writes may leave it out.
+   */
+  watch?(
+    signal: AbortSignal,
+    onIntent: (cluster: string, stored: PublishedIntent | undefined) => void,
+  ): Promise<void>;
   /** Prepares the backend (creates the buckets if missing). Idempotent. */
   start(options?: IntentOperationOptions): Promise<void>;
   stop(): Promise<void>;

@@ -55,6 +55,11 @@ export interface IntentWriter {
    * cluster is in progress. Lets a pass over 10,000 clusters skip 10,000 awaits.
    */
   peek(cluster: string): CurrentIntent | undefined;
+  /**
+   * Keeps the cached intents in step with what other hub replicas store, until `signal` aborts
+   * (a no-op on a publisher that cannot watch).
+   */
+  follow(signal: AbortSignal): Promise<void>;
   /** Removes the cluster's intent (the cluster left the fleet), fenced by `options.fence` if given. */
   remove(cluster: string, options?: IntentChangeOptions): Promise<void>;
 }
@@ -138,6 +143,18 @@ export function createIntentWriter(
     },
     current(cluster) {
       return serial(cluster, () => load(cluster));
+    },
+    async follow(signal) {
+      await publisher.watch?.(signal, (cluster, stored) => {
+        // A change of this cluster in progress here reads and writes for itself.
+        if (queues.has(cluster)) return;
+        const cached = cache.get(cluster);
+        if (cached === undefined) return;
+        if (stored === undefined) cache.delete(cluster);
+        else if (stored.intent.generation > cached.intent.generation) {
+          cache.set(cluster, { intent: stored.intent, hash: stored.hash });
+        }
+      });
     },
     refresh(cluster) {
       return serial(cluster, () => {

@@ -9,6 +9,7 @@ import {
   type JetStreamClient,
   type JetStreamManager,
 } from "@nats-io/jetstream";
+import { KvWatchInclude, type KV } from "@nats-io/kv";
 import type { ObjectStore } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
 import {
@@ -274,6 +275,41 @@ class JetStreamIntentPublisher implements IntentPublisher {
       }
     }
     throw changedEachTime(what, this.#config.maxAttempts);
+  }
+
+  async watch(
+    signal: AbortSignal,
+    onIntent: (cluster: string, stored: PublishedIntent | undefined) => void,
+  ): Promise<void> {
+    const what = "Cannot watch the intents";
+    this.#ready(what, {});
+    const { settings, replicas } = this.#config;
+    let watcher: Awaited<ReturnType<KV["watch"]>>;
+    try {
+      const kv = await openIntentsBucket(this.#js, settings, replicas, what);
+      watcher = await kv.watch({ include: KvWatchInclude.UpdatesOnly });
+    } catch (error) {
+      throw toNatsFlotillaError(error, what, undefined);
+    }
+    signal.addEventListener(
+      "abort",
+      () => {
+        watcher.stop();
+      },
+      { once: true },
+    );
+    void (async () => {
+      for await (const entry of watcher) {
+        if (entry.operation !== "PUT") {
+          onIntent(entry.key, undefined);
+          continue;
+        }
+        const parsed = parseIntentDocument(entry.value, entry.key, Infinity);
+        if (!parsed.ok) continue;
+        const { intent, hash } = parsed.value;
+        onIntent(entry.key, { intent, hash, revision: entry.revision });
+      }
+    })().catch(() => undefined);
   }
 
   async read(

@@ -10,8 +10,10 @@
  *   holding the agent's stream; only the owner subscribes.
  * - `<prefix>.hub.run.replay`: a new owner asks every replica to send the latest reports of the
  *   run's members again, since reports sent while nobody owned the run were dropped.
- * - `<prefix>.hub.bundles.report` and `<prefix>.hub.bundles.replay`: the same for bundle reports
- *   and the owner of the bundle rollouts.
+ * - `<prefix>.hub.bundles.report`: every bundle report an agent sends, shared with every replica
+ *   (each keeps the latest per cluster, so `bundle get` answers the same anywhere; the owner of the
+ *   bundle rollouts runs its passes on them). `<prefix>.hub.bundles.replay`: a new owner asks for
+ *   them all again.
  *
  * Why core NATS subjects and not a stream: a report only matters to the run's current owner, and
  * a new owner gets the latest reports again by asking; a stream would add a replicated disk write
@@ -38,6 +40,8 @@ export interface RunForwardingDeps {
   readonly prefix?: string;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** This replica's id: what it shares is not handed back to it. */
+  readonly replica: string;
   /** How long a forwarded command may wait for an owner to appear; default 20 s. */
   readonly ownerWaitMs?: number;
   /** How long the owner may take to answer a command; default 15 s. */
@@ -52,7 +56,7 @@ export interface RunForwardingHandlers {
   report(cluster: string, run: string, report: StatusReport): void;
   /** Send again the latest reports of `run`'s members this replica holds. */
   replay(run: string): void;
-  /** A bundle report, for the owner of the bundle rollouts (this replica). */
+  /** A bundle report another replica received from its agent. */
   bundleReport(cluster: string, report: StatusReport): void;
   /** Send again the latest bundle reports this replica holds. */
   bundleReplay(): void;
@@ -67,9 +71,11 @@ export interface RunForwarding extends Omit<RunReplication, "created"> {
   serveRun(run: string): void;
   /** This replica no longer owns `run`. */
   unserveRun(run: string): void;
-  /** This replica owns the bundle rollouts now (true) or no longer (false). */
-  serveBundles(serve: boolean): void;
-  /** Sends a bundle report to the owner of the bundle rollouts. */
+  /**
+   * Shares a bundle report of an agent connected here with every other replica: all keep every
+   * cluster's latest bundle reports (for `bundle get` on any replica), the owner of the bundle
+   * rollouts runs its passes on them.
+   */
   forwardBundleReport(cluster: string, report: StatusReport): void;
   /** Asks every replica to send its latest bundle reports again. */
   requestBundleReplay(): void;
@@ -93,6 +99,7 @@ const reportMessage = z.object({
   report: z.looseObject({ phase: z.string() }),
 });
 const replayMessage = z.object({ run: z.string().min(1) });
+const bundleReportMessage = reportMessage.extend({ replica: z.string() });
 
 export function createRunForwarding(deps: RunForwardingDeps): RunForwarding {
   const prefix = deps.prefix ?? "flotilla";
@@ -102,7 +109,6 @@ export function createRunForwarding(deps: RunForwardingDeps): RunForwarding {
   const replaySubject = `${prefix}.hub.run.replay`;
   const bundleReportSubject = `${prefix}.hub.bundles.report`;
   const bundleReplaySubject = `${prefix}.hub.bundles.replay`;
-  let bundleReports: Subscription | undefined;
   const served = new Map<string, Subscription[]>();
   const subscriptions: Subscription[] = [];
   let handlers: RunForwardingHandlers | undefined;
@@ -150,6 +156,18 @@ export function createRunForwarding(deps: RunForwardingDeps): RunForwarding {
         }),
         listen(bundleReplaySubject, () => {
           handlers?.bundleReplay();
+        }),
+        listen(bundleReportSubject, (data) => {
+          const message = parse(bundleReportMessage, data);
+          if (message === undefined) {
+            log.warn("malformed shared bundle report dropped");
+            return;
+          }
+          if (message.replica === deps.replica) return;
+          handlers?.bundleReport(
+            message.cluster,
+            message.report as unknown as StatusReport,
+          );
         }),
       );
     },
@@ -201,30 +219,11 @@ export function createRunForwarding(deps: RunForwardingDeps): RunForwarding {
       served.delete(run);
     },
 
-    serveBundles(serve) {
-      if (!serve) {
-        bundleReports?.unsubscribe();
-        bundleReports = undefined;
-        return;
-      }
-      bundleReports ??= listen(bundleReportSubject, (data) => {
-        const message = parse(reportMessage, data);
-        if (message === undefined) {
-          log.warn("malformed forwarded bundle report dropped");
-          return;
-        }
-        handlers?.bundleReport(
-          message.cluster,
-          message.report as unknown as StatusReport,
-        );
-      });
-    },
-
     forwardBundleReport(cluster, report) {
       forwarded.reports += 1;
       deps.nc.publish(
         bundleReportSubject,
-        utf8.encode(JSON.stringify({ cluster, report })),
+        utf8.encode(JSON.stringify({ replica: deps.replica, cluster, report })),
       );
     },
 
@@ -282,7 +281,6 @@ export function createRunForwarding(deps: RunForwardingDeps): RunForwarding {
 
     stop() {
       for (const run of [...served.keys()]) this.unserveRun(run);
-      this.serveBundles(false);
       for (const sub of subscriptions.splice(0)) sub.unsubscribe();
       handlers = undefined;
     },
