@@ -36,6 +36,9 @@ import {
 import { fleetHandlers } from "./grpc/admin-fleet.js";
 import { createAdminStreams } from "./grpc/admin-streams.js";
 import { securityHandlers } from "./grpc/admin-security.js";
+import { hubStatusHandlers } from "./grpc/admin-hub-status.js";
+import type { StreamHealth } from "./jetstream/stream-health.js";
+import { HUB_VERSION } from "./version.js";
 import {
   createAgentRegistration,
   DEFAULT_CLUSTER_CERT_TTL_MS,
@@ -61,6 +64,7 @@ import {
   createLeaseKeeper,
   type LeaseKeeper,
   type ReplicaIdentity,
+  type ReplicaRecord,
 } from "./leases/lease-keeper.js";
 import type { RunForwarding } from "./leases/run-forwarding.js";
 import type { Presence } from "./leases/presence.js";
@@ -244,6 +248,8 @@ export interface HubOptions {
   readonly refusalAudit?: RefusalAuditSettings;
   /** Several replicas; absent: this hub owns every run and the bundle rollouts. */
   readonly replication?: HubReplication;
+  /** The health of the JetStream streams the hub uses (`flotilla hub status`); absent: none. */
+  readonly streamHealth?: () => Promise<readonly StreamHealth[]>;
 }
 
 export interface Hub {
@@ -497,6 +503,21 @@ export function createHub(options: HubOptions): Hub {
   }
 
   const adminStreams = createAdminStreams();
+  // A hub without replicas names itself by the address it serves on.
+  let served = { address: "", startedAtMs: now() };
+  const selfRecord = (): ReplicaRecord => ({
+    ...(replication?.identity ?? {
+      id: served.address,
+      incarnation: "",
+      version: HUB_VERSION,
+      settings: {},
+      ...served,
+    }),
+    eligible: keeper?.eligible ?? true,
+    sessions: registry.connectedCount(),
+    leases: keeper?.heldUnits() ?? [],
+    seenAtMs: now(),
+  });
   let server: Server | undefined;
   let listener: GrpcListener | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -525,6 +546,11 @@ export function createHub(options: HubOptions): Hub {
       ...auditDeps,
       tokens,
       authority: security?.authority,
+    }),
+    ...hubStatusHandlers({
+      self: selfRecord,
+      replicas: () => keeper?.replicas() ?? [],
+      ...compact({ streams: options.streamHealth }),
     }),
   };
 
@@ -616,6 +642,10 @@ export function createHub(options: HubOptions): Hub {
       // Not bindAsync: its accept queue overflows when 10,000 agents reconnect (listener.ts).
       listener = await listenGrpc(grpcServer, address, credentials);
       const { port } = listener;
+      served = {
+        address: `${address.slice(0, address.lastIndexOf(":"))}:${String(port)}`,
+        startedAtMs: now(),
+      };
       server = grpcServer;
       timer = setInterval(tick, options.passIntervalMs);
       started = true;

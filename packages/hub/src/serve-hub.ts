@@ -37,6 +37,7 @@ import {
   replicaRefusal,
 } from "./jetstream/replica-count.js";
 import { warnReplicaMismatches } from "./jetstream/replica-mismatch.js";
+import { readStreamHealth } from "./jetstream/stream-health.js";
 import type { Logger } from "./logger.js";
 import type { HubMetrics } from "./metrics/metrics.js";
 import { hubObserverOf, startHubGauges } from "./metrics/metrics-observer.js";
@@ -145,12 +146,9 @@ export async function serveHub(
   opened.push({ name: "intent publisher", stop: () => publisher.stop() });
   await creating(audit.start());
   opened.push({ name: "audit log", stop: () => audit.stop() });
-  await warnReplicaMismatches(
-    { jsm: await jetstream(nc).jetstreamManager(), log },
-    hubStreams(config.statePrefix, DEFAULT_INTENTS_PREFIX),
-    replicas,
-    replicasFlag,
-  );
+  const jsm = await jetstream(nc).jetstreamManager();
+  const streams = hubStreams(config.statePrefix, DEFAULT_INTENTS_PREFIX);
+  await warnReplicaMismatches({ jsm, log }, streams, replicas, replicasFlag);
   const agentsAccount = await keepAgentsAccount(deps, store, opened);
 
   // Under TLS the hub's CA signs agents' and admins' certificates.
@@ -214,6 +212,7 @@ export async function serveHub(
   };
   const hub = createHub({
     replication,
+    streamHealth: () => readStreamHealth(jsm, streams),
     store,
     contentKeys,
     publisher,

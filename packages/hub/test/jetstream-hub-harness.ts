@@ -8,8 +8,10 @@ import { randomBytes, randomUUID } from "node:crypto";
 import {
   callUnary,
   createAdminServiceClient,
+  DEFAULT_INTENTS_PREFIX,
   type wire,
 } from "@flotilla/protocol";
+import { jetstream } from "@nats-io/jetstream";
 import { credentials, ServerCredentials } from "@grpc/grpc-js";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { NatsServer } from "@flotilla/testkit";
@@ -30,6 +32,9 @@ import { createHubMetrics, type HubMetrics } from "../src/metrics/metrics.js";
 import { hubObserverOf } from "../src/metrics/metrics-observer.js";
 import { contentKeysOfSecret } from "../src/security/content-keys.js";
 import { createJetStreamStore } from "../src/store/jetstream-store.js";
+import { DEFAULT_BUCKET_PREFIX } from "../src/store/keys.js";
+import { hubStreams } from "../src/jetstream/hub-streams.js";
+import { readStreamHealth } from "../src/jetstream/stream-health.js";
 import type { StateStore } from "../src/store/state-store.js";
 import {
   capturedLogger,
@@ -157,6 +162,11 @@ export async function startJetStreamHub(
       ),
     auditHandlers,
     observer: hubObserverOf(metrics),
+    streamHealth: async () =>
+      readStreamHealth(
+        await jetstream(nc).jetstreamManager(),
+        hubStreams(DEFAULT_BUCKET_PREFIX, DEFAULT_INTENTS_PREFIX),
+      ),
   });
   const port = await hub.start(
     "127.0.0.1:0",
