@@ -199,7 +199,10 @@ export interface HubReplication {
   readonly presence: Presence;
   readonly identity: ReplicaIdentity;
   readonly clock: Clock;
-  /** A unit moved to this replica from `from` (undefined: it had no owner): metrics. */
+  /**
+   * A unit moved to this replica from `from`, the replica that held it last (undefined: it never
+   * had an owner): metrics.
+   */
   readonly onTakeover?: (unit: string, from: string | undefined) => void;
 }
 

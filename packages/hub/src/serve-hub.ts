@@ -40,7 +40,11 @@ import { warnReplicaMismatches } from "./jetstream/replica-mismatch.js";
 import { readStreamHealth } from "./jetstream/stream-health.js";
 import type { Logger } from "./logger.js";
 import type { HubMetrics } from "./metrics/metrics.js";
-import { hubObserverOf, startHubGauges } from "./metrics/metrics-observer.js";
+import {
+  hubObserverOf,
+  replicationObserverOf,
+  startHubGauges,
+} from "./metrics/metrics-observer.js";
 import { createAdminAuth } from "./security/admin-auth.js";
 import type { AdminTokens } from "./security/admin-tokens.js";
 import {
@@ -182,6 +186,7 @@ export async function serveHub(
     replicas,
   });
   await creating(leaseBucket.start());
+  const replicationObserver = replicationObserverOf(metrics);
   const replication: HubReplication = {
     bucket: leaseBucket,
     forwarding: createRunForwarding({
@@ -189,6 +194,7 @@ export async function serveHub(
       prefix: config.statePrefix,
       clock,
       logger: log.child({ component: "forwarding" }),
+      onForwarded: replicationObserver.onForwarded,
     }),
     presence: createPresence({
       nc,
@@ -209,6 +215,7 @@ export async function serveHub(
       startedAtMs: clock.now(),
     },
     clock,
+    onTakeover: replicationObserver.onTakeover,
   };
   const hub = createHub({
     replication,

@@ -29,7 +29,10 @@ import { systemClock, type Clock } from "@flotilla/node";
 import type { IntentPublisher } from "../src/intents/intent-publisher.js";
 import { createJetStreamIntentPublisher } from "../src/intents/jetstream-intent-publisher.js";
 import { createHubMetrics, type HubMetrics } from "../src/metrics/metrics.js";
-import { hubObserverOf } from "../src/metrics/metrics-observer.js";
+import {
+  hubObserverOf,
+  replicationObserverOf,
+} from "../src/metrics/metrics-observer.js";
 import { contentKeysOfSecret } from "../src/security/content-keys.js";
 import { createJetStreamStore } from "../src/store/jetstream-store.js";
 import { DEFAULT_BUCKET_PREFIX } from "../src/store/keys.js";
@@ -115,6 +118,7 @@ export async function startJetStreamHub(
   await publisher.start();
   await audit.start();
   const clock = options.clock ?? systemClock;
+  const replicationObserver = replicationObserverOf(metrics);
   const replication: HubReplication | undefined =
     options.replica === undefined
       ? undefined
@@ -127,6 +131,7 @@ export async function startJetStreamHub(
             clock,
             logger: captured.log,
             ownerWaitMs: 10_000,
+            onForwarded: replicationObserver.onForwarded,
           }),
           presence: createPresence({
             nc,
@@ -142,6 +147,7 @@ export async function startJetStreamHub(
             startedAtMs: clock.now(),
           },
           clock,
+          onTakeover: replicationObserver.onTakeover,
         };
   const hub = createHub({
     ...compact({ replication }),
