@@ -37,6 +37,7 @@ import { fleetHandlers } from "./grpc/admin-fleet.js";
 import { createAdminStreams } from "./grpc/admin-streams.js";
 import { securityHandlers } from "./grpc/admin-security.js";
 import { hubStatusHandlers } from "./grpc/admin-hub-status.js";
+import { takeoverRecord } from "./audit/takeover-audit.js";
 import type { StreamHealth } from "./jetstream/stream-health.js";
 import { HUB_VERSION } from "./version.js";
 import {
@@ -463,6 +464,8 @@ export function createHub(options: HubOptions): Hub {
   if (replication !== undefined) {
     const { forwarding, identity } = replication;
     const runOf = runOfUnit;
+    // The replica each unit was taken from, between the keeper's onTakeover and onAcquired.
+    const takenFrom = new Map<string, string>();
     keeper = createLeaseKeeper({
       bucket: replication.bucket,
       clock: replication.clock,
@@ -481,6 +484,22 @@ export function createHub(options: HubOptions): Hub {
         await runs.acquire(name, { epoch: lease.epoch, replica: identity.id });
         forwarding.serveRun(name);
         forwarding.requestReplay(name);
+        const from = takenFrom.get(unit);
+        takenFrom.delete(unit);
+        // Not awaited: a slow audit stream does not hold up the new owner.
+        if (from !== undefined && from !== identity.id) {
+          void audit
+            .append(
+              takeoverRecord({
+                atMs: now(),
+                replica: identity.id,
+                run: name,
+                epoch: lease.epoch,
+                from,
+              }),
+            )
+            .catch(auditDeps.onAuditError);
+        }
       },
       onLost(unit) {
         const name = runOf(unit);
@@ -501,7 +520,11 @@ export function createHub(options: HubOptions): Hub {
         forwarding.unserveRun(name);
         await runs.release(name);
       },
-      ...compact({ onTakeover: replication.onTakeover }),
+      onTakeover(unit, from) {
+        if (from === undefined) takenFrom.delete(unit);
+        else takenFrom.set(unit, from);
+        replication.onTakeover?.(unit, from);
+      },
     });
   }
 

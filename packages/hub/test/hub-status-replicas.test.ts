@@ -3,13 +3,14 @@
  * replica answers with both, the agent sessions and leases each holds, and the hub's JetStream
  * streams with their replica counts. Metrics: the leases a replica holds, the units it took over
  * from a replica that stopped renewing (a new unit is no takeover), and the commands and reports
- * it forwarded to the owner.
+ * it forwarded to the owner. Audit: a run taken from another replica is recorded.
  */
 import { parseUpdateStrategy } from "@flotilla/core";
 import { createManualClock } from "@flotilla/node/testing";
 import { callUnary } from "@flotilla/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startNatsServer, waitFor, type NatsServer } from "@flotilla/testkit";
+import { TAKEOVER_METHOD } from "../src/audit/takeover-audit.js";
 import { startHubGauges } from "../src/metrics/metrics-observer.js";
 import { rendezvousScore } from "../src/leases/rendezvous.js";
 import {
@@ -232,5 +233,37 @@ describe("replica metrics", () => {
     refreshGauges(b);
     expect(await b.sample('flotilla_hub_leases_held{kind="run"}')).toBe(1);
     expect(await b.sample('flotilla_hub_leases_held{kind="bundles"}')).toBe(1);
+  });
+
+  it("records a run taken from another replica in the audit log", async () => {
+    const paused = createManualClock(Date.now());
+    await using a = await startJetStreamHub(server, {
+      replica: { id: "hub-t", leaseTtlMs: TTL },
+      clock: paused,
+    });
+    await connectCluster(a, "prod-01");
+    await createRun(a, "audited");
+    expect(a.hub.runs.owns("audited")).toBe(true);
+    await a.hub.registry.flush();
+    await using b = await startJetStreamHub(server, {
+      replica: { id: "hub-u", leaseTtlMs: TTL },
+    });
+    await waitFor(() => b.hub.runs.owns("audited"), { timeoutMs: 15_000 });
+    const epoch = b.hub.leases?.held("run/audited")?.epoch;
+    const events = await waitFor(async () => {
+      const page = await b.audit.list({ method: TAKEOVER_METHOD });
+      return page.events.length > 0 ? page.events : undefined;
+    });
+    // hub-t took the run first, when it was new: that is no takeover.
+    expect(events).toEqual([
+      expect.objectContaining({
+        actor: "hub/hub-u",
+        method: TAKEOVER_METHOD,
+        targetKind: "UpdateRun",
+        targetName: "audited",
+        outcome: "Succeeded",
+        message: `replica hub-u took the run over from replica hub-t with lease epoch ${String(epoch)}`,
+      }),
+    ]);
   });
 });
