@@ -565,6 +565,12 @@ export function createHub(options: HubOptions): Hub {
       strategies,
       directory: registry,
       previewBundle: (name) => bundles.preview(name),
+      ownerOf: (name) => {
+        const unit = runUnit(name);
+        return keeper?.held(unit) !== undefined
+          ? replication?.identity.id
+          : keeper?.holders().get(unit)?.replica;
+      },
     }),
     ...bundles.handlers,
     ...options.auditHandlers(audit),

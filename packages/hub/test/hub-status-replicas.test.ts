@@ -3,7 +3,8 @@
  * replica answers with both, the agent sessions and leases each holds, and the hub's JetStream
  * streams with their replica counts. Metrics: the leases a replica holds, the units it took over
  * from a replica that stopped renewing (a new unit is no takeover), and the commands and reports
- * it forwarded to the owner. Audit: a run taken from another replica is recorded.
+ * it forwarded to the owner. Audit: a run taken from another replica is recorded. GetUpdateRun
+ * names the replica driving the run.
  */
 import { parseUpdateStrategy } from "@flotilla/core";
 import { createManualClock } from "@flotilla/node/testing";
@@ -160,6 +161,16 @@ describe("replica metrics", () => {
     const name = nameOwnedBy("hub-q", ["hub-p", "hub-q"], "metrics");
     await createRun(a, name);
     await waitFor(() => b.hub.runs.owns(name), { timeoutMs: 10_000 });
+    // Either replica names the run's owner (hub-p once a lease round showed it the holder).
+    expect(
+      (await callUnary(b.admin, "getUpdateRun", { name })).ownerReplica,
+    ).toBe("hub-q");
+    await waitFor(
+      async () =>
+        (await callUnary(a.admin, "getUpdateRun", { name })).ownerReplica ===
+        "hub-q",
+      { timeoutMs: 10_000 },
+    );
 
     refreshGauges(b);
     expect(await b.sample('flotilla_hub_leases_held{kind="run"}')).toBe(1);
