@@ -51,6 +51,7 @@ const e2e = [
   "packages/hub/test/jetstream-store.test.ts",
   "packages/hub/test/lease-bucket-jetstream.test.ts",
   "packages/hub/test/hub-replicas.test.ts",
+  "packages/hub/test/hub-status-replicas.test.ts",
   "packages/hub/test/metrics-scrape.test.ts",
   "packages/hub/test/nats-auth.test.ts",
   "packages/hub/test/nats-setup-from.test.ts",

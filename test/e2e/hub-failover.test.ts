@@ -6,7 +6,8 @@
  * deposed owner after the takeover, would show.
  */
 import { describe, expect, it } from "vitest";
-import { startNatsServer, type TestProcess } from "@flotilla/testkit";
+import { callUnary } from "@flotilla/protocol";
+import { startNatsServer, waitFor, type TestProcess } from "@flotilla/testkit";
 import { startHubProcess } from "./hub-process.js";
 import { clusters, fleetFile, type E2E } from "./fleet.js";
 import {
@@ -97,8 +98,40 @@ describe("hub replicas failing over", () => {
       const owner = ownerOf(env, "up");
       const survivor = (owner.index + 1) % REPLICAS;
       env.useHub(survivor);
+
+      // `flotilla hub status`, asked of either replica, shows both and who holds the run.
+      const hubStatus = await env.cli("hub", "status", "-o", "json");
+      expect(hubStatus.code, hubStatus.stderr).toBe(0);
+      const replicas = (
+        JSON.parse(hubStatus.stdout) as {
+          replicas: { id: string; leases: string[]; sessions: number }[];
+        }
+      ).replicas;
+      expect(replicas.map((r) => r.id)).toEqual(["hub-0", "hub-1"]);
+      expect(replicas[owner.index]?.leases).toContain("run/up");
+      expect(replicas[survivor]?.leases).not.toContain("run/up");
+      expect(replicas.reduce((sum, r) => sum + r.sessions, 0)).toBe(10);
+
       env.hub(owner.index).kill("SIGKILL");
       expect((await env.hub(owner.index).exited).signal).toBe("SIGKILL");
+
+      // While the run is still going, the survivor answers that it drives it (`run status`).
+      const driven = await waitFor(
+        async () => {
+          const answer = await callUnary(env.admin, "getUpdateRun", {
+            name: "up",
+          });
+          return answer.ownerReplica === `hub-${String(survivor)}`
+            ? answer
+            : undefined;
+        },
+        {
+          timeoutMs: 30_000,
+          intervalMs: 100,
+          message: "the survivor to drive the run",
+        },
+      );
+      expect(driven.run?.state).not.toBe("Completed");
 
       const after = await watchRun(
         env,
@@ -114,6 +147,31 @@ describe("hub replicas failing over", () => {
       expect(taken.epoch).toBeGreaterThan(owner.epoch);
       expect(log.conflicts()).toEqual([]);
       expect(log.invalid).toEqual([]);
+
+      // The takeover is in the audit log, and `run status` names the replica driving the run.
+      const audit = await env.cli(
+        "audit",
+        "list",
+        "--method",
+        "/flotilla.hub/TakeOverUpdateRun",
+        "-o",
+        "json",
+      );
+      expect(audit.code, audit.stderr).toBe(0);
+      const events = (
+        JSON.parse(audit.stdout) as {
+          events: { actor: string; targetName: string; message: string }[];
+        }
+      ).events;
+      expect(events).toEqual([
+        expect.objectContaining({
+          actor: `hub/hub-${String(survivor)}`,
+          targetName: "up",
+          message: expect.stringContaining(
+            `from replica hub-${String(owner.index)} with lease epoch ${String(taken.epoch)}`,
+          ) as unknown,
+        }),
+      ]);
     },
     TEST_TIMEOUT_MS * 2,
   );

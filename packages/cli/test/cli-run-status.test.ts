@@ -55,6 +55,31 @@ describe("flotilla run status", () => {
     expect(hub.requests("GetUpdateRun")).toEqual([{ name: "upgrade-1-31" }]);
   });
 
+  it("names the hub replica driving the run under the header", async () => {
+    await using hub = await startFakeHub({
+      unary: {
+        GetUpdateRun: () => ({
+          run: runToWire(runAtApproval(), 3),
+          ownerReplica: "hub-1",
+        }),
+      },
+    });
+    const { code, out } = await cliAgainst(hub, [
+      "run",
+      "status",
+      "upgrade-1-31",
+    ]);
+    expect(code).toBe(0);
+    const lines = STATUS_AT_APPROVAL.split("\n");
+    expect(out).toBe(
+      [
+        ...lines.slice(0, 2),
+        "Driven by hub replica hub-1",
+        ...lines.slice(2),
+      ].join("\n"),
+    );
+  });
+
   it("folds a group of more than 20 members into counts per state unless --members", async () => {
     const names = Array.from(
       { length: 25 },

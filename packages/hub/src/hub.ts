@@ -36,6 +36,10 @@ import {
 import { fleetHandlers } from "./grpc/admin-fleet.js";
 import { createAdminStreams } from "./grpc/admin-streams.js";
 import { securityHandlers } from "./grpc/admin-security.js";
+import { hubStatusHandlers } from "./grpc/admin-hub-status.js";
+import { takeoverRecord } from "./audit/takeover-audit.js";
+import type { StreamHealth } from "./jetstream/stream-health.js";
+import { HUB_VERSION } from "./version.js";
 import {
   createAgentRegistration,
   DEFAULT_CLUSTER_CERT_TTL_MS,
@@ -61,6 +65,7 @@ import {
   createLeaseKeeper,
   type LeaseKeeper,
   type ReplicaIdentity,
+  type ReplicaRecord,
 } from "./leases/lease-keeper.js";
 import type { RunForwarding } from "./leases/run-forwarding.js";
 import type { Presence } from "./leases/presence.js";
@@ -195,7 +200,10 @@ export interface HubReplication {
   readonly presence: Presence;
   readonly identity: ReplicaIdentity;
   readonly clock: Clock;
-  /** A unit moved to this replica from `from` (undefined: it had no owner): metrics. */
+  /**
+   * A unit moved to this replica from `from`, the replica that held it last (undefined: it never
+   * had an owner): metrics.
+   */
   readonly onTakeover?: (unit: string, from: string | undefined) => void;
 }
 
@@ -244,6 +252,8 @@ export interface HubOptions {
   readonly refusalAudit?: RefusalAuditSettings;
   /** Several replicas; absent: this hub owns every run and the bundle rollouts. */
   readonly replication?: HubReplication;
+  /** The health of the JetStream streams the hub uses (`flotilla hub status`); absent: none. */
+  readonly streamHealth?: () => Promise<readonly StreamHealth[]>;
 }
 
 export interface Hub {
@@ -339,7 +349,7 @@ export function createHub(options: HubOptions): Hub {
     keeper === undefined || keeper.held(BUNDLES_UNIT) !== undefined;
   /** The latest counted bundle reports of the agents connected here, by cluster and bundle. */
   const latestBundle = new Map<string, Map<string, StatusReport>>();
-  /** A bundle report goes to this replica's bundle service if it owns the rollouts, else on. */
+  /** A bundle report is taken by this replica's bundle service and shared with every other replica. */
   const bundleReport = (cluster: string, report: StatusReport): void => {
     bundles.onStatus(cluster, report);
     replication?.forwarding.forwardBundleReport(cluster, report);
@@ -454,6 +464,8 @@ export function createHub(options: HubOptions): Hub {
   if (replication !== undefined) {
     const { forwarding, identity } = replication;
     const runOf = runOfUnit;
+    // The replica each unit was taken from, between the keeper's onTakeover and onAcquired.
+    const takenFrom = new Map<string, string>();
     keeper = createLeaseKeeper({
       bucket: replication.bucket,
       clock: replication.clock,
@@ -471,6 +483,22 @@ export function createHub(options: HubOptions): Hub {
         await runs.acquire(name, { epoch: lease.epoch, replica: identity.id });
         forwarding.serveRun(name);
         forwarding.requestReplay(name);
+        const from = takenFrom.get(unit);
+        takenFrom.delete(unit);
+        // Not awaited: a slow audit stream does not hold up the new owner.
+        if (from !== undefined && from !== identity.id) {
+          void audit
+            .append(
+              takeoverRecord({
+                atMs: now(),
+                replica: identity.id,
+                run: name,
+                epoch: lease.epoch,
+                from,
+              }),
+            )
+            .catch(auditDeps.onAuditError);
+        }
       },
       onLost(unit) {
         const name = runOf(unit);
@@ -487,11 +515,30 @@ export function createHub(options: HubOptions): Hub {
         forwarding.unserveRun(name);
         await runs.release(name);
       },
-      ...compact({ onTakeover: replication.onTakeover }),
+      onTakeover(unit, from) {
+        if (from === undefined) takenFrom.delete(unit);
+        else takenFrom.set(unit, from);
+        replication.onTakeover?.(unit, from);
+      },
     });
   }
 
   const adminStreams = createAdminStreams();
+  // A hub without replicas names itself by the address it serves on.
+  let served = { address: "", startedAtMs: now() };
+  const selfRecord = (): ReplicaRecord => ({
+    ...(replication?.identity ?? {
+      id: served.address,
+      incarnation: "",
+      version: HUB_VERSION,
+      settings: {},
+      ...served,
+    }),
+    eligible: keeper?.eligible ?? true,
+    sessions: registry.connectedCount(),
+    leases: keeper?.heldUnits() ?? [],
+    seenAtMs: now(),
+  });
   let server: Server | undefined;
   let listener: GrpcListener | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -513,6 +560,12 @@ export function createHub(options: HubOptions): Hub {
       strategies,
       directory: registry,
       previewBundle: (name) => bundles.preview(name),
+      ownerOf: (name) => {
+        const unit = runUnit(name);
+        return keeper?.held(unit) !== undefined
+          ? replication?.identity.id
+          : keeper?.holders().get(unit)?.replica;
+      },
     }),
     ...bundles.handlers,
     ...options.auditHandlers(audit),
@@ -520,6 +573,11 @@ export function createHub(options: HubOptions): Hub {
       ...auditDeps,
       tokens,
       authority: security?.authority,
+    }),
+    ...hubStatusHandlers({
+      self: selfRecord,
+      replicas: () => keeper?.replicas() ?? [],
+      ...compact({ streams: options.streamHealth }),
     }),
   };
 
@@ -612,6 +670,10 @@ export function createHub(options: HubOptions): Hub {
       // Not bindAsync: its accept queue overflows when 10,000 agents reconnect (listener.ts).
       listener = await listenGrpc(grpcServer, address, credentials);
       const { port } = listener;
+      served = {
+        address: `${address.slice(0, address.lastIndexOf(":"))}:${String(port)}`,
+        startedAtMs: now(),
+      };
       server = grpcServer;
       timer = setInterval(tick, options.passIntervalMs);
       started = true;

@@ -37,9 +37,14 @@ import {
   replicaRefusal,
 } from "./jetstream/replica-count.js";
 import { warnReplicaMismatches } from "./jetstream/replica-mismatch.js";
+import { readStreamHealth } from "./jetstream/stream-health.js";
 import type { Logger } from "./logger.js";
 import type { HubMetrics } from "./metrics/metrics.js";
-import { hubObserverOf, startHubGauges } from "./metrics/metrics-observer.js";
+import {
+  hubObserverOf,
+  replicationObserverOf,
+  startHubGauges,
+} from "./metrics/metrics-observer.js";
 import { createAdminAuth } from "./security/admin-auth.js";
 import type { AdminTokens } from "./security/admin-tokens.js";
 import {
@@ -145,12 +150,9 @@ export async function serveHub(
   opened.push({ name: "intent publisher", stop: () => publisher.stop() });
   await creating(audit.start());
   opened.push({ name: "audit log", stop: () => audit.stop() });
-  await warnReplicaMismatches(
-    { jsm: await jetstream(nc).jetstreamManager(), log },
-    hubStreams(config.statePrefix, DEFAULT_INTENTS_PREFIX),
-    replicas,
-    replicasFlag,
-  );
+  const jsm = await jetstream(nc).jetstreamManager();
+  const streams = hubStreams(config.statePrefix, DEFAULT_INTENTS_PREFIX);
+  await warnReplicaMismatches({ jsm, log }, streams, replicas, replicasFlag);
   const agentsAccount = await keepAgentsAccount(deps, store, opened);
 
   // Under TLS the hub's CA signs agents' and admins' certificates.
@@ -184,6 +186,7 @@ export async function serveHub(
     replicas,
   });
   await creating(leaseBucket.start());
+  const replicationObserver = replicationObserverOf(metrics);
   const replication: HubReplication = {
     bucket: leaseBucket,
     forwarding: createRunForwarding({
@@ -192,6 +195,7 @@ export async function serveHub(
       clock,
       logger: log.child({ component: "forwarding" }),
       replica: replicaId,
+      onForwarded: replicationObserver.onForwarded,
     }),
     presence: createPresence({
       nc,
@@ -212,9 +216,11 @@ export async function serveHub(
       startedAtMs: clock.now(),
     },
     clock,
+    onTakeover: replicationObserver.onTakeover,
   };
   const hub = createHub({
     replication,
+    streamHealth: () => readStreamHealth(jsm, streams),
     store,
     contentKeys,
     publisher,

@@ -8,8 +8,10 @@ import { randomBytes, randomUUID } from "node:crypto";
 import {
   callUnary,
   createAdminServiceClient,
+  DEFAULT_INTENTS_PREFIX,
   type wire,
 } from "@flotilla/protocol";
+import { jetstream } from "@nats-io/jetstream";
 import { credentials, ServerCredentials } from "@grpc/grpc-js";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { NatsServer } from "@flotilla/testkit";
@@ -27,9 +29,15 @@ import { systemClock, type Clock } from "@flotilla/node";
 import type { IntentPublisher } from "../src/intents/intent-publisher.js";
 import { createJetStreamIntentPublisher } from "../src/intents/jetstream-intent-publisher.js";
 import { createHubMetrics, type HubMetrics } from "../src/metrics/metrics.js";
-import { hubObserverOf } from "../src/metrics/metrics-observer.js";
+import {
+  hubObserverOf,
+  replicationObserverOf,
+} from "../src/metrics/metrics-observer.js";
 import { contentKeysOfSecret } from "../src/security/content-keys.js";
 import { createJetStreamStore } from "../src/store/jetstream-store.js";
+import { DEFAULT_BUCKET_PREFIX } from "../src/store/keys.js";
+import { hubStreams } from "../src/jetstream/hub-streams.js";
+import { readStreamHealth } from "../src/jetstream/stream-health.js";
 import type { StateStore } from "../src/store/state-store.js";
 import {
   capturedLogger,
@@ -110,6 +118,7 @@ export async function startJetStreamHub(
   await publisher.start();
   await audit.start();
   const clock = options.clock ?? systemClock;
+  const replicationObserver = replicationObserverOf(metrics);
   const replication: HubReplication | undefined =
     options.replica === undefined
       ? undefined
@@ -123,6 +132,7 @@ export async function startJetStreamHub(
             logger: captured.log,
             ownerWaitMs: 10_000,
             replica: options.replica.id,
+            onForwarded: replicationObserver.onForwarded,
           }),
           presence: createPresence({
             nc,
@@ -138,6 +148,7 @@ export async function startJetStreamHub(
             startedAtMs: clock.now(),
           },
           clock,
+          onTakeover: replicationObserver.onTakeover,
         };
   const hub = createHub({
     ...compact({ replication }),
@@ -158,6 +169,11 @@ export async function startJetStreamHub(
       ),
     auditHandlers,
     observer: hubObserverOf(metrics),
+    streamHealth: async () =>
+      readStreamHealth(
+        await jetstream(nc).jetstreamManager(),
+        hubStreams(DEFAULT_BUCKET_PREFIX, DEFAULT_INTENTS_PREFIX),
+      ),
   });
   const port = await hub.start(
     "127.0.0.1:0",

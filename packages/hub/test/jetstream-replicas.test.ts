@@ -11,6 +11,7 @@ import {
 import {
   startNatsCluster,
   startNatsServer,
+  waitFor,
   type NatsCluster,
   type NatsServer,
 } from "@flotilla/testkit";
@@ -21,6 +22,7 @@ import {
   replicaRefusal,
 } from "../src/jetstream/replica-count.js";
 import { warnReplicaMismatches } from "../src/jetstream/replica-mismatch.js";
+import { readStreamHealth } from "../src/jetstream/stream-health.js";
 import { contentKeysOfSecret } from "../src/security/content-keys.js";
 import { capturedLogger } from "./captured-logger.js";
 
@@ -159,6 +161,64 @@ describe("JetStream replicas on a 3-node cluster", () => {
       [],
     );
   });
+
+  test("stream health names each stream's leader and other copies, and a stopped server as offline", async () => {
+    const stopAdapters = await startAdapters(nc, "rhealth", 3);
+    const leases = createJetStreamLeaseBucket(nc, {
+      prefix: "rhealth",
+      ttlMs: 10_000,
+      replicas: 3,
+    });
+    await leases.start();
+    const stop = async (): Promise<void> => {
+      await leases.stop();
+      await stopAdapters();
+    };
+    const streams = hubStreams("rhealth", "rhealth");
+    const jsm = await jetstreamManager(nc);
+    const names = new Set(cluster.nodes.map((n) => n.name));
+    try {
+      const health = await waitFor(async () => {
+        const read = await readStreamHealth(jsm, streams);
+        return read.every((s) => s.peers.every((p) => p.current))
+          ? read
+          : undefined;
+      });
+      expect(health.map((s) => s.stream)).toEqual(streams.map((s) => s.stream));
+      for (const stream of health) {
+        expect(stream.error, stream.stream).toBeUndefined();
+        expect(stream.replicas).toBe(3);
+        expect(names.has(stream.leader), stream.leader).toBe(true);
+        expect(
+          [stream.leader, ...stream.peers.map((p) => p.name)].sort(),
+        ).toEqual([...names].sort());
+      }
+
+      const runs = health.find((s) => s.stream === "KV_rhealth-runs");
+      const follower = cluster.nodes.find(
+        (n) => n.name === runs?.peers[0]?.name,
+      );
+      if (follower === undefined) throw new Error("no follower");
+      await follower.halt();
+      try {
+        await waitFor(
+          async () => {
+            const [read] = await readStreamHealth(jsm, [
+              { label: "runs", stream: "KV_rhealth-runs" },
+            ]);
+            const peer = read?.peers.find((p) => p.name === follower.name);
+            return peer !== undefined && (peer.offline || !peer.current);
+          },
+          { timeoutMs: 20_000 },
+        );
+      } finally {
+        await follower.restart();
+        await cluster.ready();
+      }
+    } finally {
+      await stop();
+    }
+  }, 60_000);
 });
 
 describe("JetStream replicas on a single server", () => {

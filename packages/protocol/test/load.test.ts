@@ -46,6 +46,7 @@ const ADMIN_METHODS = {
   ListBootstrapTokens: [false, false],
   RevokeBootstrapToken: [false, false],
   IssueAdminCertificate: [false, false],
+  GetHubStatus: [false, false],
 } as const;
 
 function shapes(

@@ -9,6 +9,7 @@ import { clusterNoun } from "./cluster.js";
 import type { Command, Noun } from "./command.js";
 import { configNoun } from "./config.js";
 import { groupNoun } from "./group.js";
+import { hubNoun } from "./hub.js";
 import { planCommand } from "./plan.js";
 import { previewCommand } from "./preview.js";
 import { runNoun } from "./run.js";
@@ -33,6 +34,7 @@ export const NOUNS: readonly Noun[] = [
   auditNoun,
   tokenNoun,
   adminCertNoun,
+  hubNoun,
   configNoun,
 ];
 

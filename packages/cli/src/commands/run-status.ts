@@ -131,7 +131,10 @@ export const runStatusCommand = adminCommand({
     else
       printLines(
         ctx.io,
-        renderRunStatus(decodeRun(answer.run), runOptions(ctx)),
+        renderRunStatus(decodeRun(answer.run), {
+          ...runOptions(ctx),
+          owner: answer.ownerReplica,
+        }),
       );
     return EXIT_OK;
   },

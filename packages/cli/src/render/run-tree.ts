@@ -40,6 +40,8 @@ export interface RunRenderOptions extends RenderOptions {
   readonly members: boolean;
   /** The caller's clock, for "in 2h" and "5m ago". */
   readonly nowMs: number;
+  /** The hub replica driving the run; absent or empty: not shown (a hub without replicas). */
+  readonly owner?: string;
 }
 
 const BAR_CELLS = 10;
@@ -250,6 +252,8 @@ export function renderRunStatus(
     options.style.bold(`Run ${run.name}`) + `  ${payloadWords(run.payload)}`,
     `${times.join(DOT)}${DOT}progress deadline ${formatDuration(run.progressDeadlineSeconds)} per member`,
   ];
+  if (options.owner !== undefined && options.owner !== "")
+    lines.push(`Driven by hub replica ${options.owner}`);
   const images = run.consistentNodeImages;
   if (images !== undefined)
     lines.push(

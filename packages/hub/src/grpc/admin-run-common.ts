@@ -21,6 +21,8 @@ export interface RunHandlerDeps extends AuditDeps {
   readonly directory: ClusterDirectory;
   /** The plan of a bundle's rollout (AdminService.PreviewPlan with `bundle`). */
   readonly previewBundle: (name: string) => PlanOutput;
+  /** The replica driving run `name`; absent or undefined: none known (a hub without replicas). */
+  readonly ownerOf?: (name: string) => string | undefined;
 }
 
 /** The audit record of a call on a run (or on `targetKind`) named by `targetName`. */

@@ -28,7 +28,10 @@ export function runStatusHandlers(
   return {
     GetUpdateRun: unary((request) => {
       const name = requireName(request.name, "name", "update run");
-      return { run: runStatus(deps.runs.get(name)) };
+      return {
+        run: runStatus(deps.runs.get(name)),
+        ownerReplica: deps.ownerOf?.(name) ?? "",
+      };
     }),
 
     ListUpdateRuns: unary((request) => {

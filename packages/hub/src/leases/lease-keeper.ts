@@ -86,6 +86,10 @@ export interface LeaseKeeperDeps {
   readonly onReleasing?: (unit: string) => Promise<void>;
   /** Time between rounds; default a quarter of the TTL. */
   readonly roundEveryMs?: number;
+  /**
+   * This replica took `unit`; `from` is the replica that held it last (its lease may have expired
+   * or been released since), undefined for a unit never seen held.
+   */
   readonly onTakeover?: (unit: string, from: string | undefined) => void;
 }
 
@@ -145,6 +149,8 @@ export function createLeaseKeeper(deps: LeaseKeeperDeps): LeaseKeeper {
   const trustMs = Math.floor((ttl * 3) / 4);
   const held = new Map<string, Lease>();
   let holders = new Map<string, LeaseHolder>();
+  /** The last holder seen of each unit, kept after its lease expired or was released. */
+  const lastHolders = new Map<string, string>();
   let replicas: ReplicaRecord[] = [];
   const liveRounds = new Map<string, number>();
   const freeRounds = new Map<string, number>();
@@ -240,7 +246,7 @@ export function createLeaseKeeper(deps: LeaseKeeperDeps): LeaseKeeper {
       validUntilMs: startedAt + trustMs,
     };
     held.set(unit, lease);
-    deps.onTakeover?.(unit, existing?.value.holder);
+    deps.onTakeover?.(unit, existing?.value.holder ?? lastHolders.get(unit));
     log.info({ unit, epoch: revision }, "lease taken: now the owner");
     try {
       await deps.onAcquired(unit, lease);
@@ -322,6 +328,8 @@ export function createLeaseKeeper(deps: LeaseKeeperDeps): LeaseKeeper {
       });
     }
     holders = nextHolders;
+    for (const [unit, holder] of nextHolders)
+      lastHolders.set(unit, holder.replica);
 
     const candidates = live
       .filter((r) => r.eligible && r.id !== self.id)
@@ -366,6 +374,9 @@ export function createLeaseKeeper(deps: LeaseKeeperDeps): LeaseKeeper {
     }
     for (const unit of [...freeRounds.keys()]) {
       if (!units.has(unit)) freeRounds.delete(unit);
+    }
+    for (const unit of [...lastHolders.keys()]) {
+      if (!units.has(unit)) lastHolders.delete(unit);
     }
     await Promise.all(work);
   };

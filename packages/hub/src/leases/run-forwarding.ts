@@ -46,6 +46,8 @@ export interface RunForwardingDeps {
   readonly ownerWaitMs?: number;
   /** How long the owner may take to answer a command; default 15 s. */
   readonly answerTimeoutMs?: number;
+  /** A report sent on to an owner, or a command the owner answered (metrics). */
+  readonly onForwarded?: (kind: "report" | "command") => void;
 }
 
 /** What a replica does with what the others send it. */
@@ -221,6 +223,7 @@ export function createRunForwarding(deps: RunForwardingDeps): RunForwarding {
 
     forwardBundleReport(cluster, report) {
       forwarded.reports += 1;
+      deps.onForwarded?.("report");
       deps.nc.publish(
         bundleReportSubject,
         utf8.encode(JSON.stringify({ replica: deps.replica, cluster, report })),
@@ -240,6 +243,7 @@ export function createRunForwarding(deps: RunForwardingDeps): RunForwarding {
             timeout: deps.answerTimeoutMs ?? 15_000,
           });
           forwarded.commands += 1;
+          deps.onForwarded?.("command");
           const answer = parse(answerMessage, reply.data);
           if (answer === undefined) {
             throw new FlotillaError(
@@ -269,6 +273,7 @@ export function createRunForwarding(deps: RunForwardingDeps): RunForwarding {
 
     forwardReport(cluster, run, report) {
       forwarded.reports += 1;
+      deps.onForwarded?.("report");
       deps.nc.publish(
         subject("report", run),
         utf8.encode(JSON.stringify({ cluster, report })),

@@ -1,7 +1,8 @@
 /**
  * How the hub feeds its metrics (metrics.ts): the {@link HubObserver} hooks that record events as
- * they happen, and the gauges read from the hub's state on an interval (agents connected, runs by
- * state, members of each run by state). main.ts wires both; tests use the same functions, so what
+ * they happen, the replication hooks (lease takeovers, forwarding), and the gauges read from the
+ * hub's state on an interval (agents connected, runs by state, members of each run by state,
+ * leases held). main.ts wires them all; tests use the same functions, so what
  * they scrape is what a running hub serves.
  *
  * Members by run is the one gauge labelled by run name. It lists active runs and runs that
@@ -18,7 +19,14 @@ import {
 } from "@flotilla/core";
 import { codeOfGrpcStatus, type StatusPhase } from "@flotilla/protocol";
 import type { HubObserver } from "../hub.js";
-import type { HubMetrics, MemberCounts } from "./metrics.js";
+import type { LeaseKeeper } from "../leases/lease-keeper.js";
+import { runOfUnit } from "../leases/units.js";
+import type {
+  ForwardKind,
+  HubMetrics,
+  LeaseKind,
+  MemberCounts,
+} from "./metrics.js";
 import type { RunManager } from "../runs/run-manager.js";
 
 /** Finished runs keep their member series this long after they finished: one hour. */
@@ -70,6 +78,34 @@ export function hubObserverOf(metrics: HubMetrics): HubObserver {
   };
 }
 
+/** What a lease's unit is, as the lease metrics label it. */
+export function leaseKindOf(unit: string): LeaseKind {
+  return runOfUnit(unit) === undefined ? "bundles" : "run";
+}
+
+/** The hooks of a replica's lease keeper and forwarding, recording into `metrics`. */
+export interface ReplicationObserver {
+  /** For the hub's replication `onTakeover`: counts units that had a holder before. */
+  readonly onTakeover: (unit: string, from: string | undefined) => void;
+  /** For the run forwarding's `onForwarded`. */
+  readonly onForwarded: (kind: ForwardKind) => void;
+}
+
+/** The replication hooks recording into `metrics`. */
+export function replicationObserverOf(
+  metrics: HubMetrics,
+): ReplicationObserver {
+  return {
+    // A unit that had no lease is new (or was handed over and released), not taken over.
+    onTakeover: (unit, from) => {
+      if (from !== undefined) metrics.leaseTakeover(leaseKindOf(unit));
+    },
+    onForwarded: (kind) => {
+      metrics.forwarded(kind);
+    },
+  };
+}
+
 /**
  * Member counts by state of the runs worth a series at `nowMs`: every run not finished, and
  * finished runs until `retentionMs` after they finished.
@@ -99,6 +135,8 @@ export function membersByRun(
 export interface HubGaugeSources {
   readonly registry: { connectedCount(): number };
   readonly runs: Pick<RunManager, "list">;
+  /** The lease keeper of a hub run as replicas; absent or undefined: no leases. */
+  readonly leases?: Pick<LeaseKeeper, "heldUnits"> | undefined;
 }
 
 /** Options of {@link startHubGauges}. */
@@ -134,6 +172,10 @@ export function startHubGauges(
     for (const run of runs) byState[run.state] = (byState[run.state] ?? 0) + 1;
     metrics.setRunsByState(byState);
     metrics.setMembersByRun(membersByRun(runs, now(), retentionMs));
+    const held: Record<LeaseKind, number> = { run: 0, bundles: 0 };
+    for (const unit of sources.leases?.heldUnits() ?? [])
+      held[leaseKindOf(unit)] += 1;
+    metrics.setLeasesHeld(held);
   };
   refresh();
   const timer = setInterval(refresh, options.intervalMs);

@@ -88,7 +88,21 @@ export interface HubMetrics {
   auditRecordSkipped(reason: AuditSkipReason): void;
   /** An audit record could not be stored (it was written to the hub's log instead). */
   auditWriteFailed(code: FlotillaErrorCode): void;
+  /** The leases this replica holds now, by kind of unit. */
+  setLeasesHeld(counts: Readonly<Record<LeaseKind, number>>): void;
+  /** A unit taken over: its lease was held by another replica, or by none since it expired. */
+  leaseTakeover(kind: LeaseKind): void;
+  /** A report or command sent on to the replica that owns its run (or the bundle rollouts). */
+  forwarded(kind: ForwardKind): void;
 }
+
+/** What a lease is on: an update run, or the bundle rollouts. */
+export const LEASE_KINDS = ["run", "bundles"] as const;
+export type LeaseKind = (typeof LEASE_KINDS)[number];
+
+/** What a replica forwards to an owner. */
+export const FORWARD_KINDS = ["report", "command"] as const;
+export type ForwardKind = (typeof FORWARD_KINDS)[number];
 
 /** Options of {@link createHubMetrics}. */
 export interface HubMetricsOptions {
@@ -220,6 +234,30 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
     labelNames: ["code"] as const,
     registers,
   });
+  const leasesHeld = new Gauge({
+    name: "flotilla_hub_leases_held",
+    help: "Leases this hub replica holds, by kind of unit (run, bundles).",
+    labelNames: ["kind"] as const,
+    registers,
+  });
+  const leaseTakeovers = new Counter({
+    name: "flotilla_hub_lease_takeovers_total",
+    help: "Units this hub replica took over from another replica or after their lease expired, by kind of unit.",
+    labelNames: ["kind"] as const,
+    registers,
+  });
+  const forwardedTotal = new Counter({
+    name: "flotilla_hub_forwarded_total",
+    help: "Agent reports and admin commands this hub replica sent on to the replica owning their run, by kind.",
+    labelNames: ["kind"] as const,
+    registers,
+  });
+  // Every kind has a series from the start: a single hub shows zeros, and alerts see the first one.
+  for (const kind of LEASE_KINDS) {
+    leasesHeld.set({ kind }, 0);
+    leaseTakeovers.inc({ kind }, 0);
+  }
+  for (const kind of FORWARD_KINDS) forwardedTotal.inc({ kind }, 0);
   /** Runs with series in `runMembers` now. */
   const runsShown = new Set<string>();
 
@@ -327,6 +365,15 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
     },
     auditRecordSkipped(reason) {
       auditSkipped.inc({ reason });
+    },
+    setLeasesHeld(counts) {
+      for (const kind of LEASE_KINDS) leasesHeld.set({ kind }, counts[kind]);
+    },
+    leaseTakeover(kind) {
+      leaseTakeovers.inc({ kind });
+    },
+    forwarded(kind) {
+      forwardedTotal.inc({ kind });
     },
     auditWriteFailed(code) {
       auditWriteFailures.inc({ code: known(codes, code) });

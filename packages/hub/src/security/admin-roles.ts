@@ -59,6 +59,8 @@ export const ADMIN_METHOD_ROLES = {
   ListBootstrapTokens: "admin",
   RevokeBootstrapToken: "admin",
   IssueAdminCertificate: "admin",
+  // The hub's replicas and streams: what an operator looks at.
+  GetHubStatus: "viewer",
 } as const satisfies Record<AdminMethodName, AdminRole>;
 
 /**

@@ -187,6 +187,14 @@ import type {
   GetClusterResponse__Output as _flotilla_v1_GetClusterResponse__Output,
 } from "./flotilla/v1/GetClusterResponse.js";
 import type {
+  GetHubStatusRequest as _flotilla_v1_GetHubStatusRequest,
+  GetHubStatusRequest__Output as _flotilla_v1_GetHubStatusRequest__Output,
+} from "./flotilla/v1/GetHubStatusRequest.js";
+import type {
+  GetHubStatusResponse as _flotilla_v1_GetHubStatusResponse,
+  GetHubStatusResponse__Output as _flotilla_v1_GetHubStatusResponse__Output,
+} from "./flotilla/v1/GetHubStatusResponse.js";
+import type {
   GetUpdateRunRequest as _flotilla_v1_GetUpdateRunRequest,
   GetUpdateRunRequest__Output as _flotilla_v1_GetUpdateRunRequest__Output,
 } from "./flotilla/v1/GetUpdateRunRequest.js";
@@ -206,6 +214,18 @@ import type {
   Group as _flotilla_v1_Group,
   Group__Output as _flotilla_v1_Group__Output,
 } from "./flotilla/v1/Group.js";
+import type {
+  HubReplica as _flotilla_v1_HubReplica,
+  HubReplica__Output as _flotilla_v1_HubReplica__Output,
+} from "./flotilla/v1/HubReplica.js";
+import type {
+  HubStream as _flotilla_v1_HubStream,
+  HubStream__Output as _flotilla_v1_HubStream__Output,
+} from "./flotilla/v1/HubStream.js";
+import type {
+  HubStreamPeer as _flotilla_v1_HubStreamPeer,
+  HubStreamPeer__Output as _flotilla_v1_HubStreamPeer__Output,
+} from "./flotilla/v1/HubStreamPeer.js";
 import type {
   IssueAdminCertificateRequest as _flotilla_v1_IssueAdminCertificateRequest,
   IssueAdminCertificateRequest__Output as _flotilla_v1_IssueAdminCertificateRequest__Output,
@@ -673,6 +693,14 @@ export interface ProtoGrpcType {
         _flotilla_v1_GetClusterResponse,
         _flotilla_v1_GetClusterResponse__Output
       >;
+      GetHubStatusRequest: MessageTypeDefinition<
+        _flotilla_v1_GetHubStatusRequest,
+        _flotilla_v1_GetHubStatusRequest__Output
+      >;
+      GetHubStatusResponse: MessageTypeDefinition<
+        _flotilla_v1_GetHubStatusResponse,
+        _flotilla_v1_GetHubStatusResponse__Output
+      >;
       GetUpdateRunRequest: MessageTypeDefinition<
         _flotilla_v1_GetUpdateRunRequest,
         _flotilla_v1_GetUpdateRunRequest__Output
@@ -694,6 +722,18 @@ export interface ProtoGrpcType {
         _flotilla_v1_Group__Output
       >;
       HoldReason: EnumTypeDefinition;
+      HubReplica: MessageTypeDefinition<
+        _flotilla_v1_HubReplica,
+        _flotilla_v1_HubReplica__Output
+      >;
+      HubStream: MessageTypeDefinition<
+        _flotilla_v1_HubStream,
+        _flotilla_v1_HubStream__Output
+      >;
+      HubStreamPeer: MessageTypeDefinition<
+        _flotilla_v1_HubStreamPeer,
+        _flotilla_v1_HubStreamPeer__Output
+      >;
       IssueAdminCertificateRequest: MessageTypeDefinition<
         _flotilla_v1_IssueAdminCertificateRequest,
         _flotilla_v1_IssueAdminCertificateRequest__Output

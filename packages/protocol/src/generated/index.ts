@@ -200,6 +200,14 @@ export {
   type GetClusterResponse__Output,
 } from "./flotilla/v1/GetClusterResponse.js";
 export {
+  type GetHubStatusRequest,
+  type GetHubStatusRequest__Output,
+} from "./flotilla/v1/GetHubStatusRequest.js";
+export {
+  type GetHubStatusResponse,
+  type GetHubStatusResponse__Output,
+} from "./flotilla/v1/GetHubStatusResponse.js";
+export {
   type GetUpdateRunRequest,
   type GetUpdateRunRequest__Output,
 } from "./flotilla/v1/GetUpdateRunRequest.js";
@@ -229,6 +237,18 @@ export {
   type HubMessage,
   type HubMessage__Output,
 } from "./flotilla/v1/HubMessage.js";
+export {
+  type HubReplica,
+  type HubReplica__Output,
+} from "./flotilla/v1/HubReplica.js";
+export {
+  type HubStream,
+  type HubStream__Output,
+} from "./flotilla/v1/HubStream.js";
+export {
+  type HubStreamPeer,
+  type HubStreamPeer__Output,
+} from "./flotilla/v1/HubStreamPeer.js";
 export {
   type IssueAdminCertificateRequest,
   type IssueAdminCertificateRequest__Output,

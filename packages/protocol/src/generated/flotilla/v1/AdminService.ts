@@ -109,6 +109,14 @@ import type {
   GetClusterResponse__Output as _flotilla_v1_GetClusterResponse__Output,
 } from "../../flotilla/v1/GetClusterResponse.js";
 import type {
+  GetHubStatusRequest as _flotilla_v1_GetHubStatusRequest,
+  GetHubStatusRequest__Output as _flotilla_v1_GetHubStatusRequest__Output,
+} from "../../flotilla/v1/GetHubStatusRequest.js";
+import type {
+  GetHubStatusResponse as _flotilla_v1_GetHubStatusResponse,
+  GetHubStatusResponse__Output as _flotilla_v1_GetHubStatusResponse__Output,
+} from "../../flotilla/v1/GetHubStatusResponse.js";
+import type {
   GetUpdateRunRequest as _flotilla_v1_GetUpdateRunRequest,
   GetUpdateRunRequest__Output as _flotilla_v1_GetUpdateRunRequest__Output,
 } from "../../flotilla/v1/GetUpdateRunRequest.js";
@@ -855,6 +863,55 @@ export interface AdminServiceClient extends grpc.Client {
   getClusterGroup(
     argument: _flotilla_v1_GetClusterGroupRequest,
     callback: grpc.requestCallback<_flotilla_v1_GetClusterGroupResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  /**
+   * The hub itself: its live replicas, what each holds, and the health of its JetStream streams
+   * (docs/high-availability.md). Read-only.
+   */
+  GetHubStatus(
+    argument: _flotilla_v1_GetHubStatusRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_GetHubStatusResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  GetHubStatus(
+    argument: _flotilla_v1_GetHubStatusRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_GetHubStatusResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  GetHubStatus(
+    argument: _flotilla_v1_GetHubStatusRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_GetHubStatusResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  GetHubStatus(
+    argument: _flotilla_v1_GetHubStatusRequest,
+    callback: grpc.requestCallback<_flotilla_v1_GetHubStatusResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  /**
+   * The hub itself: its live replicas, what each holds, and the health of its JetStream streams
+   * (docs/high-availability.md). Read-only.
+   */
+  getHubStatus(
+    argument: _flotilla_v1_GetHubStatusRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_GetHubStatusResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  getHubStatus(
+    argument: _flotilla_v1_GetHubStatusRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_GetHubStatusResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  getHubStatus(
+    argument: _flotilla_v1_GetHubStatusRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_GetHubStatusResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  getHubStatus(
+    argument: _flotilla_v1_GetHubStatusRequest,
+    callback: grpc.requestCallback<_flotilla_v1_GetHubStatusResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   GetUpdateRun(
@@ -1879,6 +1936,15 @@ export interface AdminServiceHandlers
     _flotilla_v1_GetClusterGroupResponse
   >;
 
+  /**
+   * The hub itself: its live replicas, what each holds, and the health of its JetStream streams
+   * (docs/high-availability.md). Read-only.
+   */
+  GetHubStatus: grpc.handleUnaryCall<
+    _flotilla_v1_GetHubStatusRequest__Output,
+    _flotilla_v1_GetHubStatusResponse
+  >;
+
   GetUpdateRun: grpc.handleUnaryCall<
     _flotilla_v1_GetUpdateRunRequest__Output,
     _flotilla_v1_GetUpdateRunResponse
@@ -2097,6 +2163,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_GetClusterGroupResponse,
     _flotilla_v1_GetClusterGroupRequest__Output,
     _flotilla_v1_GetClusterGroupResponse__Output
+  >;
+  GetHubStatus: MethodDefinition<
+    _flotilla_v1_GetHubStatusRequest,
+    _flotilla_v1_GetHubStatusResponse,
+    _flotilla_v1_GetHubStatusRequest__Output,
+    _flotilla_v1_GetHubStatusResponse__Output
   >;
   GetUpdateRun: MethodDefinition<
     _flotilla_v1_GetUpdateRunRequest,

@@ -8,8 +8,18 @@ import type {
 
 export interface GetUpdateRunResponse {
   run?: _flotilla_v1_RunStatus | null;
+  /**
+   * The hub replica driving the run (holding its lease) as the answering replica last saw it;
+   * empty for a hub without replicas, or while no replica holds the run (docs/high-availability.md).
+   */
+  ownerReplica?: string;
 }
 
 export interface GetUpdateRunResponse__Output {
   run: _flotilla_v1_RunStatus__Output | null;
+  /**
+   * The hub replica driving the run (holding its lease) as the answering replica last saw it;
+   * empty for a hub without replicas, or while no replica holds the run (docs/high-availability.md).
+   */
+  ownerReplica: string;
 }
