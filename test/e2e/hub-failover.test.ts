@@ -9,18 +9,9 @@ import { describe, expect, it } from "vitest";
 import { callUnary } from "@flotilla/protocol";
 import { startNatsServer, waitFor, type TestProcess } from "@flotilla/testkit";
 import { startHubProcess } from "./hub-process.js";
-import { clusters, fleetFile, type E2E } from "./fleet.js";
-import {
-  slowUpgrades,
-  TEST_TIMEOUT_MS,
-  useRecoveryEnv,
-} from "./recovery-env.js";
-import {
-  createStrategy,
-  namesIn,
-  startUpgrade,
-  watchRun,
-} from "./recovery-helpers.js";
+import type { E2E } from "./fleet.js";
+import { TEST_TIMEOUT_MS, useRecoveryEnv } from "./recovery-env.js";
+import { namesIn, startRingRollout, watchRun } from "./recovery-helpers.js";
 
 const recovery = useRecoveryEnv();
 const REPLICAS = 2;
@@ -53,35 +44,16 @@ function ownerOf(env: E2E, name: string): { index: number; epoch: number } {
   return best;
 }
 
-async function startRollout(env: E2E): Promise<void> {
-  await env.startAgents(
-    "fleet",
-    fleetFile([
-      clusters("canary-", 2, { env: "canary" }, slowUpgrades),
-      clusters("prod-", 8, { env: "prod" }, slowUpgrades),
-    ]),
-  );
-  await env.connected(10);
-  await createStrategy(env, recovery.work, "rings", [
-    {
-      name: "canary",
-      memberSelector: { byLabel: "env=canary" },
-      maxConcurrency: 1,
-    },
-    {
-      name: "prod",
-      memberSelector: { byLabel: "env=prod" },
-      maxConcurrency: 2,
-    },
-  ]);
-  await startUpgrade(env, "up", "rings");
-  await watchRun(
+/** Run `up` over 2 canaries and 8 prod clusters, stopped in prod with 3 members done. */
+function startRollout(env: E2E): Promise<void> {
+  return startRingRollout(
     env,
-    "up",
-    (run) =>
-      namesIn(run, "Succeeded").length >= 3 &&
-      namesIn(run, "Running").length >= 1,
-    { message: "3 members Succeeded and 1 Running" },
+    recovery.work,
+    [
+      { name: "canary", count: 2, maxConcurrency: 1 },
+      { name: "prod", count: 8, maxConcurrency: 2 },
+    ],
+    3,
   );
 }
 

@@ -14,17 +14,10 @@ import {
   startNatsServer,
   type NatsClusterNode,
 } from "@flotilla/testkit";
-import { clusters, fleetFile, startE2E } from "./fleet.js";
+import { startE2E } from "./fleet.js";
 import { exitWithin, messageLines, startHubProcess } from "./hub-process.js";
 import { watchIntents } from "./intent-log.js";
-import {
-  createStrategy,
-  membersOf,
-  namesIn,
-  startUpgrade,
-  watchRun,
-} from "./recovery-helpers.js";
-import { slowUpgrades } from "./recovery-env.js";
+import { membersOf, startRingRollout, watchRun } from "./recovery-helpers.js";
 
 /** Three nats-servers, the hub, the agents and a run of three stages on a 2-core machine. */
 const TEST_TIMEOUT_MS = 150_000;
@@ -85,36 +78,15 @@ describe("the hub on a 3-node NATS cluster", () => {
             Object.entries(replicas).filter(([, count]) => count !== 3),
           ).toEqual([]);
 
-          await env.startAgents(
-            "fleet",
-            fleetFile([
-              clusters("canary-", 1, { ring: "canary" }, slowUpgrades),
-              clusters("early-", 3, { ring: "early" }, slowUpgrades),
-              clusters("late-", 4, { ring: "late" }, slowUpgrades),
-            ]),
-          );
-          await env.connected(8);
-          await createStrategy(env, work, "rings", [
-            { name: "canary", memberSelector: { byLabel: "ring=canary" } },
-            {
-              name: "early",
-              memberSelector: { byLabel: "ring=early" },
-              maxConcurrency: 2,
-            },
-            {
-              name: "late",
-              memberSelector: { byLabel: "ring=late" },
-              maxConcurrency: 2,
-            },
-          ]);
-          await startUpgrade(env, "up", "rings");
-          await watchRun(
+          await startRingRollout(
             env,
-            "up",
-            (run) =>
-              namesIn(run, "Succeeded").length >= 2 &&
-              namesIn(run, "Running").length >= 1,
-            { message: "2 members Succeeded and 1 Running" },
+            work,
+            [
+              { name: "canary", count: 1 },
+              { name: "early", count: 3, maxConcurrency: 2 },
+              { name: "late", count: 4, maxConcurrency: 2 },
+            ],
+            2,
           );
 
           const leaderBefore = await cluster.metaLeader();
@@ -181,30 +153,14 @@ describe("two hub replicas on a 3-node NATS cluster", () => {
       });
       const log = await watchIntents(cluster.urls);
       try {
-        await env.startAgents(
-          "fleet",
-          fleetFile([
-            clusters("canary-", 1, { ring: "canary" }, slowUpgrades),
-            clusters("late-", 5, { ring: "late" }, slowUpgrades),
-          ]),
-        );
-        await env.connected(6);
-        await createStrategy(env, work, "rings", [
-          { name: "canary", memberSelector: { byLabel: "ring=canary" } },
-          {
-            name: "late",
-            memberSelector: { byLabel: "ring=late" },
-            maxConcurrency: 2,
-          },
-        ]);
-        await startUpgrade(env, "up", "rings");
-        await watchRun(
+        await startRingRollout(
           env,
-          "up",
-          (run) =>
-            namesIn(run, "Succeeded").length >= 2 &&
-            namesIn(run, "Running").length >= 1,
-          { message: "2 members Succeeded and 1 Running" },
+          work,
+          [
+            { name: "canary", count: 1 },
+            { name: "late", count: 5, maxConcurrency: 2 },
+          ],
+          2,
         );
         await (await cluster.metaLeader()).kill();
         const done = await watchRun(

@@ -7,7 +7,8 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { callUnary, type MemberView, type RunView } from "@flotilla/protocol";
 import { waitFor } from "@flotilla/testkit";
-import type { E2E } from "./fleet.js";
+import { clusters, fleetFile, type E2E } from "./fleet.js";
+import { slowUpgrades } from "./recovery-env.js";
 
 /** Runs `flotilla ARGS` and returns its stdout; throws with stderr when it exits non-zero. */
 export async function ok(e2e: E2E, ...args: string[]): Promise<string> {
@@ -189,4 +190,56 @@ export async function startUpgrade(
     version,
   );
   await ok(e2e, "run", "start", run);
+}
+
+/** One ring of {@link startRingRollout}: `count` clusters named `<name>-NN`, one stage. */
+export interface Ring {
+  readonly name: string;
+  readonly count: number;
+  readonly maxConcurrency?: number;
+}
+
+/**
+ * The rollout the failover tests interrupt: agents for every ring's clusters (slow simulated
+ * upgrades, label `ring=<name>`), strategy `rings` with one stage per ring in order, and run `up`
+ * upgrading them all, started and followed until `succeeded` members are done and one is running.
+ */
+export async function startRingRollout(
+  e2e: E2E,
+  dir: string,
+  rings: readonly Ring[],
+  succeeded: number,
+): Promise<void> {
+  await e2e.startAgents(
+    "fleet",
+    fleetFile(
+      rings.map((r) =>
+        clusters(`${r.name}-`, r.count, { ring: r.name }, slowUpgrades),
+      ),
+    ),
+  );
+  await e2e.connected(rings.reduce((sum, r) => sum + r.count, 0));
+  await createStrategy(
+    e2e,
+    dir,
+    "rings",
+    rings.map((r) => ({
+      name: r.name,
+      memberSelector: { byLabel: `ring=${r.name}` },
+      ...(r.maxConcurrency === undefined
+        ? {}
+        : { maxConcurrency: r.maxConcurrency }),
+    })),
+  );
+  await startUpgrade(e2e, "up", "rings");
+  await watchRun(
+    e2e,
+    "up",
+    (run) =>
+      namesIn(run, "Succeeded").length >= succeeded &&
+      namesIn(run, "Running").length >= 1,
+    {
+      message: `${String(succeeded)} members Succeeded and 1 Running`,
+    },
+  );
 }

@@ -3,16 +3,9 @@
  * intent holds the run's upgrade, a failed member's loses it. A hub that stored a batch but could
  * not publish it republishes, when it starts, what core's `runIntents` says the stored run implies.
  */
-import {
-  parseUpdateStrategy,
-  type Cluster,
-  type ClusterGroup,
-  type UpgradeIntent,
-} from "@flotilla/core";
+import type { UpgradeIntent } from "@flotilla/core";
 import type { StatusReport } from "@flotilla/protocol";
-import pino from "pino";
 import { describe, expect, it } from "vitest";
-import type { ClusterDirectory } from "../src/clusters/cluster-directory.js";
 import {
   createIntentWriter,
   type IntentWriter,
@@ -21,37 +14,13 @@ import {
   createMemoryIntentPublisher,
   type MemoryIntentPublisher,
 } from "../src/intents/memory-intent-publisher.js";
-import { createRunManager, type RunManager } from "../src/runs/run-manager.js";
+import type { RunManager } from "../src/runs/run-manager.js";
 import { createMemoryStore } from "../src/store/memory-store.js";
 import type { StateStore } from "../src/store/state-store.js";
-
-const NOW = Date.parse("2026-12-01T10:00:00Z");
-const NAMES = ["prod-01", "prod-02", "prod-03"];
-
-function directory(): ClusterDirectory {
-  const clusters: Cluster[] = NAMES.map((name) => ({
-    name,
-    labels: { env: "prod" },
-    groups: [],
-    kubernetesVersion: "1.29.9",
-    nodePools: [],
-  }));
-  return {
-    clusters: () => clusters,
-    cluster: (name) => clusters.find((c) => c.name === name),
-    groups: (): readonly ClusterGroup[] => [],
-    isUnreachable: () => false,
-  };
-}
+import { createAndStartUp, NOW, prodManager } from "./run-manager-fixture.js";
 
 function manager(store: StateStore, intents: IntentWriter): RunManager {
-  return createRunManager({
-    store,
-    intents,
-    directory: directory(),
-    now: () => NOW,
-    logger: pino({ level: "silent" }),
-  });
+  return prodManager(store, { intents });
 }
 
 /** An intent writer whose every write fails, as when NATS is away. */
@@ -64,32 +33,8 @@ const unwritable: IntentWriter = {
   remove: () => Promise.reject(new Error("NATS is away")),
 };
 
-async function createAndStart(runs: RunManager): Promise<void> {
-  const strategy = parseUpdateStrategy({
-    stages: [
-      {
-        name: "prod",
-        memberSelector: { byLabel: "env=prod" },
-        maxConcurrency: 1,
-        maxAllowedFailures: 1,
-      },
-    ],
-  });
-  if (!strategy.ok) throw new Error(JSON.stringify(strategy.problems));
-  await runs.create({
-    name: "up",
-    strategy: strategy.value,
-    payload: {
-      kind: "upgrade",
-      upgrade: {
-        type: "Full",
-        kubernetesVersion: "1.30.3",
-        nodeImageSelection: "Latest",
-      },
-    },
-  });
-  await runs.command("up", { type: "StartRun", actor: "test", reason: "" });
-  await runs.idle();
+function createAndStart(runs: RunManager): Promise<void> {
+  return createAndStartUp(runs, { maxAllowedFailures: 1 });
 }
 
 function failed(): StatusReport {

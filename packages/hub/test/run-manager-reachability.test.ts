@@ -5,47 +5,21 @@
  * flagged unreachable in the stored run clears the flag once its directory counts the agent
  * reachable.
  */
-import {
-  parseUpdateStrategy,
-  type Cluster,
-  type ClusterGroup,
-} from "@flotilla/core";
-import pino from "pino";
+import { parseUpdateStrategy } from "@flotilla/core";
 import { describe, expect, it } from "vitest";
 import type { ClusterDirectory } from "../src/clusters/cluster-directory.js";
-import { createIntentWriter } from "../src/intents/intent-writer.js";
-import { createMemoryIntentPublisher } from "../src/intents/memory-intent-publisher.js";
-import { createRunManager, type RunManager } from "../src/runs/run-manager.js";
+import type { RunManager } from "../src/runs/run-manager.js";
 import { createMemoryStore } from "../src/store/memory-store.js";
 import type { StateStore } from "../src/store/state-store.js";
-
-const NAMES = ["prod-01", "prod-02", "prod-03"];
-
-/** A directory of three clusters on 1.29.9; `unreachable` is read on every call. */
-function directory(unreachable: Set<string>): ClusterDirectory {
-  const clusters: Cluster[] = NAMES.map((name) => ({
-    name,
-    labels: { env: "prod" },
-    groups: [],
-    kubernetesVersion: "1.29.9",
-    nodePools: [],
-  }));
-  return {
-    clusters: () => clusters,
-    cluster: (name) => clusters.find((c) => c.name === name),
-    groups: (): readonly ClusterGroup[] => [],
-    isUnreachable: (name) => unreachable.has(name),
-  };
-}
+import {
+  createAndStartUp,
+  NOW,
+  prodDirectory as directory,
+  prodManager,
+} from "./run-manager-fixture.js";
 
 function manager(store: StateStore, dir: ClusterDirectory): RunManager {
-  return createRunManager({
-    store,
-    intents: createIntentWriter(createMemoryIntentPublisher()),
-    directory: dir,
-    now: () => Date.parse("2026-12-01T10:00:00Z"),
-    logger: pino({ level: "silent" }),
-  });
+  return prodManager(store, { directory: dir });
 }
 
 const strategy = parseUpdateStrategy({
@@ -58,26 +32,14 @@ const strategy = parseUpdateStrategy({
   ],
 });
 
-async function createAndStart(
+function createAndStart(
   runs: RunManager,
-  beforeStart: () => void = () => undefined,
+  beforeStart?: () => void,
 ): Promise<void> {
-  if (!strategy.ok) throw new Error(JSON.stringify(strategy.problems));
-  await runs.create({
-    name: "up",
-    strategy: strategy.value,
-    payload: {
-      kind: "upgrade",
-      upgrade: {
-        type: "Full",
-        kubernetesVersion: "1.30.3",
-        nodeImageSelection: "Latest",
-      },
-    },
-  });
-  beforeStart();
-  await runs.command("up", { type: "StartRun", actor: "test", reason: "" });
-  await runs.idle();
+  return createAndStartUp(
+    runs,
+    beforeStart === undefined ? {} : { beforeStart },
+  );
 }
 
 function states(
@@ -131,7 +93,7 @@ describe("run manager: unreachable members (docs/semantics.md#offline-clusters)"
       phase: "Ready",
       reasons: [],
       reasonsTruncated: 0,
-      observedAtMs: Date.parse("2026-12-01T10:00:00Z"),
+      observedAtMs: NOW,
     });
     await second.idle();
     expect(states(second)["prod-01"]).toEqual(["Running", undefined]);
