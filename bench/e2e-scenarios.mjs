@@ -24,6 +24,7 @@ import {
 /** @import { wire } from "@flotilla/protocol" */
 /** @import { TestProcess } from "@flotilla/testkit" */
 /** @import { E2eResult, E2eSettings } from "./e2e.mjs" */
+/** @import { HubArgs } from "./e2e-steps.mjs" */
 
 /**
  * Step 3: the staged run over the `staged=yes` clusters, against its ideal makespan.
@@ -168,7 +169,7 @@ export async function bundleRollout(
  * again and to a member transition after the spawn. A second run rather than a restart inside
  * step 3 keeps step 3's makespan clean.
  * @param {TestProcess} hub
- * @param {{ grpc: string, http: string, nats: string }} hubArgs
+ * @param {HubArgs} hubArgs
  * @param {string} metricsUrl
  * @param {wire.AdminServiceClient} admin
  * @param {E2eSettings} o

@@ -36,9 +36,13 @@ export async function openLeases(natsUrl) {
         const value = /** @type {{ holder?: unknown, epoch?: unknown }} */ (
           entry.json()
         );
-        return typeof value.holder === "string"
-          ? { holder: value.holder, epoch: Number(value.epoch) }
-          : undefined;
+        if (typeof value.holder !== "string") return undefined;
+        // A lease is written with epoch 0 when taken: its epoch is then the entry's revision.
+        const epoch = Number(value.epoch);
+        return {
+          holder: value.holder,
+          epoch: epoch === 0 ? entry.revision : epoch,
+        };
       },
       close: () => nc.close(),
     };
