@@ -19,6 +19,7 @@ import {
   getRun,
   startAndFollowRun,
   startHub,
+  stopUnlessFinished,
 } from "./e2e-steps.mjs";
 
 /** @import { wire } from "@flotilla/protocol" */
@@ -174,7 +175,9 @@ export async function bundleRollout(
  * @param {wire.AdminServiceClient} admin
  * @param {E2eSettings} o
  * @param {E2eResult} result
- * @returns {Promise<TestProcess>}
+ * @param {(next: TestProcess) => void} onRestarted told the new hub process as soon as it serves,
+ *   so that the caller stops it even when a later part of the step fails
+ * @returns {Promise<void>}
  */
 export async function restartDuringRun(
   hub,
@@ -183,6 +186,7 @@ export async function restartDuringRun(
   admin,
   o,
   result,
+  onRestarted,
 ) {
   const { log, clusters } = o;
   await callUnary(admin, "createUpdateRun", {
@@ -217,6 +221,7 @@ export async function restartDuringRun(
   const spawnedAtMs = Date.now();
   const t0 = performance.now();
   const next = await startHub(hubArgs);
+  onRestarted(next);
   result.hubRestartServingSeconds = round((performance.now() - t0) / 1000);
   /** @type {number | undefined} */
   let connectedAt;
@@ -259,11 +264,8 @@ export async function restartDuringRun(
   );
   if (!o.finishRestartRun) {
     // Quick mode: the restart figures are taken; stop run 2 instead of waiting for it.
-    await callUnary(admin, "stopUpdateRun", {
-      name: "bench-restart",
-      reason: "bench: restart measured",
-    });
-    return next;
+    await stopUnlessFinished(admin, "bench-restart", "bench: restart measured");
+    return;
   }
   // Let run 2 finish so that the bundle rollout does not share the hub with it.
   try {
@@ -290,5 +292,4 @@ export async function restartDuringRun(
   } catch (error) {
     result.errors.restartRun = firstLine(error);
   }
-  return next;
 }

@@ -172,6 +172,25 @@ export async function getRun(admin, name) {
   return view.value;
 }
 
+/** Run states after which nothing moves any more (docs/semantics.md#operator-actions). */
+const FINISHED = ["Completed", "Failed", "Stopped", "Skipped"];
+
+/**
+ * Stops run `name` unless it has already finished (it may, while the figures were being taken).
+ * @param {wire.AdminServiceClient} admin
+ * @param {string} name
+ * @param {string} reason
+ * @returns {Promise<void>}
+ */
+export async function stopUnlessFinished(admin, name, reason) {
+  if (FINISHED.includes((await getRun(admin, name)).state)) return;
+  try {
+    await callUnary(admin, "stopUpdateRun", { name, reason });
+  } catch (error) {
+    if (!FINISHED.includes((await getRun(admin, name)).state)) throw error;
+  }
+}
+
 /**
  * Starts run `name` and follows it through WatchUpdateRun until it completes; prints members
  * succeeded / total each second. Resolves with the observed ms from StartUpdateRun returning to

@@ -160,6 +160,12 @@ export async function runEndToEnd(options = {}) {
     await scrape(metricsUrl);
     const hubRssIdleKiB = await rssKiB(hub.pid);
     result.hubRssIdleKiB = hubRssIdleKiB;
+    /**
+     * A hub's RSS above the first hub's idle RSS (empty store, nothing connected), per cluster.
+     * @param {unknown} kiB
+     */
+    const perCluster = (kiB) =>
+      typeof kiB === "number" ? round((kiB - hubRssIdleKiB) / clusters) : null;
     log(`e2e: hub serving, idle RSS ${String(hubRssIdleKiB)} KiB`);
 
     // One agent process hosting one cluster (outside the main fleet: label fleet=single).
@@ -252,7 +258,17 @@ export async function runEndToEnd(options = {}) {
     // 4. Hub restart during a second staged run, before the bundle: at 10,000 clusters the bundle
     // rollout has been seen to stall the hub, which must not spoil the restart figures.
     try {
-      hub = await restartDuringRun(hub, hubArgs, metricsUrl, admin, o, result);
+      await restartDuringRun(
+        hub,
+        hubArgs,
+        metricsUrl,
+        admin,
+        o,
+        result,
+        (next) => {
+          hub = next;
+        },
+      );
     } catch (error) {
       result.errors.restart = firstLine(error);
       log(`e2e: restart failed: ${result.errors.restart}`);
@@ -273,9 +289,7 @@ export async function runEndToEnd(options = {}) {
       result.errors.metrics = firstLine(error);
     }
     result.hubRssEndKiB = await rssKiB(hub.pid).catch(() => null);
-    result.hubRssEndPerClusterKiB = round(
-      (Number(result.hubRssEndKiB) - hubRssIdleKiB) / clusters,
-    );
+    result.hubRssEndPerClusterKiB = perCluster(result.hubRssEndKiB);
 
     // 7. Failover between two hub replicas, last: it replaces the agent processes.
     if (o.failover)
@@ -288,8 +302,8 @@ export async function runEndToEnd(options = {}) {
           o,
           result,
         });
-        result.failoverSurvivorRssEndPerClusterKiB = round(
-          (Number(result.failoverSurvivorRssEndKiB) - hubRssIdleKiB) / clusters,
+        result.failoverSurvivorRssEndPerClusterKiB = perCluster(
+          result.failoverSurvivorRssEndKiB,
         );
       } catch (error) {
         result.errors.failover = firstLine(error);

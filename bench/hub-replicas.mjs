@@ -13,8 +13,9 @@ export const LEASE_TTL = "10s";
 export const LEASE_TTL_SECONDS = 10;
 
 /**
- * Who holds a unit's lease, and its epoch (the bucket revision it was taken at).
- * @typedef {{ holder: string, epoch: number }} LeaseHolder
+ * Who holds a unit's lease, its epoch (the bucket revision it was taken at), and when the
+ * nats-server stored its last write (ms since the epoch).
+ * @typedef {{ holder: string, epoch: number, writtenAtMs: number }} LeaseHolder
  */
 
 /**
@@ -42,6 +43,7 @@ export async function openLeases(natsUrl) {
         return {
           holder: value.holder,
           epoch: epoch === 0 ? entry.revision : epoch,
+          writtenAtMs: entry.created.getTime(),
         };
       },
       close: () => nc.close(),
