@@ -20,7 +20,10 @@ import { join } from "node:path";
  * @typedef {{ namePrefix: string, count: number, labels: Record<string, string> }} FleetEntry
  */
 
-/** Kubernetes versions: the fleet starts at FROM, the staged run upgrades to MID, run 2 to TO. */
+/**
+ * Kubernetes versions: the fleet starts at FROM, the staged run upgrades to MID, run 2 to TO (the
+ * failover step's run, on agent processes started again, to MID).
+ */
 export const VERSIONS = { from: "1.29.9", mid: "1.30.5", to: "1.31.2" };
 
 const PROD_GEOS = ["eu", "us", "ap", "sa"];

@@ -19,11 +19,13 @@ import {
   getRun,
   startAndFollowRun,
   startHub,
+  stopUnlessFinished,
 } from "./e2e-steps.mjs";
 
 /** @import { wire } from "@flotilla/protocol" */
 /** @import { TestProcess } from "@flotilla/testkit" */
 /** @import { E2eResult, E2eSettings } from "./e2e.mjs" */
+/** @import { HubArgs } from "./e2e-steps.mjs" */
 
 /**
  * Step 3: the staged run over the `staged=yes` clusters, against its ideal makespan.
@@ -168,12 +170,14 @@ export async function bundleRollout(
  * again and to a member transition after the spawn. A second run rather than a restart inside
  * step 3 keeps step 3's makespan clean.
  * @param {TestProcess} hub
- * @param {{ grpc: string, http: string, nats: string }} hubArgs
+ * @param {HubArgs} hubArgs
  * @param {string} metricsUrl
  * @param {wire.AdminServiceClient} admin
  * @param {E2eSettings} o
  * @param {E2eResult} result
- * @returns {Promise<TestProcess>}
+ * @param {(next: TestProcess) => void} onRestarted told the new hub process as soon as it serves,
+ *   so that the caller stops it even when a later part of the step fails
+ * @returns {Promise<void>}
  */
 export async function restartDuringRun(
   hub,
@@ -182,6 +186,7 @@ export async function restartDuringRun(
   admin,
   o,
   result,
+  onRestarted,
 ) {
   const { log, clusters } = o;
   await callUnary(admin, "createUpdateRun", {
@@ -216,6 +221,7 @@ export async function restartDuringRun(
   const spawnedAtMs = Date.now();
   const t0 = performance.now();
   const next = await startHub(hubArgs);
+  onRestarted(next);
   result.hubRestartServingSeconds = round((performance.now() - t0) / 1000);
   /** @type {number | undefined} */
   let connectedAt;
@@ -258,11 +264,8 @@ export async function restartDuringRun(
   );
   if (!o.finishRestartRun) {
     // Quick mode: the restart figures are taken; stop run 2 instead of waiting for it.
-    await callUnary(admin, "stopUpdateRun", {
-      name: "bench-restart",
-      reason: "bench: restart measured",
-    });
-    return next;
+    await stopUnlessFinished(admin, "bench-restart", "bench: restart measured");
+    return;
   }
   // Let run 2 finish so that the bundle rollout does not share the hub with it.
   try {
@@ -289,5 +292,4 @@ export async function restartDuringRun(
   } catch (error) {
     result.errors.restartRun = firstLine(error);
   }
-  return next;
 }

@@ -6,6 +6,7 @@ import { performance } from "node:perf_hooks";
 import { callUnary, runFromWire } from "@flotilla/protocol";
 import { startProcess } from "@flotilla/testkit";
 import { scrape, total } from "./e2e-measure.mjs";
+import { LEASE_TTL } from "./hub-replicas.mjs";
 
 /** @import { RunView, wire } from "@flotilla/protocol" */
 /** @import { TestProcess } from "@flotilla/testkit" */
@@ -25,15 +26,23 @@ export function firstLine(error) {
 }
 
 /**
+ * The addresses of one hub process of the scenario, and its replica name when it is one of
+ * several (docs/high-availability.md).
+ * @typedef {{ grpc: string, http: string, nats: string, replicaId?: string }} HubArgs
+ */
+
+/**
  * Starts the hub in plaintext development mode with default heartbeat and pass intervals. The
  * secured mode's extra costs (TLS handshakes, 10,000 registrations and certificates, one NATS
- * connection per cluster with per-cluster credentials) are NOT part of this scenario.
- * @param {{ grpc: string, http: string, nats: string }} addresses
+ * connection per cluster with per-cluster credentials) are NOT part of this scenario. With a
+ * `replicaId` the process is named so and runs with the lease TTL stated by the bench (the hub's
+ * default).
+ * @param {HubArgs} addresses
  * @returns {Promise<TestProcess>}
  */
-export async function startHub({ grpc, http, nats }) {
+export async function startHub({ grpc, http, nats, replicaId }) {
   const hub = startProcess({
-    name: "hub",
+    name: replicaId ?? "hub",
     args: [
       "packages/hub/dist/main.js",
       "--listen",
@@ -45,6 +54,9 @@ export async function startHub({ grpc, http, nats }) {
       "--insecure-plaintext",
       "--log-level",
       "warn",
+      ...(replicaId === undefined
+        ? []
+        : ["--replica-id", replicaId, "--lease-ttl", LEASE_TTL]),
     ],
   });
   await hub.waitForLine(/serving gRPC/, 60_000);
@@ -158,6 +170,25 @@ export async function getRun(admin, name) {
   if (!view.ok)
     throw new Error(`run ${name}: ${JSON.stringify(view.problems)}`);
   return view.value;
+}
+
+/** Run states after which nothing moves any more (docs/semantics.md#operator-actions). */
+const FINISHED = ["Completed", "Failed", "Stopped", "Skipped"];
+
+/**
+ * Stops run `name` unless it has already finished (it may, while the figures were being taken).
+ * @param {wire.AdminServiceClient} admin
+ * @param {string} name
+ * @param {string} reason
+ * @returns {Promise<void>}
+ */
+export async function stopUnlessFinished(admin, name, reason) {
+  if (FINISHED.includes((await getRun(admin, name)).state)) return;
+  try {
+    await callUnary(admin, "stopUpdateRun", { name, reason });
+  } catch (error) {
+    if (!FINISHED.includes((await getRun(admin, name)).state)) throw error;
+  }
 }
 
 /**

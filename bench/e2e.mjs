@@ -14,9 +14,16 @@
 //      (last: in one 10,000-cluster run the hub stopped answering near its end);
 //   6. the hub's report→intent latency histogram, status reports and intents published, scraped
 //      before the restart (`staged…`: the staged run) and at the end (`afterRestart…`: the rest of
-//      run 2 and the bundle), since counters start from zero in the new process.
+//      run 2 and the bundle), since counters start from zero in the new process; the hub's RSS
+//      after all of that (`hubRssEndKiB`);
+//   7. failover (bench/e2e-failover.mjs): a second hub replica on the same NATS, the agents
+//      started again with both addresses, a third staged run, its owner SIGKILLed: time to the
+//      lease taken by the other replica, to every agent back on it, and to the run moving again;
+//      the surviving replica's RSS at the end (`failoverSurvivorRssEndKiB`).
+//      `failover: false` leaves it out.
 // Memory: RSS from /proc/PID/status VmRSS, in KiB (1 KiB = 1024 bytes) and MiB.
-// `node bench/e2e.mjs [--clusters N] [--agents K] [--staged N] [--quick]` prints the JSON.
+// `node bench/e2e.mjs [--clusters N] [--agents K] [--staged N] [--quick] [--no-failover]` prints
+// the JSON.
 // @ts-check
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -50,6 +57,7 @@ import {
   restartDuringRun,
   stagedRun,
 } from "./e2e-scenarios.mjs";
+import { failoverDuringRun } from "./e2e-failover.mjs";
 
 /** @import { wire } from "@flotilla/protocol" */
 /** @import { NatsServer, TestProcess } from "@flotilla/testkit" */
@@ -64,6 +72,7 @@ import {
  *   applySeconds?: number,
  *   bundleTimeoutSeconds?: number,
  *   finishRestartRun?: boolean,
+ *   failover?: boolean,
  *   onProgress?: (line: string) => void,
  * }} E2eOptions
  */
@@ -100,6 +109,8 @@ function settings(options) {
     bundleTimeoutSeconds: options.bundleTimeoutSeconds ?? 600,
     // Follow the run interrupted by the restart to its end (its makespan is reported).
     finishRestartRun: options.finishRestartRun ?? true,
+    // Step 7: two hub replicas, the owner of a run SIGKILLed.
+    failover: options.failover ?? true,
     log:
       options.onProgress ??
       /** @param {string} line */
@@ -127,6 +138,9 @@ export async function runEndToEnd(options = {}) {
   };
   /** @type {TestProcess[]} */
   const agents = [];
+  /** Hub processes started by the failover step, stopped at the end with the first. */
+  /** @type {TestProcess[]} */
+  const replicas = [];
   /** @type {NatsServer | undefined} */
   let nats;
   /** @type {TestProcess | undefined} */
@@ -138,12 +152,20 @@ export async function runEndToEnd(options = {}) {
     const grpc = `127.0.0.1:${String(await freePort())}`;
     const http = `127.0.0.1:${String(await freePort())}`;
     const metricsUrl = `http://${http}/metrics`;
-    const hubArgs = { grpc, http, nats: nats.url };
+    // Named as a replica, so that the failover step can tell it from the second one; alone it
+    // behaves as any single hub (docs/high-availability.md).
+    const hubArgs = { grpc, http, nats: nats.url, replicaId: "bench-hub-a" };
     hub = await startHub(hubArgs);
     admin = createAdminServiceClient(grpc, credentials.createInsecure());
     await scrape(metricsUrl);
     const hubRssIdleKiB = await rssKiB(hub.pid);
     result.hubRssIdleKiB = hubRssIdleKiB;
+    /**
+     * A hub's RSS above the first hub's idle RSS (empty store, nothing connected), per cluster.
+     * @param {unknown} kiB
+     */
+    const perCluster = (kiB) =>
+      typeof kiB === "number" ? round((kiB - hubRssIdleKiB) / clusters) : null;
     log(`e2e: hub serving, idle RSS ${String(hubRssIdleKiB)} KiB`);
 
     // One agent process hosting one cluster (outside the main fleet: label fleet=single).
@@ -236,7 +258,17 @@ export async function runEndToEnd(options = {}) {
     // 4. Hub restart during a second staged run, before the bundle: at 10,000 clusters the bundle
     // rollout has been seen to stall the hub, which must not spoil the restart figures.
     try {
-      hub = await restartDuringRun(hub, hubArgs, metricsUrl, admin, o, result);
+      await restartDuringRun(
+        hub,
+        hubArgs,
+        metricsUrl,
+        admin,
+        o,
+        result,
+        (next) => {
+          hub = next;
+        },
+      );
     } catch (error) {
       result.errors.restart = firstLine(error);
       log(`e2e: restart failed: ${result.errors.restart}`);
@@ -257,11 +289,32 @@ export async function runEndToEnd(options = {}) {
       result.errors.metrics = firstLine(error);
     }
     result.hubRssEndKiB = await rssKiB(hub.pid).catch(() => null);
+    result.hubRssEndPerClusterKiB = perCluster(result.hubRssEndKiB);
+
+    // 7. Failover between two hub replicas, last: it replaces the agent processes.
+    if (o.failover)
+      try {
+        await failoverDuringRun({
+          first: { process: hub, args: hubArgs },
+          agents,
+          files,
+          hubs: replicas,
+          o,
+          result,
+        });
+        result.failoverSurvivorRssEndPerClusterKiB = perCluster(
+          result.failoverSurvivorRssEndKiB,
+        );
+      } catch (error) {
+        result.errors.failover = firstLine(error);
+        log(`e2e: failover failed: ${result.errors.failover}`);
+      }
     return result;
   } finally {
     admin?.close();
     await Promise.all(agents.map((a) => a.stop(15_000)));
     await hub?.stop(10_000);
+    for (const r of replicas) await r.stop(10_000);
     await nats?.stop();
     await rm(work, { recursive: true, force: true });
   }
@@ -322,6 +375,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
     stagedMembers: number("--staged") ?? Math.min(clusters, 2_000),
     upgradeSeconds: quick ? 1 : 2,
     applySeconds: quick ? 0.5 : 1,
+    failover: !argv.includes("--no-failover"),
   });
   process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
 }

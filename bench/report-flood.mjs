@@ -25,7 +25,8 @@
 // starts nats-server and a hub process, alternates raw and hub rounds, and prints the medians, the
 // ratio and the hub's own flotilla_hub_status_reports_total delta (which must equal every report
 // acked) as JSON. `--profile` runs the hub under `node --cpu-prof` and adds its top functions by
-// self and by total time.
+// self and by total time. `--replicas` runs two hub replicas instead and floods the owner of the
+// bundle rollouts and the other replica by turns (`runReportFloodReplicas`).
 // @ts-check
 import { mkdtemp, readdir, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -61,6 +62,12 @@ import {
   startProcess,
   waitFor,
 } from "@flotilla/testkit";
+import {
+  LEASE_TTL,
+  LEASE_TTL_SECONDS,
+  natsMessageCounters,
+  openLeases,
+} from "./hub-replicas.mjs";
 
 /** @import { ClientDuplexStream, ServerDuplexStream, StatusObject } from "@grpc/grpc-js" */
 /** @import { wire } from "@flotilla/protocol" */
@@ -651,54 +658,33 @@ export async function runReportFlood({
   log = (l) => process.stderr.write(`${l}\n`),
 } = {}) {
   // Upper bounds; each timed round sends what its warm-up's rate fills in `targetMs`.
-  const messages = quick ? 50_000 : 200_000;
-  const targetMs = quick ? 3_000 : 5_000;
+  const { messages, targetMs } = floodSize(quick);
   const nats = await startNatsServer();
   const profileDir = profile
     ? await mkdtemp(join(tmpdir(), "flotilla-flood-prof-"))
     : undefined;
-  const hubAddress = `127.0.0.1:${String(await freePort())}`;
-  const httpAddress = `127.0.0.1:${String(await freePort())}`;
-  const hub = startProcess({
-    name: "hub",
-    args: [
-      ...(profileDir ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : []),
-      "packages/hub/dist/main.js",
-      "--nats",
-      nats.url,
-      "--insecure-plaintext",
-      "--listen",
-      hubAddress,
-      "--http-listen",
-      httpAddress,
-      "--log-level",
-      "warn",
-    ],
+  const hub = await startFloodHub(nats.url, {
+    nodeArgs: profileDir ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [],
   });
   try {
-    await hub.waitForLine(/serving gRPC/);
     const raw = [];
     const hubRuns = [];
-    const before = await hubReportCounter(httpAddress);
+    const before = await hubReportCounter(hub.http);
     for (let i = 0; i < rounds; i++) {
       const r = await measureRawGrpc({ streams, messages, targetMs });
       raw.push(r);
-      log(
-        `bench: report flood: raw ${r.messagesPerSec.toFixed(0)} msg/s (${String(r.messages)} in ${r.elapsedMs.toFixed(0)} ms)`,
-      );
+      logRaw(log, r);
       const h = await measureHubReports({
-        hubAddress,
+        hubAddress: hub.grpc,
         natsUrl: nats.url,
         streams,
         messages,
         targetMs,
       });
       hubRuns.push(h);
-      log(
-        `bench: report flood: hub ${h.reportsPerSec.toFixed(0)} reports/s, counted ${(100 * h.acceptedFraction).toFixed(1)}% (${String(h.messages)} in ${h.elapsedMs.toFixed(0)} ms)`,
-      );
+      logHub(log, "hub", h);
     }
-    const after = await hubReportCounter(httpAddress);
+    const after = await hubReportCounter(hub.http);
     const hubReportsPerSec = median(hubRuns.map((h) => h.countedPerSec));
     const rawMessagesPerSec = median(raw.map((r) => r.messagesPerSec));
     const result = {
@@ -718,7 +704,7 @@ export async function runReportFlood({
         expected: hubRuns.reduce((sum, h) => sum + h.acksTotal, 0),
       },
     };
-    await hub.stop(30_000);
+    await hub.process.stop(30_000);
     if (profileDir) {
       const file = (await readdir(profileDir)).find((f) =>
         f.endsWith(".cpuprofile"),
@@ -734,9 +720,227 @@ export async function runReportFlood({
     }
     return result;
   } finally {
-    await hub.stop();
+    await hub.process.stop();
     await nats.stop();
   }
+}
+
+/**
+ * The same flood with two hub replicas on one NATS (docs/high-availability.md). The flood's
+ * reports are bundle reports, so the work they feed is the `bundles` unit: every replica shares
+ * each bundle report it takes in with the others on `flotilla.hub.bundles.report`, and the owner
+ * of `bundles` runs the rollout passes on them. Rounds go raw, the owner of `bundles`, the other
+ * replica (the non-owner), by turns, each side's ratio against the same raw baseline. The
+ * forwarding cost is what the nats-server counts (/varz) during a hub round, per report acked:
+ * messages published to it and delivered by it, every subject together (lease rounds, presence
+ * and JetStream requests of those seconds included).
+ * @param {{
+ *   quick?: boolean,
+ *   rounds?: number,
+ *   streams?: number,
+ *   log?: (line: string) => void,
+ * }} [options]
+ */
+export async function runReportFloodReplicas({
+  quick = false,
+  rounds = 3,
+  streams = 100,
+  log = (l) => process.stderr.write(`${l}\n`),
+} = {}) {
+  const { messages, targetMs } = floodSize(quick);
+  const nats = await startNatsServer();
+  /** @type {FloodHub[]} */
+  const hubs = [];
+  /** @type {Awaited<ReturnType<typeof openLeases>> | undefined} */
+  let leases;
+  try {
+    for (const id of ["flood-a", "flood-b"])
+      hubs.push(await startFloodHub(nats.url, { replicaId: id }));
+    leases = await openLeases(nats.url);
+    const owned = await settledHolder(leases, "bundles", log);
+    const owner = hubs.find((h) => h.replicaId === owned.holder);
+    const other = hubs.find((h) => h.replicaId !== owned.holder);
+    if (owner === undefined || other === undefined)
+      throw new Error(
+        `the bundles lease is held by ${owned.holder}, not by one of ${hubs.map((h) => h.replicaId).join(", ")}`,
+      );
+    log(
+      `bench: report flood, two replicas: ${owned.holder} owns the bundles, ${other.replicaId} does not`,
+    );
+    const raw = [];
+    /** @type {Record<"owner" | "nonOwner", FloodSide[]>} */
+    const sides = { owner: [], nonOwner: [] };
+    for (let i = 0; i < rounds; i++) {
+      const r = await measureRawGrpc({ streams, messages, targetMs });
+      raw.push(r);
+      logRaw(log, r);
+      for (const [side, hub] of /** @type {const} */ ([
+        ["owner", owner],
+        ["nonOwner", other],
+      ])) {
+        const before = await natsMessageCounters(nats.monitorUrl);
+        const h = await measureHubReports({
+          hubAddress: hub.grpc,
+          natsUrl: nats.url,
+          streams,
+          messages,
+          targetMs,
+        });
+        const after = await natsMessageCounters(nats.monitorUrl);
+        sides[side].push({
+          ...h,
+          natsInPerReport: (after.in - before.in) / h.acksTotal,
+          natsOutPerReport: (after.out - before.out) / h.acksTotal,
+        });
+        logHub(log, side === "owner" ? "owner" : "non-owner", h);
+      }
+    }
+    const still = await leases.holder("bundles");
+    const rawMessagesPerSec = median(raw.map((r) => r.messagesPerSec));
+    /** @param {FloodSide[]} runs */
+    const summary = (runs) => {
+      const reportsPerSec = median(runs.map((h) => h.countedPerSec));
+      return {
+        reportsPerSec,
+        ratio: reportsPerSec / rawMessagesPerSec,
+        natsInPerReport: median(runs.map((h) => h.natsInPerReport)),
+        natsOutPerReport: median(runs.map((h) => h.natsOutPerReport)),
+        runs,
+      };
+    };
+    return {
+      rawMessagesPerSec,
+      owner: { replica: owner.replicaId, ...summary(sides.owner) },
+      nonOwner: { replica: other.replicaId, ...summary(sides.nonOwner) },
+      // The bundles lease did not move during the rounds (same holder, same epoch).
+      ownerUnchanged:
+        still?.holder === owned.holder && still.epoch === owned.epoch,
+      streams,
+      raw,
+    };
+  } finally {
+    await leases?.close();
+    for (const hub of hubs) await hub.process.stop();
+    await nats.stop();
+  }
+}
+
+/**
+ * Waits until `unit`'s lease has had the same holder for longer than three lease rounds (a
+ * replica that has just joined is handed the units it is preferred for after two), so that it
+ * does not move during the measurement.
+ * @param {Awaited<ReturnType<typeof openLeases>>} leases
+ * @param {string} unit
+ * @param {(line: string) => void} log
+ * @returns {Promise<import("./hub-replicas.mjs").LeaseHolder>}
+ */
+async function settledHolder(leases, unit, log) {
+  const steadyMs = (LEASE_TTL_SECONDS * 1000 * 3) / 4 + 1_000;
+  /** @type {import("./hub-replicas.mjs").LeaseHolder | undefined} */
+  let seen;
+  let since = performance.now();
+  await waitFor(
+    async () => {
+      const now = await leases.holder(unit);
+      if (now?.holder !== seen?.holder || now?.epoch !== seen?.epoch) {
+        seen = now;
+        since = performance.now();
+      }
+      return seen !== undefined && performance.now() - since > steadyMs;
+    },
+    {
+      timeoutMs: 120_000,
+      intervalMs: 250,
+      message: `the ${unit} lease to stay with one replica for ${String(steadyMs)} ms`,
+    },
+  );
+  const holder = /** @type {import("./hub-replicas.mjs").LeaseHolder} */ (seen);
+  log(`bench: report flood: ${unit} lease held by ${holder.holder}`);
+  return holder;
+}
+
+/**
+ * A hub process of the flood and its addresses.
+ * @typedef {{
+ *   process: import("@flotilla/testkit").TestProcess,
+ *   grpc: string,
+ *   http: string,
+ *   replicaId: string | undefined,
+ * }} FloodHub
+ */
+/**
+ * One hub round of the two-replica flood with the nats-server's counters per report.
+ * @typedef {Awaited<ReturnType<typeof measureHubReports>> & {
+ *   natsInPerReport: number,
+ *   natsOutPerReport: number,
+ * }} FloodSide
+ */
+
+/**
+ * Starts a plaintext hub on free ports against `natsUrl`; resolves once it serves gRPC. With
+ * `replicaId` it is one replica of several (the hub's default lease TTL, stated).
+ * @param {string} natsUrl
+ * @param {{ replicaId?: string, nodeArgs?: string[] }} [options]
+ * @returns {Promise<FloodHub>}
+ */
+async function startFloodHub(natsUrl, { replicaId, nodeArgs = [] } = {}) {
+  const grpc = `127.0.0.1:${String(await freePort())}`;
+  const http = `127.0.0.1:${String(await freePort())}`;
+  const process = startProcess({
+    name: replicaId ?? "hub",
+    args: [
+      ...nodeArgs,
+      "packages/hub/dist/main.js",
+      "--nats",
+      natsUrl,
+      "--insecure-plaintext",
+      "--listen",
+      grpc,
+      "--http-listen",
+      http,
+      "--log-level",
+      "warn",
+      ...(replicaId === undefined
+        ? []
+        : ["--replica-id", replicaId, "--lease-ttl", LEASE_TTL]),
+    ],
+  });
+  try {
+    await process.waitForLine(/serving gRPC/);
+  } catch (error) {
+    await process.stop();
+    throw error;
+  }
+  return { process, grpc, http, replicaId };
+}
+
+/** @param {boolean} quick */
+function floodSize(quick) {
+  return {
+    messages: quick ? 50_000 : 200_000,
+    targetMs: quick ? 3_000 : 5_000,
+  };
+}
+
+/**
+ * @param {(line: string) => void} log
+ * @param {Awaited<ReturnType<typeof measureRawGrpc>>} r
+ */
+function logRaw(log, r) {
+  log(
+    `bench: report flood: raw ${r.messagesPerSec.toFixed(0)} msg/s (${String(r.messages)} in ${r.elapsedMs.toFixed(0)} ms)`,
+  );
+}
+
+/**
+ * @param {(line: string) => void} log
+ * @param {string} side
+ * @param {Awaited<ReturnType<typeof measureHubReports>>} h
+ */
+function logHub(log, side, h) {
+  log(
+    `bench: report flood: ${side} ${h.reportsPerSec.toFixed(0)} reports/s, counted ${(100 * h.acceptedFraction).toFixed(1)}% (${String(h.messages)} in ${h.elapsedMs.toFixed(0)} ms)`,
+  );
 }
 
 /**
@@ -767,11 +971,16 @@ if (
   isMainThread &&
   import.meta.url === pathToFileURL(process.argv[1] ?? "").href
 ) {
-  const result = await runReportFlood({
+  const common = {
     quick: process.argv.includes("--quick"),
-    profile: process.argv.includes("--profile"),
     ...numberFlag("--streams", "streams"),
     ...numberFlag("--rounds", "rounds"),
-  });
+  };
+  const result = process.argv.includes("--replicas")
+    ? await runReportFloodReplicas(common)
+    : await runReportFlood({
+        ...common,
+        profile: process.argv.includes("--profile"),
+      });
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 }

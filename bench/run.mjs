@@ -8,7 +8,7 @@ import { measure } from "./core.mjs";
 import { runEndToEnd } from "./e2e.mjs";
 import { round } from "./e2e-measure.mjs";
 import { measureIntents } from "./intents.mjs";
-import { runReportFlood } from "./report-flood.mjs";
+import { runReportFlood, runReportFloodReplicas } from "./report-flood.mjs";
 
 const quick = process.argv.includes("--quick");
 const startedAt = new Date().toISOString();
@@ -117,6 +117,41 @@ metrics["grpc.reports_vs_raw_stream"] = {
   met: flood.ratio >= 0.5,
 };
 
+// The same flood with two hub replicas: at the owner of the bundle rollouts and at the other one.
+process.stderr.write(
+  "bench: status reports at the non-owner of two hub replicas ...\n",
+);
+const floodHa = await runReportFloodReplicas({
+  quick,
+  rounds: quick ? 3 : 5,
+});
+// Noise: the owner-side ratio's spread over its rounds, at least 10%.
+const ownerRatios = floodHa.owner.runs.map(
+  (h) => h.countedPerSec / floodHa.rawMessagesPerSec,
+);
+const noise = Math.max(
+  0.1 * floodHa.owner.ratio,
+  Math.max(...ownerRatios) - Math.min(...ownerRatios),
+);
+metrics["grpc.reports_vs_raw_stream_non_owner"] = {
+  value: Number(floodHa.nonOwner.reportsPerSec.toFixed(0)),
+  unit: "reports/s",
+  baseline: Number(floodHa.rawMessagesPerSec.toFixed(0)),
+  ratio: Number(floodHa.nonOwner.ratio.toFixed(3)),
+  target: `ratio not below the owner's (${floodHa.owner.ratio.toFixed(3)}, ${floodHa.owner.reportsPerSec.toFixed(0)} reports/s) by more than noise (${noise.toFixed(3)}); NATS messages per report in/out: non-owner ${floodHa.nonOwner.natsInPerReport.toFixed(2)}/${floodHa.nonOwner.natsOutPerReport.toFixed(2)}, owner ${floodHa.owner.natsInPerReport.toFixed(2)}/${floodHa.owner.natsOutPerReport.toFixed(2)}`,
+  met:
+    floodHa.ownerUnchanged &&
+    floodHa.nonOwner.ratio >= floodHa.owner.ratio - noise,
+};
+metrics["grpc.reports_vs_raw_stream_owner_of_two"] = {
+  value: Number(floodHa.owner.reportsPerSec.toFixed(0)),
+  unit: "reports/s",
+  baseline: Number(floodHa.rawMessagesPerSec.toFixed(0)),
+  ratio: Number(floodHa.owner.ratio.toFixed(3)),
+  target: "report (the same flood at the owner, two replicas running)",
+  met: true,
+};
+
 // End to end: nats-server, the hub and 10,000 simulated agents in four processes.
 const e2eOptions = quick
   ? {
@@ -184,6 +219,35 @@ e2eMetric("e2e.restart_all_resumed", {
   target:
     "≤ 30 s (hub restarted with 10,000 connected: every agent back, every run moving)",
   met: (v) => v <= 30,
+});
+e2eMetric("e2e.failover_progress", {
+  value: e2e.failoverProgressSeconds,
+  unit: "s",
+  target: `≤ 15 s (the owner of a run SIGKILLed, two replicas, 10,000 connected: the run moving again on the other; lease TTL ${String(e2e.failoverLeaseTtlSeconds)} s)`,
+  met: (v) => v <= 15,
+});
+e2eMetric("e2e.failover_lease_taken", {
+  value: e2e.failoverLeaseSeconds,
+  unit: "s",
+  target: `report (kill → the other replica holds the run's lease; TTL ${String(e2e.failoverLeaseTtlSeconds)} s)`,
+  met: () => true,
+});
+e2eMetric("e2e.failover_agents_back", {
+  value: e2e.failoverReconnectSeconds,
+  unit: "s",
+  target: `report (kill → the killed replica's ${String(e2e.failoverAgentsOnKilled)} agents connected to the other)`,
+  met: () => true,
+});
+const rssEndSingle = round(e2e.hubRssEndPerClusterKiB);
+const rssEndSurvivor = round(e2e.failoverSurvivorRssEndPerClusterKiB);
+e2eMetric("e2e.hub_rss_per_cluster_end", {
+  value:
+    rssEndSingle === null
+      ? null
+      : Math.max(rssEndSingle, rssEndSurvivor ?? rssEndSingle),
+  unit: "KiB",
+  target: `≤ 50 KB per connected cluster after the whole scenario (the higher of: the hub after run, restart and bundle, ${String(rssEndSingle)} KiB; the replica alive after the failover, ${String(rssEndSurvivor ?? "not measured")} KiB)`,
+  met: (v) => v * 1.024 <= 50,
 });
 e2eMetric("e2e.connect_all", {
   value: e2e.allConnectedSeconds,

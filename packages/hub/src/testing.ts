@@ -38,6 +38,8 @@ export {
   gateDecisionKey,
   gateDecisionsPrefix,
   isRunJournalKey,
+  leaseKey,
+  leasesBucketName,
   runHeadKey,
   runJournalKey,
   runRecordsPrefix,
