@@ -369,6 +369,14 @@ async function main() {
               `  ${elapsed()} hub-${String(now.index)} took k8s-1-30 over (lease epoch ${String(now.epoch)}), ${((Date.now() - killedAtMs) / 1000).toFixed(1)} s after the kill`,
             ),
           );
+          // What an operator checks then: the replicas left and what each holds, and the audit record.
+          await cli(["hub", "status"]);
+          await cli([
+            "audit",
+            "list",
+            "--method",
+            "/flotilla.hub/TakeOverUpdateRun",
+          ]);
         }
       }
       if (
