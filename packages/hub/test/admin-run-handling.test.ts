@@ -103,6 +103,14 @@ describe("hub: gate list and run delete", () => {
       "r1 stage:canary:after GATE_STATE_PENDING",
     ]);
     expect(pending.gates[0]?.gate?.reachedAtMs).toBeGreaterThan(0);
+    // Waiting at the gate is still in flight.
+    expect(fixture.hub.hub.runs.get("r1").run.state).toBe("Pending");
+    await expect(
+      callUnary(admin, "deleteUpdateRun", { name: "r1", reason: "" }),
+    ).rejects.toMatchObject({
+      code: "failed_precondition",
+      message: expect.stringContaining("is Pending"),
+    });
     const ofR2 = await callUnary(admin, "listGates", { states: [], run: "r2" });
     expect(ofR2.gates.map((g) => g.run)).toEqual(["r2", "r2"]);
     await expect(
@@ -159,6 +167,7 @@ describe("hub: gate list and run delete", () => {
       audit.events.map((e) => [e.targetName, e.reason, e.outcome]),
     ).toEqual([
       ["r1", "oops", "Failed"],
+      ["r1", "", "Failed"],
       ["r1", "abandoned", "Succeeded"],
       ["r1", "", "Failed"],
       ["r2", "", "Succeeded"],

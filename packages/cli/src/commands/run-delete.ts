@@ -1,6 +1,7 @@
 /**
  * `flotilla run delete NAME`: deletes a run that is not in flight (as `az fleet updaterun delete`).
- * The hub refuses a Running or Stopping run and says so; stop it first (docs/cli.md#runs).
+ * The hub refuses a run that is started and not finished, and says so; stop it first
+ * (docs/cli.md#runs).
  */
 import { RUN_STATE } from "@flotilla/protocol";
 import { EXIT_OK } from "../io.js";
@@ -10,9 +11,9 @@ import { printJson, printLines } from "../hub/output.js";
 /** `flotilla run delete`. */
 export const runDeleteCommand = adminCommand({
   name: "run delete",
-  summary: "delete a run that is not running (stop it first)",
+  summary: "delete a run that is not started or has finished (stop it first)",
   description:
-    "Deletes the run and everything stored for it. Refused while the run is Running or Stopping:\n" +
+    "Deletes the run and everything stored for it. Refused while it is Running, Pending or Stopping:\n" +
     "stop it (flotilla run stop) and wait until it is Stopped. Members keep their intents as the\n" +
     "run left them.",
   positionals: [{ name: "NAME", description: "the run's name" }],

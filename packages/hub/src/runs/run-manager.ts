@@ -91,11 +91,11 @@ export interface RunReplication {
 }
 
 /**
- * A run in these states has members in flight (or about to be): it cannot be deleted, only stopped
- * (docs/cli.md#runs).
+ * A started run that has not finished (Running, Pending at a gate or wait, Stopping): members are
+ * in flight or about to be, so it cannot be deleted, only stopped (docs/cli.md#runs).
  */
 export function isInFlight(state: RunState): boolean {
-  return state === "Running" || state === "Stopping";
+  return state !== "NotStarted" && !isRunFinished(state);
 }
 
 /** Runs in these states change no more; nobody needs to own them. */
@@ -136,7 +136,7 @@ export interface RunManager {
   command(name: string, ...commands: RunCommand[]): Promise<StoredRun>;
   /**
    * Deletes a run that is not in flight, with everything stored for it; resolves with the state it
-   * had. Running or Stopping: FAILED_PRECONDITION. Members' intents stay as the run left them.
+   * had. Running, Pending or Stopping: FAILED_PRECONDITION. Members' intents stay as the run left them.
    */
   delete(name: string): Promise<RunState>;
   /** Deletes a run for another replica; refused unless this replica owns the run. */

@@ -3,7 +3,7 @@
 
 /**
  * Deletes a run and everything stored for it. Refused with FAILED_PRECONDITION while the run is
- * Running or Stopping (stop it first); members' intents are left as the run left them.
+ * Running, Pending or Stopping (stop it first); members' intents are left as the run left them.
  */
 export interface DeleteUpdateRunRequest {
   name?: string;
@@ -12,7 +12,7 @@ export interface DeleteUpdateRunRequest {
 
 /**
  * Deletes a run and everything stored for it. Refused with FAILED_PRECONDITION while the run is
- * Running or Stopping (stop it first); members' intents are left as the run left them.
+ * Running, Pending or Stopping (stop it first); members' intents are left as the run left them.
  */
 export interface DeleteUpdateRunRequest__Output {
   name: string;
