@@ -7,6 +7,7 @@ import { parseCommandArgs } from "./args.js";
 import type { Command, Noun } from "./commands/command.js";
 import { COMMANDS, findCommand, findNoun, NOUNS } from "./commands/index.js";
 import { EXIT_ERROR, EXIT_OK, EXIT_USAGE, type CliIo } from "./io.js";
+import { hoistGlobalOptions } from "./global-options.js";
 import { createProcessIo } from "./process-io.js";
 import { commandHelp, globalHelp, nounHelp, shortUsage } from "./usage.js";
 import { VERSION } from "./version.js";
@@ -99,7 +100,8 @@ function help(io: CliIo, topic: readonly string[]): number {
   }
 }
 
-async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
+async function dispatch(given: readonly string[], io: CliIo): Promise<number> {
+  const argv = hoistGlobalOptions(given);
   const [first] = argv;
   if (first === undefined)
     return usageError(io, ["no command given"], mainHelp());

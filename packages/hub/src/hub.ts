@@ -336,6 +336,7 @@ export function createHub(options: HubOptions): Hub {
           replication: {
             forwardCommand: (name, commands) =>
               replication.forwarding.forwardCommand(name, commands),
+            forwardDelete: (name) => replication.forwarding.forwardDelete(name),
             forwardReport: (cluster, run, report) => {
               replication.forwarding.forwardReport(cluster, run, report);
             },
@@ -621,6 +622,7 @@ export function createHub(options: HubOptions): Hub {
         await replication.bucket.start();
         replication.forwarding.start({
           command: (name, commands) => runs.commandAsOwner(name, commands),
+          delete: (name) => runs.deleteAsOwner(name),
           report: (cluster, run, report) => {
             runs.memberReport(cluster, run, report);
           },

@@ -93,6 +93,7 @@ describe("the role table", () => {
         "ApproveGate",
         "CompleteGate",
         "CreateUpdateRun",
+        "DeleteUpdateRun",
         "RetryUpdateRunMembers",
         "SkipUpdateRunTargets",
         "StartUpdateRun",

@@ -230,6 +230,56 @@ describe("hub replicas", () => {
     );
   });
 
+  it("a run deleted through the replica that does not own it is deleted by its owner; both forget it and the lease goes", async () => {
+    await using a = await startJetStreamHub(server, {
+      replica: { id: "hub-e", leaseTtlMs: TTL },
+    });
+    await connectClusters(a);
+    await a.hub.registry.flush();
+    await using b = await startJetStreamHub(server, {
+      replica: { id: "hub-f", leaseTtlMs: TTL },
+    });
+    await waitFor(
+      () =>
+        (a.hub.leases?.replicas().length ?? 0) === 2 &&
+        (b.hub.leases?.replicas().length ?? 0) === 2,
+    );
+    const name = nameOwnedBy("hub-f", ["hub-e", "hub-f"], "gone");
+    await createRun(a, name);
+    await waitFor(() => b.hub.runs.owns(name), { timeoutMs: 10_000 });
+    await a.hub.runs.command(name, {
+      type: "StartRun",
+      actor: "test",
+      reason: "",
+    });
+    // In flight: refused on either replica, with the state.
+    await expect(a.hub.runs.delete(name)).rejects.toThrow(/is Running/);
+    await a.hub.runs.command(name, {
+      type: "StopRun",
+      actor: "test",
+      reason: "",
+    });
+    await succeedRunning(a, name);
+    await waitFor(() => a.hub.runs.get(name).run.state === "Stopped", {
+      timeoutMs: 10_000,
+    });
+
+    expect(await a.hub.runs.delete(name)).toBe("Stopped");
+    expect(() => a.hub.runs.get(name)).toThrow(/does not exist/);
+    await waitFor(() => !b.hub.runs.list().some((r) => r.run.name === name), {
+      message: "the owner to forget the run",
+    });
+    const records = await a.store.list(RUN_LOG);
+    expect(records.filter((r) => r.key.startsWith(name))).toEqual([]);
+    await waitFor(() => b.hub.leases?.held(`run/${name}`) === undefined, {
+      timeoutMs: 10_000,
+      message: "the run's lease to be released",
+    });
+    await expect(
+      b.hub.runs.command(name, { type: "StartRun", actor: "test", reason: "" }),
+    ).rejects.toThrow(/does not exist/);
+  });
+
   it("a replica that stops hands its runs to the other at once, which finishes them", async () => {
     await using a = await startJetStreamHub(server, {
       replica: { id: "hub-c", leaseTtlMs: 60_000 },

@@ -160,6 +160,7 @@ export {
   runToWire,
   runSummaryToWire,
   transitionToWire,
+  gateToWire,
 } from "./codecs/run-to-wire.js";
 export { runFromWire, transitionFromWire } from "./codecs/run-from-wire.js";
 export { helloFromWire, heartbeatFromWire } from "./codecs/session.js";

@@ -47,6 +47,8 @@ const ADMIN_METHODS = {
   RevokeBootstrapToken: [false, false],
   IssueAdminCertificate: [false, false],
   GetHubStatus: [false, false],
+  DeleteUpdateRun: [false, false],
+  ListGates: [false, false],
 } as const;
 
 function shapes(

@@ -8,6 +8,7 @@ import { bundleNoun } from "./bundle.js";
 import { clusterNoun } from "./cluster.js";
 import type { Command, Noun } from "./command.js";
 import { configNoun } from "./config.js";
+import { gateNoun } from "./gate.js";
 import { groupNoun } from "./group.js";
 import { hubNoun } from "./hub.js";
 import { planCommand } from "./plan.js";
@@ -31,6 +32,7 @@ export const NOUNS: readonly Noun[] = [
   strategyNoun,
   bundleNoun,
   runNoun,
+  gateNoun,
   auditNoun,
   tokenNoun,
   adminCertNoun,

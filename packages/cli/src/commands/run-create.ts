@@ -28,17 +28,25 @@ import { renderRunStatus } from "../render/run-tree.js";
 import { warningLines } from "../render/sections.js";
 import type { ParsedArgs } from "./command.js";
 import { decodeRun } from "./run-decode.js";
+import {
+  AZ_CREATE_OPTIONS,
+  readCreateChoices,
+  type CreateChoices,
+} from "./run-create-aliases.js";
 import { readStrategyFile, STRATEGY_FILE_OPTION } from "./strategy.js";
 
 const COMMAND = "run create";
 
 /** The payload named by the flags, or what is wrong with them. */
-function payloadOf(args: ParsedArgs): {
+function payloadOf(
+  args: ParsedArgs,
+  choices: CreateChoices,
+): {
   payload?: wire.RunPayload;
   problems: string[];
 } {
   const version = args.string("kubernetes-version");
-  const imageOnly = args.flag("node-image-only");
+  const { imageOnly, controlPlaneOnly } = choices;
   const bundle = args.string("bundle");
   const revision = args.string("revision");
   const kinds = [version !== undefined, imageOnly, bundle !== undefined].filter(
@@ -67,7 +75,7 @@ function payloadOf(args: ParsedArgs): {
   );
   misplaced(
     "--control-plane-only",
-    args.flag("control-plane-only") && version === undefined,
+    controlPlaneOnly && version === undefined,
     "--kubernetes-version",
   );
   misplaced(
@@ -99,7 +107,7 @@ function payloadOf(args: ParsedArgs): {
   const upgrade: wire.UpgradePayload = {
     type: imageOnly
       ? "UPGRADE_TYPE_NODE_IMAGE_ONLY"
-      : args.flag("control-plane-only")
+      : controlPlaneOnly
         ? "UPGRADE_TYPE_CONTROL_PLANE_ONLY"
         : "UPGRADE_TYPE_FULL",
     ...compact({ kubernetesVersion: version }),
@@ -145,6 +153,8 @@ export const runCreateCommand = adminCommand({
     "upgrade (--kubernetes-version V, or --node-image-only). The members and limits are frozen now;",
     "the run waits for `flotilla run start`. A bundle revision as the payload (--bundle B --revision",
     "R) is refused by the hub: staged runs of bundle revisions are not supported yet.",
+    "az fleet's names work too: --update-strategy-name, --upgrade-type Full|ControlPlaneOnly|",
+    "NodeImageOnly, --kubernetes-version, --node-image-selection.",
   ].join("\n"),
   positionals: [{ name: "NAME", description: "the run's name" }],
   options: {
@@ -199,11 +209,14 @@ export const runCreateCommand = adminCommand({
       valueName: "DURATION",
       description: "a member not done within this fails (default 1h)",
     },
+    ...AZ_CREATE_OPTIONS,
   },
   mutating: true,
   prepare: async (args, io) => {
     const problems: string[] = [];
-    const strategyName = args.string("strategy");
+    const choices = readCreateChoices(args, (m) => usageMessage(COMMAND, m));
+    if (!choices.ok) return refused(choices.problems.map(formatProblem));
+    const { strategyName } = choices.value;
     const file = args.string("file");
     if ((strategyName === undefined) === (file === undefined))
       problems.push(
@@ -212,7 +225,10 @@ export const runCreateCommand = adminCommand({
           "give the strategy as --strategy NAME or -f FILE (one of them)",
         ),
       );
-    const { payload, problems: payloadProblems } = payloadOf(args);
+    const { payload, problems: payloadProblems } = payloadOf(
+      args,
+      choices.value,
+    );
     problems.push(...payloadProblems);
     let progressDeadlineSeconds: number | undefined;
     const deadline = args.string("progress-deadline");

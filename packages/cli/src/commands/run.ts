@@ -1,7 +1,9 @@
 /**
  * `flotilla run …`: staged update runs. create and status live in their own files; here are the
- * operator's actions (start, stop, skip, retry, approve, complete-gate) and the list.
+ * operator's actions (start, stop, skip, retry, approve, complete-gate) and the list; delete has its
+ * own file too.
  */
+import type { SkipTarget } from "@flotilla/core";
 import type { wire } from "@flotilla/protocol";
 import { RUN_STATE } from "@flotilla/protocol";
 import { EXIT_OK } from "../io.js";
@@ -22,7 +24,10 @@ import { formatAge } from "../render/time.js";
 import type { Noun, PositionalSpec } from "./command.js";
 import { runCreateCommand } from "./run-create.js";
 import { decodeRun } from "./run-decode.js";
+import { GATE_ID } from "./gate.js";
+import { runDeleteCommand } from "./run-delete.js";
 import { runStatusCommand } from "./run-status.js";
+import { parseSkipTargets } from "./skip-targets.js";
 
 const NAME: PositionalSpec = { name: "NAME", description: "the run's name" };
 
@@ -84,9 +89,17 @@ const skip = adminCommand({
   name: "run skip",
   summary: "skip stages, groups or members of a run",
   description:
-    "Skips the named stages, groups and members; their gates become Skipped.",
+    "Skips the named stages, groups and members; their gates become Skipped.\n" +
+    "--targets takes az fleet's form: Stage:S,Group:G,Member:M (several, comma-separated).",
   positionals: [NAME],
   options: {
+    targets: {
+      type: "string",
+      valueName: "TYPE:NAME,…",
+      multiple: true,
+      description:
+        "what to skip as az fleet names it: Stage:S, Group:G or Member:M, comma-separated; repeatable",
+    },
     stage: {
       type: "string",
       valueName: "S",
@@ -108,11 +121,18 @@ const skip = adminCommand({
   },
   mutating: true,
   prepare: (args) => {
+    const targets = parseSkipTargets(args.strings("targets"));
+    if (!targets.ok)
+      return refused(
+        targets.problems.map((p) => usageMessage("run skip", p.message)),
+      );
+    const named = (type: SkipTarget["type"]): string[] =>
+      targets.value.filter((t) => t.type === type).map((t) => t.name);
     const request = {
       name: args.positional("NAME") ?? "",
-      stages: [...args.strings("stage")],
-      groups: [...args.strings("group")],
-      members: [...args.strings("member")],
+      stages: [...args.strings("stage"), ...named("Stage")],
+      groups: [...args.strings("group"), ...named("Group")],
+      members: [...args.strings("member"), ...named("Member")],
     };
     if (
       request.stages.length + request.groups.length + request.members.length ===
@@ -121,7 +141,7 @@ const skip = adminCommand({
       return refused([
         usageMessage(
           "run skip",
-          "name what to skip: --stage S, --group G or --member M",
+          "name what to skip: --targets TYPE:NAME,…, --stage S, --group G or --member M",
         ),
       ]);
     return prepared(request);
@@ -179,8 +199,6 @@ const retry = adminCommand({
     return EXIT_OK;
   },
 });
-
-const GATE_ID = /^(stage|group):[^:\s]+:(before|after)$/;
 
 function gateAction(
   verb: "approve" | "complete-gate",
@@ -337,5 +355,6 @@ export const runNoun: Noun = {
     completeGate,
     list,
     runStatusCommand,
+    runDeleteCommand,
   ],
 };

@@ -2,6 +2,7 @@
 import {
   FlotillaError,
   isRunFinished,
+  showValue,
   type RunState,
   compact,
 } from "@flotilla/core";
@@ -86,6 +87,19 @@ export function runStatusHandlers(
           return;
         }
         stop = deps.runs.watch(name, (update) => {
+          if (update.deleted === true) {
+            stop();
+            call.emit(
+              "error",
+              toGrpcStatus(
+                new FlotillaError(
+                  "not_found",
+                  `Update run ${showValue(name)} was deleted`,
+                ),
+              ),
+            );
+            return;
+          }
           call.write({
             change: {
               summary: runSummaryToWire(update.run, {

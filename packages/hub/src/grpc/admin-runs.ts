@@ -1,9 +1,11 @@
 /**
- * AdminService: update strategies, update runs (create, operator commands, status, watch) and the
- * server-side plan preview, assembled from one file per concern.
+ * AdminService: update strategies, update runs (create, operator commands, status, watch, delete,
+ * gates) and the server-side plan preview, assembled from one file per concern.
  */
 import type { Handlers, RunHandlerDeps } from "./admin-run-common.js";
+import { gateHandlers } from "./admin-gates.js";
 import { planHandlers } from "./admin-plan.js";
+import { runDeleteHandlers } from "./admin-run-delete.js";
 import { runCommandHandlers } from "./admin-run-commands.js";
 import { runStatusHandlers } from "./admin-run-status.js";
 import { strategyHandlers } from "./admin-strategies.js";
@@ -30,11 +32,15 @@ export function runHandlers(
   | "ListUpdateRuns"
   | "WatchUpdateRun"
   | "PreviewPlan"
+  | "DeleteUpdateRun"
+  | "ListGates"
 > {
   return {
     ...strategyHandlers(deps),
     ...runCommandHandlers(deps),
     ...runStatusHandlers(deps),
     ...planHandlers(deps),
+    ...runDeleteHandlers(deps),
+    ...gateHandlers(deps),
   };
 }

@@ -5,7 +5,8 @@
  *   for a run it does not own. Only the owner subscribes, from the moment it takes the run until
  *   it loses it, so "no responders" means "no owner right now" and the sender retries until an
  *   owner appears or its deadline passes; a command is never sent twice to a live owner. The
- *   owner answers with the revision the commands were stored at (or the error).
+ *   owner answers with the revision the commands were stored at (or the error). A deletion
+ *   (`flotilla run delete`) goes the same way, as `{delete: true}`, answered with revision 0.
  * - `<prefix>.hub.run.report.<run>`: agents' counted reports on the run's members, from the replica
  *   holding the agent's stream; only the owner subscribes.
  * - `<prefix>.hub.run.replay`: a new owner asks every replica to send the latest reports of the
@@ -54,6 +55,8 @@ export interface RunForwardingDeps {
 export interface RunForwardingHandlers {
   /** Commands for a run this replica owns: resolves with the revision they were stored at. */
   command(run: string, commands: readonly RunCommand[]): Promise<number>;
+  /** Deletes a run this replica owns. */
+  delete(run: string): Promise<unknown>;
   /** A report for a run this replica owns. */
   report(cluster: string, run: string, report: StatusReport): void;
   /** Send again the latest reports of `run`'s members this replica holds. */
@@ -89,9 +92,12 @@ export interface RunForwarding extends Omit<RunReplication, "created"> {
 const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder();
 
-const commandMessage = z.object({
-  commands: z.array(z.looseObject({ type: z.string() })).min(1),
-});
+const commandMessage = z.union([
+  z.object({
+    commands: z.array(z.looseObject({ type: z.string() })).min(1),
+  }),
+  z.object({ delete: z.literal(true) }),
+]);
 const answerMessage = z.union([
   z.object({ revision: z.number().int().nonnegative() }),
   z.object({ error: z.object({ code: z.string(), message: z.string() }) }),
@@ -187,7 +193,14 @@ export function createRunForwarding(deps: RunForwardingDeps): RunForwarding {
           });
           return;
         }
-        handlers.command(run, message.commands as unknown as RunCommand[]).then(
+        const applied =
+          "delete" in message
+            ? handlers.delete(run).then(() => 0)
+            : handlers.command(
+                run,
+                message.commands as unknown as RunCommand[],
+              );
+        applied.then(
           (revision) => {
             respond({ revision });
           },
@@ -234,41 +247,10 @@ export function createRunForwarding(deps: RunForwardingDeps): RunForwarding {
       deps.nc.publish(bundleReplaySubject, utf8.encode("{}"));
     },
 
-    async forwardCommand(run, commands) {
-      const deadline = deps.clock.now() + (deps.ownerWaitMs ?? 20_000);
-      const body = utf8.encode(JSON.stringify({ commands }));
-      for (let wait = 100; ; wait = Math.min(wait * 2, 1_000)) {
-        try {
-          const reply = await deps.nc.request(subject("command", run), body, {
-            timeout: deps.answerTimeoutMs ?? 15_000,
-          });
-          forwarded.commands += 1;
-          deps.onForwarded?.("command");
-          const answer = parse(answerMessage, reply.data);
-          if (answer === undefined) {
-            throw new FlotillaError(
-              "internal",
-              `The owner of update run ${showValue(run)} answered with something that is not an answer`,
-            );
-          }
-          if ("revision" in answer) return answer.revision;
-          const code = isFlotillaErrorCode(answer.error.code)
-            ? answer.error.code
-            : "internal";
-          throw new FlotillaError(code, answer.error.message);
-        } catch (error) {
-          if (error instanceof FlotillaError) throw error;
-          if (!isNoResponders(error) || deps.clock.now() >= deadline) {
-            throw new FlotillaError(
-              "unavailable",
-              isNoResponders(error)
-                ? `Update run ${showValue(run)} has no owner right now (a hub replica is taking it over); retry`
-                : `The owner of update run ${showValue(run)} did not answer: ${error instanceof Error ? error.message : String(error)}`,
-            );
-          }
-          await deps.clock.sleep(wait);
-        }
-      }
+    forwardCommand: (run, commands) => ask(run, { commands }),
+
+    async forwardDelete(run) {
+      await ask(run, { delete: true });
     },
 
     forwardReport(cluster, run, report) {
@@ -290,6 +272,47 @@ export function createRunForwarding(deps: RunForwardingDeps): RunForwarding {
       handlers = undefined;
     },
   };
+
+  /**
+   * Sends a command message to the run's owner, waiting for one to appear; resolves with the
+   * revision the owner answered.
+   */
+  async function ask(run: string, message: unknown): Promise<number> {
+    const deadline = deps.clock.now() + (deps.ownerWaitMs ?? 20_000);
+    const body = utf8.encode(JSON.stringify(message));
+    for (let wait = 100; ; wait = Math.min(wait * 2, 1_000)) {
+      try {
+        const reply = await deps.nc.request(subject("command", run), body, {
+          timeout: deps.answerTimeoutMs ?? 15_000,
+        });
+        forwarded.commands += 1;
+        deps.onForwarded?.("command");
+        const answer = parse(answerMessage, reply.data);
+        if (answer === undefined) {
+          throw new FlotillaError(
+            "internal",
+            `The owner of update run ${showValue(run)} answered with something that is not an answer`,
+          );
+        }
+        if ("revision" in answer) return answer.revision;
+        const code = isFlotillaErrorCode(answer.error.code)
+          ? answer.error.code
+          : "internal";
+        throw new FlotillaError(code, answer.error.message);
+      } catch (error) {
+        if (error instanceof FlotillaError) throw error;
+        if (!isNoResponders(error) || deps.clock.now() >= deadline) {
+          throw new FlotillaError(
+            "unavailable",
+            isNoResponders(error)
+              ? `Update run ${showValue(run)} has no owner right now (a hub replica is taking it over); retry`
+              : `The owner of update run ${showValue(run)} did not answer: ${error instanceof Error ? error.message : String(error)}`,
+          );
+        }
+        await deps.clock.sleep(wait);
+      }
+    }
+  }
 }
 
 /** The NATS request found no subscriber (NATS 2.2+ answers "503 no responders" at once). */

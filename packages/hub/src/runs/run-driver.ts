@@ -51,6 +51,11 @@ export interface RunDriver {
   stop(): void;
   /** Resolves when every mailbox is empty and nothing is being stored. */
   idle(): Promise<void>;
+  /**
+   * Runs `work` between two batches of the slot: no batch is applied and no snapshot written while
+   * it runs; entries queued meanwhile wait for the next batch.
+   */
+  exclusive<T>(slot: Slot, work: () => Promise<T>): Promise<T>;
 }
 
 export function notFound(name: string): FlotillaError {
@@ -261,12 +266,24 @@ export function createRunDriver(deps: RunDriverDeps): RunDriver {
       }
     } finally {
       slot.busy = false;
+      for (const waiter of slot.freeWaiters.splice(0)) waiter();
       checkIdle();
     }
   };
 
+  /** Resolves once no batch of the slot is being applied. */
+  const free = (slot: Slot): Promise<void> =>
+    new Promise((resolve) => {
+      if (!slot.busy) resolve();
+      else slot.freeWaiters.push(resolve);
+    });
+
   return {
     enqueue(slot, entry) {
+      if (slot.deleted) {
+        entry.reject?.(notFound(slot.run.name));
+        return;
+      }
       slot.queue.push(entry);
       if (!slot.busy) void drain(slot);
     },
@@ -285,6 +302,19 @@ export function createRunDriver(deps: RunDriverDeps): RunDriver {
         idleWaiters.push(resolve);
         checkIdle();
       });
+    },
+    async exclusive(slot, work) {
+      while (slot.busy) await free(slot);
+      slot.busy = true;
+      try {
+        await slot.log.settled();
+        return await work();
+      } finally {
+        slot.busy = false;
+        for (const waiter of slot.freeWaiters.splice(0)) waiter();
+        if (slot.queue.length > 0 && !stopped) void drain(slot);
+        checkIdle();
+      }
     },
   };
 }

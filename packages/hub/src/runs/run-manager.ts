@@ -45,6 +45,7 @@ import {
   type RunCommand,
 } from "./run-events.js";
 import { republishRun } from "./run-intents.js";
+import { dropRecords, removeRun } from "./run-removal.js";
 import { isFenced as isIntentFenced } from "../intents/intent-fences.js";
 import { RUN_LOG, RunLog, type RunFence } from "./run-log.js";
 import { decodeKeyToken } from "../store/keys.js";
@@ -85,6 +86,16 @@ export interface RunReplication {
   forwardReport(cluster: string, run: string, report: StatusReport): void;
   /** A run was created here: resolves once it has an owner (so a command right after finds one). */
   created(run: string): Promise<void>;
+  /** Asks the run's owner to delete it; resolves once it has. */
+  forwardDelete(name: string): Promise<void>;
+}
+
+/**
+ * A started run that has not finished (Running, Pending at a gate or wait, Stopping): members are
+ * in flight or about to be, so it cannot be deleted, only stopped (docs/cli.md#runs).
+ */
+export function isInFlight(state: RunState): boolean {
+  return state !== "NotStarted" && !isRunFinished(state);
 }
 
 /** Runs in these states change no more; nobody needs to own them. */
@@ -123,6 +134,13 @@ export interface RunManager {
   list(states?: readonly RunState[]): StoredRun[];
   /** Applies operator commands together (all or none); refusals are FlotillaErrors. */
   command(name: string, ...commands: RunCommand[]): Promise<StoredRun>;
+  /**
+   * Deletes a run that is not in flight, with everything stored for it; resolves with the state it
+   * had. Running, Pending or Stopping: FAILED_PRECONDITION. Members' intents stay as the run left them.
+   */
+  delete(name: string): Promise<RunState>;
+  /** Deletes a run for another replica; refused unless this replica owns the run. */
+  deleteAsOwner(name: string): Promise<RunState>;
   /** An agent's counted report on the upgrade of run `runName`. */
   memberReport(cluster: string, runName: string, report: StatusReport): void;
   clusterChanged(change: ClusterChange): void;
@@ -274,6 +292,43 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     if (!inTime) await readBack(slot.run.name);
   };
 
+  /** The run is gone from the store: forget it and tell its watchers. */
+  const forget = (slot: Slot): void => {
+    slot.deleted = true;
+    if (slot.retry !== undefined) clearTimeout(slot.retry);
+    slot.retry = undefined;
+    if (slots.get(slot.run.name) === slot) slots.delete(slot.run.name);
+    const gone = notFound(slot.run.name);
+    for (const item of slot.queue.splice(0)) item.reject?.(gone);
+    tell(slot, {
+      run: slot.run,
+      revision: slot.log.seq,
+      transitions: [],
+      deleted: true,
+    });
+    slot.listeners.clear();
+  };
+
+  const refuseInFlight = (run: { name: string; state: RunState }): void => {
+    if (!isInFlight(run.state)) return;
+    throw new FlotillaError(
+      "failed_precondition",
+      `Update run ${showValue(run.name)} is ${run.state}: stop it (flotilla run stop) and wait until it is Stopped before deleting it`,
+    );
+  };
+
+  /** Deletes the run here, between two batches, once it is still not in flight. */
+  const deleteHere = (slot: Slot): Promise<RunState> =>
+    driver.exclusive(slot, async () => {
+      if (slot.deleted) throw notFound(slot.run.name);
+      refuseInFlight(slot.run);
+      const state = slot.run.state;
+      await removeRun(deps.store, slot.run.name, log);
+      forget(slot);
+      log.info({ run: slot.run.name, state }, "deleted the update run");
+      return state;
+    });
+
   /** Takes in a change another replica made to the runs collection. */
   const followChange = async (
     key: string,
@@ -349,6 +404,8 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
           "Staged runs of bundle revisions are not supported yet: roll bundles out with their rolloutStrategy (flotilla bundle apply)",
         );
       }
+      // Records a deletion left behind must not be read as this run's journal.
+      await dropRecords(deps.store, input.name, log);
       const clusters = deps.directory.clusters();
       const resolved = resolveRun({
         name: input.name,
@@ -400,6 +457,29 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       const revision = await replication.forwardCommand(name, commands);
       await reach(slot, revision);
       return storedRun(slot, true);
+    },
+
+    async delete(name) {
+      const slot = slots.get(name) ?? (await readBack(name));
+      if (slot === undefined) throw notFound(name);
+      refuseInFlight(slot.run);
+      if (replication === undefined || owned(slot) || !needsOwner(slot.run))
+        return await deleteHere(slot);
+      const state = slot.run.state;
+      await replication.forwardDelete(name);
+      if (slots.get(name) === slot) forget(slot);
+      return state;
+    },
+
+    async deleteAsOwner(name) {
+      const slot = slots.get(name);
+      if (slot === undefined || !owned(slot)) {
+        throw new FlotillaError(
+          "unavailable",
+          `This hub replica does not own update run ${showValue(name)}`,
+        );
+      }
+      return await deleteHere(slot);
     },
 
     async commandAsOwner(name, commands) {
@@ -538,7 +618,16 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       }
       void (async () => {
         for await (const change of changes) {
-          if (change.type !== "put") continue;
+          if (change.type === "delete") {
+            // Another replica deleted the run (its head goes first).
+            const token = change.key.split(".", 1)[0] ?? change.key;
+            const slot =
+              change.key === token
+                ? slots.get(decodeKeyToken(token))
+                : undefined;
+            if (slot !== undefined) forget(slot);
+            continue;
+          }
           await followChange(change.key, change.revision, change.value).catch(
             (error: unknown) => {
               log.warn(

@@ -21,6 +21,8 @@ export interface RunUpdate {
   readonly run: Run;
   readonly revision: number;
   readonly transitions: readonly Transition[];
+  /** The run was deleted (flotilla run delete): this is the last update. */
+  readonly deleted?: boolean;
 }
 
 export type RunListener = (update: RunUpdate) => void;
@@ -43,6 +45,10 @@ export interface Slot {
   reconcile: boolean;
   /** A batch was applied but could not be stored: read the run back before the next one. */
   stale: boolean;
+  /** The run was deleted: whatever is queued now is refused. */
+  deleted: boolean;
+  /** Called once no batch is being applied (see the driver's `exclusive`). */
+  readonly freeWaiters: (() => void)[];
   retry?: NodeJS.Timeout;
   readonly listeners: Set<RunListener>;
   /**
@@ -68,6 +74,8 @@ export function openSlot(run: Run, log: RunLog, reconcile: boolean): Slot {
     busy: false,
     reconcile,
     stale: false,
+    deleted: false,
+    freeWaiters: [],
     listeners: new Set(),
   };
 }

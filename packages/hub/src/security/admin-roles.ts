@@ -1,6 +1,6 @@
 /**
  * The least role each AdminService method needs (part 4): `viewer` reads, `operator`
- * drives update runs (create, start, stop, skip, retry, approve and complete gates), `admin` does
+ * drives update runs (create, start, stop, skip, retry, delete, approve and complete gates), `admin` does
  * everything else (clusters, groups, strategies, bundles, uploads, bootstrap tokens, admin
  * certificates). The table is typed against the generated handlers so that a method added to
  * admin.proto without a role does not compile, and a test checks it against the loaded service.
@@ -61,6 +61,9 @@ export const ADMIN_METHOD_ROLES = {
   IssueAdminCertificate: "admin",
   // The hub's replicas and streams: what an operator looks at.
   GetHubStatus: "viewer",
+  // Run handling as `az fleet` offers it.
+  DeleteUpdateRun: "operator",
+  ListGates: "viewer",
 } as const satisfies Record<AdminMethodName, AdminRole>;
 
 /**

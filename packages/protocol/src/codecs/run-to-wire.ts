@@ -23,7 +23,8 @@ import {
   type Transition,
 } from "./run-status.js";
 
-function gateToWire(gate: Gate): wire.Gate {
+/** One gate of a run, as the run status and the gate list show it. */
+export function gateToWire(gate: Gate): wire.Gate {
   return {
     id: gate.id,
     type: GATE_TYPE.toWire(gate.type),

@@ -139,6 +139,14 @@ import type {
   DeleteClusterGroupResponse__Output as _flotilla_v1_DeleteClusterGroupResponse__Output,
 } from "./flotilla/v1/DeleteClusterGroupResponse.js";
 import type {
+  DeleteUpdateRunRequest as _flotilla_v1_DeleteUpdateRunRequest,
+  DeleteUpdateRunRequest__Output as _flotilla_v1_DeleteUpdateRunRequest__Output,
+} from "./flotilla/v1/DeleteUpdateRunRequest.js";
+import type {
+  DeleteUpdateRunResponse as _flotilla_v1_DeleteUpdateRunResponse,
+  DeleteUpdateRunResponse__Output as _flotilla_v1_DeleteUpdateRunResponse__Output,
+} from "./flotilla/v1/DeleteUpdateRunResponse.js";
+import type {
   DeleteUpdateStrategyRequest as _flotilla_v1_DeleteUpdateStrategyRequest,
   DeleteUpdateStrategyRequest__Output as _flotilla_v1_DeleteUpdateStrategyRequest__Output,
 } from "./flotilla/v1/DeleteUpdateStrategyRequest.js";
@@ -283,6 +291,14 @@ import type {
   ListClustersResponse__Output as _flotilla_v1_ListClustersResponse__Output,
 } from "./flotilla/v1/ListClustersResponse.js";
 import type {
+  ListGatesRequest as _flotilla_v1_ListGatesRequest,
+  ListGatesRequest__Output as _flotilla_v1_ListGatesRequest__Output,
+} from "./flotilla/v1/ListGatesRequest.js";
+import type {
+  ListGatesResponse as _flotilla_v1_ListGatesResponse,
+  ListGatesResponse__Output as _flotilla_v1_ListGatesResponse__Output,
+} from "./flotilla/v1/ListGatesResponse.js";
+import type {
   ListUpdateRunsRequest as _flotilla_v1_ListUpdateRunsRequest,
   ListUpdateRunsRequest__Output as _flotilla_v1_ListUpdateRunsRequest__Output,
 } from "./flotilla/v1/ListUpdateRunsRequest.js";
@@ -402,6 +418,10 @@ import type {
   RunChange as _flotilla_v1_RunChange,
   RunChange__Output as _flotilla_v1_RunChange__Output,
 } from "./flotilla/v1/RunChange.js";
+import type {
+  RunGate as _flotilla_v1_RunGate,
+  RunGate__Output as _flotilla_v1_RunGate__Output,
+} from "./flotilla/v1/RunGate.js";
 import type {
   RunPayload as _flotilla_v1_RunPayload,
   RunPayload__Output as _flotilla_v1_RunPayload__Output,
@@ -645,6 +665,14 @@ export interface ProtoGrpcType {
         _flotilla_v1_DeleteClusterGroupResponse,
         _flotilla_v1_DeleteClusterGroupResponse__Output
       >;
+      DeleteUpdateRunRequest: MessageTypeDefinition<
+        _flotilla_v1_DeleteUpdateRunRequest,
+        _flotilla_v1_DeleteUpdateRunRequest__Output
+      >;
+      DeleteUpdateRunResponse: MessageTypeDefinition<
+        _flotilla_v1_DeleteUpdateRunResponse,
+        _flotilla_v1_DeleteUpdateRunResponse__Output
+      >;
       DeleteUpdateStrategyRequest: MessageTypeDefinition<
         _flotilla_v1_DeleteUpdateStrategyRequest,
         _flotilla_v1_DeleteUpdateStrategyRequest__Output
@@ -790,6 +818,14 @@ export interface ProtoGrpcType {
         _flotilla_v1_ListClustersResponse,
         _flotilla_v1_ListClustersResponse__Output
       >;
+      ListGatesRequest: MessageTypeDefinition<
+        _flotilla_v1_ListGatesRequest,
+        _flotilla_v1_ListGatesRequest__Output
+      >;
+      ListGatesResponse: MessageTypeDefinition<
+        _flotilla_v1_ListGatesResponse,
+        _flotilla_v1_ListGatesResponse__Output
+      >;
       ListUpdateRunsRequest: MessageTypeDefinition<
         _flotilla_v1_ListUpdateRunsRequest,
         _flotilla_v1_ListUpdateRunsRequest__Output
@@ -911,6 +947,10 @@ export interface ProtoGrpcType {
       RunChange: MessageTypeDefinition<
         _flotilla_v1_RunChange,
         _flotilla_v1_RunChange__Output
+      >;
+      RunGate: MessageTypeDefinition<
+        _flotilla_v1_RunGate,
+        _flotilla_v1_RunGate__Output
       >;
       RunPayload: MessageTypeDefinition<
         _flotilla_v1_RunPayload,

@@ -155,6 +155,14 @@ export {
   type DeleteClusterGroupResponse__Output,
 } from "./flotilla/v1/DeleteClusterGroupResponse.js";
 export {
+  type DeleteUpdateRunRequest,
+  type DeleteUpdateRunRequest__Output,
+} from "./flotilla/v1/DeleteUpdateRunRequest.js";
+export {
+  type DeleteUpdateRunResponse,
+  type DeleteUpdateRunResponse__Output,
+} from "./flotilla/v1/DeleteUpdateRunResponse.js";
+export {
   type DeleteUpdateStrategyRequest,
   type DeleteUpdateStrategyRequest__Output,
 } from "./flotilla/v1/DeleteUpdateStrategyRequest.js";
@@ -306,6 +314,14 @@ export {
   type ListClustersResponse__Output,
 } from "./flotilla/v1/ListClustersResponse.js";
 export {
+  type ListGatesRequest,
+  type ListGatesRequest__Output,
+} from "./flotilla/v1/ListGatesRequest.js";
+export {
+  type ListGatesResponse,
+  type ListGatesResponse__Output,
+} from "./flotilla/v1/ListGatesResponse.js";
+export {
   type ListUpdateRunsRequest,
   type ListUpdateRunsRequest__Output,
 } from "./flotilla/v1/ListUpdateRunsRequest.js";
@@ -448,6 +464,7 @@ export {
   type RunChange,
   type RunChange__Output,
 } from "./flotilla/v1/RunChange.js";
+export { type RunGate, type RunGate__Output } from "./flotilla/v1/RunGate.js";
 export {
   type RunPayload,
   type RunPayload__Output,

@@ -77,6 +77,14 @@ import type {
   DeleteClusterGroupResponse__Output as _flotilla_v1_DeleteClusterGroupResponse__Output,
 } from "../../flotilla/v1/DeleteClusterGroupResponse.js";
 import type {
+  DeleteUpdateRunRequest as _flotilla_v1_DeleteUpdateRunRequest,
+  DeleteUpdateRunRequest__Output as _flotilla_v1_DeleteUpdateRunRequest__Output,
+} from "../../flotilla/v1/DeleteUpdateRunRequest.js";
+import type {
+  DeleteUpdateRunResponse as _flotilla_v1_DeleteUpdateRunResponse,
+  DeleteUpdateRunResponse__Output as _flotilla_v1_DeleteUpdateRunResponse__Output,
+} from "../../flotilla/v1/DeleteUpdateRunResponse.js";
+import type {
   DeleteUpdateStrategyRequest as _flotilla_v1_DeleteUpdateStrategyRequest,
   DeleteUpdateStrategyRequest__Output as _flotilla_v1_DeleteUpdateStrategyRequest__Output,
 } from "../../flotilla/v1/DeleteUpdateStrategyRequest.js";
@@ -188,6 +196,14 @@ import type {
   ListClustersResponse as _flotilla_v1_ListClustersResponse,
   ListClustersResponse__Output as _flotilla_v1_ListClustersResponse__Output,
 } from "../../flotilla/v1/ListClustersResponse.js";
+import type {
+  ListGatesRequest as _flotilla_v1_ListGatesRequest,
+  ListGatesRequest__Output as _flotilla_v1_ListGatesRequest__Output,
+} from "../../flotilla/v1/ListGatesRequest.js";
+import type {
+  ListGatesResponse as _flotilla_v1_ListGatesResponse,
+  ListGatesResponse__Output as _flotilla_v1_ListGatesResponse__Output,
+} from "../../flotilla/v1/ListGatesResponse.js";
 import type {
   ListUpdateRunsRequest as _flotilla_v1_ListUpdateRunsRequest,
   ListUpdateRunsRequest__Output as _flotilla_v1_ListUpdateRunsRequest__Output,
@@ -701,6 +717,55 @@ export interface AdminServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_flotilla_v1_DeleteClusterGroupResponse__Output>,
   ): grpc.ClientUnaryCall;
 
+  /**
+   * Run handling as `az fleet` offers it (docs/cli.md#runs): delete a run that is not in flight
+   * (operator), and list the gates of every run (viewer).
+   */
+  DeleteUpdateRun(
+    argument: _flotilla_v1_DeleteUpdateRunRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteUpdateRunResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteUpdateRun(
+    argument: _flotilla_v1_DeleteUpdateRunRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteUpdateRunResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteUpdateRun(
+    argument: _flotilla_v1_DeleteUpdateRunRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteUpdateRunResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteUpdateRun(
+    argument: _flotilla_v1_DeleteUpdateRunRequest,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteUpdateRunResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  /**
+   * Run handling as `az fleet` offers it (docs/cli.md#runs): delete a run that is not in flight
+   * (operator), and list the gates of every run (viewer).
+   */
+  deleteUpdateRun(
+    argument: _flotilla_v1_DeleteUpdateRunRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteUpdateRunResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteUpdateRun(
+    argument: _flotilla_v1_DeleteUpdateRunRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteUpdateRunResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteUpdateRun(
+    argument: _flotilla_v1_DeleteUpdateRunRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteUpdateRunResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteUpdateRun(
+    argument: _flotilla_v1_DeleteUpdateRunRequest,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteUpdateRunResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
   DeleteUpdateStrategy(
     argument: _flotilla_v1_DeleteUpdateStrategyRequest,
     metadata: grpc.Metadata,
@@ -1301,6 +1366,47 @@ export interface AdminServiceClient extends grpc.Client {
   listClusters(
     argument: _flotilla_v1_ListClustersRequest,
     callback: grpc.requestCallback<_flotilla_v1_ListClustersResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  ListGates(
+    argument: _flotilla_v1_ListGatesRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ListGatesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListGates(
+    argument: _flotilla_v1_ListGatesRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_ListGatesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListGates(
+    argument: _flotilla_v1_ListGatesRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ListGatesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListGates(
+    argument: _flotilla_v1_ListGatesRequest,
+    callback: grpc.requestCallback<_flotilla_v1_ListGatesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listGates(
+    argument: _flotilla_v1_ListGatesRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ListGatesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listGates(
+    argument: _flotilla_v1_ListGatesRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_ListGatesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listGates(
+    argument: _flotilla_v1_ListGatesRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ListGatesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listGates(
+    argument: _flotilla_v1_ListGatesRequest,
+    callback: grpc.requestCallback<_flotilla_v1_ListGatesResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   ListUpdateRuns(
@@ -1916,6 +2022,15 @@ export interface AdminServiceHandlers
     _flotilla_v1_DeleteClusterGroupResponse
   >;
 
+  /**
+   * Run handling as `az fleet` offers it (docs/cli.md#runs): delete a run that is not in flight
+   * (operator), and list the gates of every run (viewer).
+   */
+  DeleteUpdateRun: grpc.handleUnaryCall<
+    _flotilla_v1_DeleteUpdateRunRequest__Output,
+    _flotilla_v1_DeleteUpdateRunResponse
+  >;
+
   DeleteUpdateStrategy: grpc.handleUnaryCall<
     _flotilla_v1_DeleteUpdateStrategyRequest__Output,
     _flotilla_v1_DeleteUpdateStrategyResponse
@@ -1998,6 +2113,11 @@ export interface AdminServiceHandlers
   ListClusters: grpc.handleUnaryCall<
     _flotilla_v1_ListClustersRequest__Output,
     _flotilla_v1_ListClustersResponse
+  >;
+
+  ListGates: grpc.handleUnaryCall<
+    _flotilla_v1_ListGatesRequest__Output,
+    _flotilla_v1_ListGatesResponse
   >;
 
   ListUpdateRuns: grpc.handleUnaryCall<
@@ -2140,6 +2260,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_DeleteClusterGroupRequest__Output,
     _flotilla_v1_DeleteClusterGroupResponse__Output
   >;
+  DeleteUpdateRun: MethodDefinition<
+    _flotilla_v1_DeleteUpdateRunRequest,
+    _flotilla_v1_DeleteUpdateRunResponse,
+    _flotilla_v1_DeleteUpdateRunRequest__Output,
+    _flotilla_v1_DeleteUpdateRunResponse__Output
+  >;
   DeleteUpdateStrategy: MethodDefinition<
     _flotilla_v1_DeleteUpdateStrategyRequest,
     _flotilla_v1_DeleteUpdateStrategyResponse,
@@ -2223,6 +2349,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_ListClustersResponse,
     _flotilla_v1_ListClustersRequest__Output,
     _flotilla_v1_ListClustersResponse__Output
+  >;
+  ListGates: MethodDefinition<
+    _flotilla_v1_ListGatesRequest,
+    _flotilla_v1_ListGatesResponse,
+    _flotilla_v1_ListGatesRequest__Output,
+    _flotilla_v1_ListGatesResponse__Output
   >;
   ListUpdateRuns: MethodDefinition<
     _flotilla_v1_ListUpdateRunsRequest,
