@@ -107,7 +107,13 @@ const reportMessage = z.object({
   report: z.looseObject({ phase: z.string() }),
 });
 const replayMessage = z.object({ run: z.string().min(1) });
-const bundleReportMessage = reportMessage.extend({ replica: z.string() });
+/** Bundle reports are shared in batches: those received in one turn of the event loop. */
+const BUNDLE_BATCH_MAX = 64;
+const senderOf = z.looseObject({ replica: z.string() });
+const bundleReportBatch = z.object({
+  replica: z.string(),
+  reports: z.array(reportMessage).max(BUNDLE_BATCH_MAX),
+});
 
 export function createRunForwarding(deps: RunForwardingDeps): RunForwarding {
   const prefix = deps.prefix ?? "flotilla";
@@ -121,6 +127,19 @@ export function createRunForwarding(deps: RunForwardingDeps): RunForwarding {
   const subscriptions: Subscription[] = [];
   let handlers: RunForwardingHandlers | undefined;
   const forwarded = { reports: 0, commands: 0 };
+  let pendingBundleReports: { cluster: string; report: StatusReport }[] = [];
+  const flushBundleReports = (): void => {
+    if (pendingBundleReports.length === 0 || deps.nc.isClosed()) {
+      pendingBundleReports = [];
+      return;
+    }
+    const reports = pendingBundleReports;
+    pendingBundleReports = [];
+    deps.nc.publish(
+      bundleReportSubject,
+      utf8.encode(JSON.stringify({ replica: deps.replica, reports })),
+    );
+  };
 
   const parse = <T>(schema: z.ZodType<T>, data: Uint8Array): T | undefined => {
     try {
@@ -166,16 +185,16 @@ export function createRunForwarding(deps: RunForwardingDeps): RunForwarding {
           handlers?.bundleReplay();
         }),
         listen(bundleReportSubject, (data) => {
-          const message = parse(bundleReportMessage, data);
+          // Our own batches come back too: recognised by the sender alone, before the reports.
+          if (parse(senderOf, data)?.replica === deps.replica) return;
+          const message = parse(bundleReportBatch, data);
           if (message === undefined) {
-            log.warn("malformed shared bundle report dropped");
+            log.warn("malformed shared bundle reports dropped");
             return;
           }
-          if (message.replica === deps.replica) return;
-          handlers?.bundleReport(
-            message.cluster,
-            message.report as unknown as StatusReport,
-          );
+          for (const { cluster, report } of message.reports) {
+            handlers?.bundleReport(cluster, report as unknown as StatusReport);
+          }
         }),
       );
     },
@@ -237,10 +256,12 @@ export function createRunForwarding(deps: RunForwardingDeps): RunForwarding {
     forwardBundleReport(cluster, report) {
       forwarded.reports += 1;
       deps.onForwarded?.("report");
-      deps.nc.publish(
-        bundleReportSubject,
-        utf8.encode(JSON.stringify({ replica: deps.replica, cluster, report })),
-      );
+      // One NATS message per batch, not per report: each publish costs a socket write, which at
+      // thousands of reports a second is most of the hub's work (docs/benchmarks.md).
+      pendingBundleReports.push({ cluster, report });
+      if (pendingBundleReports.length >= BUNDLE_BATCH_MAX) flushBundleReports();
+      else if (pendingBundleReports.length === 1)
+        setImmediate(flushBundleReports);
     },
 
     requestBundleReplay() {
@@ -267,6 +288,7 @@ export function createRunForwarding(deps: RunForwardingDeps): RunForwarding {
     },
 
     stop() {
+      flushBundleReports();
       for (const run of [...served.keys()]) this.unserveRun(run);
       for (const sub of subscriptions.splice(0)) sub.unsubscribe();
       handlers = undefined;
