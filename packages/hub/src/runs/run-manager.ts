@@ -567,6 +567,9 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       for (let attempt = 1; ; attempt++) {
         slot = await readBack(name);
         if (slot === undefined) return;
+        // Finished while the lease changed hands: nothing is left to drive, and a takeover entry
+        // would change a run that changes no more (docs/high-availability.md).
+        if (!needsOwner(slot.run)) return;
         try {
           await slot.log.takeOver(deps.now(), fence);
           break;
