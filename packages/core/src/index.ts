@@ -102,9 +102,14 @@ export {
   compareNodeImageVersions,
   minorDistance,
   availableVersionsField,
+  isOfferedIn,
+  newestNodeImage,
+  newestNodeImageAt,
+  kubernetesVersionField,
 } from "./versions/version.js";
 export type {
   KubernetesVersion,
+  OfferPlace,
   AvailableVersions,
   AvailableKubernetesVersion,
   AvailableNodeImage,
