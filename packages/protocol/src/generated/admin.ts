@@ -243,6 +243,10 @@ import type {
   IssueAdminCertificateResponse__Output as _flotilla_v1_IssueAdminCertificateResponse__Output,
 } from "./flotilla/v1/IssueAdminCertificateResponse.js";
 import type {
+  KubernetesOffer as _flotilla_v1_KubernetesOffer,
+  KubernetesOffer__Output as _flotilla_v1_KubernetesOffer__Output,
+} from "./flotilla/v1/KubernetesOffer.js";
+import type {
   LabelClusterRequest as _flotilla_v1_LabelClusterRequest,
   LabelClusterRequest__Output as _flotilla_v1_LabelClusterRequest__Output,
 } from "./flotilla/v1/LabelClusterRequest.js";
@@ -358,6 +362,10 @@ import type {
   PartitionSummary as _flotilla_v1_PartitionSummary,
   PartitionSummary__Output as _flotilla_v1_PartitionSummary__Output,
 } from "./flotilla/v1/PartitionSummary.js";
+import type {
+  PoolImageOffers as _flotilla_v1_PoolImageOffers,
+  PoolImageOffers__Output as _flotilla_v1_PoolImageOffers__Output,
+} from "./flotilla/v1/PoolImageOffers.js";
 import type {
   PreviewPlanRequest as _flotilla_v1_PreviewPlanRequest,
   PreviewPlanRequest__Output as _flotilla_v1_PreviewPlanRequest__Output,
@@ -494,6 +502,10 @@ import type {
   UpgradePayload as _flotilla_v1_UpgradePayload,
   UpgradePayload__Output as _flotilla_v1_UpgradePayload__Output,
 } from "./flotilla/v1/UpgradePayload.js";
+import type {
+  VersionCatalogue as _flotilla_v1_VersionCatalogue,
+  VersionCatalogue__Output as _flotilla_v1_VersionCatalogue__Output,
+} from "./flotilla/v1/VersionCatalogue.js";
 import type {
   Warning as _flotilla_v1_Warning,
   Warning__Output as _flotilla_v1_Warning__Output,
@@ -770,6 +782,10 @@ export interface ProtoGrpcType {
         _flotilla_v1_IssueAdminCertificateResponse,
         _flotilla_v1_IssueAdminCertificateResponse__Output
       >;
+      KubernetesOffer: MessageTypeDefinition<
+        _flotilla_v1_KubernetesOffer,
+        _flotilla_v1_KubernetesOffer__Output
+      >;
       LabelClusterRequest: MessageTypeDefinition<
         _flotilla_v1_LabelClusterRequest,
         _flotilla_v1_LabelClusterRequest__Output
@@ -887,6 +903,10 @@ export interface ProtoGrpcType {
       PartitionSummary: MessageTypeDefinition<
         _flotilla_v1_PartitionSummary,
         _flotilla_v1_PartitionSummary__Output
+      >;
+      PoolImageOffers: MessageTypeDefinition<
+        _flotilla_v1_PoolImageOffers,
+        _flotilla_v1_PoolImageOffers__Output
       >;
       PreviewPlanRequest: MessageTypeDefinition<
         _flotilla_v1_PreviewPlanRequest,
@@ -1028,6 +1048,10 @@ export interface ProtoGrpcType {
         _flotilla_v1_UpgradePayload__Output
       >;
       UpgradeType: EnumTypeDefinition;
+      VersionCatalogue: MessageTypeDefinition<
+        _flotilla_v1_VersionCatalogue,
+        _flotilla_v1_VersionCatalogue__Output
+      >;
       Warning: MessageTypeDefinition<
         _flotilla_v1_Warning,
         _flotilla_v1_Warning__Output

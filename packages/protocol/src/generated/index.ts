@@ -266,6 +266,10 @@ export {
   type IssueAdminCertificateResponse__Output,
 } from "./flotilla/v1/IssueAdminCertificateResponse.js";
 export {
+  type KubernetesOffer,
+  type KubernetesOffer__Output,
+} from "./flotilla/v1/KubernetesOffer.js";
+export {
   type LabelClusterRequest,
   type LabelClusterRequest__Output,
 } from "./flotilla/v1/LabelClusterRequest.js";
@@ -390,6 +394,10 @@ export {
   type PartitionSummary,
   type PartitionSummary__Output,
 } from "./flotilla/v1/PartitionSummary.js";
+export {
+  type PoolImageOffers,
+  type PoolImageOffers__Output,
+} from "./flotilla/v1/PoolImageOffers.js";
 export {
   type PreviewPlanRequest,
   type PreviewPlanRequest__Output,
@@ -559,6 +567,10 @@ export {
   UpgradeType,
   type UpgradeType__Output,
 } from "./flotilla/v1/UpgradeType.js";
+export {
+  type VersionCatalogue,
+  type VersionCatalogue__Output,
+} from "./flotilla/v1/VersionCatalogue.js";
 export { type Warning, type Warning__Output } from "./flotilla/v1/Warning.js";
 export {
   type WatchAuditEventsRequest,
