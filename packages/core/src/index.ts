@@ -103,6 +103,7 @@ export {
   minorDistance,
   availableVersionsField,
   isOfferedIn,
+  kubernetesVersionOf,
   newestNodeImage,
   newestNodeImageAt,
   kubernetesVersionField,

@@ -45,6 +45,13 @@ import {
   type RunCommand,
 } from "./run-events.js";
 import { republishRun } from "./run-intents.js";
+import type { FleetCatalogue } from "../catalogue/fleet-catalogue.js";
+import {
+  availableChanged,
+  memberNames,
+  runAvailable,
+  type ReportsCatalogue,
+} from "./run-available.js";
 import { dropRecords, removeRun } from "./run-removal.js";
 import { isFenced as isIntentFenced } from "../intents/intent-fences.js";
 import { RUN_LOG, RunLog, type RunFence } from "./run-log.js";
@@ -120,6 +127,14 @@ export interface RunManagerDeps {
   readonly onReportToIntent?: (seconds: number) => void;
   /** Several replicas share the runs (see {@link RunReplication}). */
   readonly replication?: RunReplication;
+  /**
+   * What the fleet can upgrade to (docs/engine.md#the-version-catalogue): runs are created with
+   * it, and its changes reach running runs as `AvailableVersionsChanged`. Absent: runs get no
+   * availability data (the engine then assumes every target is offered).
+   */
+  readonly catalogue?: FleetCatalogue;
+  /** Whether a cluster's agent reported a catalogue (default: none did). */
+  readonly reportsCatalogue?: ReportsCatalogue;
   /** How long a forwarded command waits for this replica to see its result; default 10 s. */
   readonly forwardTimeoutMs?: number;
 }
@@ -359,6 +374,32 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     tell(slot, { run: slot.run, revision: slot.log.seq, transitions });
   };
 
+  const reportsCatalogue: ReportsCatalogue =
+    deps.reportsCatalogue ?? (() => false);
+
+  /** The catalogue changed: runs held for an unavailable target look again (core's event). */
+  const catalogueChanged = (): void => {
+    const { catalogue } = deps;
+    if (catalogue === undefined) return;
+    for (const slot of slots.values()) {
+      const { run } = slot;
+      if (run.payload.kind !== "upgrade" || run.available === undefined)
+        continue;
+      if (isRunFinished(run.state) || !owned(slot)) continue;
+      const available = runAvailable(
+        catalogue,
+        memberNames(run),
+        run.payload,
+        reportsCatalogue,
+      );
+      if (!availableChanged(run, available)) continue;
+      driver.enqueue(slot, {
+        events: [{ type: "AvailableVersionsChanged", available }],
+      });
+    }
+  };
+  deps.catalogue?.onChange(catalogueChanged);
+
   return {
     async start() {
       driver.resume();
@@ -376,6 +417,8 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       for (const slot of slots.values()) {
         if (slot.reconcile && (await reconcile(slot))) slot.reconcile = false;
       }
+      // Releases published while the hub was down reach the runs now.
+      catalogueChanged();
       for (const slot of slots.values()) {
         if (isRunFinished(slot.run.state)) continue;
         for (const event of reachabilityEvents(slot.run, deps.directory)) {
@@ -407,9 +450,18 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       // Records a deletion left behind must not be read as this run's journal.
       await dropRecords(deps.store, input.name, log);
       const clusters = deps.directory.clusters();
+      const available =
+        deps.catalogue === undefined
+          ? undefined
+          : runAvailable(
+              deps.catalogue,
+              clusters.map((c) => c.name),
+              input.payload,
+              reportsCatalogue,
+            );
       const resolved = resolveRun({
         name: input.name,
-        ...compact({ strategy: input.strategy }),
+        ...compact({ strategy: input.strategy, available }),
         clusters,
         payload: input.payload,
         createdAtMs: deps.now(),
@@ -592,6 +644,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
         for (const event of reachabilityEvents(slot.run, deps.directory)) {
           driver.enqueue(slot, { events: [event] });
         }
+        catalogueChanged();
       }
     },
 
