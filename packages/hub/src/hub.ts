@@ -65,6 +65,7 @@ import {
   type HubCatalogue,
 } from "./catalogue/hub-catalogue.js";
 import { createReleases, type Releases } from "./catalogue/releases.js";
+import { catalogueHandlers } from "./grpc/admin-catalogue.js";
 import type { LeaseBucket } from "./leases/lease-bucket.js";
 import {
   createLeaseKeeper,
@@ -596,6 +597,12 @@ export function createHub(options: HubOptions): Hub {
       },
     }),
     ...bundles.handlers,
+    ...catalogueHandlers({
+      ...auditDeps,
+      releases,
+      catalogue,
+      directory: registry,
+    }),
     ...options.auditHandlers(audit),
     ...securityHandlers({
       ...auditDeps,

@@ -137,6 +137,7 @@ export {
   agentFactsFromWire,
 } from "./codecs/cluster-facts.js";
 export type { ClusterFacts, DecodedFacts } from "./codecs/cluster-facts.js";
+export { RELEASE_KIND, type ReleaseKindName } from "./codecs/releases.js";
 export {
   versionCatalogueFromWire,
   versionCatalogueToWire,
