@@ -344,8 +344,9 @@ export function createHub(options: HubOptions): Hub {
     intents,
     directory: registry,
     catalogue,
+    // A catalogue without Kubernetes versions (Cluster API's) cannot tell which it may take.
     reportsCatalogue: (cluster) =>
-      registry.factsOf(cluster)?.catalogue !== undefined,
+      (registry.factsOf(cluster)?.catalogue?.kubernetes.length ?? 0) > 0,
     now,
     logger: log.child({ component: "runs" }),
     onTransition: (t) => options.observer?.onTransition?.(t.scope, t.to),

@@ -1,6 +1,7 @@
 /**
  * What an update run is given as available versions (docs/engine.md#the-version-catalogue): the
- * fleet catalogue for the run's clusters. A cluster whose driver reports no catalogue, in a fleet
+ * fleet catalogue for the run's clusters. A cluster whose driver reports no Kubernetes versions
+ * (no catalogue, or one without Kubernetes versions, as Cluster API's), in a fleet
  * where no operator published a Kubernetes release, cannot tell which Kubernetes versions it may
  * take: for it the run's own Kubernetes target counts as offered, as the operator named it (the
  * agent still refuses a step Kubernetes would refuse). Node images are never assumed.
@@ -13,7 +14,7 @@ import {
 } from "@flotilla/core";
 import type { FleetCatalogue } from "../catalogue/fleet-catalogue.js";
 
-/** Whether a cluster's agent reported a catalogue (from the cluster registry). */
+/** Whether a cluster's agent reported the Kubernetes versions it can take (cluster registry). */
 export type ReportsCatalogue = (cluster: string) => boolean;
 
 export function runAvailable(
