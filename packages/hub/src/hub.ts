@@ -651,6 +651,7 @@ export function createHub(options: HubOptions): Hub {
     async start(address, credentials) {
       await groups.start();
       await registry.start();
+      catalogue.prime();
       await strategies.start();
       await releases.start();
       await runs.start();

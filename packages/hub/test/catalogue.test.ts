@@ -24,7 +24,9 @@ const NOW = Date.parse("2026-12-01T10:00:00Z");
 
 /** A fleet whose facts tests change; `emit` tells the listeners as the registry would. */
 function fleet(facts: Record<string, ClusterFacts>) {
-  const listeners = new Set<(change: { cluster: string }) => void>();
+  const listeners = new Set<
+    (change: { type: string; cluster: string }) => void
+  >();
   const asCluster = (name: string, f: ClusterFacts): Cluster => ({
     name,
     labels: f.labels,
@@ -45,13 +47,14 @@ function fleet(facts: Record<string, ClusterFacts>) {
     groups: (): readonly ClusterGroup[] => [],
     isUnreachable: () => false,
     factsOf: (name: string) => facts[name],
-    onChange(listener: (change: { cluster: string }) => void) {
+    onChange(listener: (change: { type: string; cluster: string }) => void) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
     set(name: string, f: ClusterFacts) {
       facts[name] = f;
-      for (const listener of listeners) listener({ cluster: name });
+      for (const listener of listeners)
+        listener({ type: "changed", cluster: name });
     },
   };
 }
@@ -331,6 +334,10 @@ describe("update runs and the catalogue", () => {
     await releases.add(
       release({ kind: "node-image", family: UBUNTU, version: "202605.01.0" }),
     );
+    await runs.idle();
+    // Taken on the next tick.
+    expect(runs.get("images").run.available?.nodeImages).toHaveLength(1);
+    runs.tick();
     await runs.idle();
     expect(runs.get("images").run.available?.nodeImages).toEqual([
       { family: UBUNTU, version: "202602.01.0", clusters: ["a"] },

@@ -20,7 +20,10 @@ export interface CatalogueFleet {
   clusters(): readonly Cluster[];
   factsOf(name: string): ClusterFacts | undefined;
   onChange(
-    listener: (change: { readonly cluster: string }) => void,
+    listener: (change: {
+      readonly type: string;
+      readonly cluster: string;
+    }) => void,
   ): () => void;
 }
 
@@ -28,6 +31,11 @@ export interface CatalogueFleet {
 export interface HubCatalogue extends FleetCatalogue {
   /** The catalogue the cluster's agent last reported; undefined when it reported none. */
   reported(cluster: string): ClusterFacts["catalogue"];
+  /**
+   * Takes the catalogues of the clusters known now as the starting point (call once the fleet is
+   * loaded): later changes are measured against them.
+   */
+  prime(): void;
   /** Stops listening to the fleet and the releases. */
   close(): void;
 }
@@ -50,7 +58,9 @@ export function createHubCatalogue(deps: {
   const changed = (): void => {
     for (const listener of [...listeners]) listener();
   };
-  const stopFleet = deps.fleet.onChange(({ cluster }) => {
+  const stopFleet = deps.fleet.onChange(({ type, cluster }) => {
+    // Only these change facts; reachability and windows are frequent and never change offers.
+    if (type !== "joined" && type !== "changed" && type !== "left") return;
     const part = cataloguePart(deps.fleet.factsOf(cluster));
     if ((seen.get(cluster) ?? "") === part) return;
     if (part === "") seen.delete(cluster);
@@ -141,6 +151,13 @@ export function createHubCatalogue(deps: {
       return () => listeners.delete(listener);
     },
     reported: (cluster) => deps.fleet.factsOf(cluster)?.catalogue,
+    prime() {
+      seen.clear();
+      for (const { name } of deps.fleet.clusters()) {
+        const part = cataloguePart(deps.fleet.factsOf(name));
+        if (part !== "") seen.set(name, part);
+      }
+    },
     close() {
       stopFleet();
       stopReleases();

@@ -377,9 +377,15 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
   const reportsCatalogue: ReportsCatalogue =
     deps.reportsCatalogue ?? (() => false);
 
-  /** The catalogue changed: runs held for an unavailable target look again (core's event). */
+  /**
+   * The catalogue changed: runs held for an unavailable target look again (core's event). Changes
+   * are taken on the next tick, so a release reaching a thousand agents costs one pass, not a
+   * thousand.
+   */
+  let catalogueDirty = false;
   const catalogueChanged = (): void => {
     const { catalogue } = deps;
+    catalogueDirty = false;
     if (catalogue === undefined) return;
     for (const slot of slots.values()) {
       const { run } = slot;
@@ -398,7 +404,9 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       });
     }
   };
-  deps.catalogue?.onChange(catalogueChanged);
+  deps.catalogue?.onChange(() => {
+    catalogueDirty = true;
+  });
 
   return {
     async start() {
@@ -577,6 +585,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     },
 
     tick() {
+      if (catalogueDirty) catalogueChanged();
       for (const slot of slots.values()) {
         if (!isActive(slot.run) || !owned(slot)) continue;
         if (slot.reconcile && !slot.busy) {
