@@ -6,6 +6,7 @@
 import { FlotillaError, type Cluster, type ClusterGroup } from "@flotilla/core";
 import type { ClusterFacts } from "@flotilla/protocol";
 import pino from "pino";
+import { waitFor } from "@flotilla/testkit";
 import { describe, expect, it } from "vitest";
 import { createHubCatalogue } from "../src/catalogue/hub-catalogue.js";
 import {
@@ -153,6 +154,25 @@ describe("the hub's catalogue", () => {
     await expect(
       releases.remove({ kind: "kubernetes", version: "1.31.2" }),
     ).rejects.toThrow('There is no release "kubernetes 1.31.2"');
+  });
+
+  it("lets every replica follow the releases published through another", async () => {
+    const { store, releases } = await setup({});
+    const other = createReleases({ store });
+    await other.start();
+    let heard = 0;
+    other.onChange(() => {
+      heard += 1;
+    });
+    const following = new AbortController();
+    await other.follow(following.signal);
+    await releases.add(release({ kind: "kubernetes", version: "1.31.2" }));
+    await waitFor(() => (other.list().length === 1 ? true : undefined));
+    expect(other.list()).toEqual(releases.list());
+    await releases.remove({ kind: "kubernetes", version: "1.31.2" });
+    await waitFor(() => (other.list().length === 0 ? true : undefined));
+    expect(heard).toBe(2);
+    following.abort();
   });
 
   it("keeps releases in the store: a new hub reads them back", async () => {
