@@ -368,4 +368,44 @@ describe("update runs and the catalogue", () => {
     expect(runs.get("common").run.consistentNodeImages).toEqual({});
     runs.stop();
   });
+
+  it("starts a member held for a Kubernetes target once the target is released", async () => {
+    const setupResult = await setup({
+      a: facts("1", { kubernetes: [{ version: "1.30.9" }], nodePools: [] }),
+    });
+    const { catalogue, store, releases } = setupResult;
+    const runs = createRunManager({
+      store,
+      intents: createIntentWriter(createMemoryIntentPublisher()),
+      directory: setupResult.fleet,
+      now: () => NOW,
+      logger: pino({ level: "silent" }),
+      catalogue,
+      reportsCatalogue: () => true,
+    });
+    await runs.start();
+    await runs.create({
+      name: "k8s",
+      payload: {
+        kind: "upgrade",
+        upgrade: {
+          type: "ControlPlaneOnly",
+          kubernetesVersion: "1.31.2",
+          nodeImageSelection: "Latest",
+        },
+      },
+    });
+    await runs.command("k8s", { type: "StartRun", actor: "t" });
+    await runs.idle();
+    const member = () => runs.get("k8s").run.stages[0]?.groups[0]?.members[0];
+    expect(member()).toMatchObject({
+      state: "Pending",
+      message: "Kubernetes 1.31.2 is not yet available",
+    });
+    await releases.add(release({ kind: "kubernetes", version: "1.31.2" }));
+    runs.tick();
+    await runs.idle();
+    expect(member()?.state).toBe("Running");
+    runs.stop();
+  });
 });
