@@ -10,6 +10,7 @@ import {
   canonicalJson,
   type AvailableVersions,
   type Run,
+  type RunEvent,
   type RunPayload,
 } from "@flotilla/core";
 import type { FleetCatalogue } from "../catalogue/fleet-catalogue.js";
@@ -41,6 +42,28 @@ export function runAvailable(
         : { version: target, clusters: unknown },
     ],
   };
+}
+
+/**
+ * The `AvailableVersionsChanged` event an upgrade run needs after a catalogue change, or undefined
+ * when it has no availability data or its clusters' catalogue is what it holds.
+ */
+export function availableEvent(
+  catalogue: FleetCatalogue,
+  run: Run,
+  reportsCatalogue: ReportsCatalogue,
+): RunEvent | undefined {
+  if (run.payload.kind !== "upgrade" || run.available === undefined)
+    return undefined;
+  const available = runAvailable(
+    catalogue,
+    memberNames(run),
+    run.payload,
+    reportsCatalogue,
+  );
+  return availableChanged(run, available)
+    ? { type: "AvailableVersionsChanged", available }
+    : undefined;
 }
 
 /** The names of every member of `run`. */

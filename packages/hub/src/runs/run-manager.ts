@@ -47,8 +47,7 @@ import {
 import { republishRun } from "./run-intents.js";
 import type { FleetCatalogue } from "../catalogue/fleet-catalogue.js";
 import {
-  availableChanged,
-  memberNames,
+  availableEvent,
   runAvailable,
   type ReportsCatalogue,
 } from "./run-available.js";
@@ -388,20 +387,9 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     catalogueDirty = false;
     if (catalogue === undefined) return;
     for (const slot of slots.values()) {
-      const { run } = slot;
-      if (run.payload.kind !== "upgrade" || run.available === undefined)
-        continue;
-      if (isRunFinished(run.state) || !owned(slot)) continue;
-      const available = runAvailable(
-        catalogue,
-        memberNames(run),
-        run.payload,
-        reportsCatalogue,
-      );
-      if (!availableChanged(run, available)) continue;
-      driver.enqueue(slot, {
-        events: [{ type: "AvailableVersionsChanged", available }],
-      });
+      if (isRunFinished(slot.run.state) || !owned(slot)) continue;
+      const event = availableEvent(catalogue, slot.run, reportsCatalogue);
+      if (event !== undefined) driver.enqueue(slot, { events: [event] });
     }
   };
   deps.catalogue?.onChange(() => {
