@@ -60,6 +60,12 @@ import {
   type PublishOutcome,
 } from "./intents/intent-writer.js";
 import { createRunManager, type RunManager } from "./runs/run-manager.js";
+import {
+  createHubCatalogue,
+  type HubCatalogue,
+} from "./catalogue/hub-catalogue.js";
+import { createReleases, type Releases } from "./catalogue/releases.js";
+import { catalogueHandlers } from "./grpc/admin-catalogue.js";
 import type { LeaseBucket } from "./leases/lease-bucket.js";
 import {
   createLeaseKeeper,
@@ -131,6 +137,8 @@ export interface HubObserver {
   /** A Ready report started other members: seconds until their intents were published. */
   readonly onReportToIntent?: (seconds: number) => void;
   readonly onSessionRefused?: (code: string) => void;
+  /** An agent's version catalogue was refused (the cluster keeps its previous one). */
+  readonly onCatalogueRejected?: (reason: "implausible" | "malformed") => void;
   readonly onReport?: (phase: string, accepted: boolean) => void;
   readonly onUnreachable?: (count: number) => void;
   readonly onIntentPublish?: (
@@ -261,6 +269,9 @@ export interface Hub {
   readonly groups: ClusterGroups;
   readonly strategies: UpdateStrategies;
   readonly runs: RunManager;
+  /** What the fleet can upgrade to (docs/engine.md#the-version-catalogue). */
+  readonly catalogue: HubCatalogue;
+  readonly releases: Releases;
   readonly bundles: BundleService;
   readonly intents: IntentWriter;
   /** The lease keeper when replicas share the work (docs/high-availability.md). */
@@ -318,6 +329,13 @@ export function createHub(options: HubOptions): Hub {
     groups: () => groups.all(),
   });
   const strategies = createUpdateStrategies({ store, now });
+  // The version catalogue (docs/engine.md#the-version-catalogue): update runs and auto-upgrade
+  // profiles read what the fleet can move to from this one instance.
+  const releases = createReleases({ store });
+  const catalogue: HubCatalogue = createHubCatalogue({
+    fleet: registry,
+    releases,
+  });
   const contentKeys = options.contentKeys ?? createContentKeys({ store, now });
   const { replication } = options;
   let keeper: LeaseKeeper | undefined;
@@ -325,6 +343,10 @@ export function createHub(options: HubOptions): Hub {
     store,
     intents,
     directory: registry,
+    catalogue,
+    // A catalogue without Kubernetes versions (Cluster API's) cannot tell which it may take.
+    reportsCatalogue: (cluster) =>
+      (registry.factsOf(cluster)?.catalogue?.kubernetes.length ?? 0) > 0,
     now,
     logger: log.child({ component: "runs" }),
     onTransition: (t) => options.observer?.onTransition?.(t.scope, t.to),
@@ -436,6 +458,13 @@ export function createHub(options: HubOptions): Hub {
       onSessionRefused: options.observer?.onSessionRefused,
       onReport: options.observer?.onReport,
     }),
+    onCatalogueRefused: (cluster, reason, problems) => {
+      options.observer?.onCatalogueRejected?.(reason);
+      log.warn(
+        { cluster, reason, problems: problems.slice(0, 5) },
+        "refused the version catalogue of a cluster's agent; its previous catalogue stays",
+      );
+    },
   });
 
   let presenceSoon: NodeJS.Timeout | undefined;
@@ -569,6 +598,12 @@ export function createHub(options: HubOptions): Hub {
       },
     }),
     ...bundles.handlers,
+    ...catalogueHandlers({
+      ...auditDeps,
+      releases,
+      catalogue,
+      directory: registry,
+    }),
     ...options.auditHandlers(audit),
     ...securityHandlers({
       ...auditDeps,
@@ -605,6 +640,8 @@ export function createHub(options: HubOptions): Hub {
     groups,
     strategies,
     runs,
+    catalogue,
+    releases,
     bundles,
     intents,
     get leases() {
@@ -614,7 +651,9 @@ export function createHub(options: HubOptions): Hub {
     async start(address, credentials) {
       await groups.start();
       await registry.start();
+      catalogue.prime();
       await strategies.start();
+      await releases.start();
       await runs.start();
       await contentKeys.load();
       await bundles.start();
@@ -649,6 +688,7 @@ export function createHub(options: HubOptions): Hub {
         await intents.follow(following.signal);
         await groups.follow(following.signal);
         await strategies.follow(following.signal);
+        await releases.follow(following.signal);
         await registry.follow(following.signal);
         await runs.follow(following.signal);
         // The first round takes every free unit this replica is preferred for (all of them when

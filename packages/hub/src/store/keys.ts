@@ -21,6 +21,7 @@ export const COLLECTION_NAMES = [
   "bootstrap-tokens",
   "identities",
   "security",
+  "releases",
 ] as const;
 
 /** One of {@link COLLECTION_NAMES}. */
