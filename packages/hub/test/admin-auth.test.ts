@@ -90,10 +90,12 @@ describe("the role table", () => {
         .sort();
     expect(byRole("operator")).toEqual(
       [
+        "AddRelease",
         "ApproveGate",
         "CompleteGate",
         "CreateUpdateRun",
         "DeleteUpdateRun",
+        "RemoveRelease",
         "RetryUpdateRunMembers",
         "SkipUpdateRunTargets",
         "StartUpdateRun",
