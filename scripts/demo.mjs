@@ -5,17 +5,19 @@
 //   (b) a Kubernetes upgrade as a staged update run canary → staging → prod, with an approval gate
 //       that waits until the demo approves it, a cluster whose maintenance window is still closed
 //       (Pending, finishing when the window opens) and a cluster whose upgrade fails (within the
-//       prod group's failure budget).
+//       prod group's failure budget);
+//   (c) a NodeImage auto-upgrade profile: the demo, playing the provider, publishes a node image
+//       in the agents' catalogue file, and the hub creates and starts the profile's run by itself.
 // Secure as docs/security.md sets a fleet up: NATS in operator mode with per-agent credentials
 // (`flotilla-hub nats-setup`), the hub on TLS with its own CA, the operator authenticated by an
 // admin token, and agents that join with a bootstrap token from `flotilla token create`.
-// Live progress on screen, a summary at the end, exit 0 when both rollouts completed. Every
+// Live progress on screen, a summary at the end, exit 0 when all three rollouts completed. Every
 // process started here is stopped on the way out, whatever happens.
 //
 // With --ha (docs/high-availability.md): three nats-servers routed as one JetStream cluster and
 // three hub replicas on it (`--jetstream-replicas 3`), agents given every replica's address, and
 // in the middle of the staged run the replica that owns it is killed with SIGKILL; another takes
-// the run over once its lease expires and both rollouts still complete. This mode runs in
+// the run over once its lease expires and the rollouts still complete. This mode runs in
 // development mode (plaintext, no NATS accounts): docs/install.md sets up a secured cluster.
 // @ts-check
 import { createHash, randomBytes } from "node:crypto";
@@ -32,6 +34,11 @@ import { pathToFileURL } from "node:url";
 const root = new URL("..", import.meta.url).pathname;
 const ha = process.argv.includes("--ha");
 const HUBS = 3;
+/** The node images of act (c): what the pools run, and what the provider publishes mid-demo. */
+const IMAGE_FAMILY = "ubuntu-22.04";
+const IMAGE_BEFORE = "2026.11.20";
+const IMAGE_RELEASED = "2026.12.04";
+const PROFILE = "node-images";
 const {
   startNatsServer,
   startNatsCluster,
@@ -181,10 +188,25 @@ async function main() {
       }),
     );
   await openWindow(Date.now() + 3_600_000);
+  // What the provider offers every cluster, from a file the agents re-read: act (c) "publishes" a
+  // node image by rewriting it (docs/agent.md#the-version-catalogue).
+  const catalogueFile = join(work, "catalogue.json");
+  /** @param {string[]} images */
+  const offerImages = (images) =>
+    writeFile(
+      catalogueFile,
+      JSON.stringify({
+        catalogue: {
+          kubernetes: ["1.30.3"],
+          nodeImages: { [IMAGE_FAMILY]: images },
+        },
+      }),
+    );
+  await offerImages([IMAGE_BEFORE]);
   const fleetFile = join(work, "fleet.json");
   await writeFile(
     fleetFile,
-    JSON.stringify(simulatedFleet(windowsFile), null, 2),
+    JSON.stringify(simulatedFleet(windowsFile, catalogueFile), null, 2),
   );
   const agents = startProcess({
     name: "agents",
@@ -430,6 +452,83 @@ async function main() {
   say();
   await cli(["run", "status", "k8s-1-30"]);
 
+  // (c) Upgrades that happen by themselves: a NodeImage auto-upgrade profile.
+  say();
+  say(
+    bold(
+      "(c) A NodeImage auto-upgrade profile: the provider publishes a node image, the hub starts the run by itself",
+    ),
+  );
+  await cli([
+    "strategy",
+    "create",
+    "image-waves",
+    "-f",
+    "examples/live-demo/node-image-strategy.json",
+    "--reason",
+    "node image waves",
+  ]);
+  await cli([
+    "autoupgradeprofile",
+    "create",
+    PROFILE,
+    "--channel",
+    "NodeImage",
+    "--strategy",
+    "image-waves",
+    "--reason",
+    "keep node images current",
+  ]);
+  await offerImages([IMAGE_BEFORE, IMAGE_RELEASED]);
+  say(
+    yellow(
+      `  ${elapsed()} the provider publishes node image ${IMAGE_FAMILY} ${IMAGE_RELEASED} (the agents' catalogue file changes; nobody touches the hub)`,
+    ),
+  );
+  /** @type {string} */
+  let autoRun = "";
+  await waitUntil(
+    async () => {
+      const { profile } = await callUnary(client, "getAutoUpgradeProfile", {
+        name: PROFILE,
+      });
+      autoRun = profile?.lastRun ?? "";
+      line(
+        `  ${elapsed()} waiting for the profile: ${profile?.current?.description || profile?.current?.skipReason || "…"}`,
+      );
+      return autoRun !== "";
+    },
+    60_000,
+    `auto-upgrade profile ${PROFILE} to start a run`,
+  );
+  endLine();
+  say(
+    green(
+      `  ${elapsed()} profile ${PROFILE} created and started run ${autoRun}, with strategy image-waves`,
+    ),
+  );
+  /** @type {RunView | undefined} */
+  let imageRun;
+  await waitUntil(
+    async () => {
+      const { run: wireRun } = await callUnary(client, "getUpdateRun", {
+        name: autoRun,
+      });
+      const run = runFromWire(/** @type {wire.RunStatus__Output} */ (wireRun));
+      if (!run.ok) throw new Error(JSON.stringify(run.problems));
+      line(`  ${elapsed()} ${stageBars(run.value)}`);
+      if (["Completed", "Failed", "Stopped"].includes(run.value.state)) {
+        imageRun = run.value;
+        return true;
+      }
+      return false;
+    },
+    120_000,
+    `run ${autoRun} to finish`,
+  );
+  endLine();
+  await cli(["versions", "--cluster", "canary-eu-01"]);
+
   // Summary.
   if (final === undefined) throw new Error("the update run did not finish");
   const members = final.stages.flatMap((s) =>
@@ -446,6 +545,14 @@ async function main() {
     `  run k8s-1-30          ${final.state === "Completed" ? green(final.state) : red(final.state)}: ${String(count("Succeeded"))} succeeded, ${String(count("Failed"))} failed (within budget), ${String(count("Skipped"))} skipped, ${String(members.length)} members`,
   );
   say(`  approval gate         approved by the demo through the CLI`);
+  const imageMembers =
+    imageRun?.stages.flatMap((s) => s.groups.flatMap((g) => g.members)) ?? [];
+  /** @param {string} state */
+  const imageCount = (state) =>
+    imageMembers.filter((m) => m.state === state).length;
+  say(
+    `  auto-upgrade          profile ${PROFILE} (NodeImage) made run ${autoRun} when ${IMAGE_RELEASED} appeared: ${imageRun?.state === "Completed" ? green("Completed") : red(String(imageRun?.state))}, ${String(imageCount("Succeeded"))} clusters moved to the new image, ${String(imageCount("Failed"))} failed (within budget)`,
+  );
   say(
     `  maintenance window    prod-eu-03 ${sawWindowPending ? "waited Pending until its owner opened a window, then upgraded" : "was never held by its window"}`,
   );
@@ -466,6 +573,8 @@ async function main() {
     !sawWindowPending ||
     !windowOpened ||
     count("Failed") !== 1 ||
+    imageRun?.state !== "Completed" ||
+    imageCount("Succeeded") < 50 ||
     (ha && (killed === undefined || takeover === undefined))
   ) {
     throw new Error("the demo did not go as planned (see above)");
@@ -678,10 +787,11 @@ async function isExited(proc) {
 /**
  * The simulated fleet: 4 canary, 12 staging, 44 prod clusters in 4 regions.
  * @param {string} windowsFile
+ * @param {string} catalogueFile
  */
-function simulatedFleet(windowsFile) {
+function simulatedFleet(windowsFile, catalogueFile) {
   const pools = [
-    { name: "system", imageFamily: "ubuntu-22.04", imageVersion: "2026.11.20" },
+    { name: "system", imageFamily: IMAGE_FAMILY, imageVersion: IMAGE_BEFORE },
   ];
   /**
    * @param {string} namePrefix
@@ -700,6 +810,7 @@ function simulatedFleet(windowsFile) {
     seed: 7,
     defaults: {
       kubernetesVersion: "1.29.9",
+      catalogueFile,
       nodePools: pools,
       timeToReady: { uniform: { minSeconds: 1, maxSeconds: 3 } },
       applyDuration: { fixedSeconds: 0.3 },
