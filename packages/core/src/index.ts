@@ -114,6 +114,21 @@ export {
   upgradeProfileField,
   longTermSupportFailure,
 } from "./versions/channels.js";
+export {
+  MAX_PROFILE_NAME_LENGTH,
+  autoUpgradeProfileField,
+  checkProfileName,
+  parseAutoUpgradeProfile,
+  profileNameProblem,
+  profileRunName,
+  resolveProfileTarget,
+  shortHash,
+  strategyNameOf,
+} from "./versions/auto-upgrade-profile.js";
+export type {
+  AutoUpgradeProfileSpec,
+  ProfileTarget,
+} from "./versions/auto-upgrade-profile.js";
 export type {
   UpgradeChannel,
   UpgradeProfile,
