@@ -122,6 +122,7 @@ export {
   profileNameProblem,
   profileRunName,
   resolveProfileTarget,
+  ALL_MEMBERS_AT_ONCE,
   shortHash,
   strategyNameOf,
 } from "./versions/auto-upgrade-profile.js";
@@ -252,6 +253,7 @@ export type {
   MemberState,
   GateState,
   RunPayload,
+  RunOrigin,
   MemberTarget,
   MemberLocation,
 } from "./staged/run.js";

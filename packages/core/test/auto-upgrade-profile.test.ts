@@ -1,5 +1,7 @@
 import { describe, expect, test } from "vitest";
+import { resolveRun } from "../src/staged/resolve.js";
 import {
+  ALL_MEMBERS_AT_ONCE,
   parseAutoUpgradeProfile,
   profileNameProblem,
   profileRunName,
@@ -205,5 +207,43 @@ describe("names", () => {
   test("shortHash is FNV-1a (stable across processes)", () => {
     expect(shortHash("")).toBe("811c9dc5");
     expect(shortHash("a")).toBe("e40c292c");
+  });
+});
+
+describe("the run of a profile without a strategy", () => {
+  test("holds every member in one group, all in flight at once, and keeps its origin", () => {
+    const clusters = ["c-1", "c-2", "c-3"].map((name) => ({
+      name,
+      labels: {},
+      groups: [],
+      kubernetesVersion: "1.30.5",
+      nodePools: [],
+    }));
+    const origin = {
+      profile: "rapid",
+      channel: "Rapid",
+      target: "1.31.2",
+      createdBy: "hub",
+    } as const;
+    const resolved = resolveRun({
+      name: "rapid-1-31-2",
+      strategy: ALL_MEMBERS_AT_ONCE,
+      clusters,
+      payload: {
+        kind: "upgrade",
+        upgrade: {
+          type: "Full",
+          kubernetesVersion: "1.31.2",
+          nodeImageSelection: "Latest",
+        },
+      },
+      createdAtMs: 0,
+      origin,
+    });
+    if (!resolved.ok) throw new Error("expected a run");
+    const [stage] = resolved.value.stages;
+    expect(stage?.groups.map((g) => g.members.length)).toEqual([3]);
+    expect(stage?.groups[0]?.maxConcurrency).toBe(3);
+    expect(resolved.value.origin).toEqual(origin);
   });
 });

@@ -90,6 +90,18 @@ import {
   type UpdateStrategies,
 } from "./strategies/update-strategies.js";
 import { compact } from "@flotilla/core";
+// Auto-upgrade profiles (docs/engine.md#auto-upgrade-profiles).
+import {
+  createAutoUpgradeProfiles,
+  type AutoUpgradeProfiles,
+} from "./autoupgrade/auto-upgrade-profiles.js";
+import {
+  createAutoUpgradeTrigger,
+  type AutoUpgradeTrigger,
+} from "./autoupgrade/auto-upgrade-trigger.js";
+import { autoUpgradeHandlers } from "./grpc/admin-auto-upgrade.js";
+import type { FleetCatalogue } from "./catalogue/fleet-catalogue.js";
+import { AUTO_UPGRADE_UNIT } from "./leases/units.js";
 
 type Handlers = wire.AdminServiceHandlers;
 
@@ -254,6 +266,11 @@ export interface HubOptions {
   readonly replication?: HubReplication;
   /** The health of the JetStream streams the hub uses (`flotilla hub status`); absent: none. */
   readonly streamHealth?: () => Promise<readonly StreamHealth[]>;
+  /**
+   * What the fleet can upgrade to, which auto-upgrade profiles resolve against; absent: profiles
+   * can be stored but resolve to nothing and make no run.
+   */
+  readonly catalogue?: FleetCatalogue;
 }
 
 export interface Hub {
@@ -263,6 +280,8 @@ export interface Hub {
   readonly runs: RunManager;
   readonly bundles: BundleService;
   readonly intents: IntentWriter;
+  readonly profiles: AutoUpgradeProfiles;
+  readonly autoUpgrade: AutoUpgradeTrigger;
   /** The lease keeper when replicas share the work (docs/high-availability.md). */
   readonly leases: LeaseKeeper | undefined;
   /** Loads state, republishes intents, then serves gRPC on `address`; resolves with the port. */
@@ -344,6 +363,25 @@ export function createHub(options: HubOptions): Hub {
             created: () => keeper?.round() ?? Promise.resolve(),
           },
         }),
+  });
+  // Auto-upgrade profiles and their trigger, run by the owner of AUTO_UPGRADE_UNIT.
+  const profiles = createAutoUpgradeProfiles({ store, now });
+  const autoUpgrade = createAutoUpgradeTrigger({
+    profiles,
+    runs,
+    strategies,
+    catalogue: options.catalogue,
+    store,
+    audit,
+    now,
+    logger: log.child({ component: "auto-upgrade" }),
+    replica: () => replication?.identity.id ?? served.address,
+    owns: () =>
+      started &&
+      (keeper === undefined || keeper.held(AUTO_UPGRADE_UNIT) !== undefined),
+  });
+  profiles.onChange(() => {
+    autoUpgrade.poke();
   });
   /** Whether this replica runs the bundle rollouts' passes now. */
   const ownsBundles = (): boolean =>
@@ -472,9 +510,17 @@ export function createHub(options: HubOptions): Hub {
       clock: replication.clock,
       logger: log.child({ component: "leases" }),
       self: identity,
-      units: () => [BUNDLES_UNIT, ...runs.ownable().map(runUnit)],
+      units: () => [
+        BUNDLES_UNIT,
+        AUTO_UPGRADE_UNIT,
+        ...runs.ownable().map(runUnit),
+      ],
       sessions: () => registry.connectedCount(),
       async onAcquired(unit, lease) {
+        if (unit === AUTO_UPGRADE_UNIT) {
+          autoUpgrade.poke();
+          return;
+        }
         const name = runOf(unit);
         if (name === undefined) {
           forwarding.requestBundleReplay();
@@ -508,6 +554,10 @@ export function createHub(options: HubOptions): Hub {
         runs.lose(name);
       },
       async onReleasing(unit) {
+        if (unit === AUTO_UPGRADE_UNIT) {
+          await autoUpgrade.idle();
+          return;
+        }
         const name = runOf(unit);
         if (name === undefined) {
           await bundles.idle();
@@ -544,6 +594,7 @@ export function createHub(options: HubOptions): Hub {
   let listener: GrpcListener | undefined;
   let timer: NodeJS.Timeout | undefined;
   let started = false;
+  let unwatchCatalogue: (() => void) | undefined;
 
   const handlers: Handlers = {
     ...fleetHandlers({
@@ -575,6 +626,16 @@ export function createHub(options: HubOptions): Hub {
       tokens,
       authority: security?.authority,
     }),
+    ...autoUpgradeHandlers({
+      ...auditDeps,
+      runs,
+      strategies,
+      directory: registry,
+      previewBundle: (name) => bundles.preview(name),
+      profiles,
+      trigger: autoUpgrade,
+      catalogue: options.catalogue,
+    }),
     ...hubStatusHandlers({
       self: selfRecord,
       replicas: () => keeper?.replicas() ?? [],
@@ -594,6 +655,7 @@ export function createHub(options: HubOptions): Hub {
     if (replication !== undefined) publishPresence();
     runs.tick();
     if (ownsBundles()) bundles.tick();
+    autoUpgrade.retryIfDue();
     void refusals.flush();
     registry.flush().catch((error: unknown) => {
       log.debug({ err: error }, "cluster records not written yet");
@@ -607,6 +669,8 @@ export function createHub(options: HubOptions): Hub {
     runs,
     bundles,
     intents,
+    profiles,
+    autoUpgrade,
     get leases() {
       return keeper;
     },
@@ -618,6 +682,7 @@ export function createHub(options: HubOptions): Hub {
       await runs.start();
       await contentKeys.load();
       await bundles.start();
+      await profiles.start();
       if (replication !== undefined && keeper !== undefined) {
         await replication.bucket.start();
         replication.forwarding.start({
@@ -651,6 +716,7 @@ export function createHub(options: HubOptions): Hub {
         await strategies.follow(following.signal);
         await registry.follow(following.signal);
         await runs.follow(following.signal);
+        await profiles.follow(following.signal);
         // The first round takes every free unit this replica is preferred for (all of them when
         // it is alone) before it serves anyone.
         await keeper.start();
@@ -679,6 +745,11 @@ export function createHub(options: HubOptions): Hub {
       server = grpcServer;
       timer = setInterval(tick, options.passIntervalMs);
       started = true;
+      unwatchCatalogue = options.catalogue?.onChange(() => {
+        autoUpgrade.poke();
+      });
+      // Alone, this hub owns the trigger from now on; a replica is poked when it takes the lease.
+      autoUpgrade.poke();
       log.info({ address, port }, "hub serving");
       return port;
     },
@@ -686,6 +757,8 @@ export function createHub(options: HubOptions): Hub {
     async stop() {
       started = false;
       if (timer !== undefined) clearInterval(timer);
+      unwatchCatalogue?.();
+      await autoUpgrade.idle();
       // Leases are handed back first, so another replica takes over at once.
       await keeper?.stop();
       replication?.forwarding.stop();

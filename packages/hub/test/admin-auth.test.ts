@@ -92,7 +92,11 @@ describe("the role table", () => {
       [
         "ApproveGate",
         "CompleteGate",
+        "CreateAutoUpgradeProfile",
         "CreateUpdateRun",
+        "DeleteAutoUpgradeProfile",
+        "GenerateUpdateRun",
+        "UpdateAutoUpgradeProfile",
         "DeleteUpdateRun",
         "RetryUpdateRunMembers",
         "SkipUpdateRunTargets",

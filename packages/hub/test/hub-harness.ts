@@ -43,6 +43,8 @@ export interface TestHubOptions {
   readonly adminAuth?: HubOptions["adminAuth"];
   /** Wraps the in-memory store the hub is built on (a fake that holds or fails writes). */
   readonly wrapStore?: (store: StateStore) => StateStore;
+  /** The version catalogue auto-upgrade profiles resolve against. */
+  readonly catalogue?: HubOptions["catalogue"];
 }
 
 /** The in-memory adapters and manual clock every test hub is built on, started. */
@@ -110,7 +112,11 @@ export async function startTestHub(
     parts.options({
       heartbeatIntervalMs,
       store,
-      ...compact({ observer: options.observer, adminAuth: options.adminAuth }),
+      ...compact({
+        observer: options.observer,
+        adminAuth: options.adminAuth,
+        catalogue: options.catalogue,
+      }),
     }),
   );
   const port = await hub.start(

@@ -11,6 +11,7 @@ import { parseWith, DNS_LABEL, strictObject } from "../schema.js";
 import type { Result } from "../result.js";
 import { fail, ok } from "../result.js";
 import type { NodeImageSelection, UpgradePayload } from "../upgrade.js";
+import type { UpdateStrategy } from "../update-strategy.js";
 import {
   resolveChannel,
   upgradeProfileField,
@@ -131,6 +132,24 @@ export interface ProfileTarget {
   /** Kubernetes channels: the target minor is past standard support (longTermSupportFailure). */
   readonly requiresLongTermSupport: boolean;
 }
+
+/**
+ * The strategy of a profile's run when the profile names none: one stage holding every member, all
+ * at once (AKS's rule for auto-upgrade without a strategy), within the stage ceiling of 50 in flight
+ * (docs/semantics.md#order-and-concurrency).
+ */
+export const ALL_MEMBERS_AT_ONCE: UpdateStrategy = {
+  stages: [
+    {
+      name: "all-members",
+      memberSelector: { requirements: [], source: "" },
+      maxConcurrency: { kind: "percent", value: 100 },
+      afterStageWaitInSeconds: 0,
+      beforeGates: [],
+      afterGates: [],
+    },
+  ],
+};
 
 /** 32-bit FNV-1a of `text`'s UTF-16 code units, as 8 hex digits: short, stable, not secret. */
 export function shortHash(text: string): string {

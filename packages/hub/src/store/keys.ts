@@ -21,6 +21,9 @@ export const COLLECTION_NAMES = [
   "bootstrap-tokens",
   "identities",
   "security",
+  // Auto-upgrade profiles, and the target each last made a run for (docs/engine.md#auto-upgrade-profiles).
+  "auto-upgrade-profiles",
+  "auto-upgrade-runs",
 ] as const;
 
 /** One of {@link COLLECTION_NAMES}. */
