@@ -164,14 +164,14 @@ export function createAutoUpgradeTrigger(
       try {
         await one(profile, available, marks);
       } catch (error) {
-        retryDue = true;
-        const level =
-          isRevisionConflict(error) ||
-          (error instanceof FlotillaError &&
-            error.code === "failed_precondition")
-            ? "warn"
-            : "error";
-        log[level](
+        // A missing strategy or a foreign run of the same name stays so until something changes
+        // (and every change starts a pass); anything else (the store, a race) is retried.
+        const lasting =
+          error instanceof FlotillaError &&
+          error.code === "failed_precondition" &&
+          !isRevisionConflict(error);
+        if (!lasting) retryDue = true;
+        log[lasting ? "warn" : "error"](
           { err: error, profile: profile.record.name },
           `auto-upgrade profile ${showValue(profile.record.name)} made no run`,
         );
