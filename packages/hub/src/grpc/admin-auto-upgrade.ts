@@ -11,6 +11,7 @@ import {
   showValue,
   strategyNameOf,
   type AutoUpgradeProfileSpec,
+  type AvailableVersions,
 } from "@flotilla/core";
 import type { wire } from "@flotilla/protocol";
 import type {
@@ -98,11 +99,11 @@ function specToWire(spec: AutoUpgradeProfileSpec): wire.AutoUpgradeProfileSpec {
 }
 
 function profileToWire(
-  deps: AutoUpgradeHandlerDeps,
+  available: AvailableVersions | undefined,
   stored: StoredProfile,
   lastRun: string | undefined,
 ): wire.AutoUpgradeProfile {
-  const found = profileTargetNow(stored.record, deps.catalogue?.available());
+  const found = profileTargetNow(stored.record, available);
   return {
     name: stored.record.name,
     spec: specToWire(stored.record.spec),
@@ -144,7 +145,13 @@ export function autoUpgradeHandlers(
         checkProfileName(request.name);
         const spec = specFromWire(deps, request.spec);
         const stored = await deps.profiles.create(request.name, spec);
-        return { profile: profileToWire(deps, stored, undefined) };
+        return {
+          profile: profileToWire(
+            deps.catalogue?.available(),
+            stored,
+            undefined,
+          ),
+        };
       }),
     ),
 
@@ -159,7 +166,11 @@ export function autoUpgradeHandlers(
           request.expectedRevision === 0 ? undefined : request.expectedRevision,
         );
         return {
-          profile: profileToWire(deps, stored, await lastRun(request.name)),
+          profile: profileToWire(
+            deps.catalogue?.available(),
+            stored,
+            await lastRun(request.name),
+          ),
         };
       }),
     ),
@@ -168,7 +179,11 @@ export function autoUpgradeHandlers(
       checkProfileName(request.name);
       const stored = deps.profiles.get(request.name);
       return {
-        profile: profileToWire(deps, stored, await lastRun(request.name)),
+        profile: profileToWire(
+          deps.catalogue?.available(),
+          stored,
+          await lastRun(request.name),
+        ),
       };
     }),
 
@@ -180,9 +195,10 @@ export function autoUpgradeHandlers(
         request.pageToken,
       );
       const last = await deps.trigger.lastRuns();
+      const available = deps.catalogue?.available();
       return {
         profiles: page.items.map((p) =>
-          profileToWire(deps, p, last.get(p.record.name)),
+          profileToWire(available, p, last.get(p.record.name)),
         ),
         nextPageToken: page.nextPageToken,
       };
