@@ -127,6 +127,50 @@ describe("flotilla autoupgradeprofile", () => {
     },
   );
 
+  it("a strategy flag replaces the file's updateStrategyId; --strategy and --update-strategy-name must agree", async () => {
+    await using hub = await startFakeHub({
+      unary: {
+        CreateAutoUpgradeProfile: (req) => ({
+          profile: profile(req.spec ?? {}),
+        }),
+      },
+    });
+    const io = memoryIo({ "p.yaml": AKS_FILE });
+    const replaced = await cliAgainst(
+      hub,
+      [
+        "autoupgradeprofile",
+        "create",
+        "images",
+        "-f",
+        "p.yaml",
+        "--strategy",
+        "canary",
+      ],
+      io,
+    );
+    expect(replaced.err).toBe("");
+    expect(hub.requests("CreateAutoUpgradeProfile")[0]?.spec?.strategy).toBe(
+      "canary",
+    );
+    const clash = await cliAgainst(hub, [
+      "autoupgradeprofile",
+      "create",
+      "images",
+      "--channel",
+      "Rapid",
+      "--strategy",
+      "a",
+      "--update-strategy-name",
+      "b",
+    ]);
+    expect(clash.code).toBe(2);
+    expect(clash.err).toContain(
+      '--strategy "a" and --update-strategy-name "b" disagree: give one of them',
+    );
+    expect(hub.requests("CreateAutoUpgradeProfile")).toHaveLength(1);
+  });
+
   it("prints the hub's refusal of a missing strategy against the file", async () => {
     await using hub = await startFakeHub({
       unary: {

@@ -31,11 +31,16 @@ export const PROFILE_OPTIONS = {
     description:
       "Rapid, Stable, TargetKubernetesVersion, NodeImage or SecurityPatch",
   },
-  "update-strategy-name": {
+  strategy: {
     type: "string",
     valueName: "STRATEGY",
     description:
       "the stored update strategy its runs use (default: every member at once)",
+  },
+  "update-strategy-name": {
+    type: "string",
+    valueName: "STRATEGY",
+    description: "the same as --strategy (az fleet's name)",
   },
   "node-image-selection": {
     type: "string",
@@ -62,7 +67,7 @@ export const PROFILE_OPTIONS = {
 function flagFields(args: ParsedArgs): Record<string, unknown> {
   return compact({
     channel: args.string("channel"),
-    strategy: args.string("update-strategy-name"),
+    strategy: args.string("strategy") ?? args.string("update-strategy-name"),
     nodeImageSelection: args.string("node-image-selection"),
     targetKubernetesVersion: args.string("target-kubernetes-version"),
     longTermSupport: args.flag("long-term-support") ? true : undefined,
@@ -113,7 +118,28 @@ export async function readProfileInput(
     }
     fromFile = document as Record<string, unknown>;
   }
-  return ok({ ...base, ...fromFile, ...flagFields(args) });
+  const flags = flagFields(args);
+  const strategy = args.string("strategy");
+  const azStrategy = args.string("update-strategy-name");
+  if (
+    strategy !== undefined &&
+    azStrategy !== undefined &&
+    strategy !== azStrategy
+  ) {
+    return {
+      ok: false,
+      problems: [
+        {
+          path: "",
+          message: `--strategy "${strategy}" and --update-strategy-name "${azStrategy}" disagree: give one of them`,
+        },
+      ],
+    };
+  }
+  const document = { ...base, ...fromFile, ...flags };
+  // A strategy flag replaces the file's, however the file spelled it.
+  if (flags.strategy !== undefined) delete document.updateStrategyId;
+  return ok(document);
 }
 
 /** Checks a document with core's parser; problems are `FILE: PATH: MESSAGE` lines. */
