@@ -9,6 +9,7 @@ import {
   shortHash,
   type AutoUpgradeProfileSpec,
 } from "../src/versions/auto-upgrade-profile.js";
+import type { Cluster } from "../src/cluster.js";
 import type { AvailableVersions } from "../src/versions/version.js";
 
 const catalogue: AvailableVersions = {
@@ -25,6 +26,31 @@ const catalogue: AvailableVersions = {
     { family: "AKSWindows-2022", version: "20348.2582.240916" },
   ],
 };
+
+const WINDOWS_NEXT = {
+  family: "AKSWindows-2022",
+  version: "20348.2700.241010",
+};
+
+/** Two clusters, one Linux and one Windows pool each, behind every image offered. */
+const FLEET: Cluster[] = ["c-1", "c-2"].map((name) => ({
+  name,
+  labels: {},
+  groups: [],
+  kubernetesVersion: "1.30.5",
+  nodePools: [
+    {
+      name: "linux",
+      imageFamily: "AKSUbuntu-2204gen2",
+      imageVersion: "202602.01.0",
+    },
+    {
+      name: "win",
+      imageFamily: "AKSWindows-2022",
+      imageVersion: "20348.2500.240801",
+    },
+  ],
+}));
 
 function spec(
   fields: Partial<AutoUpgradeProfileSpec> &
@@ -123,6 +149,7 @@ describe("resolveProfileTarget", () => {
     const resolved = resolveProfileTarget(
       spec({ channel: "Rapid" }),
       catalogue,
+      FLEET,
     );
     expect(resolved.type).toBe("target");
     if (resolved.type !== "target") return;
@@ -140,7 +167,7 @@ describe("resolveProfileTarget", () => {
       channel: "NodeImage",
       nodeImageSelection: "Consistent",
     });
-    const before = resolveProfileTarget(profile, catalogue);
+    const before = resolveProfileTarget(profile, catalogue, FLEET);
     if (before.type !== "target") throw new Error("expected a target");
     expect(before.target.description).toBe(
       "AKSUbuntu-2204gen2 202603.08.0, AKSWindows-2022 20348.2582.240916",
@@ -152,46 +179,91 @@ describe("resolveProfileTarget", () => {
     expect(profileRunName("images", before.target)).toMatch(
       /^images-img-[0-9a-f]{8}$/,
     );
-    const reordered = resolveProfileTarget(profile, {
-      ...catalogue,
-      nodeImages: [...catalogue.nodeImages].reverse(),
-    });
+    const reordered = resolveProfileTarget(
+      profile,
+      { ...catalogue, nodeImages: [...catalogue.nodeImages].reverse() },
+      [...FLEET].reverse(),
+    );
     expect(reordered).toEqual(before);
-    const released = resolveProfileTarget(profile, {
-      ...catalogue,
-      nodeImages: [
-        ...catalogue.nodeImages,
-        { family: "AKSWindows-2022", version: "20348.2700.241010" },
-      ],
-    });
+    const released = resolveProfileTarget(
+      profile,
+      { ...catalogue, nodeImages: [...catalogue.nodeImages, WINDOWS_NEXT] },
+      FLEET,
+    );
     if (released.type !== "target") throw new Error("expected a target");
     expect(released.target.key).not.toBe(before.target.key);
   });
 
+  test("NodeImage waits until an image is offered to every cluster of its family", () => {
+    const profile = spec({ channel: "NodeImage" });
+    const fleet = FLEET.map((c, i) => ({
+      ...c,
+      region: i === 0 ? "westeurope" : "eastus",
+    }));
+    // 202603.08.0 has reached westeurope only: the target stays at what both clusters are offered.
+    const partly: AvailableVersions = {
+      kubernetes: [],
+      nodeImages: [
+        { family: "AKSUbuntu-2204gen2", version: "202603.01.0" },
+        {
+          family: "AKSUbuntu-2204gen2",
+          version: "202603.08.0",
+          regions: ["westeurope"],
+        },
+      ],
+    };
+    const resolved = resolveProfileTarget(profile, partly, fleet);
+    if (resolved.type !== "target") throw new Error("expected a target");
+    expect(resolved.target.description).toBe("AKSUbuntu-2204gen2 202603.01.0");
+  });
+
+  test("NodeImage has no target while every pool runs the newest image offered", () => {
+    const current = FLEET.map((c) => ({
+      ...c,
+      nodePools: c.nodePools.map((p) => ({
+        ...p,
+        imageVersion:
+          p.imageFamily === "AKSWindows-2022"
+            ? "20348.2582.240916"
+            : "202603.08.0",
+      })),
+    }));
+    expect(
+      resolveProfileTarget(spec({ channel: "NodeImage" }), catalogue, current),
+    ).toEqual({
+      type: "skip",
+      reason:
+        "every node pool already runs the newest node image offered to every cluster of its family",
+    });
+  });
+
   test("SecurityPatch ignores Windows families: a Windows image alone is no new target", () => {
     const profile = spec({ channel: "SecurityPatch" });
-    const before = resolveProfileTarget(profile, catalogue);
-    const after = resolveProfileTarget(profile, {
-      ...catalogue,
-      nodeImages: [
-        ...catalogue.nodeImages,
-        { family: "AKSWindows-2022", version: "20348.2700.241010" },
-      ],
-    });
+    const before = resolveProfileTarget(profile, catalogue, FLEET);
+    const after = resolveProfileTarget(
+      profile,
+      { ...catalogue, nodeImages: [...catalogue.nodeImages, WINDOWS_NEXT] },
+      FLEET,
+    );
     expect(after).toEqual(before);
     expect(
-      resolveProfileTarget(profile, {
-        kubernetes: [],
-        nodeImages: [{ family: "AKSWindows-2022", version: "1" }],
-      }),
-    ).toEqual({ type: "skip", reason: "no Linux node image is offered" });
+      resolveProfileTarget(
+        profile,
+        { kubernetes: [], nodeImages: [WINDOWS_NEXT] },
+        FLEET,
+      ),
+    ).toEqual({
+      type: "skip",
+      reason: "no Linux node image is offered to every cluster of its family",
+    });
   });
 
   test("Stable with only one GA minor offered is skipped with the channel's reason", () => {
-    const resolved = resolveProfileTarget(spec({ channel: "Stable" }), {
-      kubernetes: [{ version: "1.31.2" }],
-      nodeImages: [],
-    });
+    const resolved = resolveProfileTarget(
+      spec({ channel: "Stable" }),
+      { kubernetes: [{ version: "1.31.2" }], nodeImages: [] },
+      FLEET,
+    );
     expect(resolved.type).toBe("skip");
   });
 });

@@ -370,6 +370,7 @@ export function createHub(options: HubOptions): Hub {
     profiles,
     runs,
     strategies,
+    directory: registry,
     catalogue: options.catalogue,
     store,
     audit,

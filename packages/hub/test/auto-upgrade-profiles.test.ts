@@ -296,6 +296,7 @@ describe("auto-upgrade profiles: the trigger", () => {
     const resolved = resolveProfileTarget(
       { channel: "NodeImage", nodeImageSelection: "Latest", disabled: false },
       catalogue.available(),
+      fixture.hub.hub.registry.clusters(),
     );
     if (resolved.type !== "target") throw new Error("expected a target");
     const name = profileRunName("images", resolved.target);

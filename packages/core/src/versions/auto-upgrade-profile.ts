@@ -18,9 +18,11 @@ import {
   type ChannelResolution,
   type UpgradeProfile,
 } from "./channels.js";
+import type { Cluster } from "../cluster.js";
 import {
   compareNodeImageVersions,
   isWindowsImageFamily,
+  selectConsistentNodeImages,
   type AvailableVersions,
 } from "./version.js";
 
@@ -161,30 +163,55 @@ export function shortHash(text: string): string {
   return hash.toString(16).padStart(8, "0");
 }
 
-/** The newest version offered anywhere of each image family (Linux families only when `linuxOnly`). */
-function newestImages(
+/** Why a node-image channel has no target now, or the newest image of each family for all. */
+function fleetImages(
+  clusters: readonly Cluster[],
   available: AvailableVersions,
   linuxOnly: boolean,
-): [string, string][] {
-  const newest = new Map<string, string>();
-  for (const image of available.nodeImages) {
-    if (linuxOnly && isWindowsImageFamily(image.family)) continue;
-    const best = newest.get(image.family);
-    if (best === undefined || compareNodeImageVersions(image.version, best) > 0)
-      newest.set(image.family, image.version);
+): { readonly images: [string, string][] } | { readonly reason: string } {
+  const fleet = clusters.map((c) => ({
+    ...c,
+    nodePools: c.nodePools.filter(
+      (p) => !linuxOnly || !isWindowsImageFamily(p.imageFamily),
+    ),
+  }));
+  const { selected } = selectConsistentNodeImages(fleet, available);
+  const images = Object.entries(selected).sort(([a], [b]) =>
+    a < b ? -1 : a > b ? 1 : 0,
+  );
+  const kind = linuxOnly ? "Linux node image" : "node image";
+  if (images.length === 0)
+    return { reason: `no ${kind} is offered to every cluster of its family` };
+  const behind = fleet.some((c) =>
+    c.nodePools.some((p) => {
+      const version = selected[p.imageFamily];
+      return (
+        version !== undefined &&
+        compareNodeImageVersions(p.imageVersion, version) < 0
+      );
+    }),
+  );
+  if (!behind) {
+    return {
+      reason: `every node pool already runs the newest ${kind} offered to every cluster of its family`,
+    };
   }
-  return [...newest].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return { images };
 }
 
 /**
- * Resolves `profile` against the offers ({@link resolveChannel}) to a target with a key: for
- * Kubernetes channels the version; for NodeImage and SecurityPatch the newest version of each image
- * family offered (SecurityPatch: Linux families), hashed, so a new image in any family is a new
- * target. The node-image selection of the profile is the run's. Skips carry the channel's reason.
+ * Resolves `profile` against the offers ({@link resolveChannel}) to a target with a key. Kubernetes
+ * channels: the version (a member not offered it yet waits Pending in the run). NodeImage and
+ * SecurityPatch: per image family used in `clusters`, the newest version offered to every cluster
+ * of the fleet ({@link selectConsistentNodeImages}: an image some clusters' agents have not
+ * reported yet is not a target, since those members would be skipped), hashed, so a new image in
+ * any family is a new target; none while no pool is behind it. The node-image selection of the
+ * profile is the run's. Skips carry the reason.
  */
 export function resolveProfileTarget(
   profile: AutoUpgradeProfileSpec,
   available: AvailableVersions,
+  clusters: readonly Cluster[],
 ):
   { type: "target"; target: ProfileTarget } | { type: "skip"; reason: string } {
   const resolution: ChannelResolution = resolveChannel(profile, available, {
@@ -204,16 +231,13 @@ export function resolveProfileTarget(
       },
     };
   }
-  const images = newestImages(available, upgrade.securityPatchOnly === true);
-  if (images.length === 0) {
-    return {
-      type: "skip",
-      reason:
-        upgrade.securityPatchOnly === true
-          ? "no Linux node image is offered"
-          : "no node image is offered",
-    };
-  }
+  const found = fleetImages(
+    clusters,
+    available,
+    upgrade.securityPatchOnly === true,
+  );
+  if ("reason" in found) return { type: "skip", reason: found.reason };
+  const { images } = found;
   const description = images.map(([f, v]) => `${f} ${v}`).join(", ");
   return {
     type: "target",

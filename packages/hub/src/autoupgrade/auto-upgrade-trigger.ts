@@ -11,12 +11,7 @@
  * after that: disabling or deleting a profile, deleting its run, leave the record in place.
  * A run GenerateUpdateRun made for the same target is recorded but left for the operator to start.
  */
-import {
-  FlotillaError,
-  showValue,
-  type AvailableVersions,
-  type RunOrigin,
-} from "@flotilla/core";
+import { FlotillaError, showValue, type RunOrigin } from "@flotilla/core";
 import type { Logger } from "pino";
 import { z } from "zod";
 import type { AuditLog } from "../audit/audit-log.js";
@@ -34,7 +29,9 @@ import type {
 } from "./auto-upgrade-profiles.js";
 import {
   createProfileRun,
+  fleetNow,
   profileTargetNow,
+  type FleetNow,
   type ProfileRunDeps,
 } from "./profile-runs.js";
 
@@ -91,12 +88,12 @@ export function createAutoUpgradeTrigger(
 
   const one = async (
     profile: StoredProfile,
-    available: AvailableVersions,
+    fleet: FleetNow,
     marks: Map<string, { value: TriggerMark; revision: number }>,
   ): Promise<void> => {
     const { record } = profile;
     if (record.spec.disabled) return;
-    const found = profileTargetNow(record, available);
+    const found = profileTargetNow(record, fleet);
     if (found.type === "skip") return;
     const mark = marks.get(record.name);
     if (mark?.value.target === found.target.key) return;
@@ -153,16 +150,15 @@ export function createAutoUpgradeTrigger(
   };
 
   const pass = async (): Promise<void> => {
-    const catalogue = deps.catalogue;
-    if (catalogue === undefined || !deps.owns()) return;
-    const available = catalogue.available();
+    if (deps.catalogue === undefined || !deps.owns()) return;
+    const fleet = fleetNow(deps);
     const marks = new Map(
       (await deps.store.list(MARKS)).map((e) => [e.value.profile, e] as const),
     );
     for (const profile of deps.profiles.list()) {
       if (!deps.owns()) return;
       try {
-        await one(profile, available, marks);
+        await one(profile, fleet, marks);
       } catch (error) {
         // A missing strategy or a foreign run of the same name stays so until something changes
         // (and every change starts a pass); anything else (the store, a race) is retried.

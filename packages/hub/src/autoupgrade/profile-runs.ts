@@ -12,11 +12,13 @@ import {
   resolveProfileTarget,
   showValue,
   type AvailableVersions,
+  type Cluster,
   type PlanWarning,
   type ProfileTarget,
   type RunOrigin,
 } from "@flotilla/core";
 import type { FleetCatalogue } from "../catalogue/fleet-catalogue.js";
+import type { ClusterDirectory } from "../clusters/cluster-directory.js";
 import type { RunManager, StoredRun } from "../runs/run-manager.js";
 import type { UpdateStrategies } from "../strategies/update-strategies.js";
 import type { ProfileRecord } from "./auto-upgrade-profiles.js";
@@ -30,14 +32,33 @@ export type ProfileTargetNow =
     }
   | { readonly type: "skip"; readonly reason: string };
 
-/** Resolves `profile` against `available` (undefined: the hub has no catalogue). */
+/** What profiles resolve against: the catalogue's offers and the fleet's clusters, read once. */
+export interface FleetNow {
+  /** Undefined: the hub has no catalogue. */
+  readonly available: AvailableVersions | undefined;
+  readonly clusters: readonly Cluster[];
+}
+
+/** Reads {@link FleetNow}. */
+export function fleetNow(deps: ProfileRunDeps): FleetNow {
+  return {
+    available: deps.catalogue?.available(),
+    clusters: deps.directory.clusters(),
+  };
+}
+
+/** Resolves `profile` against the fleet now. */
 export function profileTargetNow(
   profile: ProfileRecord,
-  available: AvailableVersions | undefined,
+  fleet: FleetNow,
 ): ProfileTargetNow {
-  if (available === undefined)
+  if (fleet.available === undefined)
     return { type: "skip", reason: "this hub has no version catalogue" };
-  const resolved = resolveProfileTarget(profile.spec, available);
+  const resolved = resolveProfileTarget(
+    profile.spec,
+    fleet.available,
+    fleet.clusters,
+  );
   if (resolved.type === "skip") return resolved;
   return {
     type: "target",
@@ -50,6 +71,7 @@ export interface ProfileRunDeps {
   readonly runs: RunManager;
   readonly strategies: UpdateStrategies;
   readonly catalogue: FleetCatalogue | undefined;
+  readonly directory: ClusterDirectory;
 }
 
 /** The run of a target, and whether this call created it. */

@@ -11,7 +11,6 @@ import {
   showValue,
   strategyNameOf,
   type AutoUpgradeProfileSpec,
-  type AvailableVersions,
 } from "@flotilla/core";
 import type { wire } from "@flotilla/protocol";
 import type {
@@ -22,7 +21,9 @@ import { checkProfileName } from "../autoupgrade/auto-upgrade-profiles.js";
 import type { AutoUpgradeTrigger } from "../autoupgrade/auto-upgrade-trigger.js";
 import {
   createProfileRun,
+  fleetNow,
   profileTargetNow,
+  type FleetNow,
 } from "../autoupgrade/profile-runs.js";
 import type { FleetCatalogue } from "../catalogue/fleet-catalogue.js";
 import {
@@ -99,11 +100,11 @@ function specToWire(spec: AutoUpgradeProfileSpec): wire.AutoUpgradeProfileSpec {
 }
 
 function profileToWire(
-  available: AvailableVersions | undefined,
+  fleet: FleetNow,
   stored: StoredProfile,
   lastRun: string | undefined,
 ): wire.AutoUpgradeProfile {
-  const found = profileTargetNow(stored.record, available);
+  const found = profileTargetNow(stored.record, fleet);
   return {
     name: stored.record.name,
     spec: specToWire(stored.record.spec),
@@ -146,11 +147,7 @@ export function autoUpgradeHandlers(
         const spec = specFromWire(deps, request.spec);
         const stored = await deps.profiles.create(request.name, spec);
         return {
-          profile: profileToWire(
-            deps.catalogue?.available(),
-            stored,
-            undefined,
-          ),
+          profile: profileToWire(fleetNow(deps), stored, undefined),
         };
       }),
     ),
@@ -167,7 +164,7 @@ export function autoUpgradeHandlers(
         );
         return {
           profile: profileToWire(
-            deps.catalogue?.available(),
+            fleetNow(deps),
             stored,
             await lastRun(request.name),
           ),
@@ -180,7 +177,7 @@ export function autoUpgradeHandlers(
       const stored = deps.profiles.get(request.name);
       return {
         profile: profileToWire(
-          deps.catalogue?.available(),
+          fleetNow(deps),
           stored,
           await lastRun(request.name),
         ),
@@ -195,10 +192,10 @@ export function autoUpgradeHandlers(
         request.pageToken,
       );
       const last = await deps.trigger.lastRuns();
-      const available = deps.catalogue?.available();
+      const fleet = fleetNow(deps);
       return {
         profiles: page.items.map((p) =>
-          profileToWire(available, p, last.get(p.record.name)),
+          profileToWire(fleet, p, last.get(p.record.name)),
         ),
         nextPageToken: page.nextPageToken,
       };
@@ -225,7 +222,7 @@ export function autoUpgradeHandlers(
             ]);
           }
           const { record } = deps.profiles.get(name);
-          const found = profileTargetNow(record, deps.catalogue?.available());
+          const found = profileTargetNow(record, fleetNow(deps));
           if (found.type === "skip") {
             throw new FlotillaError(
               "failed_precondition",
