@@ -150,9 +150,9 @@ describe("flotilla autoupgradeprofile", () => {
       io,
     );
     expect(replaced.err).toBe("");
-    expect(hub.requests("CreateAutoUpgradeProfile")[0]?.spec?.strategy).toBe(
-      "canary",
-    );
+    expect(hub.requests("CreateAutoUpgradeProfile")[0]).toMatchObject({
+      spec: { strategy: "canary" },
+    });
     const clash = await cliAgainst(hub, [
       "autoupgradeprofile",
       "create",
