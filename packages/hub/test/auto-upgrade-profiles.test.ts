@@ -13,7 +13,8 @@ import {
 import { callUnary, type wire } from "@flotilla/protocol";
 import { waitFor } from "@flotilla/testkit";
 import { defineCollection } from "../src/store/state-store.js";
-import { stagedFacts } from "./staged-fleet.js";
+import type { ScriptedAgent } from "./scripted-agent.js";
+import { reportUpgrade, stagedFacts } from "./staged-fleet.js";
 import { useHubWithAgents } from "./support/hub-with-agents.js";
 import { createTestCatalogue } from "./support/test-catalogue.js";
 
@@ -24,6 +25,13 @@ function images(...versions: string[]): AvailableVersions {
   return {
     kubernetes: [{ version: "1.29.4" }, { version: "1.30.2" }],
     nodeImages: versions.map((version) => ({ family: "ubuntu", version })),
+  };
+}
+
+function kubernetes(...versions: string[]): AvailableVersions {
+  return {
+    kubernetes: versions.map((version) => ({ version })),
+    nodeImages: [],
   };
 }
 
@@ -58,10 +66,12 @@ function runsOf(profile: string): string[] {
     .map((r) => r.run.name);
 }
 
-async function fleet(): Promise<void> {
+async function fleet(): Promise<ScriptedAgent[]> {
   catalogue.set({ kubernetes: [], nodeImages: [] });
-  await fixture.register("c-1", stagedFacts({ ring: "a" }));
-  await fixture.register("c-2", stagedFacts({ ring: "b" }));
+  return [
+    await fixture.register("c-1", stagedFacts({ ring: "a" })),
+    await fixture.register("c-2", stagedFacts({ ring: "b" })),
+  ];
 }
 
 describe("auto-upgrade profiles: admin API", () => {
@@ -212,11 +222,37 @@ describe("auto-upgrade profiles: the trigger", () => {
       },
     );
     expect(profile.profile?.lastRun).toBe(first);
+  });
 
-    catalogue.set(images("2024.03.01"));
-    await waitFor(() => runsOf("images").length === 2, {
-      message: "the run of the new image",
+  it("makes a profile's next run only once its run in flight is done, for the newest target", async () => {
+    const agents = await fleet();
+    await createProfile("rapid", { channel: "Rapid" });
+    catalogue.set(kubernetes("1.30.2"));
+    await waitFor(() => runsOf("rapid").length === 1);
+    const first = fixture.hub.hub.runs.get("rapid-1-30-2");
+    await waitFor(() => first.run.state === "Running", {
+      message: "the first run started",
     });
+    catalogue.set(kubernetes("1.30.2", "1.30.3"));
+    catalogue.set(kubernetes("1.30.2", "1.30.3", "1.30.4"));
+    await fixture.hub.hub.autoUpgrade.idle();
+    expect(runsOf("rapid")).toEqual(["rapid-1-30-2"]);
+    for (const [i, agent] of agents.entries()) {
+      await reportUpgrade(
+        fixture.hub,
+        agent,
+        `c-${String(i + 1)}`,
+        1,
+        "STATUS_PHASE_READY",
+      );
+    }
+    await waitFor(() => runsOf("rapid").length === 2, {
+      message: "the next run, once the first is done",
+    });
+    expect(runsOf("rapid")).toEqual(["rapid-1-30-2", "rapid-1-30-4"]);
+    expect(fixture.hub.hub.runs.get("rapid-1-30-2").run.state).toBe(
+      "Completed",
+    );
   });
 
   it("makes no run for a disabled profile; disabling or deleting one leaves its runs alone", async () => {

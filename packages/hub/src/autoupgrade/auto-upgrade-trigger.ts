@@ -5,6 +5,9 @@
  * for a target no run was made for, it creates the run (named after profile and target), starts
  * it, and only then records the target as done in the "auto-upgrade-runs" collection.
  *
+ * A profile has one run in flight at a time: a target that comes while its last run is Running,
+ * Pending or Stopping waits until that run ends, and the newest target then makes the next run.
+ *
  * Exactly once, whatever is killed when: a pass that dies before the record finds the run by its
  * name next time (created by this profile: taken as this target's run; still NotStarted and made
  * by the hub: started then), and a pass after the record does nothing. Runs are never touched
@@ -17,6 +20,7 @@ import { z } from "zod";
 import type { AuditLog } from "../audit/audit-log.js";
 import { autoUpgradeRecord } from "../audit/auto-upgrade-audit.js";
 import { hubActor } from "../audit/takeover-audit.js";
+import { isInFlight } from "../runs/run-manager.js";
 import { nameKey } from "../store/keys.js";
 import {
   defineCollection,
@@ -86,6 +90,36 @@ export function createAutoUpgradeTrigger(
   let again = false;
   let retryDue = false;
 
+  const note = async (
+    action: "create" | "start",
+    run: string,
+    origin: RunOrigin,
+    replica: string,
+  ): Promise<void> => {
+    await deps.audit
+      .append(
+        autoUpgradeRecord({ atMs: deps.now(), replica, action, run, origin }),
+      )
+      .catch((error: unknown) => {
+        log.warn(
+          { err: error, runName: run },
+          "auto-upgrade audit record lost",
+        );
+      });
+  };
+
+  /** The run each profile waits on: its last run, still in flight when a new target came. */
+  const waitingOn = new Map<string, string>();
+
+  /** Whether `run` is started and not finished (members are being changed). */
+  const inFlight = (run: string): boolean => {
+    try {
+      return isInFlight(deps.runs.get(run).run.state);
+    } catch {
+      return false;
+    }
+  };
+
   const one = async (
     profile: StoredProfile,
     fleet: FleetNow,
@@ -97,6 +131,13 @@ export function createAutoUpgradeTrigger(
     if (found.type === "skip") return;
     const mark = marks.get(record.name);
     if (mark?.value.target === found.target.key) return;
+    // One run of a profile at a time: two runs would fight over the same members' intents. The
+    // newest target then is taken once the run is done (retryIfDue looks on every pass interval).
+    if (mark !== undefined && inFlight(mark.value.run)) {
+      waitingOn.set(record.name, mark.value.run);
+      return;
+    }
+    waitingOn.delete(record.name);
     const made = await createProfileRun(deps, record, found, "hub");
     const { run } = made.stored;
     const origin = run.origin;
@@ -131,27 +172,10 @@ export function createAutoUpgradeTrigger(
     });
   };
 
-  const note = async (
-    action: "create" | "start",
-    run: string,
-    origin: RunOrigin,
-    replica: string,
-  ): Promise<void> => {
-    await deps.audit
-      .append(
-        autoUpgradeRecord({ atMs: deps.now(), replica, action, run, origin }),
-      )
-      .catch((error: unknown) => {
-        log.warn(
-          { err: error, runName: run },
-          "auto-upgrade audit record lost",
-        );
-      });
-  };
-
   const pass = async (): Promise<void> => {
     if (deps.catalogue === undefined || !deps.owns()) return;
     const fleet = fleetNow(deps);
+    waitingOn.clear();
     const marks = new Map(
       (await deps.store.list(MARKS)).map((e) => [e.value.profile, e] as const),
     );
@@ -199,7 +223,8 @@ export function createAutoUpgradeTrigger(
   return {
     poke,
     retryIfDue() {
-      if (retryDue) poke();
+      if (retryDue || [...waitingOn.values()].some((run) => !inFlight(run)))
+        poke();
     },
     async idle() {
       while (running !== undefined) await running;
