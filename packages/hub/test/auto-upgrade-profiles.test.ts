@@ -255,6 +255,27 @@ describe("auto-upgrade profiles: the trigger", () => {
     );
   });
 
+  it("never moves a cluster across two minors: a member two minors behind the target is skipped", async () => {
+    await fleet();
+    await fixture.register("old-1", {
+      ...stagedFacts({ ring: "a" }),
+      kubernetesVersion: "1.28.9",
+    });
+    await createProfile("rapid", { channel: "Rapid" });
+    catalogue.set(kubernetes("1.30.2"));
+    await waitFor(() => runsOf("rapid").length === 1);
+    const { run } = fixture.hub.hub.runs.get("rapid-1-30-2");
+    await waitFor(() => run.state === "Running");
+    const members = run.stages.flatMap((s) =>
+      s.groups.flatMap((g) => g.members),
+    );
+    expect(members.map((m) => [m.name, m.state, m.reason ?? ""])).toEqual([
+      ["c-1", "Running", ""],
+      ["c-2", "Running", ""],
+      ["old-1", "Skipped", "MinorVersionSkew"],
+    ]);
+  });
+
   it("makes no run for a disabled profile; disabling or deleting one leaves its runs alone", async () => {
     await fleet();
     await createProfile("images", { disabled: true });
