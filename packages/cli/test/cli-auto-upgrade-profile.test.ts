@@ -30,6 +30,7 @@ function profile(
       description: "AKSUbuntu-2204gen2 202603.08.0",
       run: "images-img-0a1b2c3d",
       skipReason: "",
+      waitingFor: "",
     },
     lastRun: "images-img-99999999",
     ...overrides,
@@ -236,6 +237,35 @@ describe("flotilla autoupgradeprofile", () => {
     ]);
   });
 
+  it("get shows the run the current target waits for", async () => {
+    await using hub = await startFakeHub({
+      unary: {
+        GetAutoUpgradeProfile: () => ({
+          profile: profile(
+            {},
+            {
+              current: {
+                description: "AKSUbuntu-2204gen2 202603.08.0",
+                run: "images-img-0a1b2c3d",
+                skipReason: "",
+                waitingFor: "images-img-99999999",
+              },
+            },
+          ),
+        }),
+      },
+    });
+    const { code, out } = await cliAgainst(hub, [
+      "autoupgradeprofile",
+      "get",
+      "images",
+    ]);
+    expect(code).toBe(0);
+    expect(out).toContain(
+      "  Now:                   AKSUbuntu-2204gen2 202603.08.0 → run images-img-0a1b2c3d (waits for run images-img-99999999 to end)\n",
+    );
+  });
+
   it("lists profiles as a table and as JSON", async () => {
     const stored = [
       profile(),
@@ -251,6 +281,7 @@ describe("flotilla autoupgradeprofile", () => {
             description: "",
             run: "",
             skipReason: "no GA patch of 1.28 is offered yet",
+            waitingFor: "",
           },
           lastRun: "",
         },

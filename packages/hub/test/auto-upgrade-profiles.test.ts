@@ -237,6 +237,19 @@ describe("auto-upgrade profiles: the trigger", () => {
     catalogue.set(kubernetes("1.30.2", "1.30.3", "1.30.4"));
     await fixture.hub.hub.autoUpgrade.idle();
     expect(runsOf("rapid")).toEqual(["rapid-1-30-2"]);
+    const waiting = await callUnary(
+      fixture.hub.admin,
+      "getAutoUpgradeProfile",
+      {
+        name: "rapid",
+      },
+    );
+    expect(waiting.profile?.current).toEqual({
+      description: "1.30.4",
+      run: "rapid-1-30-4",
+      skipReason: "",
+      waitingFor: "rapid-1-30-2",
+    });
     for (const [i, agent] of agents.entries()) {
       await reportUpgrade(
         fixture.hub,

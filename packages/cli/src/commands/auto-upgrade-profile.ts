@@ -43,7 +43,11 @@ function currentWords(profile: wire.AutoUpgradeProfile__Output): string {
   const current = profile.current;
   if (current === null) return "";
   if (current.skipReason !== "") return `no target: ${current.skipReason}`;
-  return `${current.description} → run ${current.run}`;
+  const waits =
+    current.waitingFor === ""
+      ? ""
+      : ` (waits for run ${current.waitingFor} to end)`;
+  return `${current.description} → run ${current.run}${waits}`;
 }
 
 function profileLines(profile: wire.AutoUpgradeProfile__Output): string[] {

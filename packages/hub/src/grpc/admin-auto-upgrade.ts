@@ -26,6 +26,7 @@ import {
   type FleetNow,
 } from "../autoupgrade/profile-runs.js";
 import type { FleetCatalogue } from "../catalogue/fleet-catalogue.js";
+import { isInFlight } from "../runs/run-manager.js";
 import {
   runAudit,
   runStatus,
@@ -86,6 +87,15 @@ function specFromWire(
   return parsed.value;
 }
 
+/** Whether run `name` is started and not finished; false when it is gone. */
+function runInFlight(deps: AutoUpgradeHandlerDeps, name: string): boolean {
+  try {
+    return isInFlight(deps.runs.get(name).run.state);
+  } catch {
+    return false;
+  }
+}
+
 function specToWire(spec: AutoUpgradeProfileSpec): wire.AutoUpgradeProfileSpec {
   return {
     channel: spec.channel,
@@ -100,11 +110,19 @@ function specToWire(spec: AutoUpgradeProfileSpec): wire.AutoUpgradeProfileSpec {
 }
 
 function profileToWire(
+  deps: AutoUpgradeHandlerDeps,
   fleet: FleetNow,
   stored: StoredProfile,
   lastRun: string | undefined,
 ): wire.AutoUpgradeProfile {
   const found = profileTargetNow(stored.record, fleet);
+  const waitingFor =
+    found.type === "target" &&
+    lastRun !== undefined &&
+    lastRun !== found.run &&
+    runInFlight(deps, lastRun)
+      ? lastRun
+      : "";
   return {
     name: stored.record.name,
     spec: specToWire(stored.record.spec),
@@ -113,11 +131,12 @@ function profileToWire(
     revision: stored.revision,
     current:
       found.type === "skip"
-        ? { description: "", run: "", skipReason: found.reason }
+        ? { description: "", run: "", skipReason: found.reason, waitingFor }
         : {
             description: found.target.description,
             run: found.run,
             skipReason: "",
+            waitingFor,
           },
     lastRun: lastRun ?? "",
   };
@@ -147,7 +166,7 @@ export function autoUpgradeHandlers(
         const spec = specFromWire(deps, request.spec);
         const stored = await deps.profiles.create(request.name, spec);
         return {
-          profile: profileToWire(fleetNow(deps), stored, undefined),
+          profile: profileToWire(deps, fleetNow(deps), stored, undefined),
         };
       }),
     ),
@@ -164,6 +183,7 @@ export function autoUpgradeHandlers(
         );
         return {
           profile: profileToWire(
+            deps,
             fleetNow(deps),
             stored,
             await lastRun(request.name),
@@ -177,6 +197,7 @@ export function autoUpgradeHandlers(
       const stored = deps.profiles.get(request.name);
       return {
         profile: profileToWire(
+          deps,
           fleetNow(deps),
           stored,
           await lastRun(request.name),
@@ -195,7 +216,7 @@ export function autoUpgradeHandlers(
       const fleet = fleetNow(deps);
       return {
         profiles: page.items.map((p) =>
-          profileToWire(fleet, p, last.get(p.record.name)),
+          profileToWire(deps, fleet, p, last.get(p.record.name)),
         ),
         nextPageToken: page.nextPageToken,
       };

@@ -17,6 +17,10 @@ export interface AutoUpgradeTarget {
    * Empty when there is a target; otherwise why there is none now.
    */
   skipReason?: string;
+  /**
+   * The profile's last run, still in flight: the run of this target waits until it ends.
+   */
+  waitingFor?: string;
 }
 
 /**
@@ -35,4 +39,8 @@ export interface AutoUpgradeTarget__Output {
    * Empty when there is a target; otherwise why there is none now.
    */
   skipReason: string;
+  /**
+   * The profile's last run, still in flight: the run of this target waits until it ends.
+   */
+  waitingFor: string;
 }
