@@ -47,6 +47,8 @@ export interface E2EOptions {
   readonly secure?: boolean;
   /** The hub's `--log-level`; default `warn`. */
   readonly hubLogLevel?: string;
+  /** The hub's `--http-listen` (metrics, health); default "off". */
+  readonly httpListen?: string;
   /** More flags for the hub (not those the harness sets). */
   readonly hubArgs?: readonly string[];
   /** Run on this NATS cluster (the caller stops it) instead of a nats-server of its own. */
@@ -99,8 +101,15 @@ export interface E2E {
   readonly admin: wire.AdminServiceClient;
   /** Sends admin calls and the CLI to replica `index` from now on (plaintext mode only). */
   useHub(index: number): void;
-  /** Starts one agents process hosting the fleet file's clusters; `name` keys it for later. */
-  startAgents(name: string, fleet: FleetFile): Promise<TestProcess>;
+  /**
+   * Starts one agents process hosting the fleet file's clusters; `name` keys it for later.
+   * `extraArgs` are more agent flags (e.g. `--windows-reload-interval`).
+   */
+  startAgents(
+    name: string,
+    fleet: FleetFile,
+    extraArgs?: readonly string[],
+  ): Promise<TestProcess>;
   agents(name: string): TestProcess;
   /** Starts replica `index` (default the first) again. */
   startHub(index?: number): Promise<TestProcess>;
@@ -234,7 +243,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
                 : ["--lease-ttl", options.leaseTtl]),
             ]),
         "--http-listen",
-        "off",
+        options.httpListen ?? "off",
         "--nats",
         natsUrls.join(","),
         ...securityArgs,
@@ -334,7 +343,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
       return proc;
     },
     startHub,
-    async startAgents(name, fleet) {
+    async startAgents(name, fleet, extraArgs = []) {
       const file = join(work, `${name}.json`);
       await writeFile(file, JSON.stringify(fleet));
       const proc = startProcess({
@@ -361,6 +370,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
           "off",
           "--log-level",
           "warn",
+          ...extraArgs,
         ],
       });
       agents.set(name, proc);

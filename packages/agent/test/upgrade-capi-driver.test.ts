@@ -354,3 +354,28 @@ describe("Cluster API driver", () => {
     expect(mdSpec(server).version).toBe("v1.30.5");
   });
 });
+
+describe("Cluster API driver: the version catalogue", () => {
+  it("offers each pool the machine templates of its template's kind, and no Kubernetes versions", async () => {
+    await using c = await cluster();
+    const { server, driver } = c;
+    server.put(template("workers-v3"));
+    const facts = await driver.current();
+    expect(await driver.catalogue?.(facts)).toEqual({
+      kubernetes: [],
+      nodePools: [
+        {
+          pool: "edge-md-0",
+          imageVersions: ["workers-v1", "workers-v2", "workers-v3"],
+        },
+      ],
+    });
+  });
+
+  it("cannot tell when the Cluster is gone", async () => {
+    await using c = await cluster();
+    const facts = await c.driver.current();
+    c.server.remove("Cluster", NS, "edge");
+    expect(await c.driver.catalogue?.(facts)).toBeUndefined();
+  });
+});

@@ -304,3 +304,33 @@ describe("system-upgrade-controller driver", () => {
     });
   });
 });
+
+describe("system-upgrade-controller driver: the version catalogue", () => {
+  it("offers the release each channel Plan resolved, without the distribution suffix", async () => {
+    await using c = await cluster();
+    const { server, driver } = c;
+    const facts = await driver.current();
+    expect(await driver.catalogue?.(facts)).toBeUndefined();
+    server.put({
+      apiVersion: "upgrade.cattle.io/v1",
+      kind: "Plan",
+      metadata: { name: "stable-channel", namespace: "system-upgrade" },
+      spec: {
+        channel: "https://update.k3s.io/v1-release/channels/stable",
+        upgrade: { image: "rancher/k3s-upgrade" },
+      },
+    });
+    // Not resolved yet: a channel, but no version.
+    expect((await driver.catalogue?.(facts))?.kubernetes).toEqual([]);
+    server.setStatus("Plan", "system-upgrade", "stable-channel", {
+      latestVersion: "v1.31.4+k3s1",
+    });
+    expect(await driver.catalogue?.(facts)).toEqual({
+      kubernetes: [{ version: "1.31.4" }],
+      nodePools: facts.nodePools.map((p) => ({
+        pool: p.name,
+        imageVersions: [],
+      })),
+    });
+  });
+});

@@ -102,9 +102,15 @@ export {
   compareNodeImageVersions,
   minorDistance,
   availableVersionsField,
+  isOfferedIn,
+  kubernetesVersionOf,
+  newestNodeImage,
+  newestNodeImageAt,
+  kubernetesVersionField,
 } from "./versions/version.js";
 export type {
   KubernetesVersion,
+  OfferPlace,
   AvailableVersions,
   AvailableKubernetesVersion,
   AvailableNodeImage,

@@ -7,7 +7,7 @@
 import type { Cluster, NodePool } from "./cluster.js";
 import {
   compareNodeImageVersions,
-  newestNodeImage,
+  newestNodeImageAt,
   type AvailableVersions,
 } from "./versions/version.js";
 import { compact } from "./compact.js";
@@ -76,7 +76,9 @@ export function planNodeImages(
     const target =
       selection === "Consistent"
         ? ownEntry(consistent, pool.imageFamily)
-        : newestNodeImage(available, pool.imageFamily, [cluster.region]);
+        : newestNodeImageAt(available, pool.imageFamily, [
+            { region: cluster.region, cluster: cluster.name },
+          ]);
     if (target === undefined && selection === "Consistent") missing.push(pool);
     else if (target === undefined)
       skipped.push({

@@ -200,12 +200,11 @@ function imagePlan(
 ): Omit<ReturnType<typeof planNodeImages>, "missing"> | Skip {
   const plan = planNodeImages(cluster, pools, selection, available, consistent);
   if (plan.missing.length === 0) return plan;
-  const names = plan.missing
-    .map((p) => `"${p.name}" (${p.imageFamily})`)
-    .join(", ");
+  const families = [...new Set(plan.missing.map((p) => p.imageFamily))];
+  const names = plan.missing.map((p) => `"${p.name}"`).join(", ");
   return skip(
     "NoConsistentImage",
-    `cluster "${cluster.name}": no consistent node image was selected at run start for pool ${names}: a pool added after the run started needs a new run`,
+    `cluster "${cluster.name}": no version of image famil${families.length === 1 ? "y" : "ies"} ${families.map((f) => `"${f}"`).join(", ")} (node pool ${names}) was available to every member of the run when it was created; Consistent upgrades all members of a family to one common version`,
   );
 }
 
@@ -377,7 +376,7 @@ export function isTargetAvailable(
     });
     const to = formatKubernetesVersion(target);
     if (offers.length === 0) return `Kubernetes ${to} is not yet available`;
-    if (!offers.some((k) => isOfferedIn(k, cluster.region)))
+    if (!offers.some((k) => isOfferedIn(k, cluster.region, cluster.name)))
       return `Kubernetes ${to} is not yet available in ${where}`;
   }
   if (
@@ -392,7 +391,7 @@ export function isTargetAvailable(
       (i) =>
         i.family === pool.imageFamily &&
         i.version === version &&
-        isOfferedIn(i, cluster.region),
+        isOfferedIn(i, cluster.region, cluster.name),
     );
     if (!offered)
       return `node image ${pool.imageFamily} ${version} is not yet available in ${where}`;

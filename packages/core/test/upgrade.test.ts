@@ -236,6 +236,65 @@ test("isWindowsImageFamily matches Windows in any case", () => {
   expect(isWindowsImageFamily(UBUNTU)).toBe(false);
 });
 
+describe("offers restricted to clusters (a cluster's own catalogue)", () => {
+  const own: AvailableVersions = {
+    kubernetes: [{ version: "1.31.2", clusters: ["c-a"] }],
+    nodeImages: [
+      { family: UBUNTU, version: "202601.01.0" },
+      { family: UBUNTU, version: "202605.01.0", clusters: ["c-a"] },
+      { family: UBUNTU, version: "202604.01.0", clusters: ["c-a"] },
+      { family: UBUNTU, version: "202604.01.0", clusters: ["c-b"] },
+      { family: WINDOWS, version: "20348.1.1", clusters: ["c-b"] },
+    ],
+  };
+  const a = cluster("c-a", {
+    kubernetesVersion: "1.30.5",
+    nodePools: [pool("p1", UBUNTU, "202501.01.0")],
+  });
+  const b = cluster("c-b", {
+    kubernetesVersion: "1.30.5",
+    nodePools: [
+      pool("p1", UBUNTU, "202501.01.0"),
+      pool("w1", WINDOWS, "20348.0.1"),
+    ],
+  });
+  const c = cluster("c-c", { nodePools: [pool("p1", "AzureLinux", "3.0")] });
+
+  test("Latest takes the newest image offered to the member itself", () => {
+    const upgrade = (m: Cluster): unknown => {
+      const d = memberUpgradeDecision(m, nodeImageOnly(), own);
+      return d.action === "upgrade" ? d.nodeImages.map((n) => n.to) : d.reason;
+    };
+    expect(upgrade(a)).toEqual(["202605.01.0"]);
+    expect(upgrade(b)).toEqual(["202604.01.0", "20348.1.1"]);
+  });
+
+  test("Consistent picks per family the newest version every member using the family can take", () => {
+    expect(selectConsistentNodeImages([a, b, c], own)).toEqual({
+      selected: { [UBUNTU]: "202604.01.0", [WINDOWS]: "20348.1.1" },
+      missing: ["AzureLinux"],
+    });
+    // Without c-b, c-a's own newest image is common to all (one) members.
+    expect(selectConsistentNodeImages([a], own).selected).toEqual({
+      [UBUNTU]: "202605.01.0",
+    });
+  });
+
+  test("a Kubernetes version offered to one cluster is not yet available to another", () => {
+    expect(isTargetAvailable(a, full("1.31.2"), own)).toBeUndefined();
+    expect(isTargetAvailable(b, full("1.31.2"), own)).toBe(
+      'Kubernetes 1.31.2 is not yet available in cluster "c-b" (which reports no region)',
+    );
+  });
+
+  test("the result does not depend on the order of the offers", () => {
+    const reversed = { ...own, nodeImages: [...own.nodeImages].reverse() };
+    expect(selectConsistentNodeImages([b, a, c], reversed)).toEqual(
+      selectConsistentNodeImages([a, b, c], own),
+    );
+  });
+});
+
 describe("selectConsistentNodeImages", () => {
   test("picks per family the newest version offered in every member's region", () => {
     const clusters = [
@@ -539,7 +598,7 @@ describe("memberUpgradeDecision", () => {
     ]);
   });
 
-  test("NoConsistentImage: a pool whose family got no selection at run start (added later with a new SKU)", () => {
+  test("NoConsistentImage: a pool whose family had no version common to every member when the run was created", () => {
     const member = cluster("c-1", {
       region: "westeurope",
       kubernetesVersion: "1.30.5",
@@ -552,7 +611,7 @@ describe("memberUpgradeDecision", () => {
       action: "skip",
       reason: "NoConsistentImage",
       message:
-        'cluster "c-1": no consistent node image was selected at run start for pool "gpu" (AKSUbuntu-2204gen2gpu): a pool added after the run started needs a new run',
+        'cluster "c-1": no version of image family "AKSUbuntu-2204gen2gpu" (node pool "gpu") was available to every member of the run when it was created; Consistent upgrades all members of a family to one common version',
     };
     const selected = { [UBUNTU]: "202603.01.0" };
     expect(

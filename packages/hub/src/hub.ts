@@ -60,6 +60,12 @@ import {
   type PublishOutcome,
 } from "./intents/intent-writer.js";
 import { createRunManager, type RunManager } from "./runs/run-manager.js";
+import {
+  createHubCatalogue,
+  type HubCatalogue,
+} from "./catalogue/hub-catalogue.js";
+import { createReleases, type Releases } from "./catalogue/releases.js";
+import { catalogueHandlers } from "./grpc/admin-catalogue.js";
 import type { LeaseBucket } from "./leases/lease-bucket.js";
 import {
   createLeaseKeeper,
@@ -100,7 +106,6 @@ import {
   type AutoUpgradeTrigger,
 } from "./autoupgrade/auto-upgrade-trigger.js";
 import { autoUpgradeHandlers } from "./grpc/admin-auto-upgrade.js";
-import type { FleetCatalogue } from "./catalogue/fleet-catalogue.js";
 import { AUTO_UPGRADE_UNIT } from "./leases/units.js";
 
 type Handlers = wire.AdminServiceHandlers;
@@ -143,6 +148,8 @@ export interface HubObserver {
   /** A Ready report started other members: seconds until their intents were published. */
   readonly onReportToIntent?: (seconds: number) => void;
   readonly onSessionRefused?: (code: string) => void;
+  /** An agent's version catalogue was refused (the cluster keeps its previous one). */
+  readonly onCatalogueRejected?: (reason: "implausible" | "malformed") => void;
   readonly onReport?: (phase: string, accepted: boolean) => void;
   readonly onUnreachable?: (count: number) => void;
   readonly onIntentPublish?: (
@@ -266,11 +273,6 @@ export interface HubOptions {
   readonly replication?: HubReplication;
   /** The health of the JetStream streams the hub uses (`flotilla hub status`); absent: none. */
   readonly streamHealth?: () => Promise<readonly StreamHealth[]>;
-  /**
-   * What the fleet can upgrade to, which auto-upgrade profiles resolve against; absent: profiles
-   * can be stored but resolve to nothing and make no run.
-   */
-  readonly catalogue?: FleetCatalogue;
 }
 
 export interface Hub {
@@ -278,6 +280,9 @@ export interface Hub {
   readonly groups: ClusterGroups;
   readonly strategies: UpdateStrategies;
   readonly runs: RunManager;
+  /** What the fleet can upgrade to (docs/engine.md#the-version-catalogue). */
+  readonly catalogue: HubCatalogue;
+  readonly releases: Releases;
   readonly bundles: BundleService;
   readonly intents: IntentWriter;
   readonly profiles: AutoUpgradeProfiles;
@@ -337,6 +342,13 @@ export function createHub(options: HubOptions): Hub {
     groups: () => groups.all(),
   });
   const strategies = createUpdateStrategies({ store, now });
+  // The version catalogue (docs/engine.md#the-version-catalogue): update runs and auto-upgrade
+  // profiles read what the fleet can move to from this one instance.
+  const releases = createReleases({ store });
+  const catalogue: HubCatalogue = createHubCatalogue({
+    fleet: registry,
+    releases,
+  });
   const contentKeys = options.contentKeys ?? createContentKeys({ store, now });
   const { replication } = options;
   let keeper: LeaseKeeper | undefined;
@@ -344,6 +356,10 @@ export function createHub(options: HubOptions): Hub {
     store,
     intents,
     directory: registry,
+    catalogue,
+    // A catalogue without Kubernetes versions (Cluster API's) cannot tell which it may take.
+    reportsCatalogue: (cluster) =>
+      (registry.factsOf(cluster)?.catalogue?.kubernetes.length ?? 0) > 0,
     now,
     logger: log.child({ component: "runs" }),
     onTransition: (t) => options.observer?.onTransition?.(t.scope, t.to),
@@ -371,7 +387,7 @@ export function createHub(options: HubOptions): Hub {
     runs,
     strategies,
     directory: registry,
-    catalogue: options.catalogue,
+    catalogue,
     store,
     audit,
     now,
@@ -475,6 +491,13 @@ export function createHub(options: HubOptions): Hub {
       onSessionRefused: options.observer?.onSessionRefused,
       onReport: options.observer?.onReport,
     }),
+    onCatalogueRefused: (cluster, reason, problems) => {
+      options.observer?.onCatalogueRejected?.(reason);
+      log.warn(
+        { cluster, reason, problems: problems.slice(0, 5) },
+        "refused the version catalogue of a cluster's agent; its previous catalogue stays",
+      );
+    },
   });
 
   let presenceSoon: NodeJS.Timeout | undefined;
@@ -621,6 +644,12 @@ export function createHub(options: HubOptions): Hub {
       },
     }),
     ...bundles.handlers,
+    ...catalogueHandlers({
+      ...auditDeps,
+      releases,
+      catalogue,
+      directory: registry,
+    }),
     ...options.auditHandlers(audit),
     ...securityHandlers({
       ...auditDeps,
@@ -635,7 +664,7 @@ export function createHub(options: HubOptions): Hub {
       previewBundle: (name) => bundles.preview(name),
       profiles,
       trigger: autoUpgrade,
-      catalogue: options.catalogue,
+      catalogue,
     }),
     ...hubStatusHandlers({
       self: selfRecord,
@@ -668,6 +697,8 @@ export function createHub(options: HubOptions): Hub {
     groups,
     strategies,
     runs,
+    catalogue,
+    releases,
     bundles,
     intents,
     profiles,
@@ -679,7 +710,9 @@ export function createHub(options: HubOptions): Hub {
     async start(address, credentials) {
       await groups.start();
       await registry.start();
+      catalogue.prime();
       await strategies.start();
+      await releases.start();
       await runs.start();
       await contentKeys.load();
       await bundles.start();
@@ -715,6 +748,7 @@ export function createHub(options: HubOptions): Hub {
         await intents.follow(following.signal);
         await groups.follow(following.signal);
         await strategies.follow(following.signal);
+        await releases.follow(following.signal);
         await registry.follow(following.signal);
         await runs.follow(following.signal);
         await profiles.follow(following.signal);
@@ -746,7 +780,7 @@ export function createHub(options: HubOptions): Hub {
       server = grpcServer;
       timer = setInterval(tick, options.passIntervalMs);
       started = true;
-      unwatchCatalogue = options.catalogue?.onChange(() => {
+      unwatchCatalogue = catalogue.onChange(() => {
         autoUpgrade.poke();
       });
       // Alone, this hub owns the trigger from now on; a replica is poked when it takes the lease.

@@ -90,6 +90,8 @@ describe("the role table", () => {
         .sort();
     expect(byRole("operator")).toEqual(
       [
+        "AddRelease",
+        "RemoveRelease",
         "ApproveGate",
         "CompleteGate",
         "CreateAutoUpgradeProfile",

@@ -18,8 +18,10 @@ function setup(current = true) {
   const deps = {
     registry: {
       isCurrent: () => current,
-      updateFacts: (_: unknown, facts: unknown) => {
-        calls.push(["facts", facts]);
+      updateFacts: (_: unknown, facts: unknown, options?: unknown) => {
+        calls.push(
+          options === undefined ? ["facts", facts] : ["facts", facts, options],
+        );
         return Promise.resolve();
       },
       seen: (_: unknown, generation?: number) => {
@@ -33,6 +35,9 @@ function setup(current = true) {
     report: (cluster: string) => {
       calls.push(["report", cluster]);
       return Promise.resolve();
+    },
+    onCatalogueRefused: (cluster: string, reason: string) => {
+      calls.push(["refused", cluster, reason]);
     },
   };
   const handle = (message: wire.AgentMessage__Output) =>
@@ -49,13 +54,42 @@ describe("an open session's messages", () => {
     });
     await t.handle({
       body: "facts",
-      facts: { labels: { env: "prod" }, nodePools: [], maintenance: null },
+      facts: {
+        labels: { env: "prod" },
+        nodePools: [],
+        maintenance: null,
+        catalogue: null,
+      },
     });
     await t.handle({ body: "windowsChanged", windowsChanged: null });
     expect(t.calls).toMatchObject([
       ["seen", 2],
-      ["facts", { labels: { env: "prod" } }],
+      ["facts", { labels: { env: "prod" } }, { keepCatalogue: false }],
       ["windows", undefined],
+    ]);
+  });
+
+  it("takes the facts of a refused catalogue, keeping the stored one, and says why", async () => {
+    const t = setup();
+    await t.handle({
+      body: "facts",
+      facts: {
+        labels: {},
+        nodePools: [],
+        maintenance: null,
+        catalogue: {
+          kubernetes: Array.from({ length: 10_000 }, () => ({
+            version: "1.30.1",
+            lts: false,
+            preview: false,
+          })),
+          nodePools: [],
+        },
+      },
+    });
+    expect(t.calls).toEqual([
+      ["refused", "c-1", "implausible"],
+      ["facts", { labels: {}, nodePools: [] }, { keepCatalogue: true }],
     ]);
   });
 

@@ -1,38 +1,43 @@
 /**
- * Auto-upgrade profiles on a test hub over real gRPC, with a catalogue the test sets: CRUD and the
+ * Auto-upgrade profiles on a test hub over real gRPC, with releases published to its version
+ * catalogue (AddRelease): CRUD and the
  * bad input that stores nothing; the trigger making and starting exactly one run per target (with
  * its origin and audit record), never for a disabled profile, never touching runs once made; and
  * GenerateUpdateRun returning the same run when asked twice.
  */
 import { describe, expect, it } from "vitest";
-import {
-  profileRunName,
-  resolveProfileTarget,
-  type AvailableVersions,
-} from "@flotilla/core";
+import { profileRunName, resolveProfileTarget } from "@flotilla/core";
 import { callUnary, type wire } from "@flotilla/protocol";
 import { waitFor } from "@flotilla/testkit";
 import { defineCollection } from "../src/store/state-store.js";
 import type { ScriptedAgent } from "./scripted-agent.js";
 import { reportUpgrade, stagedFacts } from "./staged-fleet.js";
 import { useHubWithAgents } from "./support/hub-with-agents.js";
-import { createTestCatalogue } from "./support/test-catalogue.js";
 
-const catalogue = createTestCatalogue();
-const fixture = useHubWithAgents({ catalogue });
+const fixture = useHubWithAgents();
 
-function images(...versions: string[]): AvailableVersions {
-  return {
-    kubernetes: [{ version: "1.29.4" }, { version: "1.30.2" }],
-    nodeImages: versions.map((version) => ({ family: "ubuntu", version })),
-  };
+async function release(
+  kind: "RELEASE_KIND_NODE_IMAGE" | "RELEASE_KIND_KUBERNETES",
+  versions: readonly string[],
+): Promise<void> {
+  for (const version of versions) {
+    await callUnary(fixture.hub.admin, "addRelease", {
+      kind,
+      family: kind === "RELEASE_KIND_NODE_IMAGE" ? "ubuntu" : "",
+      version,
+      reason: "",
+    });
+  }
 }
 
-function kubernetes(...versions: string[]): AvailableVersions {
-  return {
-    kubernetes: versions.map((version) => ({ version })),
-    nodeImages: [],
-  };
+/** Publishes node images of the fleet's family "ubuntu"; the catalogue tells the trigger. */
+function images(...versions: string[]): Promise<void> {
+  return release("RELEASE_KIND_NODE_IMAGE", versions);
+}
+
+/** Publishes Kubernetes versions (every cluster may take them). */
+function kubernetes(...versions: string[]): Promise<void> {
+  return release("RELEASE_KIND_KUBERNETES", versions);
 }
 
 function spec(
@@ -67,7 +72,6 @@ function runsOf(profile: string): string[] {
 }
 
 async function fleet(): Promise<ScriptedAgent[]> {
-  catalogue.set({ kubernetes: [], nodeImages: [] });
   return [
     await fixture.register("c-1", stagedFacts({ ring: "a" })),
     await fixture.register("c-2", stagedFacts({ ring: "b" })),
@@ -77,7 +81,7 @@ async function fleet(): Promise<ScriptedAgent[]> {
 describe("auto-upgrade profiles: admin API", () => {
   it("creates, lists, updates and deletes a profile, showing its current target", async () => {
     await fleet();
-    catalogue.set(images("2024.02.01"));
+    await images("2024.02.01");
     const created = await createProfile("images", { disabled: true });
     expect(created.spec).toMatchObject({
       channel: "NodeImage",
@@ -175,7 +179,7 @@ describe("auto-upgrade profiles: the trigger", () => {
   it("makes and starts exactly one run per new target, with its origin and audit record", async () => {
     await fleet();
     await createProfile("images", {});
-    catalogue.set(images("2024.02.01"));
+    await images("2024.02.01");
     await waitFor(() => runsOf("images").length === 1, {
       message: "the profile's run",
     });
@@ -195,9 +199,9 @@ describe("auto-upgrade profiles: the trigger", () => {
       upgrade: { type: "NodeImageOnly", nodeImageSelection: "Latest" },
     });
 
-    // The same offers again, and a change that does not move the target: no second run.
-    catalogue.set(images("2024.02.01"));
-    catalogue.set(images("2024.01.15", "2024.02.01"));
+    // The same release again, and one that does not move the target: no second run.
+    await images("2024.02.01");
+    await images("2024.01.15");
     await fixture.hub.hub.autoUpgrade.idle();
     expect(runsOf("images")).toEqual([first]);
 
@@ -227,14 +231,14 @@ describe("auto-upgrade profiles: the trigger", () => {
   it("makes a profile's next run only once its run in flight is done, for the newest target", async () => {
     const agents = await fleet();
     await createProfile("rapid", { channel: "Rapid" });
-    catalogue.set(kubernetes("1.30.2"));
+    await kubernetes("1.30.2");
     await waitFor(() => runsOf("rapid").length === 1);
     const first = fixture.hub.hub.runs.get("rapid-1-30-2");
     await waitFor(() => first.run.state === "Running", {
       message: "the first run started",
     });
-    catalogue.set(kubernetes("1.30.2", "1.30.3"));
-    catalogue.set(kubernetes("1.30.2", "1.30.3", "1.30.4"));
+    await kubernetes("1.30.2", "1.30.3");
+    await kubernetes("1.30.2", "1.30.3", "1.30.4");
     await fixture.hub.hub.autoUpgrade.idle();
     expect(runsOf("rapid")).toEqual(["rapid-1-30-2"]);
     const waiting = await callUnary(
@@ -275,7 +279,7 @@ describe("auto-upgrade profiles: the trigger", () => {
       kubernetesVersion: "1.28.9",
     });
     await createProfile("rapid", { channel: "Rapid" });
-    catalogue.set(kubernetes("1.30.2"));
+    await kubernetes("1.30.2");
     await waitFor(() => runsOf("rapid").length === 1);
     const { run } = fixture.hub.hub.runs.get("rapid-1-30-2");
     await waitFor(() => run.state === "Running");
@@ -292,7 +296,7 @@ describe("auto-upgrade profiles: the trigger", () => {
   it("makes no run for a disabled profile; disabling or deleting one leaves its runs alone", async () => {
     await fleet();
     await createProfile("images", { disabled: true });
-    catalogue.set(images("2024.02.01"));
+    await images("2024.02.01");
     await fixture.hub.hub.autoUpgrade.idle();
     expect(runsOf("images")).toEqual([]);
 
@@ -317,16 +321,18 @@ describe("auto-upgrade profiles: the trigger", () => {
       name: "images",
       reason: "",
     });
-    catalogue.set(images("2024.03.01"));
     await fixture.hub.hub.autoUpgrade.idle();
     await fixture.hub.hub.runs.idle();
-    expect(runsOf("images")).toEqual([name]);
     expect(fixture.hub.hub.runs.get(name).revision).toBe(before);
+    // A new image makes no run once the profile is gone.
+    await images("2024.03.01");
+    await fixture.hub.hub.autoUpgrade.idle();
+    expect(runsOf("images")).toEqual([name]);
   });
 
   it("GenerateUpdateRun makes the run unstarted and returns it again; the trigger then leaves it to the operator", async () => {
     await fleet();
-    catalogue.set(images("2024.02.01"));
+    await images("2024.02.01");
     await createProfile("images", { disabled: true });
     const admin = fixture.hub.admin;
     const first = await callUnary(admin, "generateUpdateRun", {
@@ -361,11 +367,11 @@ describe("auto-upgrade profiles: the trigger", () => {
 
   it("starts a run the hub made but had not started (a pass cut short), without making another", async () => {
     await fleet();
-    catalogue.set(images("2024.02.01"));
+    await images("2024.02.01");
     await createProfile("images", { disabled: true });
     const resolved = resolveProfileTarget(
       { channel: "NodeImage", nodeImageSelection: "Latest", disabled: false },
-      catalogue.available(),
+      fixture.hub.hub.catalogue.available(),
       fixture.hub.hub.registry.clusters(),
     );
     if (resolved.type !== "target") throw new Error("expected a target");
@@ -397,7 +403,7 @@ describe("auto-upgrade profiles: the trigger", () => {
   it("GenerateUpdateRun without a target is FAILED_PRECONDITION with the channel's reason", async () => {
     await fleet();
     await createProfile("stable", { channel: "Stable", disabled: true });
-    catalogue.set({ kubernetes: [{ version: "1.30.2" }], nodeImages: [] });
+    await kubernetes("1.30.2");
     await expect(
       callUnary(fixture.hub.admin, "generateUpdateRun", {
         profile: "stable",

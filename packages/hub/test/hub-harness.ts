@@ -43,8 +43,6 @@ export interface TestHubOptions {
   readonly adminAuth?: HubOptions["adminAuth"];
   /** Wraps the in-memory store the hub is built on (a fake that holds or fails writes). */
   readonly wrapStore?: (store: StateStore) => StateStore;
-  /** The version catalogue auto-upgrade profiles resolve against. */
-  readonly catalogue?: HubOptions["catalogue"];
 }
 
 /** The in-memory adapters and manual clock every test hub is built on, started. */
@@ -112,11 +110,7 @@ export async function startTestHub(
     parts.options({
       heartbeatIntervalMs,
       store,
-      ...compact({
-        observer: options.observer,
-        adminAuth: options.adminAuth,
-        catalogue: options.catalogue,
-      }),
+      ...compact({ observer: options.observer, adminAuth: options.adminAuth }),
     }),
   );
   const port = await hub.start(

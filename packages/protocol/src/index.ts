@@ -51,6 +51,9 @@ export {
   MAX_PROBLEM_VALUE_LENGTH,
   MAX_ERROR_DETAILS_LENGTH,
   MAX_WIRE_INTEGER,
+  MAX_CATALOGUE_KUBERNETES_VERSIONS,
+  MAX_CATALOGUE_IMAGE_VERSIONS,
+  MAX_VERSION_LENGTH,
   ADMIN_CLIENT_OPTIONS,
   AGENT_CLIENT_OPTIONS,
   SERVER_OPTIONS,
@@ -131,8 +134,23 @@ export {
 export {
   clusterFactsToWire,
   clusterFactsFromWire,
+  agentFactsFromWire,
 } from "./codecs/cluster-facts.js";
-export type { ClusterFacts } from "./codecs/cluster-facts.js";
+export type { ClusterFacts, DecodedFacts } from "./codecs/cluster-facts.js";
+export { RELEASE_KIND, type ReleaseKindName } from "./codecs/releases.js";
+export {
+  versionCatalogueFromWire,
+  versionCatalogueToWire,
+  catalogueResult,
+  NODE_IMAGE_VERSION,
+} from "./codecs/version-catalogue.js";
+export type {
+  VersionCatalogue,
+  KubernetesOffer,
+  PoolImageOffers,
+  CatalogueRefusal,
+  CatalogueDecoding,
+} from "./codecs/version-catalogue.js";
 export {
   UPGRADE_TYPE,
   NODE_IMAGE_SELECTION,

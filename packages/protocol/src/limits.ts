@@ -92,3 +92,12 @@ export const SERVER_OPTIONS = {
   "grpc.max_receive_message_length": MAX_REQUEST_BYTES,
   "grpc.max_send_message_length": MAX_RESPONSE_BYTES,
 } as const;
+
+/** Kubernetes versions in one cluster's catalogue (docs/engine.md#the-version-catalogue). */
+export const MAX_CATALOGUE_KUBERNETES_VERSIONS = 200;
+
+/** Node-image versions one node pool's catalogue lists. */
+export const MAX_CATALOGUE_IMAGE_VERSIONS = 200;
+
+/** A version string in a catalogue or a release. */
+export const MAX_VERSION_LENGTH = 100;

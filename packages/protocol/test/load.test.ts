@@ -49,6 +49,10 @@ const ADMIN_METHODS = {
   GetHubStatus: [false, false],
   DeleteUpdateRun: [false, false],
   ListGates: [false, false],
+  AddRelease: [false, false],
+  RemoveRelease: [false, false],
+  ListReleases: [false, false],
+  ListClusterVersions: [false, false],
 } as const;
 
 function shapes(

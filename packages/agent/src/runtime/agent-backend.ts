@@ -14,6 +14,20 @@ export interface AgentBackend {
   readonly upgrades: UpgradeDriver;
   /** The owner's maintenance windows and freezes; `reload()` is called periodically. */
   readonly windows: MaintenanceSource;
+  /**
+   * Where the cluster's version catalogue comes from when it can change while the agent runs
+   * (docs/agent.md#the-version-catalogue): `reload()` is called with the windows', and a change
+   * makes the agent send its facts again. Absent: the catalogue is read with the facts only.
+   */
+  readonly catalogue?: {
+    reload(options?: { readonly signal?: AbortSignal }): Promise<void>;
+    /** Why the last reload could not be used (the previous catalogue stays), if it could not. */
+    error(): string | undefined;
+    watch(
+      listener: () => void,
+      options?: { readonly signal?: AbortSignal },
+    ): () => void;
+  };
   /** Labels, versions, node pools, region, windows in force: what hello's facts carry. */
   facts(options?: { readonly signal?: AbortSignal }): Promise<ClusterFacts>;
 }

@@ -212,10 +212,16 @@ export function createAgent(deps: AgentDeps, options: AgentOptions): Agent {
 
   const reloadWindows = async (intervalMs: number): Promise<void> => {
     const { signal } = lifetime;
+    let catalogueProblem: string | undefined;
     for (;;) {
       try {
         await clock.sleep(intervalMs, { signal });
         await deps.backend.windows.reload({ signal });
+        await deps.backend.catalogue?.reload({ signal });
+        const problem = deps.backend.catalogue?.error();
+        if (problem !== undefined && problem !== catalogueProblem)
+          logger.warn(problem);
+        catalogueProblem = problem;
       } catch (error) {
         if (signal.aborted) return;
         logger.warn(
@@ -259,6 +265,13 @@ export function createAgent(deps: AgentDeps, options: AgentOptions): Agent {
               { problems: event.state.error.problems },
               event.state.error.message,
             );
+        },
+        { signal: lifetime.signal },
+      );
+      // A new catalogue (a version released) reaches the hub with the facts.
+      deps.backend.catalogue?.watch(
+        () => {
+          session.factsChanged();
         },
         { signal: lifetime.signal },
       );

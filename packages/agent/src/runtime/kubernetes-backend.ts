@@ -3,7 +3,8 @@
  * upgrade driver the configuration chose (none, system-upgrade-controller or Cluster API), and the
  * owner's maintenance windows from a ConfigMap of the agent's namespace, all on one client
  * configuration (in-cluster service account or a kubeconfig; kube/kube-config.ts). Facts are the
- * configured labels and region, the driver's versions and node pools, and the windows in force.
+ * configured labels and region, the driver's versions and node pools, the windows in force, and
+ * the driver's version catalogue (driver-catalogue.ts).
  *
  * `start()` starts the gateway and reads and watches the windows ConfigMap; `stop()` ends both, in
  * reverse order. There is no Kubernetes API server on the development machines: this is tested
@@ -26,6 +27,7 @@ import {
   type ConfigMapMaintenanceSource,
 } from "../windows/configmap-maintenance-source.js";
 import type { AgentBackend } from "./agent-backend.js";
+import { createDriverCatalogue } from "./driver-catalogue.js";
 import { compact } from "@flotilla/core";
 
 /** Which upgrade driver, with its settings. */
@@ -130,6 +132,7 @@ export function createKubernetesBackend(
     { namespace: options.namespace, name: options.windowsConfigMap },
   );
   const upgrades = createDriver(deps, windows, options);
+  const driverCatalogue = createDriverCatalogue(upgrades);
   let started = false;
 
   const stop = async (): Promise<void> => {
@@ -142,14 +145,16 @@ export function createKubernetesBackend(
     kube,
     upgrades,
     windows,
+    ...(upgrades.catalogue === undefined ? {} : { catalogue: driverCatalogue }),
     async facts(callOptions = {}): Promise<ClusterFacts> {
       const platform = await upgrades.current(callOptions);
       const { maintenance } = windows.current();
+      const catalogue = await driverCatalogue.read(platform, callOptions);
       return {
         labels: { ...options.labels },
         ...platform,
         nodePools: [...platform.nodePools],
-        ...compact({ region: options.region, maintenance }),
+        ...compact({ region: options.region, maintenance, catalogue }),
       };
     },
     async start(startOptions = {}) {

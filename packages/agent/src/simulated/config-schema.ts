@@ -14,6 +14,7 @@ import {
 } from "@flotilla/core";
 import { z } from "zod";
 import { distributionField } from "./distribution.js";
+import { catalogueField } from "./catalogue.js";
 
 /** A cluster or bundle name: a DNS label of at most 63 characters. */
 export const nameField = z
@@ -121,6 +122,10 @@ export const settingsShape = {
   failures: failuresField.optional(),
   maintenance: maintenanceField.optional(),
   maintenanceFile: z.string().min(1).optional(),
+  /** What the cluster can move to (docs/agent.md#the-version-catalogue). */
+  catalogue: catalogueField.optional(),
+  /** A file holding `catalogue:`, re-read while the agent runs. */
+  catalogueFile: z.string().min(1).optional(),
   seed: z.number().int().min(0).max(0xffff_ffff).optional(),
 };
 

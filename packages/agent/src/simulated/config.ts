@@ -39,6 +39,7 @@ import {
 import { fixedSeconds, type Distribution } from "./distribution.js";
 import { parseWithSchema } from "./problems.js";
 import { seedFrom } from "./random.js";
+import type { SimulatedCatalogue } from "./catalogue.js";
 
 /** What goes wrong in a simulated cluster, and when. */
 export interface FailureConfig {
@@ -70,6 +71,10 @@ export interface SimulatedClusterConfig {
   readonly maintenance?: Maintenance;
   /** A file with `maintenance:`, re-read by `reload()`; relative paths are the loader's business. */
   readonly maintenanceFile?: string;
+  /** Inline catalogue (docs/agent.md#the-version-catalogue), fixed for the process's life. */
+  readonly catalogue?: SimulatedCatalogue;
+  /** A file with `catalogue:`, re-read while the agent runs. */
+  readonly catalogueFile?: string;
   /** The cluster's PRNG seed. */
   readonly seed: number;
 }
@@ -96,6 +101,10 @@ function resolve(
       ? entry
       : defaults;
   const region = entry.region ?? defaults.region;
+  const catalogueFrom =
+    entry.catalogue !== undefined || entry.catalogueFile !== undefined
+      ? entry
+      : defaults;
   const f = { ...defaults.failures, ...entry.failures };
   return {
     name,
@@ -121,6 +130,8 @@ function resolve(
     ...compact({
       maintenance: windows.maintenance,
       maintenanceFile: windows.maintenanceFile,
+      catalogue: catalogueFrom.catalogue,
+      catalogueFile: catalogueFrom.catalogueFile,
     }),
     seed: entry.seed ?? seedFrom(fleetSeed, name),
   };
@@ -139,15 +150,20 @@ function namesOf(entry: Entry): string[] {
 }
 
 function bothWindowForms(s: Settings, at: string): Problem[] {
-  return s.maintenance !== undefined && s.maintenanceFile !== undefined
-    ? [
-        {
-          path: `${at}maintenanceFile`,
-          message: "set either maintenance or maintenanceFile, not both",
-          value: s.maintenanceFile,
-        },
-      ]
-    : [];
+  const problems: Problem[] = [];
+  if (s.maintenance !== undefined && s.maintenanceFile !== undefined)
+    problems.push({
+      path: `${at}maintenanceFile`,
+      message: "set either maintenance or maintenanceFile, not both",
+      value: s.maintenanceFile,
+    });
+  if (s.catalogue !== undefined && s.catalogueFile !== undefined)
+    problems.push({
+      path: `${at}catalogueFile`,
+      message: "set either catalogue or catalogueFile, not both",
+      value: s.catalogueFile,
+    });
+  return problems;
 }
 
 /** Parses a fleet file's content (`{seed?, defaults?, clusters: [...]}`); problem paths start at `path`. */

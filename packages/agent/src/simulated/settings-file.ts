@@ -40,15 +40,25 @@ export async function loadSettingsFile<T>(
   return parsed.value;
 }
 
-/** `settings` with a relative `maintenanceFile` resolved against the directory of `file`. */
+/**
+ * `settings` with a relative `maintenanceFile` and `catalogueFile` resolved against the directory
+ * of `file`.
+ */
 export function withMaintenanceFileFrom<
-  S extends { readonly maintenanceFile?: string },
+  S extends {
+    readonly maintenanceFile?: string;
+    readonly catalogueFile?: string;
+  },
 >(file: string, settings: S): S {
-  return settings.maintenanceFile === undefined ||
-    isAbsolute(settings.maintenanceFile)
-    ? settings
-    : {
-        ...settings,
-        maintenanceFile: resolve(dirname(file), settings.maintenanceFile),
-      };
+  const from = (path: string | undefined): string | undefined =>
+    path === undefined || isAbsolute(path)
+      ? path
+      : resolve(dirname(file), path);
+  const maintenanceFile = from(settings.maintenanceFile);
+  const catalogueFile = from(settings.catalogueFile);
+  return {
+    ...settings,
+    ...(maintenanceFile === undefined ? {} : { maintenanceFile }),
+    ...(catalogueFile === undefined ? {} : { catalogueFile }),
+  };
 }

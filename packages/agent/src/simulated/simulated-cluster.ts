@@ -14,6 +14,11 @@ import {
 import type { Clock } from "@flotilla/node";
 import type { SimulatedClusterConfig, SimulatedFleet } from "./config.js";
 import { createMaintenanceFile } from "./maintenance-file.js";
+import {
+  catalogueFacts,
+  createCatalogueSource,
+  type CatalogueSource,
+} from "./catalogue.js";
 import { forkRandom, mulberry32, type Random } from "./random.js";
 import { createSimulatedDriver } from "./simulated-driver.js";
 import {
@@ -37,6 +42,8 @@ export interface SimulatedCluster extends AsyncDisposable {
   readonly upgrades: UpgradeDriver;
   /** From `maintenanceFile` (reload() re-reads it), inline `maintenance`, or none. */
   readonly windows: MaintenanceSource;
+  /** From `catalogueFile` (reload() re-reads it), inline `catalogue`, or none. */
+  readonly catalogue: CatalogueSource;
   /** What the agent registers with: labels, region, versions, node pools, windows in force. */
   facts(): Promise<ClusterFacts>;
   /** Reads the maintenance file; the ports refuse work until started. */
@@ -69,6 +76,10 @@ export function createSimulatedCluster(
           config.maintenanceFile,
           compact({ parseText: deps.parseText }),
         );
+  const catalogue = createCatalogueSource(
+    config,
+    compact({ parseText: deps.parseText }),
+  );
   const common = {
     config,
     clock: deps.clock,
@@ -100,18 +111,28 @@ export function createSimulatedCluster(
     kube,
     upgrades,
     windows,
+    catalogue,
     async facts() {
       const platform = await upgrades.current();
       const { maintenance } = windows.current();
+      const offered = catalogue.current();
       return {
         labels: config.labels,
         ...platform,
-        ...compact({ region: config.region, maintenance }),
+        ...compact({
+          region: config.region,
+          maintenance,
+          catalogue:
+            offered === undefined
+              ? undefined
+              : catalogueFacts(offered, platform.nodePools),
+        }),
       };
     },
     async start(options = {}) {
       if (state === "stopped") assertRunning();
       await windows.reload(options);
+      await catalogue.reload(options);
       state = "running";
     },
     stop,

@@ -18,6 +18,9 @@
  *   (Full, or NodeImageOnly alone). Creating templates is left to the owner's tooling: their
  *   content is provider-specific (AMI, image reference).
  *
+ * Its catalogue (docs/agent.md#the-version-catalogue): per pool, the machine templates of its
+ * template's kind (capi-catalogue.ts); no Kubernetes versions.
+ *
  * Progress counts machines at the new spec over machines wanted; each object's rollout is trusted
  * once its controller observed the new generation. Failed on `status.failureReason`/`Message`, phase
  * Failed, Ready False with severity Error, or the timeout. Tested against the local API server in
@@ -39,6 +42,7 @@ import {
   type Rollout,
 } from "./capi-objects.js";
 import type { UpgradeDriver, UpgradeOutcome } from "./driver.js";
+import { capiCatalogue } from "./capi-catalogue.js";
 import {
   createRunGuard,
   follow,
@@ -143,6 +147,17 @@ export function createCapiDriver(
       if (typeof seen === "string")
         throw new Error(`Cannot read the platform facts: ${seen}`);
       return capiFacts(seen.controlPlane, seen.machineDeployments);
+    },
+    async catalogue(_facts, callOptions = {}) {
+      const seen = await read(callOptions.signal);
+      if (typeof seen === "string") return undefined;
+      const signal = callOptions.signal;
+      return capiCatalogue(seen.machineDeployments, (ref) =>
+        client.list(
+          { ...ref, namespace, labelSelector: "" },
+          signal ? { signal } : {},
+        ),
+      );
     },
     start(request, startOptions = {}) {
       const what = `Cannot upgrade ${where} for run "${request.run}"`;

@@ -5,6 +5,7 @@
  * implement it on the Kubernetes API, each supporting the upgrade types its platform can do.
  */
 import type { MemberTarget, NodePool, UpgradeType } from "@flotilla/core";
+import type { VersionCatalogue } from "@flotilla/protocol";
 
 /** The platform facts the agent registers with and compares targets against. */
 export interface PlatformFacts {
@@ -88,4 +89,12 @@ export interface UpgradeDriver {
   ): Promise<UpgradeOutcome>;
   /** The current facts, so the agent can report them and skip members AlreadyAtTarget. */
   current(options?: { readonly signal?: AbortSignal }): Promise<PlatformFacts>;
+  /**
+   * What the cluster can move to, from what the platform itself says (docs/agent.md#the-version-catalogue);
+   * undefined (or absent) when the driver cannot tell.
+   */
+  catalogue?(
+    facts: PlatformFacts,
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<VersionCatalogue | undefined>;
 }

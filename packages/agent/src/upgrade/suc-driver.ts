@@ -14,6 +14,9 @@
  * ControlPlaneOnly the server Plan only; NodeImageOnly is not something these Plans do
  * (k3s/RKE2 nodes carry no image version), so it ends `Failed: Unsupported`.
  *
+ * Its catalogue (docs/agent.md#the-version-catalogue) is the release each channel Plan resolved
+ * (suc-catalogue.ts).
+ *
  * Tested against the local API server in @flotilla/testkit (there is no real cluster on the
  * development machines), which plays the controller by setting Plan and Node statuses.
  */
@@ -35,6 +38,7 @@ import {
   type Observation,
 } from "./kube-upgrade.js";
 import type { MaintenanceSource } from "./maintenance-source.js";
+import { sucCatalogue } from "./suc-catalogue.js";
 import {
   CONTROL_PLANE_LABEL,
   nodeViews,
@@ -166,6 +170,18 @@ export function createSucDriver(
     supports: (type) => SUPPORTED.includes(type),
     async current(callOptions = {}) {
       return facts(await listNodes(callOptions.signal));
+    },
+    async catalogue(platform, callOptions = {}) {
+      const plans = await client.list(
+        {
+          apiVersion: "upgrade.cattle.io/v1",
+          kind: "Plan",
+          namespace,
+          labelSelector: "",
+        },
+        callOptions.signal ? { signal: callOptions.signal } : {},
+      );
+      return sucCatalogue(plans, platform);
     },
     start(request, startOptions = {}) {
       const what = `Cannot upgrade cluster "${cluster}" for run "${request.run}"`;

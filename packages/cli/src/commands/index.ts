@@ -14,6 +14,8 @@ import { groupNoun } from "./group.js";
 import { hubNoun } from "./hub.js";
 import { planCommand } from "./plan.js";
 import { previewCommand } from "./preview.js";
+import { releaseNoun } from "./release.js";
+import { versionsCommand } from "./versions.js";
 import { runNoun } from "./run.js";
 import { simulateCommand } from "./simulate.js";
 import { strategyNoun } from "./strategy.js";
@@ -24,6 +26,8 @@ export const COMMANDS: readonly Command[] = [
   planCommand,
   simulateCommand,
   previewCommand,
+  // The version catalogue (docs/cli.md#releases-and-versions).
+  versionsCommand,
 ];
 
 /** The nouns of hub administration, in the order `flotilla help` lists them. */
@@ -36,6 +40,8 @@ export const NOUNS: readonly Noun[] = [
   // Auto-upgrade profiles (issue 16).
   autoUpgradeProfileNoun,
   gateNoun,
+  // The version catalogue (docs/cli.md#releases-and-versions).
+  releaseNoun,
   auditNoun,
   tokenNoun,
   adminCertNoun,

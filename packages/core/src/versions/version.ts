@@ -156,6 +156,11 @@ export interface AvailableKubernetesVersion {
   readonly preview?: boolean;
   /** Only offered in these regions; absent means everywhere. */
   readonly regions?: readonly string[];
+  /**
+   * Only offered to these clusters (what one cluster's agent reported it can move to, see
+   * docs/engine.md#the-version-catalogue); absent means every cluster.
+   */
+  readonly clusters?: readonly string[];
 }
 
 /** A node-image version the platform offers for one image family. */
@@ -164,6 +169,8 @@ export interface AvailableNodeImage {
   readonly version: string;
   /** Only offered in these regions; absent means everywhere. */
   readonly regions?: readonly string[];
+  /** Only offered to these clusters; absent means every cluster. */
+  readonly clusters?: readonly string[];
 }
 
 /** Everything the platform offers at one moment (`available:` in scenario and hub input). */
@@ -173,37 +180,88 @@ export interface AvailableVersions {
 }
 
 /**
- * Whether an offer reaches `region`. A cluster whose region is unknown can rely only on offers
- * without a region restriction: flotilla never assumes a restricted version reaches it.
+ * Whether an offer reaches `region` (and, when given, the cluster named `cluster`). A cluster whose
+ * region is unknown can rely only on offers without a region restriction: flotilla never assumes a
+ * restricted version reaches it. Likewise an offer restricted to some clusters reaches only those,
+ * and never a caller that does not name its cluster.
  */
 export function isOfferedIn(
-  offer: { readonly regions?: readonly string[] },
+  offer: {
+    readonly regions?: readonly string[];
+    readonly clusters?: readonly string[];
+  },
   region: string | undefined,
+  cluster?: string,
 ): boolean {
+  if (
+    offer.clusters !== undefined &&
+    (cluster === undefined || !offer.clusters.includes(cluster))
+  )
+    return false;
   if (offer.regions === undefined) return true;
   return region !== undefined && offer.regions.includes(region);
 }
 
 /**
+ * Where a version must reach: a region (undefined when the cluster reports none) and, when it
+ * matters, the cluster itself (`cluster` absent: offers restricted to clusters do not count, as for
+ * a caller that names no cluster; `null`: the cluster restriction is not looked at).
+ */
+export interface OfferPlace {
+  readonly region: string | undefined;
+  readonly cluster?: string | null;
+}
+
+function reachesPlace(offer: AvailableNodeImage, place: OfferPlace): boolean {
+  if (place.cluster !== null)
+    return isOfferedIn(offer, place.region, place.cluster);
+  return (
+    offer.regions === undefined ||
+    (place.region !== undefined && offer.regions.includes(place.region))
+  );
+}
+
+/**
+ * The newest version of `family` that reaches every one of `places` (each may be reached by a
+ * different offer of that version), or undefined when there is none.
+ */
+export function newestNodeImageAt(
+  available: AvailableVersions,
+  family: string,
+  places: readonly OfferPlace[],
+): string | undefined {
+  const offers = new Map<string, AvailableNodeImage[]>();
+  for (const image of available.nodeImages) {
+    if (image.family !== family) continue;
+    const list = offers.get(image.version);
+    if (list === undefined) offers.set(image.version, [image]);
+    else list.push(image);
+  }
+  let best: string | undefined;
+  for (const [version, list] of offers) {
+    if (!places.every((place) => list.some((o) => reachesPlace(o, place))))
+      continue;
+    if (best === undefined || compareNodeImageVersions(version, best) > 0)
+      best = version;
+  }
+  return best;
+}
+
+/**
  * The newest version of `family` offered in every one of `regions` (one region for Latest, all of a
- * run's regions for Consistent), or undefined when there is none.
+ * run's regions for Consistent), or undefined when there is none. Offers restricted to some
+ * clusters are left out: name the clusters with {@link newestNodeImageAt}.
  */
 export function newestNodeImage(
   available: AvailableVersions,
   family: string,
   regions: readonly (string | undefined)[],
 ): string | undefined {
-  let best: string | undefined;
-  for (const image of available.nodeImages) {
-    if (
-      image.family !== family ||
-      !regions.every((region) => isOfferedIn(image, region))
-    )
-      continue;
-    if (best === undefined || compareNodeImageVersions(image.version, best) > 0)
-      best = image.version;
-  }
-  return best;
+  return newestNodeImageAt(
+    available,
+    family,
+    regions.map((region) => ({ region })),
+  );
 }
 
 /** Whether an image family runs Windows nodes (its name contains "Windows", any case). */
@@ -221,8 +279,10 @@ export interface ConsistentNodeImages {
 /**
  * Picks, at run start, per image family used by any member's node pools, the newest version offered
  * in the regions of ALL members (AKS "latest common": all members of the run, not only those using
- * the family). A member without a region admits only versions without a region restriction
- * ({@link isOfferedIn}). The result does not depend on the order of `clusters` or `available`.
+ * the family) and, for offers restricted to clusters (a cluster's own catalogue), to every member
+ * that has a pool of the family: a cluster never reports images of a family it does not run. A
+ * member without a region admits only versions without a region restriction ({@link isOfferedIn}).
+ * The result does not depend on the order of `clusters` or `available`.
  */
 export function selectConsistentNodeImages(
   clusters: readonly Cluster[],
@@ -231,11 +291,16 @@ export function selectConsistentNodeImages(
   const families = [
     ...new Set(clusters.flatMap((c) => c.nodePools.map((p) => p.imageFamily))),
   ].sort();
-  const regions = [...new Set(clusters.map((c) => c.region))];
   const selected: [string, string][] = [];
   const missing: string[] = [];
   for (const family of families) {
-    const version = newestNodeImage(available, family, regions);
+    const places = clusters.map((c): OfferPlace => ({
+      region: c.region,
+      cluster: c.nodePools.some((p) => p.imageFamily === family)
+        ? c.name
+        : null,
+    }));
+    const version = newestNodeImageAt(available, family, places);
     if (version === undefined) missing.push(family);
     else selected.push([family, version]);
   }
@@ -245,6 +310,10 @@ export function selectConsistentNodeImages(
 const regionsField = z
   .array(z.string().min(1, "must not be empty"))
   .min(1, "must list at least one region (omit the field for everywhere)");
+
+const clustersField = z
+  .array(z.string().min(1, "must not be empty"))
+  .min(1, "must list at least one cluster (omit the field for every cluster)");
 
 /** A zod string field holding a Kubernetes version of `form`, normalized without "v". */
 export function kubernetesVersionField(
@@ -266,6 +335,7 @@ export const kubernetesOfferField = strictObject({
   lts: z.boolean().optional(),
   preview: z.boolean().optional(),
   regions: regionsField.optional(),
+  clusters: clustersField.optional(),
 });
 
 /** Schema of one node-image offer (`{family, version, regions?}`). */
@@ -278,6 +348,7 @@ export const nodeImageOfferField = strictObject({
       'must be a version like "202603.01.0"',
     ),
   regions: regionsField.optional(),
+  clusters: clustersField.optional(),
 });
 
 function firstDuplicate(

@@ -173,7 +173,7 @@ export function createAutoUpgradeTrigger(
   };
 
   const pass = async (): Promise<void> => {
-    if (deps.catalogue === undefined || !deps.owns()) return;
+    if (!deps.owns()) return;
     const fleet = fleetNow(deps);
     waitingOn.clear();
     const marks = new Map(
@@ -200,7 +200,7 @@ export function createAutoUpgradeTrigger(
   };
 
   const poke = (): void => {
-    if (deps.catalogue === undefined || !deps.owns()) return;
+    if (!deps.owns()) return;
     if (running !== undefined) {
       again = true;
       return;

@@ -34,15 +34,14 @@ export type ProfileTargetNow =
 
 /** What profiles resolve against: the catalogue's offers and the fleet's clusters, read once. */
 export interface FleetNow {
-  /** Undefined: the hub has no catalogue. */
-  readonly available: AvailableVersions | undefined;
+  readonly available: AvailableVersions;
   readonly clusters: readonly Cluster[];
 }
 
 /** Reads {@link FleetNow}. */
 export function fleetNow(deps: ProfileRunDeps): FleetNow {
   return {
-    available: deps.catalogue?.available(),
+    available: deps.catalogue.available(),
     clusters: deps.directory.clusters(),
   };
 }
@@ -52,8 +51,6 @@ export function profileTargetNow(
   profile: ProfileRecord,
   fleet: FleetNow,
 ): ProfileTargetNow {
-  if (fleet.available === undefined)
-    return { type: "skip", reason: "this hub has no version catalogue" };
   const resolved = resolveProfileTarget(
     profile.spec,
     fleet.available,
@@ -70,7 +67,7 @@ export function profileTargetNow(
 export interface ProfileRunDeps {
   readonly runs: RunManager;
   readonly strategies: UpdateStrategies;
-  readonly catalogue: FleetCatalogue | undefined;
+  readonly catalogue: FleetCatalogue;
   readonly directory: ClusterDirectory;
 }
 

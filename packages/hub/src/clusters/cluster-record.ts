@@ -11,7 +11,7 @@ import {
   type Problem,
   compact,
 } from "@flotilla/core";
-import type { ClusterFacts } from "@flotilla/protocol";
+import type { ClusterFacts, VersionCatalogue } from "@flotilla/protocol";
 import { z } from "zod";
 import { defineCollection } from "../store/state-store.js";
 
@@ -55,6 +55,10 @@ const recordSchema = z.object({
     region: z.string().optional(),
     // Validated by the protocol codec when the agent sent it.
     maintenance: z.custom<Maintenance>((v) => typeof v === "object").optional(),
+    // Validated by the protocol codec when the agent sent it (docs/engine.md#the-version-catalogue).
+    catalogue: z
+      .custom<VersionCatalogue>((v) => typeof v === "object" && v !== null)
+      .optional(),
   }),
   operatorLabels: labels,
   removedLabels: z.array(z.string()),

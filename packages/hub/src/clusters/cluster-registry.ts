@@ -12,6 +12,7 @@
  * agent service hears which live sessions must end.
  */
 import type { ClusterGroup, LabelSelector } from "@flotilla/core";
+import type { ClusterFacts } from "@flotilla/protocol";
 import type { StateStore } from "../store/state-store.js";
 import { createClusterAdmin, type ClusterAdmin } from "./cluster-admin.js";
 import type { ClusterDirectory } from "./cluster-directory.js";
@@ -68,6 +69,8 @@ export interface ClusterRegistry
   /** Ends live sessions (cluster removed, or a silent session replaced): the agent service listens. */
   onSessionRevoked(listener: RevokeListener): void;
   connectedCount(): number;
+  /** What the cluster's agent reported last (with its catalogue), or undefined when unknown. */
+  factsOf(name: string): ClusterFacts | undefined;
 }
 
 export function createClusterRegistry(
@@ -112,6 +115,7 @@ export function createClusterRegistry(
     status: (name) => records.status(name),
     list: (selector) => records.list(selector),
     connectedCount: () => records.connectedCount(),
+    factsOf: (name) => records.get(name)?.record.facts,
 
     // ClusterDirectory
     clusters: () => records.clusters(),

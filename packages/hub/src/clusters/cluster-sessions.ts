@@ -46,7 +46,15 @@ export interface ClusterSessions {
     facts: ClusterFacts | undefined,
   ): Promise<SessionHandle>;
   /** The agent's facts changed (or arrived after hello). */
-  updateFacts(session: SessionHandle, facts: ClusterFacts): Promise<void>;
+  /**
+   * The agent's facts; `keepCatalogue`: its catalogue was refused, the one stored stays
+   * (docs/engine.md#the-version-catalogue).
+   */
+  updateFacts(
+    session: SessionHandle,
+    facts: ClusterFacts,
+    options?: { readonly keepCatalogue?: boolean },
+  ): Promise<void>;
   /** The agent's windows changed. */
   updateMaintenance(
     session: SessionHandle,
@@ -156,10 +164,16 @@ export function createClusterSessions(
 
   const updateFacts = async (
     session: SessionHandle,
-    facts: ClusterFacts,
+    reported: ClusterFacts,
+    options: { readonly keepCatalogue?: boolean } = {},
   ): Promise<void> => {
     const entry = live(session);
     if (entry === undefined) return;
+    const kept = entry.record.facts.catalogue;
+    const facts: ClusterFacts =
+      options.keepCatalogue === true
+        ? { ...reported, ...compact({ catalogue: kept }) }
+        : reported;
     markSeen(entry);
     const before = JSON.stringify(entry.record.facts);
     if (before === JSON.stringify(facts)) return;

@@ -40,7 +40,7 @@ import { audited, unary, type AuditTarget } from "./unary.js";
 export interface AutoUpgradeHandlerDeps extends RunHandlerDeps {
   readonly profiles: AutoUpgradeProfiles;
   readonly trigger: AutoUpgradeTrigger;
-  readonly catalogue: FleetCatalogue | undefined;
+  readonly catalogue: FleetCatalogue;
 }
 
 const WHAT = "auto-upgrade profile";

@@ -3,9 +3,10 @@
  * it touches any state; an invalid one throws the error that refuses the stream. A session that a
  * newer one replaced is refused at its next message.
  */
-import { FlotillaError } from "@flotilla/core";
+import { FlotillaError, type Problem } from "@flotilla/core";
 import {
-  clusterFactsFromWire,
+  agentFactsFromWire,
+  type CatalogueRefusal,
   heartbeatFromWire,
   maintenanceFromWire,
   statusReportFromWire,
@@ -24,6 +25,15 @@ export interface AgentMessageDeps {
   >;
   /** A valid status report of the session's cluster. */
   readonly report: (cluster: string, report: StatusReport) => Promise<void>;
+  /**
+   * The agent's version catalogue was refused; its other facts were taken and the cluster keeps
+   * its previous catalogue (docs/engine.md#the-version-catalogue).
+   */
+  readonly onCatalogueRefused?: (
+    cluster: string,
+    reason: CatalogueRefusal,
+    problems: readonly Problem[],
+  ) => void;
 }
 
 export async function handleAgentMessage(
@@ -42,9 +52,18 @@ export async function handleAgentMessage(
         "hello was already sent on this stream",
       );
     case "facts": {
-      const facts = clusterFactsFromWire(message.facts, "facts");
-      if (!facts.ok) throw FlotillaError.invalid("facts", facts.problems);
-      await registry.updateFacts(session, facts.value);
+      const decoded = agentFactsFromWire(message.facts, "facts");
+      if (!decoded.ok) throw FlotillaError.invalid("facts", decoded.problems);
+      const refused = decoded.value.refusedCatalogue;
+      if (refused !== undefined)
+        deps.onCatalogueRefused?.(
+          session.cluster,
+          refused.reason,
+          refused.problems,
+        );
+      await registry.updateFacts(session, decoded.value.facts, {
+        keepCatalogue: refused !== undefined,
+      });
       return;
     }
     case "heartbeat": {

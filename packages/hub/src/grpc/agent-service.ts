@@ -17,7 +17,7 @@ import { status as grpcStatus } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { ClusterRegistry } from "../clusters/cluster-registry.js";
 import type { IntentWriter } from "../intents/intent-writer.js";
-import { handleAgentMessage } from "./agent-messages.js";
+import { handleAgentMessage, type AgentMessageDeps } from "./agent-messages.js";
 import { checkMessageSize } from "./agent-message-size.js";
 import type { AgentRegistration } from "./agent-registration.js";
 import { takeReport, type ReportSinks } from "./agent-reports.js";
@@ -38,6 +38,8 @@ export interface AgentServiceDeps {
   /** How long a new stream may take to say hello (default 10 s). */
   readonly helloTimeoutMs?: number;
   readonly onSessionRefused?: (code: string) => void;
+  /** An agent's version catalogue was refused (agent-messages.ts). */
+  readonly onCatalogueRefused?: AgentMessageDeps["onCatalogueRefused"];
   readonly onReport?: (phase: string, accepted: boolean) => void;
   /** Register, RenewIdentity and the stream's authentication. */
   readonly registration: AgentRegistration;

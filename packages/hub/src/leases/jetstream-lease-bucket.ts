@@ -11,10 +11,19 @@ import {
   toNatsFlotillaError,
   type ConnectionWatch,
 } from "@flotilla/node";
-import { jetstream, StorageType } from "@nats-io/jetstream";
+import {
+  jetstream,
+  StorageType,
+  type JetStreamManager,
+} from "@nats-io/jetstream";
 import { Kvm, type KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { keyFilterForPrefix, leasesBucketName } from "../store/keys.js";
+import {
+  keyFilterForPrefix,
+  kvStreamName,
+  kvSubject,
+  leasesBucketName,
+} from "../store/keys.js";
 import type { OperationOptions } from "../store/state-store.js";
 import type { LeaseBucket, LeaseBucketEntry } from "./lease-bucket.js";
 
@@ -39,6 +48,7 @@ export function createJetStreamLeaseBucket(
   const js = jetstream(nc, { timeout: options.timeoutMs ?? 5_000 });
   const connection: ConnectionWatch = createConnectionWatch(nc);
   let kv: KV | undefined;
+  let jsm: JetStreamManager | undefined;
 
   const ready = (what: string, opts: OperationOptions): KV => {
     opts.signal?.throwIfAborted();
@@ -96,7 +106,7 @@ export function createJetStreamLeaseBucket(
         );
         const status = await abortable(opened.status(), opts.signal);
         if (status.ttl !== options.ttlMs) {
-          const jsm = await js.jetstreamManager();
+          jsm ??= await js.jetstreamManager();
           const info = await jsm.streams.info(status.streamInfo.config.name);
           const maxAge = options.ttlMs * 1_000_000;
           await jsm.streams.update(info.config.name, {
@@ -155,10 +165,17 @@ export function createJetStreamLeaseBucket(
 
     list(prefix, opts = {}) {
       return call(`Cannot list ${name}`, opts, async (bucket) => {
-        const keys: string[] = [];
-        for await (const key of await bucket.keys(keyFilterForPrefix(prefix))) {
-          if (key.startsWith(prefix)) keys.push(key);
-        }
+        // The stream's per-subject counts name the keys without creating a consumer: a round
+        // lists twice, and consumer creation goes through the cluster's meta leader, which is
+        // slow or unavailable for seconds when a NATS node dies (docs/high-availability.md).
+        jsm ??= await js.jetstreamManager();
+        const subjectPrefix = kvSubject(name, "");
+        const info = await jsm.streams.info(kvStreamName(name), {
+          subjects_filter: kvSubject(name, keyFilterForPrefix(prefix)),
+        });
+        const keys = Object.keys(info.state.subjects ?? {})
+          .map((subject) => subject.slice(subjectPrefix.length))
+          .filter((key) => key.startsWith(prefix));
         const entries = await Promise.all(keys.map((key) => bucket.get(key)));
         const out: LeaseBucketEntry[] = [];
         for (const entry of entries) {

@@ -47,6 +47,9 @@ export function hubObserverOf(metrics: HubMetrics): HubObserver {
         code as Parameters<HubMetrics["agentSessionRefused"]>[0],
       );
     },
+    onCatalogueRejected: (reason) => {
+      metrics.catalogueRejected(reason);
+    },
     onReport: (phase, accepted) => {
       metrics.statusReport(phase as StatusPhase, accepted);
     },

@@ -94,6 +94,8 @@ export interface HubMetrics {
   leaseTakeover(kind: LeaseKind): void;
   /** A report or command sent on to the replica that owns its run (or the bundle rollouts). */
   forwarded(kind: ForwardKind): void;
+  /** An agent's version catalogue refused (docs/engine.md#the-version-catalogue). */
+  catalogueRejected(reason: "implausible" | "malformed"): void;
 }
 
 /** What a lease is on: an update run, the bundle rollouts, or the auto-upgrade trigger. */
@@ -132,6 +134,14 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
     help: "1 while the hub's NATS connection is up, 0 while it is down (the hub is then not ready).",
     registers,
   });
+  const catalogueRejected = new Counter({
+    name: "flotilla_hub_catalogue_rejected_total",
+    help: "Version catalogues from agents refused (the cluster keeps its previous one), by reason.",
+    labelNames: ["reason"] as const,
+    registers,
+  });
+  for (const reason of ["implausible", "malformed"])
+    catalogueRejected.inc({ reason }, 0);
   const sessionsRefused = new Counter({
     name: "flotilla_hub_agent_sessions_refused_total",
     help: "Agent sessions refused, by error code.",
@@ -374,6 +384,9 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
     },
     forwarded(kind) {
       forwardedTotal.inc({ kind });
+    },
+    catalogueRejected(reason) {
+      catalogueRejected.inc({ reason });
     },
     auditWriteFailed(code) {
       auditWriteFailures.inc({ code: known(codes, code) });

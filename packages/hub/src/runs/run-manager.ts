@@ -46,6 +46,12 @@ import {
   type RunCommand,
 } from "./run-events.js";
 import { republishRun } from "./run-intents.js";
+import type { FleetCatalogue } from "../catalogue/fleet-catalogue.js";
+import {
+  availableEvent,
+  runAvailable,
+  type ReportsCatalogue,
+} from "./run-available.js";
 import { dropRecords, removeRun } from "./run-removal.js";
 import { isFenced as isIntentFenced } from "../intents/intent-fences.js";
 import { RUN_LOG, RunLog, type RunFence } from "./run-log.js";
@@ -123,6 +129,14 @@ export interface RunManagerDeps {
   readonly onReportToIntent?: (seconds: number) => void;
   /** Several replicas share the runs (see {@link RunReplication}). */
   readonly replication?: RunReplication;
+  /**
+   * What the fleet can upgrade to (docs/engine.md#the-version-catalogue): runs are created with
+   * it, and its changes reach running runs as `AvailableVersionsChanged`. Absent: runs get no
+   * availability data (the engine then assumes every target is offered).
+   */
+  readonly catalogue?: FleetCatalogue;
+  /** Whether a cluster's agent reported a catalogue (default: none did). */
+  readonly reportsCatalogue?: ReportsCatalogue;
   /** How long a forwarded command waits for this replica to see its result; default 10 s. */
   readonly forwardTimeoutMs?: number;
 }
@@ -362,6 +376,29 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     tell(slot, { run: slot.run, revision: slot.log.seq, transitions });
   };
 
+  const reportsCatalogue: ReportsCatalogue =
+    deps.reportsCatalogue ?? (() => false);
+
+  /**
+   * The catalogue changed: runs held for an unavailable target look again (core's event). Changes
+   * are taken on the next tick, so a release reaching a thousand agents costs one pass, not a
+   * thousand.
+   */
+  let catalogueDirty = false;
+  const catalogueChanged = (): void => {
+    const { catalogue } = deps;
+    catalogueDirty = false;
+    if (catalogue === undefined) return;
+    for (const slot of slots.values()) {
+      if (isRunFinished(slot.run.state) || !owned(slot)) continue;
+      const event = availableEvent(catalogue, slot.run, reportsCatalogue);
+      if (event !== undefined) driver.enqueue(slot, { events: [event] });
+    }
+  };
+  deps.catalogue?.onChange(() => {
+    catalogueDirty = true;
+  });
+
   return {
     async start() {
       driver.resume();
@@ -379,6 +416,8 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       for (const slot of slots.values()) {
         if (slot.reconcile && (await reconcile(slot))) slot.reconcile = false;
       }
+      // Releases published while the hub was down reach the runs now.
+      catalogueChanged();
       for (const slot of slots.values()) {
         if (isRunFinished(slot.run.state)) continue;
         for (const event of reachabilityEvents(slot.run, deps.directory)) {
@@ -410,9 +449,18 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       // Records a deletion left behind must not be read as this run's journal.
       await dropRecords(deps.store, input.name, log);
       const clusters = deps.directory.clusters();
+      const available =
+        deps.catalogue === undefined
+          ? undefined
+          : runAvailable(
+              deps.catalogue,
+              clusters.map((c) => c.name),
+              input.payload,
+              reportsCatalogue,
+            );
       const resolved = resolveRun({
         name: input.name,
-        ...compact({ strategy: input.strategy }),
+        ...compact({ strategy: input.strategy, available }),
         clusters,
         payload: input.payload,
         createdAtMs: deps.now(),
@@ -531,6 +579,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     },
 
     tick() {
+      if (catalogueDirty) catalogueChanged();
       for (const slot of slots.values()) {
         if (!isActive(slot.run) || !owned(slot)) continue;
         if (slot.reconcile && !slot.busy) {
@@ -573,6 +622,9 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       for (let attempt = 1; ; attempt++) {
         slot = await readBack(name);
         if (slot === undefined) return;
+        // Finished while the lease changed hands: nothing is left to drive, and a takeover entry
+        // would change a run that changes no more (docs/high-availability.md).
+        if (!needsOwner(slot.run)) return;
         try {
           await slot.log.takeOver(deps.now(), fence);
           break;
@@ -598,6 +650,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
         for (const event of reachabilityEvents(slot.run, deps.directory)) {
           driver.enqueue(slot, { events: [event] });
         }
+        catalogueChanged();
       }
     },
 

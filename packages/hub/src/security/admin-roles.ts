@@ -1,7 +1,8 @@
 /**
  * The least role each AdminService method needs (part 4): `viewer` reads, `operator`
  * drives update runs (create, start, stop, skip, retry, delete, approve and complete gates) and
- * writes the auto-upgrade profiles that create them, `admin` does
+ * publishes releases (docs/engine.md#the-version-catalogue) and writes the auto-upgrade profiles
+ * that create runs, `admin` does
  * everything else (clusters, groups, strategies, bundles, uploads, bootstrap tokens, admin
  * certificates). The table is typed against the generated handlers so that a method added to
  * admin.proto without a role does not compile, and a test checks it against the loaded service.
@@ -65,6 +66,11 @@ export const ADMIN_METHOD_ROLES = {
   // Run handling as `az fleet` offers it.
   DeleteUpdateRun: "operator",
   ListGates: "viewer",
+  // The version catalogue: operators publish releases, as they drive the runs that use them.
+  AddRelease: "operator",
+  RemoveRelease: "operator",
+  ListReleases: "viewer",
+  ListClusterVersions: "viewer",
   // Auto-upgrade profiles make runs: operators write them, as they create runs.
   CreateAutoUpgradeProfile: "operator",
   UpdateAutoUpgradeProfile: "operator",

@@ -21,6 +21,7 @@ export const COLLECTION_NAMES = [
   "bootstrap-tokens",
   "identities",
   "security",
+  "releases",
   // Auto-upgrade profiles, and the target each last made a run for (docs/engine.md#auto-upgrade-profiles).
   "auto-upgrade-profiles",
   "auto-upgrade-runs",

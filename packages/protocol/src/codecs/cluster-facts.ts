@@ -1,7 +1,8 @@
 /**
  * A cluster's facts as its agent reports them (labels, versions, node pools, region, maintenance)
  * on the wire. Decoding validates everything an agent can send: label syntax (core's rules), list
- * sizes, string lengths, Kubernetes version syntax (normalised without "v"), maintenance windows.
+ * sizes, string lengths, Kubernetes version syntax (normalised without "v"), maintenance windows,
+ * and the version catalogue (version-catalogue.ts), which the hub may refuse on its own.
  */
 import {
   boundsProblems,
@@ -23,6 +24,12 @@ import type * as wire from "../generated/index.js";
 import { MAX_ID_LENGTH, MAX_LABELS, MAX_NODE_POOLS } from "../limits.js";
 import { maintenanceFromWire, maintenanceToWire } from "./maintenance.js";
 import { boundedList, boundedString, optional, parseWire } from "./validate.js";
+import {
+  versionCatalogueFromWire,
+  versionCatalogueToWire,
+  type CatalogueRefusal,
+  type VersionCatalogue,
+} from "./version-catalogue.js";
 
 /** What an agent knows about its cluster: a {@link Cluster} without hub-side membership. */
 export interface ClusterFacts {
@@ -31,6 +38,18 @@ export interface ClusterFacts {
   readonly nodePools: Cluster["nodePools"];
   readonly region?: string;
   readonly maintenance?: Maintenance;
+  /** What the cluster can move to; absent when the agent's driver cannot tell. */
+  readonly catalogue?: VersionCatalogue;
+}
+
+/** Facts as the hub takes them: a refused catalogue leaves the rest of the facts valid. */
+export interface DecodedFacts {
+  /** The facts, without `catalogue` when it was refused. */
+  readonly facts: ClusterFacts;
+  readonly refusedCatalogue?: {
+    readonly reason: CatalogueRefusal;
+    readonly problems: readonly Problem[];
+  };
 }
 
 /** Encodes cluster facts. */
@@ -49,6 +68,10 @@ export function clusterFactsToWire(facts: ClusterFacts): wire.ClusterFacts {
       facts.maintenance === undefined
         ? null
         : maintenanceToWire(facts.maintenance),
+    catalogue:
+      facts.catalogue === undefined
+        ? null
+        : versionCatalogueToWire(facts.catalogue),
   };
 }
 
@@ -85,11 +108,27 @@ const factsSchema = z.object({
   maintenance: z.unknown(),
 });
 
-/** Decodes and validates cluster facts from an agent; problem paths start at `path`. */
+/** Decodes and validates cluster facts from an agent, catalogue included; paths start at `path`. */
 export function clusterFactsFromWire(
   raw: unknown,
   path = "facts",
 ): Result<ClusterFacts> {
+  const decoded = agentFactsFromWire(raw, path);
+  if (!decoded.ok) return decoded;
+  const refused = decoded.value.refusedCatalogue;
+  return refused === undefined
+    ? ok(decoded.value.facts)
+    : fail([...refused.problems]);
+}
+
+/**
+ * Decodes cluster facts from an agent; an invalid catalogue does not fail the facts but is
+ * returned as `refusedCatalogue` (the hub keeps the cluster's previous catalogue).
+ */
+export function agentFactsFromWire(
+  raw: unknown,
+  path = "facts",
+): Result<DecodedFacts> {
   // Before zod, whose record parsing silently drops a "__proto__" label.
   const outOfBounds = boundsProblems(raw, path);
   if (outOfBounds.length > 0) return fail(outOfBounds);
@@ -120,7 +159,16 @@ export function clusterFactsFromWire(
     else problems.push(...decoded.problems);
   }
   if (problems.length > 0 || !labels.ok) return fail(problems);
-  return ok({
+  const rawCatalogue = (raw as { catalogue?: unknown }).catalogue;
+  const catalogue =
+    rawCatalogue === null || rawCatalogue === undefined
+      ? undefined
+      : versionCatalogueFromWire(
+          rawCatalogue,
+          f.nodePools.map((p) => p.name),
+          joinPath(path, "catalogue"),
+        );
+  const facts: ClusterFacts = {
     labels: labels.value,
     ...compact({ kubernetesVersion: f.kubernetesVersion }),
     nodePools: f.nodePools.map((p) => ({
@@ -129,6 +177,21 @@ export function clusterFactsFromWire(
       imageVersion: p.imageVersion,
       ...compact({ kubernetesVersion: p.kubernetesVersion }),
     })),
-    ...compact({ region: f.region, maintenance }),
-  });
+    ...compact({
+      region: f.region,
+      maintenance,
+      catalogue: catalogue?.ok === true ? catalogue.value : undefined,
+    }),
+  };
+  return ok(
+    catalogue === undefined || catalogue.ok
+      ? { facts }
+      : {
+          facts,
+          refusedCatalogue: {
+            reason: catalogue.reason,
+            problems: catalogue.problems,
+          },
+        },
+  );
 }

@@ -11,6 +11,14 @@ import type {
   AbsoluteMonthlySchedule__Output as _flotilla_v1_AbsoluteMonthlySchedule__Output,
 } from "./flotilla/v1/AbsoluteMonthlySchedule.js";
 import type {
+  AddReleaseRequest as _flotilla_v1_AddReleaseRequest,
+  AddReleaseRequest__Output as _flotilla_v1_AddReleaseRequest__Output,
+} from "./flotilla/v1/AddReleaseRequest.js";
+import type {
+  AddReleaseResponse as _flotilla_v1_AddReleaseResponse,
+  AddReleaseResponse__Output as _flotilla_v1_AddReleaseResponse__Output,
+} from "./flotilla/v1/AddReleaseResponse.js";
+import type {
   AdminServiceClient as _flotilla_v1_AdminServiceClient,
   AdminServiceDefinition as _flotilla_v1_AdminServiceDefinition,
 } from "./flotilla/v1/AdminService.js";
@@ -86,6 +94,10 @@ import type {
   ClusterGroup as _flotilla_v1_ClusterGroup,
   ClusterGroup__Output as _flotilla_v1_ClusterGroup__Output,
 } from "./flotilla/v1/ClusterGroup.js";
+import type {
+  ClusterVersions as _flotilla_v1_ClusterVersions,
+  ClusterVersions__Output as _flotilla_v1_ClusterVersions__Output,
+} from "./flotilla/v1/ClusterVersions.js";
 import type {
   CompleteGateRequest as _flotilla_v1_CompleteGateRequest,
   CompleteGateRequest__Output as _flotilla_v1_CompleteGateRequest__Output,
@@ -287,6 +299,14 @@ import type {
   IssueAdminCertificateResponse__Output as _flotilla_v1_IssueAdminCertificateResponse__Output,
 } from "./flotilla/v1/IssueAdminCertificateResponse.js";
 import type {
+  KubernetesOffer as _flotilla_v1_KubernetesOffer,
+  KubernetesOffer__Output as _flotilla_v1_KubernetesOffer__Output,
+} from "./flotilla/v1/KubernetesOffer.js";
+import type {
+  KubernetesUpgrade as _flotilla_v1_KubernetesUpgrade,
+  KubernetesUpgrade__Output as _flotilla_v1_KubernetesUpgrade__Output,
+} from "./flotilla/v1/KubernetesUpgrade.js";
+import type {
   LabelClusterRequest as _flotilla_v1_LabelClusterRequest,
   LabelClusterRequest__Output as _flotilla_v1_LabelClusterRequest__Output,
 } from "./flotilla/v1/LabelClusterRequest.js";
@@ -335,6 +355,14 @@ import type {
   ListClusterGroupsResponse__Output as _flotilla_v1_ListClusterGroupsResponse__Output,
 } from "./flotilla/v1/ListClusterGroupsResponse.js";
 import type {
+  ListClusterVersionsRequest as _flotilla_v1_ListClusterVersionsRequest,
+  ListClusterVersionsRequest__Output as _flotilla_v1_ListClusterVersionsRequest__Output,
+} from "./flotilla/v1/ListClusterVersionsRequest.js";
+import type {
+  ListClusterVersionsResponse as _flotilla_v1_ListClusterVersionsResponse,
+  ListClusterVersionsResponse__Output as _flotilla_v1_ListClusterVersionsResponse__Output,
+} from "./flotilla/v1/ListClusterVersionsResponse.js";
+import type {
   ListClustersRequest as _flotilla_v1_ListClustersRequest,
   ListClustersRequest__Output as _flotilla_v1_ListClustersRequest__Output,
 } from "./flotilla/v1/ListClustersRequest.js";
@@ -350,6 +378,14 @@ import type {
   ListGatesResponse as _flotilla_v1_ListGatesResponse,
   ListGatesResponse__Output as _flotilla_v1_ListGatesResponse__Output,
 } from "./flotilla/v1/ListGatesResponse.js";
+import type {
+  ListReleasesRequest as _flotilla_v1_ListReleasesRequest,
+  ListReleasesRequest__Output as _flotilla_v1_ListReleasesRequest__Output,
+} from "./flotilla/v1/ListReleasesRequest.js";
+import type {
+  ListReleasesResponse as _flotilla_v1_ListReleasesResponse,
+  ListReleasesResponse__Output as _flotilla_v1_ListReleasesResponse__Output,
+} from "./flotilla/v1/ListReleasesResponse.js";
 import type {
   ListUpdateRunsRequest as _flotilla_v1_ListUpdateRunsRequest,
   ListUpdateRunsRequest__Output as _flotilla_v1_ListUpdateRunsRequest__Output,
@@ -411,6 +447,14 @@ import type {
   PartitionSummary__Output as _flotilla_v1_PartitionSummary__Output,
 } from "./flotilla/v1/PartitionSummary.js";
 import type {
+  PoolImageOffers as _flotilla_v1_PoolImageOffers,
+  PoolImageOffers__Output as _flotilla_v1_PoolImageOffers__Output,
+} from "./flotilla/v1/PoolImageOffers.js";
+import type {
+  PoolVersions as _flotilla_v1_PoolVersions,
+  PoolVersions__Output as _flotilla_v1_PoolVersions__Output,
+} from "./flotilla/v1/PoolVersions.js";
+import type {
   PreviewPlanRequest as _flotilla_v1_PreviewPlanRequest,
   PreviewPlanRequest__Output as _flotilla_v1_PreviewPlanRequest__Output,
 } from "./flotilla/v1/PreviewPlanRequest.js";
@@ -439,6 +483,10 @@ import type {
   RelativeMonthlySchedule__Output as _flotilla_v1_RelativeMonthlySchedule__Output,
 } from "./flotilla/v1/RelativeMonthlySchedule.js";
 import type {
+  Release as _flotilla_v1_Release,
+  Release__Output as _flotilla_v1_Release__Output,
+} from "./flotilla/v1/Release.js";
+import type {
   RemoveClusterRequest as _flotilla_v1_RemoveClusterRequest,
   RemoveClusterRequest__Output as _flotilla_v1_RemoveClusterRequest__Output,
 } from "./flotilla/v1/RemoveClusterRequest.js";
@@ -446,6 +494,14 @@ import type {
   RemoveClusterResponse as _flotilla_v1_RemoveClusterResponse,
   RemoveClusterResponse__Output as _flotilla_v1_RemoveClusterResponse__Output,
 } from "./flotilla/v1/RemoveClusterResponse.js";
+import type {
+  RemoveReleaseRequest as _flotilla_v1_RemoveReleaseRequest,
+  RemoveReleaseRequest__Output as _flotilla_v1_RemoveReleaseRequest__Output,
+} from "./flotilla/v1/RemoveReleaseRequest.js";
+import type {
+  RemoveReleaseResponse as _flotilla_v1_RemoveReleaseResponse,
+  RemoveReleaseResponse__Output as _flotilla_v1_RemoveReleaseResponse__Output,
+} from "./flotilla/v1/RemoveReleaseResponse.js";
 import type {
   ResourceReason as _flotilla_v1_ResourceReason,
   ResourceReason__Output as _flotilla_v1_ResourceReason__Output,
@@ -559,6 +615,10 @@ import type {
   UpgradePayload__Output as _flotilla_v1_UpgradePayload__Output,
 } from "./flotilla/v1/UpgradePayload.js";
 import type {
+  VersionCatalogue as _flotilla_v1_VersionCatalogue,
+  VersionCatalogue__Output as _flotilla_v1_VersionCatalogue__Output,
+} from "./flotilla/v1/VersionCatalogue.js";
+import type {
   Warning as _flotilla_v1_Warning,
   Warning__Output as _flotilla_v1_Warning__Output,
 } from "./flotilla/v1/Warning.js";
@@ -596,6 +656,14 @@ export interface ProtoGrpcType {
       AbsoluteMonthlySchedule: MessageTypeDefinition<
         _flotilla_v1_AbsoluteMonthlySchedule,
         _flotilla_v1_AbsoluteMonthlySchedule__Output
+      >;
+      AddReleaseRequest: MessageTypeDefinition<
+        _flotilla_v1_AddReleaseRequest,
+        _flotilla_v1_AddReleaseRequest__Output
+      >;
+      AddReleaseResponse: MessageTypeDefinition<
+        _flotilla_v1_AddReleaseResponse,
+        _flotilla_v1_AddReleaseResponse__Output
       >;
       AdminService: SubtypeConstructor<
         typeof grpc.Client,
@@ -674,6 +742,10 @@ export interface ProtoGrpcType {
       ClusterGroup: MessageTypeDefinition<
         _flotilla_v1_ClusterGroup,
         _flotilla_v1_ClusterGroup__Output
+      >;
+      ClusterVersions: MessageTypeDefinition<
+        _flotilla_v1_ClusterVersions,
+        _flotilla_v1_ClusterVersions__Output
       >;
       CompleteGateRequest: MessageTypeDefinition<
         _flotilla_v1_CompleteGateRequest,
@@ -878,6 +950,14 @@ export interface ProtoGrpcType {
         _flotilla_v1_IssueAdminCertificateResponse,
         _flotilla_v1_IssueAdminCertificateResponse__Output
       >;
+      KubernetesOffer: MessageTypeDefinition<
+        _flotilla_v1_KubernetesOffer,
+        _flotilla_v1_KubernetesOffer__Output
+      >;
+      KubernetesUpgrade: MessageTypeDefinition<
+        _flotilla_v1_KubernetesUpgrade,
+        _flotilla_v1_KubernetesUpgrade__Output
+      >;
       LabelClusterRequest: MessageTypeDefinition<
         _flotilla_v1_LabelClusterRequest,
         _flotilla_v1_LabelClusterRequest__Output
@@ -926,6 +1006,14 @@ export interface ProtoGrpcType {
         _flotilla_v1_ListClusterGroupsResponse,
         _flotilla_v1_ListClusterGroupsResponse__Output
       >;
+      ListClusterVersionsRequest: MessageTypeDefinition<
+        _flotilla_v1_ListClusterVersionsRequest,
+        _flotilla_v1_ListClusterVersionsRequest__Output
+      >;
+      ListClusterVersionsResponse: MessageTypeDefinition<
+        _flotilla_v1_ListClusterVersionsResponse,
+        _flotilla_v1_ListClusterVersionsResponse__Output
+      >;
       ListClustersRequest: MessageTypeDefinition<
         _flotilla_v1_ListClustersRequest,
         _flotilla_v1_ListClustersRequest__Output
@@ -941,6 +1029,14 @@ export interface ProtoGrpcType {
       ListGatesResponse: MessageTypeDefinition<
         _flotilla_v1_ListGatesResponse,
         _flotilla_v1_ListGatesResponse__Output
+      >;
+      ListReleasesRequest: MessageTypeDefinition<
+        _flotilla_v1_ListReleasesRequest,
+        _flotilla_v1_ListReleasesRequest__Output
+      >;
+      ListReleasesResponse: MessageTypeDefinition<
+        _flotilla_v1_ListReleasesResponse,
+        _flotilla_v1_ListReleasesResponse__Output
       >;
       ListUpdateRunsRequest: MessageTypeDefinition<
         _flotilla_v1_ListUpdateRunsRequest,
@@ -1004,6 +1100,14 @@ export interface ProtoGrpcType {
         _flotilla_v1_PartitionSummary,
         _flotilla_v1_PartitionSummary__Output
       >;
+      PoolImageOffers: MessageTypeDefinition<
+        _flotilla_v1_PoolImageOffers,
+        _flotilla_v1_PoolImageOffers__Output
+      >;
+      PoolVersions: MessageTypeDefinition<
+        _flotilla_v1_PoolVersions,
+        _flotilla_v1_PoolVersions__Output
+      >;
       PreviewPlanRequest: MessageTypeDefinition<
         _flotilla_v1_PreviewPlanRequest,
         _flotilla_v1_PreviewPlanRequest__Output
@@ -1032,6 +1136,11 @@ export interface ProtoGrpcType {
         _flotilla_v1_RelativeMonthlySchedule,
         _flotilla_v1_RelativeMonthlySchedule__Output
       >;
+      Release: MessageTypeDefinition<
+        _flotilla_v1_Release,
+        _flotilla_v1_Release__Output
+      >;
+      ReleaseKind: EnumTypeDefinition;
       RemoveClusterRequest: MessageTypeDefinition<
         _flotilla_v1_RemoveClusterRequest,
         _flotilla_v1_RemoveClusterRequest__Output
@@ -1039,6 +1148,14 @@ export interface ProtoGrpcType {
       RemoveClusterResponse: MessageTypeDefinition<
         _flotilla_v1_RemoveClusterResponse,
         _flotilla_v1_RemoveClusterResponse__Output
+      >;
+      RemoveReleaseRequest: MessageTypeDefinition<
+        _flotilla_v1_RemoveReleaseRequest,
+        _flotilla_v1_RemoveReleaseRequest__Output
+      >;
+      RemoveReleaseResponse: MessageTypeDefinition<
+        _flotilla_v1_RemoveReleaseResponse,
+        _flotilla_v1_RemoveReleaseResponse__Output
       >;
       ResourceReason: MessageTypeDefinition<
         _flotilla_v1_ResourceReason,
@@ -1156,6 +1273,10 @@ export interface ProtoGrpcType {
         _flotilla_v1_UpgradePayload__Output
       >;
       UpgradeType: EnumTypeDefinition;
+      VersionCatalogue: MessageTypeDefinition<
+        _flotilla_v1_VersionCatalogue,
+        _flotilla_v1_VersionCatalogue__Output
+      >;
       Warning: MessageTypeDefinition<
         _flotilla_v1_Warning,
         _flotilla_v1_Warning__Output

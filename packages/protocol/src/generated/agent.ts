@@ -59,6 +59,10 @@ import type {
   HubMessage__Output as _flotilla_v1_HubMessage__Output,
 } from "./flotilla/v1/HubMessage.js";
 import type {
+  KubernetesOffer as _flotilla_v1_KubernetesOffer,
+  KubernetesOffer__Output as _flotilla_v1_KubernetesOffer__Output,
+} from "./flotilla/v1/KubernetesOffer.js";
+import type {
   Maintenance as _flotilla_v1_Maintenance,
   Maintenance__Output as _flotilla_v1_Maintenance__Output,
 } from "./flotilla/v1/Maintenance.js";
@@ -78,6 +82,10 @@ import type {
   OneOffWindow as _flotilla_v1_OneOffWindow,
   OneOffWindow__Output as _flotilla_v1_OneOffWindow__Output,
 } from "./flotilla/v1/OneOffWindow.js";
+import type {
+  PoolImageOffers as _flotilla_v1_PoolImageOffers,
+  PoolImageOffers__Output as _flotilla_v1_PoolImageOffers__Output,
+} from "./flotilla/v1/PoolImageOffers.js";
 import type {
   Problem as _flotilla_v1_Problem,
   Problem__Output as _flotilla_v1_Problem__Output,
@@ -126,6 +134,10 @@ import type {
   StreamError as _flotilla_v1_StreamError,
   StreamError__Output as _flotilla_v1_StreamError__Output,
 } from "./flotilla/v1/StreamError.js";
+import type {
+  VersionCatalogue as _flotilla_v1_VersionCatalogue,
+  VersionCatalogue__Output as _flotilla_v1_VersionCatalogue__Output,
+} from "./flotilla/v1/VersionCatalogue.js";
 import type {
   WeeklySchedule as _flotilla_v1_WeeklySchedule,
   WeeklySchedule__Output as _flotilla_v1_WeeklySchedule__Output,
@@ -200,6 +212,10 @@ export interface ProtoGrpcType {
         _flotilla_v1_HubMessage,
         _flotilla_v1_HubMessage__Output
       >;
+      KubernetesOffer: MessageTypeDefinition<
+        _flotilla_v1_KubernetesOffer,
+        _flotilla_v1_KubernetesOffer__Output
+      >;
       Maintenance: MessageTypeDefinition<
         _flotilla_v1_Maintenance,
         _flotilla_v1_Maintenance__Output
@@ -219,6 +235,10 @@ export interface ProtoGrpcType {
       OneOffWindow: MessageTypeDefinition<
         _flotilla_v1_OneOffWindow,
         _flotilla_v1_OneOffWindow__Output
+      >;
+      PoolImageOffers: MessageTypeDefinition<
+        _flotilla_v1_PoolImageOffers,
+        _flotilla_v1_PoolImageOffers__Output
       >;
       Problem: MessageTypeDefinition<
         _flotilla_v1_Problem,
@@ -268,6 +288,10 @@ export interface ProtoGrpcType {
       StreamError: MessageTypeDefinition<
         _flotilla_v1_StreamError,
         _flotilla_v1_StreamError__Output
+      >;
+      VersionCatalogue: MessageTypeDefinition<
+        _flotilla_v1_VersionCatalogue,
+        _flotilla_v1_VersionCatalogue__Output
       >;
       WeekIndex: EnumTypeDefinition;
       WeeklySchedule: MessageTypeDefinition<

@@ -6,6 +6,14 @@ export {
 } from "./flotilla/v1/AbsoluteMonthlySchedule.js";
 export { type Ack, type Ack__Output } from "./flotilla/v1/Ack.js";
 export {
+  type AddReleaseRequest,
+  type AddReleaseRequest__Output,
+} from "./flotilla/v1/AddReleaseRequest.js";
+export {
+  type AddReleaseResponse,
+  type AddReleaseResponse__Output,
+} from "./flotilla/v1/AddReleaseResponse.js";
+export {
   type AdminServiceClient,
   type AdminServiceHandlers,
   type AdminServiceDefinition,
@@ -97,6 +105,10 @@ export {
   type ClusterIdentity,
   type ClusterIdentity__Output,
 } from "./flotilla/v1/ClusterIdentity.js";
+export {
+  type ClusterVersions,
+  type ClusterVersions__Output,
+} from "./flotilla/v1/ClusterVersions.js";
 export {
   type CompleteGateRequest,
   type CompleteGateRequest__Output,
@@ -310,6 +322,14 @@ export {
   type IssueAdminCertificateResponse__Output,
 } from "./flotilla/v1/IssueAdminCertificateResponse.js";
 export {
+  type KubernetesOffer,
+  type KubernetesOffer__Output,
+} from "./flotilla/v1/KubernetesOffer.js";
+export {
+  type KubernetesUpgrade,
+  type KubernetesUpgrade__Output,
+} from "./flotilla/v1/KubernetesUpgrade.js";
+export {
   type LabelClusterRequest,
   type LabelClusterRequest__Output,
 } from "./flotilla/v1/LabelClusterRequest.js";
@@ -358,6 +378,14 @@ export {
   type ListClusterGroupsResponse__Output,
 } from "./flotilla/v1/ListClusterGroupsResponse.js";
 export {
+  type ListClusterVersionsRequest,
+  type ListClusterVersionsRequest__Output,
+} from "./flotilla/v1/ListClusterVersionsRequest.js";
+export {
+  type ListClusterVersionsResponse,
+  type ListClusterVersionsResponse__Output,
+} from "./flotilla/v1/ListClusterVersionsResponse.js";
+export {
   type ListClustersRequest,
   type ListClustersRequest__Output,
 } from "./flotilla/v1/ListClustersRequest.js";
@@ -373,6 +401,14 @@ export {
   type ListGatesResponse,
   type ListGatesResponse__Output,
 } from "./flotilla/v1/ListGatesResponse.js";
+export {
+  type ListReleasesRequest,
+  type ListReleasesRequest__Output,
+} from "./flotilla/v1/ListReleasesRequest.js";
+export {
+  type ListReleasesResponse,
+  type ListReleasesResponse__Output,
+} from "./flotilla/v1/ListReleasesResponse.js";
 export {
   type ListUpdateRunsRequest,
   type ListUpdateRunsRequest__Output,
@@ -443,6 +479,14 @@ export {
   type PartitionSummary__Output,
 } from "./flotilla/v1/PartitionSummary.js";
 export {
+  type PoolImageOffers,
+  type PoolImageOffers__Output,
+} from "./flotilla/v1/PoolImageOffers.js";
+export {
+  type PoolVersions,
+  type PoolVersions__Output,
+} from "./flotilla/v1/PoolVersions.js";
+export {
   type PreviewPlanRequest,
   type PreviewPlanRequest__Output,
 } from "./flotilla/v1/PreviewPlanRequest.js";
@@ -475,6 +519,11 @@ export {
   type RelativeMonthlySchedule,
   type RelativeMonthlySchedule__Output,
 } from "./flotilla/v1/RelativeMonthlySchedule.js";
+export { type Release, type Release__Output } from "./flotilla/v1/Release.js";
+export {
+  ReleaseKind,
+  type ReleaseKind__Output,
+} from "./flotilla/v1/ReleaseKind.js";
 export {
   type RemoveClusterRequest,
   type RemoveClusterRequest__Output,
@@ -483,6 +532,14 @@ export {
   type RemoveClusterResponse,
   type RemoveClusterResponse__Output,
 } from "./flotilla/v1/RemoveClusterResponse.js";
+export {
+  type RemoveReleaseRequest,
+  type RemoveReleaseRequest__Output,
+} from "./flotilla/v1/RemoveReleaseRequest.js";
+export {
+  type RemoveReleaseResponse,
+  type RemoveReleaseResponse__Output,
+} from "./flotilla/v1/RemoveReleaseResponse.js";
 export {
   type RenewIdentityRequest,
   type RenewIdentityRequest__Output,
@@ -623,6 +680,10 @@ export {
   UpgradeType,
   type UpgradeType__Output,
 } from "./flotilla/v1/UpgradeType.js";
+export {
+  type VersionCatalogue,
+  type VersionCatalogue__Output,
+} from "./flotilla/v1/VersionCatalogue.js";
 export { type Warning, type Warning__Output } from "./flotilla/v1/Warning.js";
 export {
   type WatchAuditEventsRequest,

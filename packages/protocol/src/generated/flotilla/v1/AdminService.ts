@@ -5,6 +5,14 @@
 import type * as grpc from "@grpc/grpc-js";
 import type { MethodDefinition } from "@grpc/proto-loader";
 import type {
+  AddReleaseRequest as _flotilla_v1_AddReleaseRequest,
+  AddReleaseRequest__Output as _flotilla_v1_AddReleaseRequest__Output,
+} from "../../flotilla/v1/AddReleaseRequest.js";
+import type {
+  AddReleaseResponse as _flotilla_v1_AddReleaseResponse,
+  AddReleaseResponse__Output as _flotilla_v1_AddReleaseResponse__Output,
+} from "../../flotilla/v1/AddReleaseResponse.js";
+import type {
   ApplyBundleRequest as _flotilla_v1_ApplyBundleRequest,
   ApplyBundleRequest__Output as _flotilla_v1_ApplyBundleRequest__Output,
 } from "../../flotilla/v1/ApplyBundleRequest.js";
@@ -229,6 +237,14 @@ import type {
   ListClusterGroupsResponse__Output as _flotilla_v1_ListClusterGroupsResponse__Output,
 } from "../../flotilla/v1/ListClusterGroupsResponse.js";
 import type {
+  ListClusterVersionsRequest as _flotilla_v1_ListClusterVersionsRequest,
+  ListClusterVersionsRequest__Output as _flotilla_v1_ListClusterVersionsRequest__Output,
+} from "../../flotilla/v1/ListClusterVersionsRequest.js";
+import type {
+  ListClusterVersionsResponse as _flotilla_v1_ListClusterVersionsResponse,
+  ListClusterVersionsResponse__Output as _flotilla_v1_ListClusterVersionsResponse__Output,
+} from "../../flotilla/v1/ListClusterVersionsResponse.js";
+import type {
   ListClustersRequest as _flotilla_v1_ListClustersRequest,
   ListClustersRequest__Output as _flotilla_v1_ListClustersRequest__Output,
 } from "../../flotilla/v1/ListClustersRequest.js";
@@ -244,6 +260,14 @@ import type {
   ListGatesResponse as _flotilla_v1_ListGatesResponse,
   ListGatesResponse__Output as _flotilla_v1_ListGatesResponse__Output,
 } from "../../flotilla/v1/ListGatesResponse.js";
+import type {
+  ListReleasesRequest as _flotilla_v1_ListReleasesRequest,
+  ListReleasesRequest__Output as _flotilla_v1_ListReleasesRequest__Output,
+} from "../../flotilla/v1/ListReleasesRequest.js";
+import type {
+  ListReleasesResponse as _flotilla_v1_ListReleasesResponse,
+  ListReleasesResponse__Output as _flotilla_v1_ListReleasesResponse__Output,
+} from "../../flotilla/v1/ListReleasesResponse.js";
 import type {
   ListUpdateRunsRequest as _flotilla_v1_ListUpdateRunsRequest,
   ListUpdateRunsRequest__Output as _flotilla_v1_ListUpdateRunsRequest__Output,
@@ -284,6 +308,14 @@ import type {
   RemoveClusterResponse as _flotilla_v1_RemoveClusterResponse,
   RemoveClusterResponse__Output as _flotilla_v1_RemoveClusterResponse__Output,
 } from "../../flotilla/v1/RemoveClusterResponse.js";
+import type {
+  RemoveReleaseRequest as _flotilla_v1_RemoveReleaseRequest,
+  RemoveReleaseRequest__Output as _flotilla_v1_RemoveReleaseRequest__Output,
+} from "../../flotilla/v1/RemoveReleaseRequest.js";
+import type {
+  RemoveReleaseResponse as _flotilla_v1_RemoveReleaseResponse,
+  RemoveReleaseResponse__Output as _flotilla_v1_RemoveReleaseResponse__Output,
+} from "../../flotilla/v1/RemoveReleaseResponse.js";
 import type {
   RetryUpdateRunMembersRequest as _flotilla_v1_RetryUpdateRunMembersRequest,
   RetryUpdateRunMembersRequest__Output as _flotilla_v1_RetryUpdateRunMembersRequest__Output,
@@ -367,6 +399,57 @@ import type {
 
 export interface AdminServiceClient extends grpc.Client {
   /**
+   * The version catalogue (docs/engine.md, "The version catalogue"): releases an operator publishes
+   * (operator; listing: viewer), and what each cluster can upgrade to (viewer). Messages in
+   * catalogue.proto.
+   */
+  AddRelease(
+    argument: _flotilla_v1_AddReleaseRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_AddReleaseResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  AddRelease(
+    argument: _flotilla_v1_AddReleaseRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_AddReleaseResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  AddRelease(
+    argument: _flotilla_v1_AddReleaseRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_AddReleaseResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  AddRelease(
+    argument: _flotilla_v1_AddReleaseRequest,
+    callback: grpc.requestCallback<_flotilla_v1_AddReleaseResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  /**
+   * The version catalogue (docs/engine.md, "The version catalogue"): releases an operator publishes
+   * (operator; listing: viewer), and what each cluster can upgrade to (viewer). Messages in
+   * catalogue.proto.
+   */
+  addRelease(
+    argument: _flotilla_v1_AddReleaseRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_AddReleaseResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  addRelease(
+    argument: _flotilla_v1_AddReleaseRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_AddReleaseResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  addRelease(
+    argument: _flotilla_v1_AddReleaseRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_AddReleaseResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  addRelease(
+    argument: _flotilla_v1_AddReleaseRequest,
+    callback: grpc.requestCallback<_flotilla_v1_AddReleaseResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  /**
    * Creates or updates a bundle; a content change makes a new revision.
    */
   ApplyBundle(
@@ -1586,6 +1669,47 @@ export interface AdminServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_flotilla_v1_ListClusterGroupsResponse__Output>,
   ): grpc.ClientUnaryCall;
 
+  ListClusterVersions(
+    argument: _flotilla_v1_ListClusterVersionsRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ListClusterVersionsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListClusterVersions(
+    argument: _flotilla_v1_ListClusterVersionsRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_ListClusterVersionsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListClusterVersions(
+    argument: _flotilla_v1_ListClusterVersionsRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ListClusterVersionsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListClusterVersions(
+    argument: _flotilla_v1_ListClusterVersionsRequest,
+    callback: grpc.requestCallback<_flotilla_v1_ListClusterVersionsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listClusterVersions(
+    argument: _flotilla_v1_ListClusterVersionsRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ListClusterVersionsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listClusterVersions(
+    argument: _flotilla_v1_ListClusterVersionsRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_ListClusterVersionsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listClusterVersions(
+    argument: _flotilla_v1_ListClusterVersionsRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ListClusterVersionsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listClusterVersions(
+    argument: _flotilla_v1_ListClusterVersionsRequest,
+    callback: grpc.requestCallback<_flotilla_v1_ListClusterVersionsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
   /**
    * Clusters
    */
@@ -1672,6 +1796,47 @@ export interface AdminServiceClient extends grpc.Client {
   listGates(
     argument: _flotilla_v1_ListGatesRequest,
     callback: grpc.requestCallback<_flotilla_v1_ListGatesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  ListReleases(
+    argument: _flotilla_v1_ListReleasesRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ListReleasesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListReleases(
+    argument: _flotilla_v1_ListReleasesRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_ListReleasesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListReleases(
+    argument: _flotilla_v1_ListReleasesRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ListReleasesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListReleases(
+    argument: _flotilla_v1_ListReleasesRequest,
+    callback: grpc.requestCallback<_flotilla_v1_ListReleasesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listReleases(
+    argument: _flotilla_v1_ListReleasesRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ListReleasesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listReleases(
+    argument: _flotilla_v1_ListReleasesRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_ListReleasesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listReleases(
+    argument: _flotilla_v1_ListReleasesRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ListReleasesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listReleases(
+    argument: _flotilla_v1_ListReleasesRequest,
+    callback: grpc.requestCallback<_flotilla_v1_ListReleasesResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   ListUpdateRuns(
@@ -1891,6 +2056,47 @@ export interface AdminServiceClient extends grpc.Client {
   removeCluster(
     argument: _flotilla_v1_RemoveClusterRequest,
     callback: grpc.requestCallback<_flotilla_v1_RemoveClusterResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  RemoveRelease(
+    argument: _flotilla_v1_RemoveReleaseRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_RemoveReleaseResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RemoveRelease(
+    argument: _flotilla_v1_RemoveReleaseRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_RemoveReleaseResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RemoveRelease(
+    argument: _flotilla_v1_RemoveReleaseRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_RemoveReleaseResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RemoveRelease(
+    argument: _flotilla_v1_RemoveReleaseRequest,
+    callback: grpc.requestCallback<_flotilla_v1_RemoveReleaseResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  removeRelease(
+    argument: _flotilla_v1_RemoveReleaseRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_RemoveReleaseResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  removeRelease(
+    argument: _flotilla_v1_RemoveReleaseRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_RemoveReleaseResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  removeRelease(
+    argument: _flotilla_v1_RemoveReleaseRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_RemoveReleaseResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  removeRelease(
+    argument: _flotilla_v1_RemoveReleaseRequest,
+    callback: grpc.requestCallback<_flotilla_v1_RemoveReleaseResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   RetryUpdateRunMembers(
@@ -2269,6 +2475,16 @@ export interface AdminServiceClient extends grpc.Client {
 export interface AdminServiceHandlers
   extends grpc.UntypedServiceImplementation {
   /**
+   * The version catalogue (docs/engine.md, "The version catalogue"): releases an operator publishes
+   * (operator; listing: viewer), and what each cluster can upgrade to (viewer). Messages in
+   * catalogue.proto.
+   */
+  AddRelease: grpc.handleUnaryCall<
+    _flotilla_v1_AddReleaseRequest__Output,
+    _flotilla_v1_AddReleaseResponse
+  >;
+
+  /**
    * Creates or updates a bundle; a content change makes a new revision.
    */
   ApplyBundle: grpc.handleUnaryCall<
@@ -2444,6 +2660,11 @@ export interface AdminServiceHandlers
     _flotilla_v1_ListClusterGroupsResponse
   >;
 
+  ListClusterVersions: grpc.handleUnaryCall<
+    _flotilla_v1_ListClusterVersionsRequest__Output,
+    _flotilla_v1_ListClusterVersionsResponse
+  >;
+
   /**
    * Clusters
    */
@@ -2455,6 +2676,11 @@ export interface AdminServiceHandlers
   ListGates: grpc.handleUnaryCall<
     _flotilla_v1_ListGatesRequest__Output,
     _flotilla_v1_ListGatesResponse
+  >;
+
+  ListReleases: grpc.handleUnaryCall<
+    _flotilla_v1_ListReleasesRequest__Output,
+    _flotilla_v1_ListReleasesResponse
   >;
 
   ListUpdateRuns: grpc.handleUnaryCall<
@@ -2491,6 +2717,11 @@ export interface AdminServiceHandlers
   RemoveCluster: grpc.handleUnaryCall<
     _flotilla_v1_RemoveClusterRequest__Output,
     _flotilla_v1_RemoveClusterResponse
+  >;
+
+  RemoveRelease: grpc.handleUnaryCall<
+    _flotilla_v1_RemoveReleaseRequest__Output,
+    _flotilla_v1_RemoveReleaseResponse
   >;
 
   RetryUpdateRunMembers: grpc.handleUnaryCall<
@@ -2548,6 +2779,12 @@ export interface AdminServiceHandlers
 }
 
 export interface AdminServiceDefinition extends grpc.ServiceDefinition {
+  AddRelease: MethodDefinition<
+    _flotilla_v1_AddReleaseRequest,
+    _flotilla_v1_AddReleaseResponse,
+    _flotilla_v1_AddReleaseRequest__Output,
+    _flotilla_v1_AddReleaseResponse__Output
+  >;
   ApplyBundle: MethodDefinition<
     _flotilla_v1_ApplyBundleRequest,
     _flotilla_v1_ApplyBundleResponse,
@@ -2716,6 +2953,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_ListClusterGroupsRequest__Output,
     _flotilla_v1_ListClusterGroupsResponse__Output
   >;
+  ListClusterVersions: MethodDefinition<
+    _flotilla_v1_ListClusterVersionsRequest,
+    _flotilla_v1_ListClusterVersionsResponse,
+    _flotilla_v1_ListClusterVersionsRequest__Output,
+    _flotilla_v1_ListClusterVersionsResponse__Output
+  >;
   ListClusters: MethodDefinition<
     _flotilla_v1_ListClustersRequest,
     _flotilla_v1_ListClustersResponse,
@@ -2727,6 +2970,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_ListGatesResponse,
     _flotilla_v1_ListGatesRequest__Output,
     _flotilla_v1_ListGatesResponse__Output
+  >;
+  ListReleases: MethodDefinition<
+    _flotilla_v1_ListReleasesRequest,
+    _flotilla_v1_ListReleasesResponse,
+    _flotilla_v1_ListReleasesRequest__Output,
+    _flotilla_v1_ListReleasesResponse__Output
   >;
   ListUpdateRuns: MethodDefinition<
     _flotilla_v1_ListUpdateRunsRequest,
@@ -2757,6 +3006,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_RemoveClusterResponse,
     _flotilla_v1_RemoveClusterRequest__Output,
     _flotilla_v1_RemoveClusterResponse__Output
+  >;
+  RemoveRelease: MethodDefinition<
+    _flotilla_v1_RemoveReleaseRequest,
+    _flotilla_v1_RemoveReleaseResponse,
+    _flotilla_v1_RemoveReleaseRequest__Output,
+    _flotilla_v1_RemoveReleaseResponse__Output
   >;
   RetryUpdateRunMembers: MethodDefinition<
     _flotilla_v1_RetryUpdateRunMembersRequest,

@@ -9,6 +9,10 @@ import type {
   Maintenance as _flotilla_v1_Maintenance,
   Maintenance__Output as _flotilla_v1_Maintenance__Output,
 } from "../../flotilla/v1/Maintenance.js";
+import type {
+  VersionCatalogue as _flotilla_v1_VersionCatalogue,
+  VersionCatalogue__Output as _flotilla_v1_VersionCatalogue__Output,
+} from "../../flotilla/v1/VersionCatalogue.js";
 
 /**
  * The platform facts and owner settings of one cluster, as its agent reports them.
@@ -28,6 +32,11 @@ export interface ClusterFacts {
    * Absent: no windows and no freezes (any time).
    */
   maintenance?: _flotilla_v1_Maintenance | null;
+  /**
+   * What the cluster can move to, as its agent's upgrade driver knows it (docs/agent.md, "The
+   * version catalogue"). Absent: the driver cannot tell; operator releases still apply.
+   */
+  catalogue?: _flotilla_v1_VersionCatalogue | null;
   _kubernetesVersion?: "kubernetesVersion";
   _region?: "region";
 }
@@ -50,6 +59,11 @@ export interface ClusterFacts__Output {
    * Absent: no windows and no freezes (any time).
    */
   maintenance: _flotilla_v1_Maintenance__Output | null;
+  /**
+   * What the cluster can move to, as its agent's upgrade driver knows it (docs/agent.md, "The
+   * version catalogue"). Absent: the driver cannot tell; operator releases still apply.
+   */
+  catalogue: _flotilla_v1_VersionCatalogue__Output | null;
   _kubernetesVersion?: "kubernetesVersion";
   _region?: "region";
 }
