@@ -123,7 +123,6 @@ export {
 export {
   MAX_PROFILE_NAME_LENGTH,
   autoUpgradeProfileField,
-  checkProfileName,
   parseAutoUpgradeProfile,
   profileNameProblem,
   profileRunName,

@@ -9,7 +9,6 @@ import { z } from "zod";
 import { compact } from "../compact.js";
 import { parseWith, DNS_LABEL, strictObject } from "../schema.js";
 import type { Result } from "../result.js";
-import { fail, ok } from "../result.js";
 import type { NodeImageSelection, UpgradePayload } from "../upgrade.js";
 import type { UpdateStrategy } from "../update-strategy.js";
 import {
@@ -268,12 +267,4 @@ export function profileNameProblem(name: string): string | undefined {
     return `must be a DNS label of at most ${String(MAX_PROFILE_NAME_LENGTH)} characters (lower-case letters, digits and '-', starting and ending alphanumeric): the names of its runs add the target`;
   }
   return undefined;
-}
-
-/** Checks a name as {@link profileNameProblem} does, as a Result with the problem at `path`. */
-export function checkProfileName(name: string, path: string): Result<string> {
-  const message = profileNameProblem(name);
-  return message === undefined
-    ? ok(name)
-    : fail([{ path, message, value: name }]);
 }
