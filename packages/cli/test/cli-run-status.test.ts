@@ -80,6 +80,36 @@ describe("flotilla run status", () => {
     );
   });
 
+  it("says which auto-upgrade profile made the run, with its channel and target", async () => {
+    const origin = {
+      profile: "rapid",
+      channel: "Rapid",
+      target: "1.31.2",
+      createdBy: "hub",
+    } as const;
+    await using hub = await startFakeHub({
+      unary: {
+        GetUpdateRun: () => ({
+          run: runToWire({ ...runAtApproval(), origin }, 3),
+        }),
+      },
+    });
+    const { code, out } = await cliAgainst(hub, [
+      "run",
+      "status",
+      "upgrade-1-31",
+    ]);
+    expect(code).toBe(0);
+    const lines = STATUS_AT_APPROVAL.split("\n");
+    expect(out).toBe(
+      [
+        ...lines.slice(0, 2),
+        "Created by auto-upgrade profile rapid (channel Rapid, target 1.31.2)",
+        ...lines.slice(2),
+      ].join("\n"),
+    );
+  });
+
   it("folds a group of more than 20 members into counts per state unless --members", async () => {
     const names = Array.from(
       { length: 25 },

@@ -120,6 +120,21 @@ export {
   upgradeProfileField,
   longTermSupportFailure,
 } from "./versions/channels.js";
+export {
+  MAX_PROFILE_NAME_LENGTH,
+  autoUpgradeProfileField,
+  parseAutoUpgradeProfile,
+  profileNameProblem,
+  profileRunName,
+  resolveProfileTarget,
+  ALL_MEMBERS_AT_ONCE,
+  shortHash,
+  strategyNameOf,
+} from "./versions/auto-upgrade-profile.js";
+export type {
+  AutoUpgradeProfileSpec,
+  ProfileTarget,
+} from "./versions/auto-upgrade-profile.js";
 export type {
   UpgradeChannel,
   UpgradeProfile,
@@ -243,6 +258,7 @@ export type {
   MemberState,
   GateState,
   RunPayload,
+  RunOrigin,
   MemberTarget,
   MemberLocation,
 } from "./staged/run.js";

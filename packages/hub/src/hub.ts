@@ -96,6 +96,17 @@ import {
   type UpdateStrategies,
 } from "./strategies/update-strategies.js";
 import { compact } from "@flotilla/core";
+// Auto-upgrade profiles (docs/engine.md#auto-upgrade-profiles).
+import {
+  createAutoUpgradeProfiles,
+  type AutoUpgradeProfiles,
+} from "./autoupgrade/auto-upgrade-profiles.js";
+import {
+  createAutoUpgradeTrigger,
+  type AutoUpgradeTrigger,
+} from "./autoupgrade/auto-upgrade-trigger.js";
+import { autoUpgradeHandlers } from "./grpc/admin-auto-upgrade.js";
+import { AUTO_UPGRADE_UNIT } from "./leases/units.js";
 
 type Handlers = wire.AdminServiceHandlers;
 
@@ -274,6 +285,8 @@ export interface Hub {
   readonly releases: Releases;
   readonly bundles: BundleService;
   readonly intents: IntentWriter;
+  readonly profiles: AutoUpgradeProfiles;
+  readonly autoUpgrade: AutoUpgradeTrigger;
   /** The lease keeper when replicas share the work (docs/high-availability.md). */
   readonly leases: LeaseKeeper | undefined;
   /** Loads state, republishes intents, then serves gRPC on `address`; resolves with the port. */
@@ -366,6 +379,26 @@ export function createHub(options: HubOptions): Hub {
             created: () => keeper?.round() ?? Promise.resolve(),
           },
         }),
+  });
+  // Auto-upgrade profiles and their trigger, run by the owner of AUTO_UPGRADE_UNIT.
+  const profiles = createAutoUpgradeProfiles({ store, now });
+  const autoUpgrade = createAutoUpgradeTrigger({
+    profiles,
+    runs,
+    strategies,
+    directory: registry,
+    catalogue,
+    store,
+    audit,
+    now,
+    logger: log.child({ component: "auto-upgrade" }),
+    replica: () => replication?.identity.id ?? served.address,
+    owns: () =>
+      started &&
+      (keeper === undefined || keeper.held(AUTO_UPGRADE_UNIT) !== undefined),
+  });
+  profiles.onChange(() => {
+    autoUpgrade.poke();
   });
   /** Whether this replica runs the bundle rollouts' passes now. */
   const ownsBundles = (): boolean =>
@@ -501,9 +534,17 @@ export function createHub(options: HubOptions): Hub {
       clock: replication.clock,
       logger: log.child({ component: "leases" }),
       self: identity,
-      units: () => [BUNDLES_UNIT, ...runs.ownable().map(runUnit)],
+      units: () => [
+        BUNDLES_UNIT,
+        AUTO_UPGRADE_UNIT,
+        ...runs.ownable().map(runUnit),
+      ],
       sessions: () => registry.connectedCount(),
       async onAcquired(unit, lease) {
+        if (unit === AUTO_UPGRADE_UNIT) {
+          autoUpgrade.poke();
+          return;
+        }
         const name = runOf(unit);
         if (name === undefined) {
           forwarding.requestBundleReplay();
@@ -537,6 +578,10 @@ export function createHub(options: HubOptions): Hub {
         runs.lose(name);
       },
       async onReleasing(unit) {
+        if (unit === AUTO_UPGRADE_UNIT) {
+          await autoUpgrade.idle();
+          return;
+        }
         const name = runOf(unit);
         if (name === undefined) {
           await bundles.idle();
@@ -573,6 +618,7 @@ export function createHub(options: HubOptions): Hub {
   let listener: GrpcListener | undefined;
   let timer: NodeJS.Timeout | undefined;
   let started = false;
+  let unwatchCatalogue: (() => void) | undefined;
 
   const handlers: Handlers = {
     ...fleetHandlers({
@@ -610,6 +656,16 @@ export function createHub(options: HubOptions): Hub {
       tokens,
       authority: security?.authority,
     }),
+    ...autoUpgradeHandlers({
+      ...auditDeps,
+      runs,
+      strategies,
+      directory: registry,
+      previewBundle: (name) => bundles.preview(name),
+      profiles,
+      trigger: autoUpgrade,
+      catalogue,
+    }),
     ...hubStatusHandlers({
       self: selfRecord,
       replicas: () => keeper?.replicas() ?? [],
@@ -629,6 +685,7 @@ export function createHub(options: HubOptions): Hub {
     if (replication !== undefined) publishPresence();
     runs.tick();
     if (ownsBundles()) bundles.tick();
+    autoUpgrade.retryIfDue();
     void refusals.flush();
     registry.flush().catch((error: unknown) => {
       log.debug({ err: error }, "cluster records not written yet");
@@ -644,6 +701,8 @@ export function createHub(options: HubOptions): Hub {
     releases,
     bundles,
     intents,
+    profiles,
+    autoUpgrade,
     get leases() {
       return keeper;
     },
@@ -657,6 +716,7 @@ export function createHub(options: HubOptions): Hub {
       await runs.start();
       await contentKeys.load();
       await bundles.start();
+      await profiles.start();
       if (replication !== undefined && keeper !== undefined) {
         await replication.bucket.start();
         replication.forwarding.start({
@@ -691,6 +751,7 @@ export function createHub(options: HubOptions): Hub {
         await releases.follow(following.signal);
         await registry.follow(following.signal);
         await runs.follow(following.signal);
+        await profiles.follow(following.signal);
         // The first round takes every free unit this replica is preferred for (all of them when
         // it is alone) before it serves anyone.
         await keeper.start();
@@ -719,6 +780,11 @@ export function createHub(options: HubOptions): Hub {
       server = grpcServer;
       timer = setInterval(tick, options.passIntervalMs);
       started = true;
+      unwatchCatalogue = catalogue.onChange(() => {
+        autoUpgrade.poke();
+      });
+      // Alone, this hub owns the trigger from now on; a replica is poked when it takes the lease.
+      autoUpgrade.poke();
       log.info({ address, port }, "hub serving");
       return port;
     },
@@ -726,6 +792,8 @@ export function createHub(options: HubOptions): Hub {
     async stop() {
       started = false;
       if (timer !== undefined) clearInterval(timer);
+      unwatchCatalogue?.();
+      await autoUpgrade.idle();
       // Leases are handed back first, so another replica takes over at once.
       await keeper?.stop();
       replication?.forwarding.stop();

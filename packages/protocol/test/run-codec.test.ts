@@ -40,6 +40,22 @@ describe("run status codec", () => {
     expect(back).toEqual(expectedView(run, 7));
   });
 
+  it("carries the auto-upgrade profile a run was made from, in status and summary", () => {
+    const origin = {
+      profile: "images",
+      channel: "NodeImage",
+      target: "AKSUbuntu-2204gen2 202603.08.0",
+      createdBy: "hub",
+    } as const;
+    const run: Run = { ...runInProgress(), origin };
+    const back = valueOf(runFromWire(overTheWire(runToWire(run, 7))));
+    expect(back.origin).toEqual(origin);
+    expect(runSummaryToWire(run).origin).toEqual(origin);
+    expect(
+      valueOf(runFromWire(overTheWire(runToWire(runInProgress())))).origin,
+    ).toBeUndefined();
+  });
+
   it("keeps the states, limits, gates and timestamps of every level", () => {
     const run = runInProgress();
     const status = overTheWire(runToWire(run));

@@ -38,7 +38,7 @@ const FILTER_OPTIONS = {
     type: "string",
     valueName: "KIND",
     description:
-      "only events on this kind: Cluster, ClusterGroup, Bundle, UpdateStrategy, UpdateRun",
+      "only events on this kind: Cluster, ClusterGroup, Bundle, UpdateStrategy, UpdateRun, Release, AutoUpgradeProfile",
   },
   target: {
     type: "string",

@@ -4,6 +4,7 @@
  */
 import { adminCertNoun } from "./admin-cert.js";
 import { auditNoun } from "./audit.js";
+import { autoUpgradeProfileNoun } from "./auto-upgrade-profile.js";
 import { bundleNoun } from "./bundle.js";
 import { clusterNoun } from "./cluster.js";
 import type { Command, Noun } from "./command.js";
@@ -36,6 +37,8 @@ export const NOUNS: readonly Noun[] = [
   strategyNoun,
   bundleNoun,
   runNoun,
+  // Auto-upgrade profiles (issue 16).
+  autoUpgradeProfileNoun,
   gateNoun,
   // The version catalogue (docs/cli.md#releases-and-versions).
   releaseNoun,

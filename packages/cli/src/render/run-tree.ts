@@ -254,6 +254,14 @@ export function renderRunStatus(
   ];
   if (options.owner !== undefined && options.owner !== "")
     lines.push(`Driven by hub replica ${options.owner}`);
+  if (run.origin !== undefined) {
+    const { origin } = run;
+    const how =
+      origin.createdBy === "hub" ? "Created by" : "Generated on request from";
+    lines.push(
+      `${how} auto-upgrade profile ${origin.profile} (channel ${origin.channel}, target ${origin.target})`,
+    );
+  }
   const images = run.consistentNodeImages;
   if (images !== undefined)
     lines.push(

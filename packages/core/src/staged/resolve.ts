@@ -26,7 +26,15 @@ import {
   type AvailableVersions,
 } from "../upgrade.js";
 import { orderMembers } from "./member-order.js";
-import type { Gate, Group, Member, Run, RunPayload, Stage } from "./run.js";
+import type {
+  Gate,
+  Group,
+  Member,
+  Run,
+  RunOrigin,
+  RunPayload,
+  Stage,
+} from "./run.js";
 import { compact } from "../compact.js";
 
 /** Default progress deadline per member (docs/semantics.md#failure-budget). */
@@ -52,6 +60,8 @@ export interface ResolveRunInput {
    * `MemberUnreachable` / `MemberReachable` events.
    */
   readonly isUnreachable?: (cluster: string) => boolean;
+  /** The auto-upgrade profile the run is made from, kept on the run. */
+  readonly origin?: RunOrigin;
 }
 
 interface GroupDraft {
@@ -223,6 +233,7 @@ export function resolveRun(input: ResolveRunInput): Result<Run> {
     ...compact({
       consistentNodeImages: consistent,
       available: input.available,
+      origin: input.origin,
     }),
     deadlines: [],
   });

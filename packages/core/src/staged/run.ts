@@ -230,6 +230,18 @@ export interface Run {
   deadlines: [number, string][];
   /** Earliest time a `Tick` can change anything; undefined when only an event can. */
   wakeAtMs?: number;
+  /** The auto-upgrade profile that made the run; absent for runs an operator created. */
+  readonly origin?: RunOrigin;
+}
+
+/** The auto-upgrade profile a run was made from (docs/engine.md#auto-upgrade-profiles). */
+export interface RunOrigin {
+  readonly profile: string;
+  readonly channel: string;
+  /** What the profile resolved to: "1.31.2", or the newest image of each family. */
+  readonly target: string;
+  /** `hub`: created and started on a catalogue change; `generate`: created on an operator's request. */
+  readonly createdBy: "hub" | "generate";
 }
 
 /** The facts of a member as a cluster, for the upgrade decisions made when it starts. */

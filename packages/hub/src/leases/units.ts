@@ -7,6 +7,9 @@ import type { Fence } from "../intents/intent-fences.js";
 /** The lease unit of the bundle rollouts (one owner runs every bundle's passes). */
 export const BUNDLES_UNIT = "bundles";
 
+/** The lease unit of the auto-upgrade trigger (one owner turns catalogue changes into runs). */
+export const AUTO_UPGRADE_UNIT = "auto-upgrade";
+
 const RUN_UNIT_PREFIX = "run/";
 
 /** The lease unit of an update run. */

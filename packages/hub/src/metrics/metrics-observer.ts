@@ -20,7 +20,7 @@ import {
 import { codeOfGrpcStatus, type StatusPhase } from "@flotilla/protocol";
 import type { HubObserver } from "../hub.js";
 import type { LeaseKeeper } from "../leases/lease-keeper.js";
-import { runOfUnit } from "../leases/units.js";
+import { AUTO_UPGRADE_UNIT, runOfUnit } from "../leases/units.js";
 import type {
   ForwardKind,
   HubMetrics,
@@ -83,6 +83,7 @@ export function hubObserverOf(metrics: HubMetrics): HubObserver {
 
 /** What a lease's unit is, as the lease metrics label it. */
 export function leaseKindOf(unit: string): LeaseKind {
+  if (unit === AUTO_UPGRADE_UNIT) return "auto-upgrade";
   return runOfUnit(unit) === undefined ? "bundles" : "run";
 }
 
@@ -175,7 +176,11 @@ export function startHubGauges(
     for (const run of runs) byState[run.state] = (byState[run.state] ?? 0) + 1;
     metrics.setRunsByState(byState);
     metrics.setMembersByRun(membersByRun(runs, now(), retentionMs));
-    const held: Record<LeaseKind, number> = { run: 0, bundles: 0 };
+    const held: Record<LeaseKind, number> = {
+      run: 0,
+      bundles: 0,
+      "auto-upgrade": 0,
+    };
     for (const unit of sources.leases?.heldUnits() ?? [])
       held[leaseKindOf(unit)] += 1;
     metrics.setLeasesHeld(held);

@@ -98,8 +98,8 @@ export interface HubMetrics {
   catalogueRejected(reason: "implausible" | "malformed"): void;
 }
 
-/** What a lease is on: an update run, or the bundle rollouts. */
-export const LEASE_KINDS = ["run", "bundles"] as const;
+/** What a lease is on: an update run, the bundle rollouts, or the auto-upgrade trigger. */
+export const LEASE_KINDS = ["run", "bundles", "auto-upgrade"] as const;
 export type LeaseKind = (typeof LEASE_KINDS)[number];
 
 /** What a replica forwards to an owner. */
@@ -246,7 +246,7 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
   });
   const leasesHeld = new Gauge({
     name: "flotilla_hub_leases_held",
-    help: "Leases this hub replica holds, by kind of unit (run, bundles).",
+    help: "Leases this hub replica holds, by kind of unit (run, bundles, auto-upgrade).",
     labelNames: ["kind"] as const,
     registers,
   });

@@ -24,6 +24,7 @@ import {
   runWarnings,
   showValue,
   type PlanWarning,
+  type RunOrigin,
   type RunPayload,
   type RunState,
   type UpdateStrategy,
@@ -76,6 +77,8 @@ export interface CreateRunInput {
   readonly strategyName?: string;
   readonly payload: RunPayload;
   readonly progressDeadlineSeconds?: number;
+  /** The auto-upgrade profile the run is made from (kept on the run). */
+  readonly origin?: RunOrigin;
 }
 
 /**
@@ -461,7 +464,10 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
         clusters,
         payload: input.payload,
         createdAtMs: deps.now(),
-        ...compact({ progressDeadlineSeconds: input.progressDeadlineSeconds }),
+        ...compact({
+          progressDeadlineSeconds: input.progressDeadlineSeconds,
+          origin: input.origin,
+        }),
         // Agents already unreachable hold their members from the start; later changes are events.
         isUnreachable: (cluster) => deps.directory.isUnreachable(cluster),
       });

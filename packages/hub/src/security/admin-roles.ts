@@ -1,7 +1,8 @@
 /**
  * The least role each AdminService method needs (part 4): `viewer` reads, `operator`
  * drives update runs (create, start, stop, skip, retry, delete, approve and complete gates) and
- * publishes releases (docs/engine.md#the-version-catalogue), `admin` does
+ * publishes releases (docs/engine.md#the-version-catalogue) and writes the auto-upgrade profiles
+ * that create runs, `admin` does
  * everything else (clusters, groups, strategies, bundles, uploads, bootstrap tokens, admin
  * certificates). The table is typed against the generated handlers so that a method added to
  * admin.proto without a role does not compile, and a test checks it against the loaded service.
@@ -70,6 +71,13 @@ export const ADMIN_METHOD_ROLES = {
   RemoveRelease: "operator",
   ListReleases: "viewer",
   ListClusterVersions: "viewer",
+  // Auto-upgrade profiles make runs: operators write them, as they create runs.
+  CreateAutoUpgradeProfile: "operator",
+  UpdateAutoUpgradeProfile: "operator",
+  GetAutoUpgradeProfile: "viewer",
+  ListAutoUpgradeProfiles: "viewer",
+  DeleteAutoUpgradeProfile: "operator",
+  GenerateUpdateRun: "operator",
 } as const satisfies Record<AdminMethodName, AdminRole>;
 
 /**

@@ -22,6 +22,9 @@ export const COLLECTION_NAMES = [
   "identities",
   "security",
   "releases",
+  // Auto-upgrade profiles, and the target each last made a run for (docs/engine.md#auto-upgrade-profiles).
+  "auto-upgrade-profiles",
+  "auto-upgrade-runs",
 ] as const;
 
 /** One of {@link COLLECTION_NAMES}. */

@@ -13,6 +13,7 @@ import {
 import type * as wire from "../generated/index.js";
 import { DAY_OF_WEEK, WINDOW_SCOPE } from "./maintenance.js";
 import { runPayloadFromWire } from "./payload.js";
+import { runOriginFromWire } from "./run-origin.js";
 import {
   GATE_STATE,
   GATE_TYPE,
@@ -200,6 +201,11 @@ export function runFromWire(
   const stages = raw.stages.map((s, i) =>
     d.stage(s, joinPath(joinPath(path, "stages"), i)),
   );
+  const origin = runOriginFromWire(
+    raw.origin,
+    joinPath(path, "origin"),
+    d.problems,
+  );
   if (!payload.ok || d.problems.length > 0) return fail(d.problems);
   const images = raw.consistentNodeImages;
   return ok({
@@ -225,6 +231,7 @@ export function runFromWire(
       : { consistentNodeImages: { ...images } }),
     ...opt("wakeAtMs", raw.wakeAtMs),
     revision: raw.revision,
+    ...origin,
   });
 }
 

@@ -12,6 +12,7 @@ import type {
 import type * as wire from "../generated/index.js";
 import { DAY_OF_WEEK, WINDOW_SCOPE } from "./maintenance.js";
 import { runPayloadToWire } from "./payload.js";
+import { runOriginToWire } from "./run-origin.js";
 import {
   GATE_STATE,
   GATE_TYPE,
@@ -147,6 +148,7 @@ export function runToWire(run: Run, revision = 0): wire.RunStatus {
     consistentNodeImages: { ...run.consistentNodeImages },
     ...opt("wakeAtMs", run.wakeAtMs),
     revision,
+    ...runOriginToWire(run.origin),
   };
 }
 
@@ -196,6 +198,7 @@ export function runSummaryToWire(
     ),
     ...opt("strategyName", options.strategyName),
     revision: options.revision ?? 0,
+    ...runOriginToWire(run.origin),
   };
 }
 

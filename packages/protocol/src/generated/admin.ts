@@ -47,6 +47,18 @@ import type {
   AuditFilter__Output as _flotilla_v1_AuditFilter__Output,
 } from "./flotilla/v1/AuditFilter.js";
 import type {
+  AutoUpgradeProfile as _flotilla_v1_AutoUpgradeProfile,
+  AutoUpgradeProfile__Output as _flotilla_v1_AutoUpgradeProfile__Output,
+} from "./flotilla/v1/AutoUpgradeProfile.js";
+import type {
+  AutoUpgradeProfileSpec as _flotilla_v1_AutoUpgradeProfileSpec,
+  AutoUpgradeProfileSpec__Output as _flotilla_v1_AutoUpgradeProfileSpec__Output,
+} from "./flotilla/v1/AutoUpgradeProfileSpec.js";
+import type {
+  AutoUpgradeTarget as _flotilla_v1_AutoUpgradeTarget,
+  AutoUpgradeTarget__Output as _flotilla_v1_AutoUpgradeTarget__Output,
+} from "./flotilla/v1/AutoUpgradeTarget.js";
+import type {
   BootstrapToken as _flotilla_v1_BootstrapToken,
   BootstrapToken__Output as _flotilla_v1_BootstrapToken__Output,
 } from "./flotilla/v1/BootstrapToken.js";
@@ -95,6 +107,14 @@ import type {
   CompleteGateResponse__Output as _flotilla_v1_CompleteGateResponse__Output,
 } from "./flotilla/v1/CompleteGateResponse.js";
 import type {
+  CreateAutoUpgradeProfileRequest as _flotilla_v1_CreateAutoUpgradeProfileRequest,
+  CreateAutoUpgradeProfileRequest__Output as _flotilla_v1_CreateAutoUpgradeProfileRequest__Output,
+} from "./flotilla/v1/CreateAutoUpgradeProfileRequest.js";
+import type {
+  CreateAutoUpgradeProfileResponse as _flotilla_v1_CreateAutoUpgradeProfileResponse,
+  CreateAutoUpgradeProfileResponse__Output as _flotilla_v1_CreateAutoUpgradeProfileResponse__Output,
+} from "./flotilla/v1/CreateAutoUpgradeProfileResponse.js";
+import type {
   CreateBootstrapTokenRequest as _flotilla_v1_CreateBootstrapTokenRequest,
   CreateBootstrapTokenRequest__Output as _flotilla_v1_CreateBootstrapTokenRequest__Output,
 } from "./flotilla/v1/CreateBootstrapTokenRequest.js";
@@ -134,6 +154,14 @@ import type {
   DateRange as _flotilla_v1_DateRange,
   DateRange__Output as _flotilla_v1_DateRange__Output,
 } from "./flotilla/v1/DateRange.js";
+import type {
+  DeleteAutoUpgradeProfileRequest as _flotilla_v1_DeleteAutoUpgradeProfileRequest,
+  DeleteAutoUpgradeProfileRequest__Output as _flotilla_v1_DeleteAutoUpgradeProfileRequest__Output,
+} from "./flotilla/v1/DeleteAutoUpgradeProfileRequest.js";
+import type {
+  DeleteAutoUpgradeProfileResponse as _flotilla_v1_DeleteAutoUpgradeProfileResponse,
+  DeleteAutoUpgradeProfileResponse__Output as _flotilla_v1_DeleteAutoUpgradeProfileResponse__Output,
+} from "./flotilla/v1/DeleteAutoUpgradeProfileResponse.js";
 import type {
   DeleteBundleRequest as _flotilla_v1_DeleteBundleRequest,
   DeleteBundleRequest__Output as _flotilla_v1_DeleteBundleRequest__Output,
@@ -182,6 +210,22 @@ import type {
   GateSchedule as _flotilla_v1_GateSchedule,
   GateSchedule__Output as _flotilla_v1_GateSchedule__Output,
 } from "./flotilla/v1/GateSchedule.js";
+import type {
+  GenerateUpdateRunRequest as _flotilla_v1_GenerateUpdateRunRequest,
+  GenerateUpdateRunRequest__Output as _flotilla_v1_GenerateUpdateRunRequest__Output,
+} from "./flotilla/v1/GenerateUpdateRunRequest.js";
+import type {
+  GenerateUpdateRunResponse as _flotilla_v1_GenerateUpdateRunResponse,
+  GenerateUpdateRunResponse__Output as _flotilla_v1_GenerateUpdateRunResponse__Output,
+} from "./flotilla/v1/GenerateUpdateRunResponse.js";
+import type {
+  GetAutoUpgradeProfileRequest as _flotilla_v1_GetAutoUpgradeProfileRequest,
+  GetAutoUpgradeProfileRequest__Output as _flotilla_v1_GetAutoUpgradeProfileRequest__Output,
+} from "./flotilla/v1/GetAutoUpgradeProfileRequest.js";
+import type {
+  GetAutoUpgradeProfileResponse as _flotilla_v1_GetAutoUpgradeProfileResponse,
+  GetAutoUpgradeProfileResponse__Output as _flotilla_v1_GetAutoUpgradeProfileResponse__Output,
+} from "./flotilla/v1/GetAutoUpgradeProfileResponse.js";
 import type {
   GetBundleRequest as _flotilla_v1_GetBundleRequest,
   GetBundleRequest__Output as _flotilla_v1_GetBundleRequest__Output,
@@ -278,6 +322,14 @@ import type {
   ListAuditEventsResponse as _flotilla_v1_ListAuditEventsResponse,
   ListAuditEventsResponse__Output as _flotilla_v1_ListAuditEventsResponse__Output,
 } from "./flotilla/v1/ListAuditEventsResponse.js";
+import type {
+  ListAutoUpgradeProfilesRequest as _flotilla_v1_ListAutoUpgradeProfilesRequest,
+  ListAutoUpgradeProfilesRequest__Output as _flotilla_v1_ListAutoUpgradeProfilesRequest__Output,
+} from "./flotilla/v1/ListAutoUpgradeProfilesRequest.js";
+import type {
+  ListAutoUpgradeProfilesResponse as _flotilla_v1_ListAutoUpgradeProfilesResponse,
+  ListAutoUpgradeProfilesResponse__Output as _flotilla_v1_ListAutoUpgradeProfilesResponse__Output,
+} from "./flotilla/v1/ListAutoUpgradeProfilesResponse.js";
 import type {
   ListBootstrapTokensRequest as _flotilla_v1_ListBootstrapTokensRequest,
   ListBootstrapTokensRequest__Output as _flotilla_v1_ListBootstrapTokensRequest__Output,
@@ -479,6 +531,10 @@ import type {
   RunGate__Output as _flotilla_v1_RunGate__Output,
 } from "./flotilla/v1/RunGate.js";
 import type {
+  RunOrigin as _flotilla_v1_RunOrigin,
+  RunOrigin__Output as _flotilla_v1_RunOrigin__Output,
+} from "./flotilla/v1/RunOrigin.js";
+import type {
   RunPayload as _flotilla_v1_RunPayload,
   RunPayload__Output as _flotilla_v1_RunPayload__Output,
 } from "./flotilla/v1/RunPayload.js";
@@ -526,6 +582,14 @@ import type {
   Transition as _flotilla_v1_Transition,
   Transition__Output as _flotilla_v1_Transition__Output,
 } from "./flotilla/v1/Transition.js";
+import type {
+  UpdateAutoUpgradeProfileRequest as _flotilla_v1_UpdateAutoUpgradeProfileRequest,
+  UpdateAutoUpgradeProfileRequest__Output as _flotilla_v1_UpdateAutoUpgradeProfileRequest__Output,
+} from "./flotilla/v1/UpdateAutoUpgradeProfileRequest.js";
+import type {
+  UpdateAutoUpgradeProfileResponse as _flotilla_v1_UpdateAutoUpgradeProfileResponse,
+  UpdateAutoUpgradeProfileResponse__Output as _flotilla_v1_UpdateAutoUpgradeProfileResponse__Output,
+} from "./flotilla/v1/UpdateAutoUpgradeProfileResponse.js";
 import type {
   UpdateClusterGroupRequest as _flotilla_v1_UpdateClusterGroupRequest,
   UpdateClusterGroupRequest__Output as _flotilla_v1_UpdateClusterGroupRequest__Output,
@@ -630,6 +694,18 @@ export interface ProtoGrpcType {
         _flotilla_v1_AuditFilter__Output
       >;
       AuditOutcome: EnumTypeDefinition;
+      AutoUpgradeProfile: MessageTypeDefinition<
+        _flotilla_v1_AutoUpgradeProfile,
+        _flotilla_v1_AutoUpgradeProfile__Output
+      >;
+      AutoUpgradeProfileSpec: MessageTypeDefinition<
+        _flotilla_v1_AutoUpgradeProfileSpec,
+        _flotilla_v1_AutoUpgradeProfileSpec__Output
+      >;
+      AutoUpgradeTarget: MessageTypeDefinition<
+        _flotilla_v1_AutoUpgradeTarget,
+        _flotilla_v1_AutoUpgradeTarget__Output
+      >;
       BootstrapToken: MessageTypeDefinition<
         _flotilla_v1_BootstrapToken,
         _flotilla_v1_BootstrapToken__Output
@@ -680,6 +756,14 @@ export interface ProtoGrpcType {
         _flotilla_v1_CompleteGateResponse__Output
       >;
       ConnectionState: EnumTypeDefinition;
+      CreateAutoUpgradeProfileRequest: MessageTypeDefinition<
+        _flotilla_v1_CreateAutoUpgradeProfileRequest,
+        _flotilla_v1_CreateAutoUpgradeProfileRequest__Output
+      >;
+      CreateAutoUpgradeProfileResponse: MessageTypeDefinition<
+        _flotilla_v1_CreateAutoUpgradeProfileResponse,
+        _flotilla_v1_CreateAutoUpgradeProfileResponse__Output
+      >;
       CreateBootstrapTokenRequest: MessageTypeDefinition<
         _flotilla_v1_CreateBootstrapTokenRequest,
         _flotilla_v1_CreateBootstrapTokenRequest__Output
@@ -721,6 +805,14 @@ export interface ProtoGrpcType {
         _flotilla_v1_DateRange__Output
       >;
       DayOfWeek: EnumTypeDefinition;
+      DeleteAutoUpgradeProfileRequest: MessageTypeDefinition<
+        _flotilla_v1_DeleteAutoUpgradeProfileRequest,
+        _flotilla_v1_DeleteAutoUpgradeProfileRequest__Output
+      >;
+      DeleteAutoUpgradeProfileResponse: MessageTypeDefinition<
+        _flotilla_v1_DeleteAutoUpgradeProfileResponse,
+        _flotilla_v1_DeleteAutoUpgradeProfileResponse__Output
+      >;
       DeleteBundleRequest: MessageTypeDefinition<
         _flotilla_v1_DeleteBundleRequest,
         _flotilla_v1_DeleteBundleRequest__Output
@@ -769,6 +861,22 @@ export interface ProtoGrpcType {
       >;
       GateState: EnumTypeDefinition;
       GateType: EnumTypeDefinition;
+      GenerateUpdateRunRequest: MessageTypeDefinition<
+        _flotilla_v1_GenerateUpdateRunRequest,
+        _flotilla_v1_GenerateUpdateRunRequest__Output
+      >;
+      GenerateUpdateRunResponse: MessageTypeDefinition<
+        _flotilla_v1_GenerateUpdateRunResponse,
+        _flotilla_v1_GenerateUpdateRunResponse__Output
+      >;
+      GetAutoUpgradeProfileRequest: MessageTypeDefinition<
+        _flotilla_v1_GetAutoUpgradeProfileRequest,
+        _flotilla_v1_GetAutoUpgradeProfileRequest__Output
+      >;
+      GetAutoUpgradeProfileResponse: MessageTypeDefinition<
+        _flotilla_v1_GetAutoUpgradeProfileResponse,
+        _flotilla_v1_GetAutoUpgradeProfileResponse__Output
+      >;
       GetBundleRequest: MessageTypeDefinition<
         _flotilla_v1_GetBundleRequest,
         _flotilla_v1_GetBundleRequest__Output
@@ -865,6 +973,14 @@ export interface ProtoGrpcType {
       ListAuditEventsResponse: MessageTypeDefinition<
         _flotilla_v1_ListAuditEventsResponse,
         _flotilla_v1_ListAuditEventsResponse__Output
+      >;
+      ListAutoUpgradeProfilesRequest: MessageTypeDefinition<
+        _flotilla_v1_ListAutoUpgradeProfilesRequest,
+        _flotilla_v1_ListAutoUpgradeProfilesRequest__Output
+      >;
+      ListAutoUpgradeProfilesResponse: MessageTypeDefinition<
+        _flotilla_v1_ListAutoUpgradeProfilesResponse,
+        _flotilla_v1_ListAutoUpgradeProfilesResponse__Output
       >;
       ListBootstrapTokensRequest: MessageTypeDefinition<
         _flotilla_v1_ListBootstrapTokensRequest,
@@ -1069,6 +1185,10 @@ export interface ProtoGrpcType {
         _flotilla_v1_RunGate,
         _flotilla_v1_RunGate__Output
       >;
+      RunOrigin: MessageTypeDefinition<
+        _flotilla_v1_RunOrigin,
+        _flotilla_v1_RunOrigin__Output
+      >;
       RunPayload: MessageTypeDefinition<
         _flotilla_v1_RunPayload,
         _flotilla_v1_RunPayload__Output
@@ -1120,6 +1240,14 @@ export interface ProtoGrpcType {
         _flotilla_v1_Transition__Output
       >;
       TransitionScope: EnumTypeDefinition;
+      UpdateAutoUpgradeProfileRequest: MessageTypeDefinition<
+        _flotilla_v1_UpdateAutoUpgradeProfileRequest,
+        _flotilla_v1_UpdateAutoUpgradeProfileRequest__Output
+      >;
+      UpdateAutoUpgradeProfileResponse: MessageTypeDefinition<
+        _flotilla_v1_UpdateAutoUpgradeProfileResponse,
+        _flotilla_v1_UpdateAutoUpgradeProfileResponse__Output
+      >;
       UpdateClusterGroupRequest: MessageTypeDefinition<
         _flotilla_v1_UpdateClusterGroupRequest,
         _flotilla_v1_UpdateClusterGroupRequest__Output

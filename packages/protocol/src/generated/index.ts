@@ -56,6 +56,18 @@ export {
   type AuditOutcome__Output,
 } from "./flotilla/v1/AuditOutcome.js";
 export {
+  type AutoUpgradeProfile,
+  type AutoUpgradeProfile__Output,
+} from "./flotilla/v1/AutoUpgradeProfile.js";
+export {
+  type AutoUpgradeProfileSpec,
+  type AutoUpgradeProfileSpec__Output,
+} from "./flotilla/v1/AutoUpgradeProfileSpec.js";
+export {
+  type AutoUpgradeTarget,
+  type AutoUpgradeTarget__Output,
+} from "./flotilla/v1/AutoUpgradeTarget.js";
+export {
   type BootstrapToken,
   type BootstrapToken__Output,
 } from "./flotilla/v1/BootstrapToken.js";
@@ -110,6 +122,14 @@ export {
   type ConnectionState__Output,
 } from "./flotilla/v1/ConnectionState.js";
 export {
+  type CreateAutoUpgradeProfileRequest,
+  type CreateAutoUpgradeProfileRequest__Output,
+} from "./flotilla/v1/CreateAutoUpgradeProfileRequest.js";
+export {
+  type CreateAutoUpgradeProfileResponse,
+  type CreateAutoUpgradeProfileResponse__Output,
+} from "./flotilla/v1/CreateAutoUpgradeProfileResponse.js";
+export {
   type CreateBootstrapTokenRequest,
   type CreateBootstrapTokenRequest__Output,
 } from "./flotilla/v1/CreateBootstrapTokenRequest.js";
@@ -150,6 +170,14 @@ export {
   type DateRange__Output,
 } from "./flotilla/v1/DateRange.js";
 export { DayOfWeek, type DayOfWeek__Output } from "./flotilla/v1/DayOfWeek.js";
+export {
+  type DeleteAutoUpgradeProfileRequest,
+  type DeleteAutoUpgradeProfileRequest__Output,
+} from "./flotilla/v1/DeleteAutoUpgradeProfileRequest.js";
+export {
+  type DeleteAutoUpgradeProfileResponse,
+  type DeleteAutoUpgradeProfileResponse__Output,
+} from "./flotilla/v1/DeleteAutoUpgradeProfileResponse.js";
 export {
   type DeleteBundleRequest,
   type DeleteBundleRequest__Output,
@@ -195,6 +223,22 @@ export {
 } from "./flotilla/v1/GateSchedule.js";
 export { GateState, type GateState__Output } from "./flotilla/v1/GateState.js";
 export { GateType, type GateType__Output } from "./flotilla/v1/GateType.js";
+export {
+  type GenerateUpdateRunRequest,
+  type GenerateUpdateRunRequest__Output,
+} from "./flotilla/v1/GenerateUpdateRunRequest.js";
+export {
+  type GenerateUpdateRunResponse,
+  type GenerateUpdateRunResponse__Output,
+} from "./flotilla/v1/GenerateUpdateRunResponse.js";
+export {
+  type GetAutoUpgradeProfileRequest,
+  type GetAutoUpgradeProfileRequest__Output,
+} from "./flotilla/v1/GetAutoUpgradeProfileRequest.js";
+export {
+  type GetAutoUpgradeProfileResponse,
+  type GetAutoUpgradeProfileResponse__Output,
+} from "./flotilla/v1/GetAutoUpgradeProfileResponse.js";
 export {
   type GetBundleRequest,
   type GetBundleRequest__Output,
@@ -301,6 +345,14 @@ export {
   type ListAuditEventsResponse,
   type ListAuditEventsResponse__Output,
 } from "./flotilla/v1/ListAuditEventsResponse.js";
+export {
+  type ListAutoUpgradeProfilesRequest,
+  type ListAutoUpgradeProfilesRequest__Output,
+} from "./flotilla/v1/ListAutoUpgradeProfilesRequest.js";
+export {
+  type ListAutoUpgradeProfilesResponse,
+  type ListAutoUpgradeProfilesResponse__Output,
+} from "./flotilla/v1/ListAutoUpgradeProfilesResponse.js";
 export {
   type ListBootstrapTokensRequest,
   type ListBootstrapTokensRequest__Output,
@@ -523,6 +575,10 @@ export {
 } from "./flotilla/v1/RunChange.js";
 export { type RunGate, type RunGate__Output } from "./flotilla/v1/RunGate.js";
 export {
+  type RunOrigin,
+  type RunOrigin__Output,
+} from "./flotilla/v1/RunOrigin.js";
+export {
   type RunPayload,
   type RunPayload__Output,
 } from "./flotilla/v1/RunPayload.js";
@@ -588,6 +644,14 @@ export {
   TransitionScope,
   type TransitionScope__Output,
 } from "./flotilla/v1/TransitionScope.js";
+export {
+  type UpdateAutoUpgradeProfileRequest,
+  type UpdateAutoUpgradeProfileRequest__Output,
+} from "./flotilla/v1/UpdateAutoUpgradeProfileRequest.js";
+export {
+  type UpdateAutoUpgradeProfileResponse,
+  type UpdateAutoUpgradeProfileResponse__Output,
+} from "./flotilla/v1/UpdateAutoUpgradeProfileResponse.js";
 export {
   type UpdateClusterGroupRequest,
   type UpdateClusterGroupRequest__Output,

@@ -37,6 +37,14 @@ import type {
   CompleteGateResponse__Output as _flotilla_v1_CompleteGateResponse__Output,
 } from "../../flotilla/v1/CompleteGateResponse.js";
 import type {
+  CreateAutoUpgradeProfileRequest as _flotilla_v1_CreateAutoUpgradeProfileRequest,
+  CreateAutoUpgradeProfileRequest__Output as _flotilla_v1_CreateAutoUpgradeProfileRequest__Output,
+} from "../../flotilla/v1/CreateAutoUpgradeProfileRequest.js";
+import type {
+  CreateAutoUpgradeProfileResponse as _flotilla_v1_CreateAutoUpgradeProfileResponse,
+  CreateAutoUpgradeProfileResponse__Output as _flotilla_v1_CreateAutoUpgradeProfileResponse__Output,
+} from "../../flotilla/v1/CreateAutoUpgradeProfileResponse.js";
+import type {
   CreateBootstrapTokenRequest as _flotilla_v1_CreateBootstrapTokenRequest,
   CreateBootstrapTokenRequest__Output as _flotilla_v1_CreateBootstrapTokenRequest__Output,
 } from "../../flotilla/v1/CreateBootstrapTokenRequest.js";
@@ -69,6 +77,14 @@ import type {
   CreateUpdateStrategyResponse__Output as _flotilla_v1_CreateUpdateStrategyResponse__Output,
 } from "../../flotilla/v1/CreateUpdateStrategyResponse.js";
 import type {
+  DeleteAutoUpgradeProfileRequest as _flotilla_v1_DeleteAutoUpgradeProfileRequest,
+  DeleteAutoUpgradeProfileRequest__Output as _flotilla_v1_DeleteAutoUpgradeProfileRequest__Output,
+} from "../../flotilla/v1/DeleteAutoUpgradeProfileRequest.js";
+import type {
+  DeleteAutoUpgradeProfileResponse as _flotilla_v1_DeleteAutoUpgradeProfileResponse,
+  DeleteAutoUpgradeProfileResponse__Output as _flotilla_v1_DeleteAutoUpgradeProfileResponse__Output,
+} from "../../flotilla/v1/DeleteAutoUpgradeProfileResponse.js";
+import type {
   DeleteBundleRequest as _flotilla_v1_DeleteBundleRequest,
   DeleteBundleRequest__Output as _flotilla_v1_DeleteBundleRequest__Output,
 } from "../../flotilla/v1/DeleteBundleRequest.js";
@@ -100,6 +116,22 @@ import type {
   DeleteUpdateStrategyResponse as _flotilla_v1_DeleteUpdateStrategyResponse,
   DeleteUpdateStrategyResponse__Output as _flotilla_v1_DeleteUpdateStrategyResponse__Output,
 } from "../../flotilla/v1/DeleteUpdateStrategyResponse.js";
+import type {
+  GenerateUpdateRunRequest as _flotilla_v1_GenerateUpdateRunRequest,
+  GenerateUpdateRunRequest__Output as _flotilla_v1_GenerateUpdateRunRequest__Output,
+} from "../../flotilla/v1/GenerateUpdateRunRequest.js";
+import type {
+  GenerateUpdateRunResponse as _flotilla_v1_GenerateUpdateRunResponse,
+  GenerateUpdateRunResponse__Output as _flotilla_v1_GenerateUpdateRunResponse__Output,
+} from "../../flotilla/v1/GenerateUpdateRunResponse.js";
+import type {
+  GetAutoUpgradeProfileRequest as _flotilla_v1_GetAutoUpgradeProfileRequest,
+  GetAutoUpgradeProfileRequest__Output as _flotilla_v1_GetAutoUpgradeProfileRequest__Output,
+} from "../../flotilla/v1/GetAutoUpgradeProfileRequest.js";
+import type {
+  GetAutoUpgradeProfileResponse as _flotilla_v1_GetAutoUpgradeProfileResponse,
+  GetAutoUpgradeProfileResponse__Output as _flotilla_v1_GetAutoUpgradeProfileResponse__Output,
+} from "../../flotilla/v1/GetAutoUpgradeProfileResponse.js";
 import type {
   GetBundleRequest as _flotilla_v1_GetBundleRequest,
   GetBundleRequest__Output as _flotilla_v1_GetBundleRequest__Output,
@@ -172,6 +204,14 @@ import type {
   ListAuditEventsResponse as _flotilla_v1_ListAuditEventsResponse,
   ListAuditEventsResponse__Output as _flotilla_v1_ListAuditEventsResponse__Output,
 } from "../../flotilla/v1/ListAuditEventsResponse.js";
+import type {
+  ListAutoUpgradeProfilesRequest as _flotilla_v1_ListAutoUpgradeProfilesRequest,
+  ListAutoUpgradeProfilesRequest__Output as _flotilla_v1_ListAutoUpgradeProfilesRequest__Output,
+} from "../../flotilla/v1/ListAutoUpgradeProfilesRequest.js";
+import type {
+  ListAutoUpgradeProfilesResponse as _flotilla_v1_ListAutoUpgradeProfilesResponse,
+  ListAutoUpgradeProfilesResponse__Output as _flotilla_v1_ListAutoUpgradeProfilesResponse__Output,
+} from "../../flotilla/v1/ListAutoUpgradeProfilesResponse.js";
 import type {
   ListBootstrapTokensRequest as _flotilla_v1_ListBootstrapTokensRequest,
   ListBootstrapTokensRequest__Output as _flotilla_v1_ListBootstrapTokensRequest__Output,
@@ -316,6 +356,14 @@ import type {
   StopUpdateRunResponse as _flotilla_v1_StopUpdateRunResponse,
   StopUpdateRunResponse__Output as _flotilla_v1_StopUpdateRunResponse__Output,
 } from "../../flotilla/v1/StopUpdateRunResponse.js";
+import type {
+  UpdateAutoUpgradeProfileRequest as _flotilla_v1_UpdateAutoUpgradeProfileRequest,
+  UpdateAutoUpgradeProfileRequest__Output as _flotilla_v1_UpdateAutoUpgradeProfileRequest__Output,
+} from "../../flotilla/v1/UpdateAutoUpgradeProfileRequest.js";
+import type {
+  UpdateAutoUpgradeProfileResponse as _flotilla_v1_UpdateAutoUpgradeProfileResponse,
+  UpdateAutoUpgradeProfileResponse__Output as _flotilla_v1_UpdateAutoUpgradeProfileResponse__Output,
+} from "../../flotilla/v1/UpdateAutoUpgradeProfileResponse.js";
 import type {
   UpdateClusterGroupRequest as _flotilla_v1_UpdateClusterGroupRequest,
   UpdateClusterGroupRequest__Output as _flotilla_v1_UpdateClusterGroupRequest__Output,
@@ -531,6 +579,59 @@ export interface AdminServiceClient extends grpc.Client {
   ): grpc.ClientUnaryCall;
 
   /**
+   * Auto-upgrade profiles (docs/cli.md#auto-upgrade-profiles, docs/engine.md#auto-upgrade-profiles):
+   * a channel that creates and starts an update run when the version catalogue offers a new target.
+   * Operators write them, viewers read them. GenerateUpdateRun creates the run of the profile's
+   * current target now, without starting it; asked again for the same target, it returns that run.
+   */
+  CreateAutoUpgradeProfile(
+    argument: _flotilla_v1_CreateAutoUpgradeProfileRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_CreateAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  CreateAutoUpgradeProfile(
+    argument: _flotilla_v1_CreateAutoUpgradeProfileRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_CreateAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  CreateAutoUpgradeProfile(
+    argument: _flotilla_v1_CreateAutoUpgradeProfileRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_CreateAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  CreateAutoUpgradeProfile(
+    argument: _flotilla_v1_CreateAutoUpgradeProfileRequest,
+    callback: grpc.requestCallback<_flotilla_v1_CreateAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  /**
+   * Auto-upgrade profiles (docs/cli.md#auto-upgrade-profiles, docs/engine.md#auto-upgrade-profiles):
+   * a channel that creates and starts an update run when the version catalogue offers a new target.
+   * Operators write them, viewers read them. GenerateUpdateRun creates the run of the profile's
+   * current target now, without starting it; asked again for the same target, it returns that run.
+   */
+  createAutoUpgradeProfile(
+    argument: _flotilla_v1_CreateAutoUpgradeProfileRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_CreateAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  createAutoUpgradeProfile(
+    argument: _flotilla_v1_CreateAutoUpgradeProfileRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_CreateAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  createAutoUpgradeProfile(
+    argument: _flotilla_v1_CreateAutoUpgradeProfileRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_CreateAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  createAutoUpgradeProfile(
+    argument: _flotilla_v1_CreateAutoUpgradeProfileRequest,
+    callback: grpc.requestCallback<_flotilla_v1_CreateAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  /**
    * Bootstrap tokens
    */
   CreateBootstrapToken(
@@ -718,6 +819,47 @@ export interface AdminServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_flotilla_v1_CreateUpdateStrategyResponse__Output>,
   ): grpc.ClientUnaryCall;
 
+  DeleteAutoUpgradeProfile(
+    argument: _flotilla_v1_DeleteAutoUpgradeProfileRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteAutoUpgradeProfile(
+    argument: _flotilla_v1_DeleteAutoUpgradeProfileRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteAutoUpgradeProfile(
+    argument: _flotilla_v1_DeleteAutoUpgradeProfileRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteAutoUpgradeProfile(
+    argument: _flotilla_v1_DeleteAutoUpgradeProfileRequest,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteAutoUpgradeProfile(
+    argument: _flotilla_v1_DeleteAutoUpgradeProfileRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteAutoUpgradeProfile(
+    argument: _flotilla_v1_DeleteAutoUpgradeProfileRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteAutoUpgradeProfile(
+    argument: _flotilla_v1_DeleteAutoUpgradeProfileRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteAutoUpgradeProfile(
+    argument: _flotilla_v1_DeleteAutoUpgradeProfileRequest,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
   DeleteBundle(
     argument: _flotilla_v1_DeleteBundleRequest,
     metadata: grpc.Metadata,
@@ -888,6 +1030,88 @@ export interface AdminServiceClient extends grpc.Client {
   deleteUpdateStrategy(
     argument: _flotilla_v1_DeleteUpdateStrategyRequest,
     callback: grpc.requestCallback<_flotilla_v1_DeleteUpdateStrategyResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  GenerateUpdateRun(
+    argument: _flotilla_v1_GenerateUpdateRunRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_GenerateUpdateRunResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  GenerateUpdateRun(
+    argument: _flotilla_v1_GenerateUpdateRunRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_GenerateUpdateRunResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  GenerateUpdateRun(
+    argument: _flotilla_v1_GenerateUpdateRunRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_GenerateUpdateRunResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  GenerateUpdateRun(
+    argument: _flotilla_v1_GenerateUpdateRunRequest,
+    callback: grpc.requestCallback<_flotilla_v1_GenerateUpdateRunResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  generateUpdateRun(
+    argument: _flotilla_v1_GenerateUpdateRunRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_GenerateUpdateRunResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  generateUpdateRun(
+    argument: _flotilla_v1_GenerateUpdateRunRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_GenerateUpdateRunResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  generateUpdateRun(
+    argument: _flotilla_v1_GenerateUpdateRunRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_GenerateUpdateRunResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  generateUpdateRun(
+    argument: _flotilla_v1_GenerateUpdateRunRequest,
+    callback: grpc.requestCallback<_flotilla_v1_GenerateUpdateRunResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  GetAutoUpgradeProfile(
+    argument: _flotilla_v1_GetAutoUpgradeProfileRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_GetAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  GetAutoUpgradeProfile(
+    argument: _flotilla_v1_GetAutoUpgradeProfileRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_GetAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  GetAutoUpgradeProfile(
+    argument: _flotilla_v1_GetAutoUpgradeProfileRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_GetAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  GetAutoUpgradeProfile(
+    argument: _flotilla_v1_GetAutoUpgradeProfileRequest,
+    callback: grpc.requestCallback<_flotilla_v1_GetAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  getAutoUpgradeProfile(
+    argument: _flotilla_v1_GetAutoUpgradeProfileRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_GetAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  getAutoUpgradeProfile(
+    argument: _flotilla_v1_GetAutoUpgradeProfileRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_GetAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  getAutoUpgradeProfile(
+    argument: _flotilla_v1_GetAutoUpgradeProfileRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_GetAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  getAutoUpgradeProfile(
+    argument: _flotilla_v1_GetAutoUpgradeProfileRequest,
+    callback: grpc.requestCallback<_flotilla_v1_GetAutoUpgradeProfileResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   GetBundle(
@@ -1279,6 +1503,47 @@ export interface AdminServiceClient extends grpc.Client {
   listAuditEvents(
     argument: _flotilla_v1_ListAuditEventsRequest,
     callback: grpc.requestCallback<_flotilla_v1_ListAuditEventsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  ListAutoUpgradeProfiles(
+    argument: _flotilla_v1_ListAutoUpgradeProfilesRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ListAutoUpgradeProfilesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListAutoUpgradeProfiles(
+    argument: _flotilla_v1_ListAutoUpgradeProfilesRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_ListAutoUpgradeProfilesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListAutoUpgradeProfiles(
+    argument: _flotilla_v1_ListAutoUpgradeProfilesRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ListAutoUpgradeProfilesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListAutoUpgradeProfiles(
+    argument: _flotilla_v1_ListAutoUpgradeProfilesRequest,
+    callback: grpc.requestCallback<_flotilla_v1_ListAutoUpgradeProfilesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listAutoUpgradeProfiles(
+    argument: _flotilla_v1_ListAutoUpgradeProfilesRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ListAutoUpgradeProfilesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listAutoUpgradeProfiles(
+    argument: _flotilla_v1_ListAutoUpgradeProfilesRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_ListAutoUpgradeProfilesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listAutoUpgradeProfiles(
+    argument: _flotilla_v1_ListAutoUpgradeProfilesRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ListAutoUpgradeProfilesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listAutoUpgradeProfiles(
+    argument: _flotilla_v1_ListAutoUpgradeProfilesRequest,
+    callback: grpc.requestCallback<_flotilla_v1_ListAutoUpgradeProfilesResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   ListBootstrapTokens(
@@ -2037,6 +2302,47 @@ export interface AdminServiceClient extends grpc.Client {
   stopUpdateRun(
     argument: _flotilla_v1_StopUpdateRunRequest,
     callback: grpc.requestCallback<_flotilla_v1_StopUpdateRunResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  UpdateAutoUpgradeProfile(
+    argument: _flotilla_v1_UpdateAutoUpgradeProfileRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_UpdateAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  UpdateAutoUpgradeProfile(
+    argument: _flotilla_v1_UpdateAutoUpgradeProfileRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_UpdateAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  UpdateAutoUpgradeProfile(
+    argument: _flotilla_v1_UpdateAutoUpgradeProfileRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_UpdateAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  UpdateAutoUpgradeProfile(
+    argument: _flotilla_v1_UpdateAutoUpgradeProfileRequest,
+    callback: grpc.requestCallback<_flotilla_v1_UpdateAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  updateAutoUpgradeProfile(
+    argument: _flotilla_v1_UpdateAutoUpgradeProfileRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_UpdateAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  updateAutoUpgradeProfile(
+    argument: _flotilla_v1_UpdateAutoUpgradeProfileRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_UpdateAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  updateAutoUpgradeProfile(
+    argument: _flotilla_v1_UpdateAutoUpgradeProfileRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_UpdateAutoUpgradeProfileResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  updateAutoUpgradeProfile(
+    argument: _flotilla_v1_UpdateAutoUpgradeProfileRequest,
+    callback: grpc.requestCallback<_flotilla_v1_UpdateAutoUpgradeProfileResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   UpdateClusterGroup(
@@ -2197,6 +2503,17 @@ export interface AdminServiceHandlers
   >;
 
   /**
+   * Auto-upgrade profiles (docs/cli.md#auto-upgrade-profiles, docs/engine.md#auto-upgrade-profiles):
+   * a channel that creates and starts an update run when the version catalogue offers a new target.
+   * Operators write them, viewers read them. GenerateUpdateRun creates the run of the profile's
+   * current target now, without starting it; asked again for the same target, it returns that run.
+   */
+  CreateAutoUpgradeProfile: grpc.handleUnaryCall<
+    _flotilla_v1_CreateAutoUpgradeProfileRequest__Output,
+    _flotilla_v1_CreateAutoUpgradeProfileResponse
+  >;
+
+  /**
    * Bootstrap tokens
    */
   CreateBootstrapToken: grpc.handleUnaryCall<
@@ -2228,6 +2545,11 @@ export interface AdminServiceHandlers
     _flotilla_v1_CreateUpdateStrategyResponse
   >;
 
+  DeleteAutoUpgradeProfile: grpc.handleUnaryCall<
+    _flotilla_v1_DeleteAutoUpgradeProfileRequest__Output,
+    _flotilla_v1_DeleteAutoUpgradeProfileResponse
+  >;
+
   DeleteBundle: grpc.handleUnaryCall<
     _flotilla_v1_DeleteBundleRequest__Output,
     _flotilla_v1_DeleteBundleResponse
@@ -2250,6 +2572,16 @@ export interface AdminServiceHandlers
   DeleteUpdateStrategy: grpc.handleUnaryCall<
     _flotilla_v1_DeleteUpdateStrategyRequest__Output,
     _flotilla_v1_DeleteUpdateStrategyResponse
+  >;
+
+  GenerateUpdateRun: grpc.handleUnaryCall<
+    _flotilla_v1_GenerateUpdateRunRequest__Output,
+    _flotilla_v1_GenerateUpdateRunResponse
+  >;
+
+  GetAutoUpgradeProfile: grpc.handleUnaryCall<
+    _flotilla_v1_GetAutoUpgradeProfileRequest__Output,
+    _flotilla_v1_GetAutoUpgradeProfileResponse
   >;
 
   GetBundle: grpc.handleUnaryCall<
@@ -2306,6 +2638,11 @@ export interface AdminServiceHandlers
   ListAuditEvents: grpc.handleUnaryCall<
     _flotilla_v1_ListAuditEventsRequest__Output,
     _flotilla_v1_ListAuditEventsResponse
+  >;
+
+  ListAutoUpgradeProfiles: grpc.handleUnaryCall<
+    _flotilla_v1_ListAutoUpgradeProfilesRequest__Output,
+    _flotilla_v1_ListAutoUpgradeProfilesResponse
   >;
 
   ListBootstrapTokens: grpc.handleUnaryCall<
@@ -2412,6 +2749,11 @@ export interface AdminServiceHandlers
     _flotilla_v1_StopUpdateRunResponse
   >;
 
+  UpdateAutoUpgradeProfile: grpc.handleUnaryCall<
+    _flotilla_v1_UpdateAutoUpgradeProfileRequest__Output,
+    _flotilla_v1_UpdateAutoUpgradeProfileResponse
+  >;
+
   UpdateClusterGroup: grpc.handleUnaryCall<
     _flotilla_v1_UpdateClusterGroupRequest__Output,
     _flotilla_v1_UpdateClusterGroupResponse
@@ -2461,6 +2803,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_CompleteGateRequest__Output,
     _flotilla_v1_CompleteGateResponse__Output
   >;
+  CreateAutoUpgradeProfile: MethodDefinition<
+    _flotilla_v1_CreateAutoUpgradeProfileRequest,
+    _flotilla_v1_CreateAutoUpgradeProfileResponse,
+    _flotilla_v1_CreateAutoUpgradeProfileRequest__Output,
+    _flotilla_v1_CreateAutoUpgradeProfileResponse__Output
+  >;
   CreateBootstrapToken: MethodDefinition<
     _flotilla_v1_CreateBootstrapTokenRequest,
     _flotilla_v1_CreateBootstrapTokenResponse,
@@ -2485,6 +2833,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_CreateUpdateStrategyRequest__Output,
     _flotilla_v1_CreateUpdateStrategyResponse__Output
   >;
+  DeleteAutoUpgradeProfile: MethodDefinition<
+    _flotilla_v1_DeleteAutoUpgradeProfileRequest,
+    _flotilla_v1_DeleteAutoUpgradeProfileResponse,
+    _flotilla_v1_DeleteAutoUpgradeProfileRequest__Output,
+    _flotilla_v1_DeleteAutoUpgradeProfileResponse__Output
+  >;
   DeleteBundle: MethodDefinition<
     _flotilla_v1_DeleteBundleRequest,
     _flotilla_v1_DeleteBundleResponse,
@@ -2508,6 +2862,18 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_DeleteUpdateStrategyResponse,
     _flotilla_v1_DeleteUpdateStrategyRequest__Output,
     _flotilla_v1_DeleteUpdateStrategyResponse__Output
+  >;
+  GenerateUpdateRun: MethodDefinition<
+    _flotilla_v1_GenerateUpdateRunRequest,
+    _flotilla_v1_GenerateUpdateRunResponse,
+    _flotilla_v1_GenerateUpdateRunRequest__Output,
+    _flotilla_v1_GenerateUpdateRunResponse__Output
+  >;
+  GetAutoUpgradeProfile: MethodDefinition<
+    _flotilla_v1_GetAutoUpgradeProfileRequest,
+    _flotilla_v1_GetAutoUpgradeProfileResponse,
+    _flotilla_v1_GetAutoUpgradeProfileRequest__Output,
+    _flotilla_v1_GetAutoUpgradeProfileResponse__Output
   >;
   GetBundle: MethodDefinition<
     _flotilla_v1_GetBundleRequest,
@@ -2562,6 +2928,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_ListAuditEventsResponse,
     _flotilla_v1_ListAuditEventsRequest__Output,
     _flotilla_v1_ListAuditEventsResponse__Output
+  >;
+  ListAutoUpgradeProfiles: MethodDefinition<
+    _flotilla_v1_ListAutoUpgradeProfilesRequest,
+    _flotilla_v1_ListAutoUpgradeProfilesResponse,
+    _flotilla_v1_ListAutoUpgradeProfilesRequest__Output,
+    _flotilla_v1_ListAutoUpgradeProfilesResponse__Output
   >;
   ListBootstrapTokens: MethodDefinition<
     _flotilla_v1_ListBootstrapTokensRequest,
@@ -2670,6 +3042,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_StopUpdateRunResponse,
     _flotilla_v1_StopUpdateRunRequest__Output,
     _flotilla_v1_StopUpdateRunResponse__Output
+  >;
+  UpdateAutoUpgradeProfile: MethodDefinition<
+    _flotilla_v1_UpdateAutoUpgradeProfileRequest,
+    _flotilla_v1_UpdateAutoUpgradeProfileResponse,
+    _flotilla_v1_UpdateAutoUpgradeProfileRequest__Output,
+    _flotilla_v1_UpdateAutoUpgradeProfileResponse__Output
   >;
   UpdateClusterGroup: MethodDefinition<
     _flotilla_v1_UpdateClusterGroupRequest,

@@ -17,6 +17,10 @@ import type {
   Stage as _flotilla_v1_Stage,
   Stage__Output as _flotilla_v1_Stage__Output,
 } from "../../flotilla/v1/Stage.js";
+import type {
+  RunOrigin as _flotilla_v1_RunOrigin,
+  RunOrigin__Output as _flotilla_v1_RunOrigin__Output,
+} from "../../flotilla/v1/RunOrigin.js";
 import type { Long } from "@grpc/proto-loader";
 
 /**
@@ -64,10 +68,15 @@ export interface RunStatus {
    * The hub's store revision of this record (compare-and-set, watch ordering); 0 when unknown.
    */
   revision?: number | string | Long;
+  /**
+   * Set when an auto-upgrade profile made the run (absent: an operator's CreateUpdateRun).
+   */
+  origin?: _flotilla_v1_RunOrigin | null;
   _startedAtMs?: "startedAtMs";
   _finishedAtMs?: "finishedAtMs";
   _haltMessage?: "haltMessage";
   _wakeAtMs?: "wakeAtMs";
+  _origin?: "origin";
 }
 
 /**
@@ -115,8 +124,13 @@ export interface RunStatus__Output {
    * The hub's store revision of this record (compare-and-set, watch ordering); 0 when unknown.
    */
   revision: number;
+  /**
+   * Set when an auto-upgrade profile made the run (absent: an operator's CreateUpdateRun).
+   */
+  origin?: _flotilla_v1_RunOrigin__Output | null;
   _startedAtMs?: "startedAtMs";
   _finishedAtMs?: "finishedAtMs";
   _haltMessage?: "haltMessage";
   _wakeAtMs?: "wakeAtMs";
+  _origin?: "origin";
 }

@@ -13,6 +13,10 @@ import type {
   MemberCounts as _flotilla_v1_MemberCounts,
   MemberCounts__Output as _flotilla_v1_MemberCounts__Output,
 } from "../../flotilla/v1/MemberCounts.js";
+import type {
+  RunOrigin as _flotilla_v1_RunOrigin,
+  RunOrigin__Output as _flotilla_v1_RunOrigin__Output,
+} from "../../flotilla/v1/RunOrigin.js";
 import type { Long } from "@grpc/proto-loader";
 
 /**
@@ -37,10 +41,15 @@ export interface RunSummary {
    */
   strategyName?: string;
   revision?: number | string | Long;
+  /**
+   * Set when an auto-upgrade profile made the run.
+   */
+  origin?: _flotilla_v1_RunOrigin | null;
   _startedAtMs?: "startedAtMs";
   _finishedAtMs?: "finishedAtMs";
   _currentStage?: "currentStage";
   _strategyName?: "strategyName";
+  _origin?: "origin";
 }
 
 /**
@@ -65,8 +74,13 @@ export interface RunSummary__Output {
    */
   strategyName?: string;
   revision: number;
+  /**
+   * Set when an auto-upgrade profile made the run.
+   */
+  origin?: _flotilla_v1_RunOrigin__Output | null;
   _startedAtMs?: "startedAtMs";
   _finishedAtMs?: "finishedAtMs";
   _currentStage?: "currentStage";
   _strategyName?: "strategyName";
+  _origin?: "origin";
 }
