@@ -53,6 +53,12 @@ const ADMIN_METHODS = {
   RemoveRelease: [false, false],
   ListReleases: [false, false],
   ListClusterVersions: [false, false],
+  CreateAutoUpgradeProfile: [false, false],
+  UpdateAutoUpgradeProfile: [false, false],
+  GetAutoUpgradeProfile: [false, false],
+  ListAutoUpgradeProfiles: [false, false],
+  DeleteAutoUpgradeProfile: [false, false],
+  GenerateUpdateRun: [false, false],
 } as const;
 
 function shapes(

@@ -37,7 +37,7 @@ export const NOUNS: readonly Noun[] = [
   strategyNoun,
   bundleNoun,
   runNoun,
-  // Auto-upgrade profiles (issue 16).
+  // Auto-upgrade profiles (docs/cli.md#auto-upgrade-profiles).
   autoUpgradeProfileNoun,
   gateNoun,
   // The version catalogue (docs/cli.md#releases-and-versions).
