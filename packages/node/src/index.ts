@@ -23,6 +23,7 @@ export { bucketPrefixProblem, checkBucketPrefix } from "./jetstream/names.js";
 export { checkMaxPayload } from "./jetstream/server-limits.js";
 export * from "./config/index.js";
 export { AsyncQueue } from "./async/async-queue.js";
+export { createListenerSet, type ListenerSet } from "./async/listener-set.js";
 export {
   createReadWriteLock,
   type ReadWriteLock,

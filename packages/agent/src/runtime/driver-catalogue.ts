@@ -8,6 +8,7 @@ import { canonicalJson, FlotillaError } from "@flotilla/core";
 import type { VersionCatalogue } from "@flotilla/protocol";
 import type { PlatformFacts, UpgradeDriver } from "../upgrade/driver.js";
 import type { AgentBackend } from "./agent-backend.js";
+import { createListenerSet } from "@flotilla/node";
 
 export interface DriverCatalogue extends NonNullable<
   AgentBackend["catalogue"]
@@ -20,7 +21,7 @@ export interface DriverCatalogue extends NonNullable<
 }
 
 export function createDriverCatalogue(driver: UpgradeDriver): DriverCatalogue {
-  const listeners = new Set<() => void>();
+  const listeners = createListenerSet();
   let last: VersionCatalogue | undefined;
   let problem: string | undefined;
   const read: DriverCatalogue["read"] = async (platform, options = {}) => {
@@ -41,19 +42,10 @@ export function createDriverCatalogue(driver: UpgradeDriver): DriverCatalogue {
       if (driver.catalogue === undefined) return;
       const before = canonicalJson(last ?? null);
       await read(await driver.current(options), options);
-      if (canonicalJson(last ?? null) !== before)
-        for (const listener of [...listeners]) listener();
+      if (canonicalJson(last ?? null) !== before) listeners.emit();
     },
     watch(listener, options = {}) {
-      const { signal } = options;
-      const stop = (): void => {
-        listeners.delete(listener);
-        signal?.removeEventListener("abort", stop);
-      };
-      if (signal?.aborted) return stop;
-      listeners.add(listener);
-      signal?.addEventListener("abort", stop, { once: true });
-      return stop;
+      return listeners.add(listener, options);
     },
   };
 }

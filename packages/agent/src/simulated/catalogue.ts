@@ -24,6 +24,7 @@ import {
 import { z } from "zod";
 import { parseWithSchema } from "./problems.js";
 import { parserFor, readDocument, type TextParser } from "./text-file.js";
+import { createListenerSet } from "@flotilla/node";
 
 /** A simulated cluster's catalogue as configured: node images by family. */
 export interface SimulatedCatalogue {
@@ -129,7 +130,7 @@ export function createCatalogueSource(
   },
   options: { readonly parseText?: TextParser } = {},
 ): CatalogueSource {
-  const listeners = new Set<() => void>();
+  const listeners = createListenerSet();
   let state = config.catalogue;
   let problem: string | undefined;
   const file = config.catalogueFile;
@@ -162,19 +163,10 @@ export function createCatalogueSource(
         } else
           problem = `Cannot load the catalogue from "${file}": ${parsed.problems.map(formatProblem).join("; ")}; ${kept}`;
       }
-      if (canonicalJson(state ?? null) !== before)
-        for (const listener of [...listeners]) listener();
+      if (canonicalJson(state ?? null) !== before) listeners.emit();
     },
     watch(listener, watchOptions = {}) {
-      const { signal } = watchOptions;
-      const stop = (): void => {
-        listeners.delete(listener);
-        signal?.removeEventListener("abort", stop);
-      };
-      if (signal?.aborted) return stop;
-      listeners.add(listener);
-      signal?.addEventListener("abort", stop, { once: true });
-      return stop;
+      return listeners.add(listener, watchOptions);
     },
   };
 }

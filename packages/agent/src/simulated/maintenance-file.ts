@@ -22,6 +22,7 @@ import type {
   WindowsChanged,
 } from "../upgrade/maintenance-source.js";
 import { parserFor, readDocument, type TextParser } from "./text-file.js";
+import { createListenerSet } from "@flotilla/node";
 
 /** Options of {@link createMaintenanceFile}. */
 export interface MaintenanceFileOptions {
@@ -35,7 +36,7 @@ export function createMaintenanceFile(
   options: MaintenanceFileOptions = {},
 ): MaintenanceSource {
   const parse = parserFor(file, options.parseText);
-  const listeners = new Set<(event: WindowsChanged) => void>();
+  const listeners = createListenerSet<WindowsChanged>();
   let state: MaintenanceState = {};
 
   const refuse = (why: string, problems: readonly Problem[]): void => {
@@ -70,20 +71,12 @@ export function createMaintenanceFile(
       }
       if (canonicalJson(state) !== before) {
         const event: WindowsChanged = { type: "WindowsChanged", state };
-        for (const listener of [...listeners]) listener(event);
+        listeners.emit(event);
       }
       return state;
     },
     watch(listener, watchOptions = {}) {
-      const { signal } = watchOptions;
-      const stop = (): void => {
-        listeners.delete(listener);
-        signal?.removeEventListener("abort", stop);
-      };
-      if (signal?.aborted) return stop;
-      listeners.add(listener);
-      signal?.addEventListener("abort", stop, { once: true });
-      return stop;
+      return listeners.add(listener, watchOptions);
     },
   };
 }
