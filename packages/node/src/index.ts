@@ -28,3 +28,5 @@ export {
   createReadWriteLock,
   type ReadWriteLock,
 } from "./async/read-write-lock.js";
+export { runTool } from "./tools/run-tool.js";
+export type { RunToolOptions, ToolOutput } from "./tools/run-tool.js";

@@ -33,3 +33,5 @@ export type {
 } from "./kube-api-server.js";
 export { findPromtool, promtoolCheckMetrics } from "./promtool.js";
 export type { PromtoolResult } from "./promtool.js";
+export { findTool, unzipEntry } from "./tools.js";
+export type { LayerTool } from "./tools.js";
