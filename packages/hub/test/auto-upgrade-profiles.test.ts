@@ -414,4 +414,57 @@ describe("auto-upgrade profiles: the trigger", () => {
       message: expect.stringContaining("Stable follows 1.29"),
     });
   });
+
+  it("GenerateUpdateRun for a long-term-support target: the run requires it; at their turn the member without it fails (NoLongTermSupport, no intent), the LTS member upgrades", async () => {
+    const lts = await fixture.register("lts-1", {
+      ...stagedFacts({ ring: "a" }),
+      kubernetesVersion: "1.27.9",
+      supportPlan: "AKSLongTermSupport",
+    });
+    await fixture.register("std-1", {
+      ...stagedFacts({ ring: "a" }),
+      kubernetesVersion: "1.27.9",
+    });
+    await kubernetes("1.30.2");
+    await callUnary(fixture.hub.admin, "addRelease", {
+      kind: "RELEASE_KIND_KUBERNETES",
+      family: "",
+      version: "1.27.102",
+      lts: true,
+      reason: "",
+    });
+    await createProfile("lts", {
+      channel: "TargetKubernetesVersion",
+      targetKubernetesVersion: "1.27",
+      longTermSupport: true,
+      disabled: true,
+    });
+    const admin = fixture.hub.admin;
+    const generated = await callUnary(admin, "generateUpdateRun", {
+      profile: "lts",
+      reason: "",
+    });
+    const name = generated.run?.name ?? "";
+    expect(generated.run?.payload?.upgrade).toMatchObject({
+      kubernetesVersion: "1.27.102",
+      requiresLongTermSupport: true,
+    });
+    const { run } = fixture.hub.hub.runs.get(name);
+    const members = () =>
+      run.stages.flatMap((s) => s.groups.flatMap((g) => g.members));
+    // Both wait at creation: the failure comes at the member's turn.
+    expect(members().map((m) => m.state)).toEqual(["NotStarted", "NotStarted"]);
+    await callUnary(admin, "startUpdateRun", { name, reason: "" });
+    await waitFor(() => run.state === "Failed" || run.state === "Stopping");
+    expect(members().map((m) => [m.name, m.state, m.reason ?? ""])).toEqual([
+      ["lts-1", "Running", ""],
+      ["std-1", "Failed", "NoLongTermSupport"],
+    ]);
+    expect(
+      (await fixture.hub.hub.intents.current("std-1")).intent.upgrade,
+    ).toBe(undefined);
+    await reportUpgrade(fixture.hub, lts, "lts-1", 1, "STATUS_PHASE_READY");
+    await waitFor(() => run.state === "Failed");
+    expect(members().map((m) => m.state)).toEqual(["Succeeded", "Failed"]);
+  });
 });

@@ -112,11 +112,7 @@ export const settingsShape = {
   labels: labelsField.optional(),
   region: z.string().min(1).max(128).optional(),
   /** The support plan the agent reports (docs/agent.md#simulated-clusters); absent: KubernetesOfficial. */
-  supportPlan: z
-    .enum(SUPPORT_PLANS, {
-      error: `must be one of ${SUPPORT_PLANS.join(", ")}`,
-    })
-    .optional(),
+  supportPlan: z.enum(SUPPORT_PLANS).optional(),
   kubernetesVersion: kubernetesVersionField.optional(),
   nodePools: nodePoolsField.optional(),
   timeToReady: distributionField.optional(),

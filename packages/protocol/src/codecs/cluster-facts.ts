@@ -110,11 +110,7 @@ const factsSchema = z.object({
   ),
   region: optional(id),
   maintenance: z.unknown(),
-  supportPlan: optional(
-    z.enum(SUPPORT_PLANS, {
-      error: `must be one of ${SUPPORT_PLANS.join(", ")}`,
-    }),
-  ),
+  supportPlan: optional(z.enum(SUPPORT_PLANS)),
 });
 
 /** Decodes and validates cluster facts from an agent, catalogue included; paths start at `path`. */
