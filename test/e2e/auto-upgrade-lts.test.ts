@@ -6,13 +6,14 @@
  * NoLongTermSupport and count against the failure budget; with a budget of 0 (an operator's
  * `run create --long-term-support`) the first such member fails the run.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { wire } from "@flotilla/protocol";
 import { waitFor } from "@flotilla/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fleetFile, startE2E, type E2E } from "./fleet.js";
+import { ok, writeJson } from "./recovery-helpers.js";
 
 let e2e: E2E;
 let work: string;
@@ -50,35 +51,30 @@ afterEach(async () => {
   await rm(work, { recursive: true, force: true });
 }, 30_000);
 
-async function ok(...args: string[]): Promise<string> {
-  const result = await e2e.cli(...args);
-  expect(result.code, `flotilla ${args.join(" ")}: ${result.stderr}`).toBe(0);
-  return result.stdout;
+/** `flotilla ARGS`, which must succeed. */
+function cli(...args: string[]): Promise<string> {
+  return ok(e2e, ...args);
 }
 
 /** A stored strategy: one stage of every prod cluster, one member at a time, and `budget`. */
 async function strategy(name: string, budget?: string): Promise<void> {
-  const file = join(work, `${name}.json`);
-  await writeFile(
-    file,
-    JSON.stringify({
-      stages: [
-        {
-          name: "all",
-          memberSelector: { byLabel: "env=prod" },
-          maxConcurrency: "1",
-          ...(budget === undefined ? {} : { maxAllowedFailures: budget }),
-        },
-      ],
-    }),
-  );
-  await ok("strategy", "create", name, "-f", file);
+  const file = await writeJson(work, `${name}.json`, {
+    stages: [
+      {
+        name: "all",
+        memberSelector: { byLabel: "env=prod" },
+        maxConcurrency: "1",
+        ...(budget === undefined ? {} : { maxAllowedFailures: budget }),
+      },
+    ],
+  });
+  await cli("strategy", "create", name, "-f", file);
 }
 
 /** N is 1.30; 1.27 is past standard support and 1.27.102 its LTS patch. */
 async function releases(): Promise<void> {
-  await ok("release", "add", "kubernetes", "1.30.3");
-  await ok("release", "add", "kubernetes", "1.27.102", "--lts");
+  await cli("release", "add", "kubernetes", "1.30.3");
+  await cli("release", "add", "kubernetes", "1.27.102", "--lts");
 }
 
 async function finished(name: string): Promise<void> {
@@ -105,7 +101,7 @@ async function members(name: string): Promise<string[][]> {
 
 /** Each cluster's Kubernetes version as `versions -o json` shows it. */
 async function versions(): Promise<Record<string, string>> {
-  const out = await ok("versions", "-o", "json");
+  const out = await cli("versions", "-o", "json");
   const { clusters } = JSON.parse(
     out,
   ) as wire.ListClusterVersionsResponse__Output;
@@ -120,20 +116,20 @@ describe("long-term support in live update runs", () => {
     { timeout: 120_000 },
     async () => {
       // The agents report their plans; cluster get shows them.
-      expect(await ok("cluster", "get", "lts-01")).toContain(
+      expect(await cli("cluster", "get", "lts-01")).toContain(
         "  Support plan:   AKSLongTermSupport\n",
       );
-      expect(await ok("cluster", "get", "std-02")).toContain(
+      expect(await cli("cluster", "get", "std-02")).toContain(
         "  Support plan:   KubernetesOfficial (none reported)\n",
       );
       const json = JSON.parse(
-        await ok("cluster", "get", "std-01", "-o", "json"),
+        await cli("cluster", "get", "std-01", "-o", "json"),
       ) as { cluster: wire.Cluster__Output };
       expect(json.cluster.facts?.supportPlan).toBe("KubernetesOfficial");
 
       await strategy("tolerant", "2");
       await releases();
-      await ok(
+      await cli(
         "autoupgradeprofile",
         "create",
         "lts",
@@ -178,11 +174,11 @@ describe("long-term support in live update runs", () => {
       const after = await versions();
       expect([after["std-01"], after["std-02"]]).toEqual(["1.27.9", "1.27.9"]);
 
-      const status = await ok("run", "status", name);
+      const status = await cli("run", "status", name);
       expect(status).toContain("requires long-term support");
       expect(status).toContain(NO_LTS("std-01"));
       const statusJson = JSON.parse(
-        await ok("run", "status", name, "-o", "json"),
+        await cli("run", "status", name, "-o", "json"),
       ) as { run: { payload: { upgrade: Record<string, unknown> } } };
       expect(statusJson.run.payload.upgrade["requiresLongTermSupport"]).toBe(
         true,
@@ -210,7 +206,7 @@ describe("long-term support in live update runs", () => {
         "--long-term-support: is only allowed for Full and ControlPlaneOnly",
       );
 
-      await ok(
+      await cli(
         "run",
         "create",
         "by-hand",
@@ -227,7 +223,7 @@ describe("long-term support in live update runs", () => {
         "NotStarted",
         "NotStarted",
       ]);
-      await ok("run", "start", "by-hand");
+      await cli("run", "start", "by-hand");
       await finished("by-hand");
       const run = await e2e.run("by-hand");
       expect(run.state).toBe("Failed");
@@ -238,7 +234,7 @@ describe("long-term support in live update runs", () => {
         ["std-01", "Failed", "NoLongTermSupport"],
         ["std-02", "NotStarted", ""],
       ]);
-      const status = await ok("run", "status", "by-hand");
+      const status = await cli("run", "status", "by-hand");
       expect(status).toContain(
         "upgrade to Kubernetes 1.27.102 (control plane and nodes, node images Latest; requires long-term support)",
       );
