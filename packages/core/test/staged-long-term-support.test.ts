@@ -9,6 +9,7 @@ import type { SupportPlan } from "../src/cluster.js";
 import { planUpgradeTargets } from "../src/preview/upgrade-plan.js";
 import type { RunPayload } from "../src/staged/run.js";
 import {
+  Driver,
   T0,
   cluster,
   group,
@@ -152,6 +153,38 @@ describe("long-term-support runs", () => {
       reason: "NoLongTermSupport",
       failureCount: 2,
     });
+  });
+
+  it("a support plan reported after creation is the one read at the member's turn, either way", () => {
+    const run = resolve(
+      oneStage([{ name: "g", maxConcurrency: 1, maxAllowedFailures: "5" }]),
+      [member127("a-lts", "AKSLongTermSupport"), member127("b-none")],
+      { payload: LTS_UPGRADE, available },
+    );
+    const { d, first } = started(run);
+    expect(first).toEqual(["a-lts"]);
+    d.ok({
+      type: "MemberSupportPlanChanged",
+      member: "b-none",
+      supportPlan: "AKSLongTermSupport",
+    });
+    expect(d.succeed("a-lts")).toEqual(["b-none"]);
+    const dropped = resolve(
+      oneStage([{ name: "g", maxAllowedFailures: "1" }]),
+      [member127("d-lts", "AKSLongTermSupport")],
+      { payload: LTS_UPGRADE, available },
+    );
+    const third = new Driver(dropped);
+    third.ok({ type: "MemberSupportPlanChanged", member: "d-lts" });
+    expect(third.start()).toEqual([]);
+    expect(member(dropped, "d-lts")).toMatchObject({
+      state: "Failed",
+      reason: "NoLongTermSupport",
+    });
+    expect(
+      third.send({ type: "MemberSupportPlanChanged", member: "ghost" })
+        .rejected,
+    ).toBeDefined();
   });
 
   it("property: the plan shown before the start and the run agree; exactly the clusters without long-term support fail, and only LTS clusters get intents", () => {

@@ -467,4 +467,44 @@ describe("auto-upgrade profiles: the trigger", () => {
     await waitFor(() => run.state === "Failed");
     expect(members().map((m) => m.state)).toEqual(["Succeeded", "Failed"]);
   });
+
+  it("a cluster whose agent reports AKSLongTermSupport after the run was made takes the target at its turn", async () => {
+    const facts = {
+      ...stagedFacts({ ring: "a" }),
+      kubernetesVersion: "1.27.9",
+    };
+    const late = await fixture.register("late-1", facts);
+    await kubernetes("1.30.2");
+    await callUnary(fixture.hub.admin, "addRelease", {
+      kind: "RELEASE_KIND_KUBERNETES",
+      family: "",
+      version: "1.27.102",
+      lts: true,
+      reason: "",
+    });
+    await createProfile("lts", {
+      channel: "TargetKubernetesVersion",
+      targetKubernetesVersion: "1.27",
+      longTermSupport: true,
+      disabled: true,
+    });
+    const admin = fixture.hub.admin;
+    const generated = await callUnary(admin, "generateUpdateRun", {
+      profile: "lts",
+      reason: "",
+    });
+    const name = generated.run?.name ?? "";
+    const { run } = fixture.hub.hub.runs.get(name);
+    const member = () => run.stages[0]?.groups[0]?.members[0];
+    expect(member()?.supportPlan).toBeUndefined();
+    late.send({ facts: { ...facts, supportPlan: "AKSLongTermSupport" } });
+    await waitFor(() => member()?.supportPlan === "AKSLongTermSupport", {
+      message: "the run hears of the new support plan",
+    });
+    await callUnary(admin, "startUpdateRun", { name, reason: "" });
+    await waitFor(() => member()?.state === "Running");
+    expect(
+      (await fixture.hub.hub.intents.current("late-1")).intent.upgrade,
+    ).toBeDefined();
+  });
 });

@@ -110,8 +110,11 @@ export interface Member {
   readonly kubernetesVersion?: string;
   readonly region?: string;
   readonly nodePools?: readonly NodePool[];
-  /** The cluster's support plan; absent: KubernetesOfficial (docs/semantics.md#upgrades). */
-  readonly supportPlan?: SupportPlan;
+  /**
+   * The cluster's support plan (absent: KubernetesOfficial), updated when its agent reports
+   * another: read when the member's turn comes (docs/engine.md#long-term-support).
+   */
+  supportPlan?: SupportPlan;
   target?: MemberTarget;
   /** Node pools the upgrade leaves on their image, and why; for the member's final message. */
   skippedNodeImages?: readonly NodeImageSkip[];
