@@ -78,6 +78,31 @@ async function fleet(): Promise<ScriptedAgent[]> {
   ];
 }
 
+/**
+ * Publishes 1.30.2 and the LTS patch 1.27.102 (1.27 is past standard support), and generates the
+ * run of a disabled TargetKubernetesVersion 1.27 profile with longTermSupport.
+ */
+async function generateLtsRun(): Promise<wire.GenerateUpdateRunResponse__Output> {
+  await kubernetes("1.30.2");
+  await callUnary(fixture.hub.admin, "addRelease", {
+    kind: "RELEASE_KIND_KUBERNETES",
+    family: "",
+    version: "1.27.102",
+    lts: true,
+    reason: "",
+  });
+  await createProfile("lts", {
+    channel: "TargetKubernetesVersion",
+    targetKubernetesVersion: "1.27",
+    longTermSupport: true,
+    disabled: true,
+  });
+  return callUnary(fixture.hub.admin, "generateUpdateRun", {
+    profile: "lts",
+    reason: "",
+  });
+}
+
 describe("auto-upgrade profiles: admin API", () => {
   it("creates, lists, updates and deletes a profile, showing its current target", async () => {
     await fleet();
@@ -425,25 +450,8 @@ describe("auto-upgrade profiles: the trigger", () => {
       ...stagedFacts({ ring: "a" }),
       kubernetesVersion: "1.27.9",
     });
-    await kubernetes("1.30.2");
-    await callUnary(fixture.hub.admin, "addRelease", {
-      kind: "RELEASE_KIND_KUBERNETES",
-      family: "",
-      version: "1.27.102",
-      lts: true,
-      reason: "",
-    });
-    await createProfile("lts", {
-      channel: "TargetKubernetesVersion",
-      targetKubernetesVersion: "1.27",
-      longTermSupport: true,
-      disabled: true,
-    });
     const admin = fixture.hub.admin;
-    const generated = await callUnary(admin, "generateUpdateRun", {
-      profile: "lts",
-      reason: "",
-    });
+    const generated = await generateLtsRun();
     const name = generated.run?.name ?? "";
     expect(generated.run?.payload?.upgrade).toMatchObject({
       kubernetesVersion: "1.27.102",
@@ -474,25 +482,8 @@ describe("auto-upgrade profiles: the trigger", () => {
       kubernetesVersion: "1.27.9",
     };
     const late = await fixture.register("late-1", facts);
-    await kubernetes("1.30.2");
-    await callUnary(fixture.hub.admin, "addRelease", {
-      kind: "RELEASE_KIND_KUBERNETES",
-      family: "",
-      version: "1.27.102",
-      lts: true,
-      reason: "",
-    });
-    await createProfile("lts", {
-      channel: "TargetKubernetesVersion",
-      targetKubernetesVersion: "1.27",
-      longTermSupport: true,
-      disabled: true,
-    });
     const admin = fixture.hub.admin;
-    const generated = await callUnary(admin, "generateUpdateRun", {
-      profile: "lts",
-      reason: "",
-    });
+    const generated = await generateLtsRun();
     const name = generated.run?.name ?? "";
     const { run } = fixture.hub.hub.runs.get(name);
     const member = () => run.stages[0]?.groups[0]?.members[0];
