@@ -52,9 +52,14 @@ describe("the Kubernetes backend's configuration", () => {
         "example.com/tier=gold,zone=b",
         "--region",
         "eu-west-1",
+        "--support-plan",
+        "AKSLongTermSupport",
       ],
       // The flags win over the variable.
-      { FLOTILLA_LABELS: "env=dev" },
+      {
+        FLOTILLA_LABELS: "env=dev",
+        FLOTILLA_SUPPORT_PLAN: "KubernetesOfficial",
+      },
     );
     expect(parsed).toMatchObject({
       type: "config",
@@ -67,6 +72,7 @@ describe("the Kubernetes backend's configuration", () => {
           forceConflicts: true,
           labels: { env: "prod", "example.com/tier": "gold", zone: "b" },
           region: "eu-west-1",
+          supportPlan: "AKSLongTermSupport",
         },
       },
     });
@@ -176,7 +182,10 @@ describe("the Kubernetes backend's configuration", () => {
             "--label",
             "novalue",
           ],
-          { FLOTILLA_APPLY_FORCE_CONFLICTS: "maybe" },
+          {
+            FLOTILLA_APPLY_FORCE_CONFLICTS: "maybe",
+            FLOTILLA_SUPPORT_PLAN: "LTS",
+          },
         ),
       ),
     ).toEqual([
@@ -184,6 +193,7 @@ describe("the Kubernetes backend's configuration", () => {
       `--namespace "Not_A_Namespace": must be a DNS label (lower-case letters, digits, '-')`,
       `--upgrade-driver "kured": must be one of none, system-upgrade-controller, cluster-api`,
       `FLOTILLA_APPLY_FORCE_CONFLICTS "maybe": must be 1/true/yes/on or 0/false/no/off`,
+      `FLOTILLA_SUPPORT_PLAN "LTS": must be one of KubernetesOfficial, AKSLongTermSupport`,
     ]);
     expect(
       problems(

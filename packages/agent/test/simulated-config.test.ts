@@ -71,6 +71,34 @@ describe("parsing a simulated fleet", () => {
     });
   });
 
+  it("takes the support plan from the entry or the defaults, and refuses an unknown one with its path", () => {
+    const parsed = parseSimulatedFleet({
+      defaults: {
+        kubernetesVersion: "1.27.9",
+        supportPlan: "AKSLongTermSupport",
+      },
+      clusters: [
+        { name: "lts-1" },
+        { name: "std-1", supportPlan: "KubernetesOfficial" },
+      ],
+    });
+    if (!parsed.ok)
+      throw new Error(parsed.problems.map(formatProblem).join("\n"));
+    expect(parsed.value.clusters.map((c) => [c.name, c.supportPlan])).toEqual([
+      ["lts-1", "AKSLongTermSupport"],
+      ["std-1", "KubernetesOfficial"],
+    ]);
+    expect(
+      problems({
+        clusters: [
+          { name: "c", kubernetesVersion: "1.30.1", supportPlan: "LTS" },
+        ],
+      }),
+    ).toEqual([
+      'clusters[0].supportPlan: must be one of "KubernetesOfficial", "AKSLongTermSupport" (got "LTS")',
+    ]);
+  });
+
   it("gives each cluster a seed from the fleet seed and its name, whatever the order", () => {
     const a = parseSimulatedFleet(fleet);
     const b = parseSimulatedFleet({

@@ -173,6 +173,32 @@ describe("flotilla cluster get", () => {
     expect(out).toMatch(/\n {2}win +windows-2022 +2026\.01\.1 +1\.30\.3\n/);
     expect(out).toMatch(/\n {2}kubernetes: +\S.*Saturday.*22:00/);
     expect(out).toContain("  nodeImage:      any time\n");
+    expect(out).toContain(
+      "  Support plan:   KubernetesOfficial (none reported)\n",
+    );
+  });
+
+  it("shows the support plan the agent reports, in the table and in -o json", async () => {
+    const lts = (name: string): wire.Cluster => {
+      const c = cluster(name);
+      return { ...c, facts: { ...c.facts, supportPlan: "AKSLongTermSupport" } };
+    };
+    await using hub = await startFakeHub({
+      unary: { GetCluster: (req) => ({ cluster: lts(req.name) }) },
+    });
+    const text = await cliAgainst(hub, ["cluster", "get", "lts-1"]);
+    expect(text.out).toContain("  Support plan:   AKSLongTermSupport\n");
+    const json = await cliAgainst(hub, [
+      "cluster",
+      "get",
+      "lts-1",
+      "-o",
+      "json",
+    ]);
+    expect(
+      (JSON.parse(json.out) as { cluster: wire.Cluster }).cluster.facts
+        ?.supportPlan,
+    ).toBe("AKSLongTermSupport");
   });
 
   it("prints NOT_FOUND's message and exits 1", async () => {

@@ -57,6 +57,51 @@ describe("flotilla run create", () => {
     expect(out).toContain("  flotilla run start upgrade-1-31");
   });
 
+  it("--long-term-support: the upgrade requires long-term support, and the new run says so", async () => {
+    const run = newRun();
+    const lts = {
+      ...run,
+      payload: {
+        kind: "upgrade" as const,
+        upgrade: {
+          type: "Full" as const,
+          kubernetesVersion: "1.27.102",
+          nodeImageSelection: "Latest" as const,
+          requiresLongTermSupport: true as const,
+        },
+      },
+    };
+    await using hub = await startFakeHub({
+      unary: {
+        CreateUpdateRun: () => ({ run: runToWire(lts, 1), warnings: [] }),
+      },
+    });
+    const { code, out, err } = await cliAgainst(hub, [
+      "run",
+      "create",
+      "lts-1-27",
+      "--strategy",
+      "canary-first",
+      "--kubernetes-version",
+      "1.27.102",
+      "--long-term-support",
+    ]);
+    expect(err).toBe("");
+    expect(code).toBe(0);
+    const [request] = hub.requests("CreateUpdateRun");
+    expect(request).toMatchObject({
+      payload: {
+        upgrade: {
+          kubernetesVersion: "1.27.102",
+          requiresLongTermSupport: true,
+        },
+      },
+    });
+    expect(out).toContain(
+      "upgrade to Kubernetes 1.27.102 (control plane and nodes, node images Latest; requires long-term support)",
+    );
+  });
+
   it("sends a strategy file's document as strategy_json and a bundle revision payload", async () => {
     await using hub = await startFakeHub({
       unary: {
@@ -118,6 +163,22 @@ describe("flotilla run create", () => {
     [
       ["--strategy", "s", "--kubernetes-version", "1.31"],
       "--kubernetes-version: ",
+    ],
+    [
+      ["--strategy", "s", "--node-image-only", "--long-term-support"],
+      "--long-term-support: is only allowed for Full and ControlPlaneOnly",
+    ],
+    [
+      [
+        "--strategy",
+        "s",
+        "--bundle",
+        "web",
+        "--revision",
+        "r2",
+        "--long-term-support",
+      ],
+      "--long-term-support goes only with an upgrade",
     ],
     [
       ["--strategy", "s", "--node-image-only", "--progress-deadline", "90"],

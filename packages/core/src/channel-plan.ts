@@ -5,7 +5,6 @@
  * why ({@link memberUpgradeDecision}), or fail because a long-term-support target reaches a cluster
  * without long-term support.
  */
-import type { Cluster } from "./cluster.js";
 import { planStaged } from "./plan.js";
 import {
   parseFleetInputs,
@@ -18,8 +17,6 @@ import type {
   ChannelTarget,
   InputProblem,
   PlanWarning,
-  PlannedMember,
-  UpgradePlan,
 } from "./preview-types.js";
 import type { Result } from "./result.js";
 import { parseWith } from "./schema.js";
@@ -27,7 +24,6 @@ import { resolveRun } from "./staged/resolve.js";
 import type { NodeImageSelection } from "./upgrade.js";
 import type { UpdateStrategy } from "./update-strategy.js";
 import {
-  longTermSupportFailure,
   resolveChannel,
   upgradeProfileField,
   type ChannelResolution,
@@ -99,34 +95,6 @@ function everyChannel(
       ),
     ];
   });
-}
-
-/**
- * A member the run would start with an LTS-only target fails it unless the cluster has long-term
- * support (AKS: a non-LTS cluster fails the generated run).
- */
-function withLongTermSupport(
-  plan: UpgradePlan,
-  resolution: ChannelResolution,
-  clusters: ReadonlyMap<string, Cluster>,
-): { plan: UpgradePlan; failing: string[] } {
-  const failing: string[] = [];
-  const members = plan.members.map((m): PlannedMember => {
-    if (m.action !== "upgrade") return m;
-    const hasLts = clusters.get(m.name)?.supportPlan === "AKSLongTermSupport";
-    const failure = longTermSupportFailure(resolution, m.name, hasLts);
-    if (failure === undefined) return m;
-    failing.push(m.name);
-    return {
-      name: m.name,
-      wave: m.wave,
-      group: m.group,
-      action: "fail",
-      reason: "NoLongTermSupport",
-      message: failure,
-    };
-  });
-  return { plan: { ...plan, members }, failing };
 }
 
 /** `plan --channel`: every problem of every input at once, or the channel plan. */
@@ -208,23 +176,14 @@ export function planChannel(
     available: catalogue.value,
   });
   if (!run.ok) return { ok: false, problems: tag("strategy", run.problems) };
-  const targets = planUpgradeTargets(run.value);
-  const { plan, failing } =
-    targets === undefined
-      ? { plan: undefined, failing: [] }
-      : withLongTermSupport(
-          targets,
-          resolution,
-          new Map(clusters.map((c) => [c.name, c])),
-        );
-  if (failing.length > 0) {
-    const to =
-      resolution.upgrade.type === "NodeImageOnly"
-        ? "the target"
-        : resolution.upgrade.kubernetesVersion;
+  const plan = planUpgradeTargets(run.value);
+  const failing = (plan?.members ?? [])
+    .filter((m) => m.reason === "NoLongTermSupport")
+    .map((m) => m.name);
+  if (failing.length > 0 && resolution.upgrade.type !== "NodeImageOnly") {
     warnings.push({
       code: "LongTermSupportRequired",
-      message: `${to} is past standard support: ${String(failing.length)} cluster(s) without supportPlan AKSLongTermSupport would fail the run: ${failing.join(", ")}`,
+      message: `${resolution.upgrade.kubernetesVersion} is past standard support: ${String(failing.length)} cluster(s) without supportPlan AKSLongTermSupport would fail the run: ${failing.join(", ")}`,
     });
   }
   return {

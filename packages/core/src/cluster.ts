@@ -29,6 +29,18 @@ export interface NodePool {
   readonly kubernetesVersion?: string;
 }
 
+/**
+ * AKS's support plans (docs/semantics.md#upgrades): only `AKSLongTermSupport` clusters may take a
+ * minor past standard support. A cluster that reports none is on `KubernetesOfficial`.
+ */
+export const SUPPORT_PLANS = [
+  "KubernetesOfficial",
+  "AKSLongTermSupport",
+] as const;
+
+/** A cluster's support plan. */
+export type SupportPlan = (typeof SUPPORT_PLANS)[number];
+
 /** A member cluster: identity, labels, membership hints, platform facts and owner-set windows. */
 export interface Cluster {
   readonly name: string;
@@ -42,7 +54,7 @@ export interface Cluster {
   readonly nodePools: readonly NodePool[];
   readonly region?: string;
   /** AKS's support plan: `AKSLongTermSupport` clusters may take a long-term-support minor. */
-  readonly supportPlan?: "KubernetesOfficial" | "AKSLongTermSupport";
+  readonly supportPlan?: SupportPlan;
   /**
    * Fleet's Cluster `spec.paused`: the cluster receives no new bundle revision and does not count
    * as unavailable in partitioned rollouts (docs/semantics.md#paused-clusters). Set only when true.
@@ -99,7 +111,7 @@ const clusterSchema = strictObject({
     .optional(),
   nodePools: z.array(nodePoolSchema).optional(),
   region: z.string().min(1).optional(),
-  supportPlan: z.enum(["KubernetesOfficial", "AKSLongTermSupport"]).optional(),
+  supportPlan: z.enum(SUPPORT_PLANS).optional(),
   paused: z.boolean().optional(),
 });
 

@@ -68,8 +68,14 @@ export {
   parseClusterGroups,
   groupsOfCluster,
   compareNames,
+  SUPPORT_PLANS,
 } from "./cluster.js";
-export type { NodePool, Cluster, ClusterGroup } from "./cluster.js";
+export type {
+  NodePool,
+  Cluster,
+  ClusterGroup,
+  SupportPlan,
+} from "./cluster.js";
 export { DNS_LABEL, editDistance, isDnsLabel } from "./schema.js";
 
 // Maintenance windows and freezes
@@ -115,11 +121,7 @@ export type {
   AvailableKubernetesVersion,
   AvailableNodeImage,
 } from "./versions/version.js";
-export {
-  resolveChannel,
-  upgradeProfileField,
-  longTermSupportFailure,
-} from "./versions/channels.js";
+export { resolveChannel, upgradeProfileField } from "./versions/channels.js";
 export {
   MAX_PROFILE_NAME_LENGTH,
   autoUpgradeProfileField,
@@ -146,6 +148,7 @@ export {
   upgradeWindowScope,
   selectConsistentNodeImages,
   memberUpgradeDecision,
+  longTermSupportFailure,
   isTargetAvailable,
 } from "./upgrade.js";
 export type {
@@ -154,6 +157,7 @@ export type {
   UpgradePayload,
   ConsistentNodeImages,
   UpgradeSkipReason,
+  UpgradeFailReason,
   NodeImageChange,
   NodeImageSkip,
   NodeImageSkipReason,

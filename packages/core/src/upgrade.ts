@@ -57,6 +57,11 @@ export type UpgradePayload =
       readonly type: "Full" | "ControlPlaneOnly";
       readonly kubernetesVersion: string;
       readonly nodeImageSelection: NodeImageSelection;
+      /**
+       * The target is a minor past standard support: a member whose cluster is not on the
+       * `AKSLongTermSupport` plan fails ({@link longTermSupportFailure}). Set only when true.
+       */
+      readonly requiresLongTermSupport?: true;
     }
   | {
       readonly type: "NodeImageOnly";
@@ -106,8 +111,14 @@ export const upgradeField: z.ZodType<UpgradePayload> = strictObject({
   kubernetesVersion: kubernetesVersionField("full").optional(),
   nodeImageSelection: nodeImageSelectionField.optional(),
   securityPatchOnly: z.boolean().optional(),
+  requiresLongTermSupport: z.boolean().optional(),
 }).transform((value, ctx): UpgradePayload => {
-  const { type, kubernetesVersion, securityPatchOnly } = value;
+  const {
+    type,
+    kubernetesVersion,
+    securityPatchOnly,
+    requiresLongTermSupport,
+  } = value;
   const nodeImageSelection = value.nodeImageSelection ?? "Latest";
   const problem = (
     path: string,
@@ -123,6 +134,11 @@ export const upgradeField: z.ZodType<UpgradePayload> = strictObject({
         "is not allowed for NodeImageOnly (node-image upgrades keep the Kubernetes version)";
       return problem("kubernetesVersion", why, kubernetesVersion);
     }
+    if (requiresLongTermSupport === true) {
+      const why =
+        "is only allowed for Full and ControlPlaneOnly (long-term support is about Kubernetes minors, not node images)";
+      return problem("requiresLongTermSupport", why, requiresLongTermSupport);
+    }
     return securityPatchOnly === true
       ? { type, nodeImageSelection, securityPatchOnly }
       : { type, nodeImageSelection };
@@ -136,7 +152,14 @@ export const upgradeField: z.ZodType<UpgradePayload> = strictObject({
   }
   if (kubernetesVersion === undefined)
     return problem("kubernetesVersion", `is required for ${type}`, undefined);
-  return { type, kubernetesVersion, nodeImageSelection };
+  return {
+    type,
+    kubernetesVersion,
+    nodeImageSelection,
+    ...(requiresLongTermSupport === true
+      ? { requiresLongTermSupport: true as const }
+      : {}),
+  };
 });
 
 /** The window scope an upgrade honours: `kubernetes` for Full/ControlPlaneOnly, `nodeImage` for NodeImageOnly. */
@@ -164,11 +187,22 @@ export type UpgradeSkipReason =
   | "NoConsistentImage"
   | "NoLinuxNodePools";
 
-/** What happens to one member when its turn comes: skip (with a reason) or upgrade (with targets). */
+/** Why a member fails an upgrade run without being started. */
+export type UpgradeFailReason = "NoLongTermSupport";
+
+/**
+ * What happens to one member when its turn comes: skip (with a reason), fail (with a reason; it
+ * counts against the failure budget) or upgrade (with targets).
+ */
 export type MemberUpgradeDecision =
   | {
       readonly action: "skip";
       readonly reason: UpgradeSkipReason;
+      readonly message: string;
+    }
+  | {
+      readonly action: "fail";
+      readonly reason: UpgradeFailReason;
       readonly message: string;
     }
   | {
@@ -238,6 +272,24 @@ function targetOf(payload: {
 }
 
 /**
+ * Why `cluster` fails a run whose target is a minor past standard support, or undefined when it
+ * may take the target: only clusters on the `AKSLongTermSupport` plan may (docs/semantics.md#upgrades;
+ * a cluster that reports no plan is on `KubernetesOfficial`).
+ */
+export function longTermSupportFailure(
+  cluster: Pick<Cluster, "name" | "supportPlan">,
+  payload: UpgradePayload,
+): string | undefined {
+  if (
+    payload.type === "NodeImageOnly" ||
+    payload.requiresLongTermSupport !== true ||
+    cluster.supportPlan === "AKSLongTermSupport"
+  )
+    return undefined;
+  return `cluster "${cluster.name}" cannot take ${payload.kubernetesVersion}: it is past standard support and the cluster does not have long-term support enabled`;
+}
+
+/**
  * Decides what `cluster` does under `payload` when its own upgrade starts; `available` is the offer
  * at that moment and `consistent` the run's {@link selectConsistentNodeImages} choice (required for
  * Consistent: without it every pool lacks a selection). Full/ControlPlaneOnly check, in order:
@@ -245,6 +297,8 @@ function targetOf(payload: {
  * minor below the target; only the control plane counts), NoConsistentImage, AlreadyAtTarget. A
  * member that reports no Kubernetes version is upgraded: its agent applies the same skew rule to
  * the live version before acting.
+ * A member that would be upgraded fails instead when the target is past standard support and the
+ * cluster has no long-term support ({@link longTermSupportFailure}, reason `NoLongTermSupport`).
  */
 export function memberUpgradeDecision(
   cluster: Cluster,
@@ -341,6 +395,9 @@ export function memberUpgradeDecision(
       `${name} is already on ${to}${full ? " with every node pool at its target image" : ""}`,
     );
   }
+  const noLts = longTermSupportFailure(cluster, payload);
+  if (noLts !== undefined)
+    return { action: "fail", reason: "NoLongTermSupport", message: noLts };
   const images = changes.length === 0 ? "" : `; ${describe(changes)}`;
   const rest = skippedPart(plan.skipped, true);
   return {

@@ -229,3 +229,57 @@ describe("releases in the scenario file", () => {
     ]);
   });
 });
+
+describe("an upgrade that requires long-term support", () => {
+  it("simulate fails, at their turn and within the budget, the members not on AKSLongTermSupport, as its plan says", () => {
+    const lts = fleet.map((c) => ({
+      ...c,
+      kubernetesVersion: "1.27.9",
+      ...(c.name === "canary-1" || c.name === "prod-2"
+        ? { supportPlan: "AKSLongTermSupport" }
+        : {}),
+    }));
+    const out = simulated(
+      {
+        ...upgradeScenario,
+        upgrade: {
+          type: "Full",
+          kubernetesVersion: "1.27.102",
+          requiresLongTermSupport: true,
+        },
+        available: {
+          kubernetes: [
+            { version: "1.27.102", lts: true },
+            { version: "1.30.3" },
+          ],
+        },
+      },
+      undefined,
+      lts,
+    );
+    expect(
+      out.plan?.members.map((m) => [m.name, m.action, m.reason ?? ""]),
+    ).toEqual([
+      ["canary-1", "upgrade", ""],
+      ["prod-1", "fail", "NoLongTermSupport"],
+      ["prod-2", "upgrade", ""],
+      ["prod-3", "fail", "NoLongTermSupport"],
+      ["prod-4", "fail", "NoLongTermSupport"],
+    ]);
+    // The prod group's budget is 1: prod-1 fails at its turn (10:10), prod-2 runs; prod-3 fails
+    // next and exceeds the budget, so prod-4 never starts.
+    expect(
+      ["canary-1", "prod-1", "prod-2", "prod-3", "prod-4"].map((n) => [
+        n,
+        memberOf(out, n)?.state,
+        memberOf(out, n)?.reason ?? "",
+      ]),
+    ).toEqual([
+      ["canary-1", "Succeeded", ""],
+      ["prod-1", "Failed", "NoLongTermSupport"],
+      ["prod-2", "Succeeded", ""],
+      ["prod-3", "Failed", "NoLongTermSupport"],
+      ["prod-4", "NotStarted", ""],
+    ]);
+  });
+});

@@ -4,7 +4,7 @@
  * checks the invariants every step must keep.
  */
 import { expect } from "vitest";
-import type { Cluster, NodePool } from "../src/cluster.js";
+import type { Cluster, NodePool, SupportPlan } from "../src/cluster.js";
 import type { Labels } from "../src/label-selector.js";
 import {
   parseMaintenance,
@@ -68,6 +68,7 @@ export interface ClusterOptions {
   readonly kubernetesVersion?: string;
   readonly nodePools?: readonly NodePool[];
   readonly region?: string;
+  readonly supportPlan?: SupportPlan;
 }
 
 /** A cluster with a name and the given facts. */
@@ -82,6 +83,7 @@ export function cluster(name: string, options: ClusterOptions = {}): Cluster {
       maintenance: options.maintenance,
       kubernetesVersion: options.kubernetesVersion,
       region: options.region,
+      supportPlan: options.supportPlan,
     }),
   };
 }

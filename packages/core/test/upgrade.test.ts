@@ -113,7 +113,50 @@ describe("upgradeField", () => {
     });
   });
 
+  test("keeps requiresLongTermSupport on Full and ControlPlaneOnly; false is the same as absent", () => {
+    expect(
+      parseWith(upgradeField, {
+        type: "ControlPlaneOnly",
+        kubernetesVersion: "1.27.102",
+        requiresLongTermSupport: true,
+      }),
+    ).toEqual({
+      ok: true,
+      value: {
+        type: "ControlPlaneOnly",
+        kubernetesVersion: "1.27.102",
+        nodeImageSelection: "Latest",
+        requiresLongTermSupport: true,
+      },
+    });
+    expect(
+      parseWith(upgradeField, {
+        type: "Full",
+        kubernetesVersion: "1.27.102",
+        requiresLongTermSupport: false,
+      }),
+    ).toEqual({
+      ok: true,
+      value: {
+        type: "Full",
+        kubernetesVersion: "1.27.102",
+        nodeImageSelection: "Latest",
+      },
+    });
+  });
+
   test.each([
+    [
+      { type: "NodeImageOnly", requiresLongTermSupport: true },
+      [
+        {
+          path: "upgrade.requiresLongTermSupport",
+          message:
+            "is only allowed for Full and ControlPlaneOnly (long-term support is about Kubernetes minors, not node images)",
+          value: true,
+        },
+      ],
+    ],
     [
       { type: "Full" },
       [{ path: "upgrade.kubernetesVersion", message: "is required for Full" }],

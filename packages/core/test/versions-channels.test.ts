@@ -1,9 +1,11 @@
 import { describe, expect, test } from "vitest";
 import type { Cluster } from "../src/cluster.js";
 import { parseWith } from "../src/schema.js";
-import { memberUpgradeDecision } from "../src/upgrade.js";
 import {
   longTermSupportFailure,
+  memberUpgradeDecision,
+} from "../src/upgrade.js";
+import {
   resolveChannel,
   upgradeProfileField,
 } from "../src/versions/channels.js";
@@ -193,19 +195,43 @@ describe("TargetKubernetesVersion", () => {
       longTermSupport: true,
     } as const;
     const resolution = resolveChannel(profile, available);
+    const upgrade = {
+      type: "Full",
+      kubernetesVersion: "1.29.5",
+      nodeImageSelection: "Latest",
+      requiresLongTermSupport: true,
+    } as const;
     expect(resolution).toEqual({
       type: "upgrade",
-      upgrade: {
-        type: "Full",
-        kubernetesVersion: "1.29.5",
-        nodeImageSelection: "Latest",
-      },
+      upgrade,
       requiresLongTermSupport: true,
     });
-    expect(longTermSupportFailure(resolution, "c-lts", true)).toBeUndefined();
-    expect(longTermSupportFailure(resolution, "c-plain", false)).toBe(
-      'cluster "c-plain" cannot take 1.29.5: it is past standard support and the cluster does not have long-term support enabled',
-    );
+    const lts = { name: "c-lts", supportPlan: "AKSLongTermSupport" } as const;
+    expect(longTermSupportFailure(lts, upgrade)).toBeUndefined();
+    const failure =
+      'cluster "c-plain" cannot take 1.29.5: it is past standard support and the cluster does not have long-term support enabled';
+    expect(longTermSupportFailure({ name: "c-plain" }, upgrade)).toBe(failure);
+    expect(
+      longTermSupportFailure(
+        { name: "c-plain", supportPlan: "KubernetesOfficial" },
+        upgrade,
+      ),
+    ).toBe(failure);
+    // The run's per-member decision: the LTS cluster upgrades, the other fails.
+    expect(
+      memberUpgradeDecision(
+        { ...cluster("c-lts", "1.28.9"), supportPlan: "AKSLongTermSupport" },
+        upgrade,
+        available,
+      ),
+    ).toMatchObject({ action: "upgrade", kubernetesVersion: "1.29.5" });
+    expect(
+      memberUpgradeDecision(cluster("c-plain", "1.28.9"), upgrade, available),
+    ).toEqual({
+      action: "fail",
+      reason: "NoLongTermSupport",
+      message: failure,
+    });
   });
 
   test("TargetKubernetesVersion older than N−2 without longTermSupport is refused", () => {
@@ -255,7 +281,11 @@ describe("TargetKubernetesVersion", () => {
     expect(
       resolution.type === "upgrade" && resolution.requiresLongTermSupport,
     ).toBe(false);
-    expect(longTermSupportFailure(resolution, "c-1", false)).toBeUndefined();
+    if (resolution.type === "skip") throw new Error(resolution.reason);
+    expect(resolution.upgrade).not.toHaveProperty("requiresLongTermSupport");
+    expect(
+      longTermSupportFailure({ name: "c-1" }, resolution.upgrade),
+    ).toBeUndefined();
   });
 
   test("TargetKubernetesVersion fails when no GA patch of the minor is offered yet", () => {

@@ -518,7 +518,12 @@ export function createHub(options: HubOptions): Hub {
       presenceSoon = setTimeout(publishPresence, 100);
     }
     runs.clusterChanged(change);
-    if (change.type !== "windows" && ownsBundles()) bundles.onFleetChanged();
+    if (
+      change.type !== "windows" &&
+      change.type !== "supportPlan" &&
+      ownsBundles()
+    )
+      bundles.onFleetChanged();
   });
   groups.onChange(() => {
     if (ownsBundles()) bundles.onFleetChanged();

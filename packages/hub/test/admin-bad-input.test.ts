@@ -299,6 +299,24 @@ const cases = (): Case[] => {
       { code: "invalid_argument", message: /kubernetesVersion/ },
     ],
     [
+      "CreateUpdateRun long-term support with NodeImageOnly",
+      () =>
+        callUnary(a, "createUpdateRun", {
+          name: "x",
+          payload: {
+            upgrade: {
+              type: "UPGRADE_TYPE_NODE_IMAGE_ONLY",
+              requiresLongTermSupport: true,
+            },
+          },
+          reason: "",
+        }),
+      {
+        code: "invalid_argument",
+        path: "payload.upgrade.requiresLongTermSupport",
+      },
+    ],
+    [
       "CreateUpdateRun unknown strategy",
       () =>
         callUnary(a, "createUpdateRun", {

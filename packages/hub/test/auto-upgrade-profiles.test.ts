@@ -78,6 +78,31 @@ async function fleet(): Promise<ScriptedAgent[]> {
   ];
 }
 
+/**
+ * Publishes 1.30.2 and the LTS patch 1.27.102 (1.27 is past standard support), and generates the
+ * run of a disabled TargetKubernetesVersion 1.27 profile with longTermSupport.
+ */
+async function generateLtsRun(): Promise<wire.GenerateUpdateRunResponse__Output> {
+  await kubernetes("1.30.2");
+  await callUnary(fixture.hub.admin, "addRelease", {
+    kind: "RELEASE_KIND_KUBERNETES",
+    family: "",
+    version: "1.27.102",
+    lts: true,
+    reason: "",
+  });
+  await createProfile("lts", {
+    channel: "TargetKubernetesVersion",
+    targetKubernetesVersion: "1.27",
+    longTermSupport: true,
+    disabled: true,
+  });
+  return callUnary(fixture.hub.admin, "generateUpdateRun", {
+    profile: "lts",
+    reason: "",
+  });
+}
+
 describe("auto-upgrade profiles: admin API", () => {
   it("creates, lists, updates and deletes a profile, showing its current target", async () => {
     await fleet();
@@ -413,5 +438,64 @@ describe("auto-upgrade profiles: the trigger", () => {
       code: "failed_precondition",
       message: expect.stringContaining("Stable follows 1.29"),
     });
+  });
+
+  it("GenerateUpdateRun for a long-term-support target: the run requires it; at their turn the member without it fails (NoLongTermSupport, no intent), the LTS member upgrades", async () => {
+    const lts = await fixture.register("lts-1", {
+      ...stagedFacts({ ring: "a" }),
+      kubernetesVersion: "1.27.9",
+      supportPlan: "AKSLongTermSupport",
+    });
+    await fixture.register("std-1", {
+      ...stagedFacts({ ring: "a" }),
+      kubernetesVersion: "1.27.9",
+    });
+    const admin = fixture.hub.admin;
+    const generated = await generateLtsRun();
+    const name = generated.run?.name ?? "";
+    expect(generated.run?.payload?.upgrade).toMatchObject({
+      kubernetesVersion: "1.27.102",
+      requiresLongTermSupport: true,
+    });
+    const { run } = fixture.hub.hub.runs.get(name);
+    const members = () =>
+      run.stages.flatMap((s) => s.groups.flatMap((g) => g.members));
+    // Both wait at creation: the failure comes at the member's turn.
+    expect(members().map((m) => m.state)).toEqual(["NotStarted", "NotStarted"]);
+    await callUnary(admin, "startUpdateRun", { name, reason: "" });
+    await waitFor(() => run.state === "Failed" || run.state === "Stopping");
+    expect(members().map((m) => [m.name, m.state, m.reason ?? ""])).toEqual([
+      ["lts-1", "Running", ""],
+      ["std-1", "Failed", "NoLongTermSupport"],
+    ]);
+    expect(
+      (await fixture.hub.hub.intents.current("std-1")).intent.upgrade,
+    ).toBe(undefined);
+    await reportUpgrade(fixture.hub, lts, "lts-1", 1, "STATUS_PHASE_READY");
+    await waitFor(() => run.state === "Failed");
+    expect(members().map((m) => m.state)).toEqual(["Succeeded", "Failed"]);
+  });
+
+  it("a cluster whose agent reports AKSLongTermSupport after the run was made takes the target at its turn", async () => {
+    const facts = {
+      ...stagedFacts({ ring: "a" }),
+      kubernetesVersion: "1.27.9",
+    };
+    const late = await fixture.register("late-1", facts);
+    const admin = fixture.hub.admin;
+    const generated = await generateLtsRun();
+    const name = generated.run?.name ?? "";
+    const { run } = fixture.hub.hub.runs.get(name);
+    const member = () => run.stages[0]?.groups[0]?.members[0];
+    expect(member()?.supportPlan).toBeUndefined();
+    late.send({ facts: { ...facts, supportPlan: "AKSLongTermSupport" } });
+    await waitFor(() => member()?.supportPlan === "AKSLongTermSupport", {
+      message: "the run hears of the new support plan",
+    });
+    await callUnary(admin, "startUpdateRun", { name, reason: "" });
+    await waitFor(() => member()?.state === "Running");
+    expect(
+      (await fixture.hub.hub.intents.current("late-1")).intent.upgrade,
+    ).toBeDefined();
   });
 });

@@ -152,6 +152,24 @@ describe("cluster facts codec", () => {
     expect(valueOf(clusterFactsFromWire(decoded))).toEqual(bare);
   });
 
+  it("carries the support plan and refuses one AKS does not have, naming the field and the value", () => {
+    const lts: ClusterFacts = {
+      labels: {},
+      nodePools: [],
+      supportPlan: "AKSLongTermSupport",
+    };
+    const decoded = sent({ facts: clusterFactsToWire(lts) }).facts;
+    expect(valueOf(clusterFactsFromWire(decoded))).toEqual(lts);
+    const bad = sent({ facts: { supportPlan: "Premium" } }).facts;
+    expect(problemsOf(clusterFactsFromWire(bad))).toEqual([
+      {
+        path: "facts.supportPlan",
+        message: 'must be one of "KubernetesOfficial", "AKSLongTermSupport"',
+        value: "Premium",
+      },
+    ]);
+  });
+
   it("refuses a __proto__ label, which protobuf carries and a plain record would drop", () => {
     const labels = JSON.parse('{"__proto__":"x","env":"prod"}') as Record<
       string,

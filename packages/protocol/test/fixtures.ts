@@ -196,7 +196,7 @@ export function expectedView(run: Run, revision: number): unknown {
     for (const group of stage["groups"] as Record<string, unknown>[]) {
       drop(group, ["cursor", "deferred", "constrained"]);
       for (const member of group["members"] as Record<string, unknown>[])
-        drop(member, ["maintenance", "nodePools"]);
+        drop(member, ["maintenance", "nodePools", "supportPlan"]);
     }
   }
   return { ...json, revision };

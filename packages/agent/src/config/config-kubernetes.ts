@@ -1,15 +1,20 @@
 /**
  * The Kubernetes backend's part of the agent's configuration: where the cluster is
  * (`--kubernetes in-cluster` or a kubeconfig path), the agent's namespace and windows ConfigMap,
- * conflict handling, the upgrade driver and its settings, the labels and region reported to the
- * hub, and the Secret that keeps the cluster's identity. config.ts collects the raw values (flag or variable); this module validates them, checks
+ * conflict handling, the upgrade driver and its settings, the labels, region and support plan
+ * reported to the hub, and the Secret that keeps the cluster's identity. config.ts collects the raw values (flag or variable); this module validates them, checks
  * which settings go together, and builds the backend's configuration. The names are the ones the
  * Helm chart sets (deploy/helm/flotilla-agent/templates/deployment.yaml).
  */
 import { option, text } from "@flotilla/node";
 import { z } from "zod";
 import type { UpgradeDriverConfig } from "../runtime/kubernetes-backend.js";
-import { compact, DNS_LABEL } from "@flotilla/core";
+import {
+  compact,
+  DNS_LABEL,
+  SUPPORT_PLANS,
+  type SupportPlan,
+} from "@flotilla/core";
 
 export type { UpgradeDriverConfig };
 
@@ -25,6 +30,8 @@ export interface KubernetesBackendConfig {
   readonly forceConflicts: boolean;
   readonly labels: Readonly<Record<string, string>>;
   readonly region?: string;
+  /** The support plan reported to the hub (docs/agent.md: a cluster cannot discover it). */
+  readonly supportPlan?: SupportPlan;
   readonly upgradeDriver: UpgradeDriverConfig;
   /** The Secret in the agent's namespace that keeps the cluster's identity (without --identity-dir). */
   readonly identitySecret: string;
@@ -152,6 +159,14 @@ export const KUBERNETES_OPTIONS = {
     help: "the region reported to the hub [FLOTILLA_REGION]",
     parse: text,
   }),
+  supportPlan: option({
+    flag: "--support-plan",
+    env: "FLOTILLA_SUPPORT_PLAN",
+    arg: "PLAN",
+    group: KUBERNETES,
+    help: "the cluster's support plan reported to the hub: KubernetesOfficial or\nAKSLongTermSupport [FLOTILLA_SUPPORT_PLAN] (default KubernetesOfficial)",
+    parse: text,
+  }),
   identitySecret: option({
     flag: "--identity-secret",
     env: "FLOTILLA_IDENTITY_SECRET",
@@ -252,6 +267,11 @@ const schema = z.object({
   capiNamespace: dnsLabel.default("default"),
   labels: labels.default({}),
   region: z.string().min(1).max(63, "must be at most 63 characters").optional(),
+  supportPlan: z
+    .enum(SUPPORT_PLANS, {
+      error: `must be one of ${SUPPORT_PLANS.join(", ")}`,
+    })
+    .optional(),
   identitySecret: resourceName.default(DEFAULT_IDENTITY_SECRET),
 });
 
@@ -344,7 +364,7 @@ export function parseKubernetesSettings(
       windowsConfigMap: v.windowsConfigMap,
       forceConflicts: v.applyForceConflicts,
       labels: v.labels,
-      ...compact({ region: v.region }),
+      ...compact({ region: v.region, supportPlan: v.supportPlan }),
       upgradeDriver,
       identitySecret: v.identitySecret,
     },

@@ -117,6 +117,7 @@ export const AGENT_OPTIONS = {
   applyForceConflicts: K.applyForceConflicts,
   labels: K.labels,
   region: K.region,
+  supportPlan: K.supportPlan,
   identitySecret: K.identitySecret,
   upgradeDriver: K.upgradeDriver,
   sucDistribution: K.sucDistribution,

@@ -49,7 +49,10 @@ export function kubernetesCluster(
           windowsConfigMap: backend.windowsConfigMap,
           forceConflicts: backend.forceConflicts,
           labels: backend.labels,
-          ...compact({ region: backend.region }),
+          ...compact({
+            region: backend.region,
+            supportPlan: backend.supportPlan,
+          }),
           upgradeDriver: backend.upgradeDriver,
         },
       );

@@ -3,7 +3,7 @@
  * upgrade driver the configuration chose (none, system-upgrade-controller or Cluster API), and the
  * owner's maintenance windows from a ConfigMap of the agent's namespace, all on one client
  * configuration (in-cluster service account or a kubeconfig; kube/kube-config.ts). Facts are the
- * configured labels and region, the driver's versions and node pools, the windows in force, and
+ * configured labels, region and support plan, the driver's versions and node pools, the windows in force, and
  * the driver's version catalogue (driver-catalogue.ts).
  *
  * `start()` starts the gateway and reads and watches the windows ConfigMap; `stop()` ends both, in
@@ -28,7 +28,7 @@ import {
 } from "../windows/configmap-maintenance-source.js";
 import type { AgentBackend } from "./agent-backend.js";
 import { createDriverCatalogue } from "./driver-catalogue.js";
-import { compact } from "@flotilla/core";
+import { compact, type SupportPlan } from "@flotilla/core";
 
 /** Which upgrade driver, with its settings. */
 export type UpgradeDriverConfig =
@@ -68,6 +68,8 @@ export interface KubernetesBackendOptions {
   /** Labels reported to the hub. */
   readonly labels?: Readonly<Record<string, string>>;
   readonly region?: string;
+  /** Configuration: a cluster cannot tell its vendor's support plan (docs/agent.md). */
+  readonly supportPlan?: SupportPlan;
   readonly upgradeDriver: UpgradeDriverConfig;
 }
 
@@ -154,7 +156,12 @@ export function createKubernetesBackend(
         labels: { ...options.labels },
         ...platform,
         nodePools: [...platform.nodePools],
-        ...compact({ region: options.region, maintenance, catalogue }),
+        ...compact({
+          region: options.region,
+          supportPlan: options.supportPlan,
+          maintenance,
+          catalogue,
+        }),
       };
     },
     async start(startOptions = {}) {

@@ -10,6 +10,7 @@ import {
   maintenanceField,
   parseKubernetesVersion,
   parseLabels,
+  SUPPORT_PLANS,
   type Labels,
 } from "@flotilla/core";
 import { z } from "zod";
@@ -110,6 +111,8 @@ const failuresField = z.strictObject({
 export const settingsShape = {
   labels: labelsField.optional(),
   region: z.string().min(1).max(128).optional(),
+  /** The support plan the agent reports (docs/agent.md#simulated-clusters); absent: KubernetesOfficial. */
+  supportPlan: z.enum(SUPPORT_PLANS).optional(),
   kubernetesVersion: kubernetesVersionField.optional(),
   nodePools: nodePoolsField.optional(),
   timeToReady: distributionField.optional(),

@@ -26,6 +26,7 @@ import {
   type NodePool,
   type Problem,
   type Result,
+  type SupportPlan,
   type UpgradeType,
   compact,
 } from "@flotilla/core";
@@ -56,6 +57,7 @@ export interface SimulatedClusterConfig {
   readonly name: string;
   readonly labels: Labels;
   readonly region?: string;
+  readonly supportPlan?: SupportPlan;
   readonly kubernetesVersion: string;
   readonly nodePools: readonly NodePool[];
   /** From Applied until every object is Ready; default 5 s. */
@@ -101,6 +103,7 @@ function resolve(
       ? entry
       : defaults;
   const region = entry.region ?? defaults.region;
+  const supportPlan = entry.supportPlan ?? defaults.supportPlan;
   const catalogueFrom =
     entry.catalogue !== undefined || entry.catalogueFile !== undefined
       ? entry
@@ -109,7 +112,7 @@ function resolve(
   return {
     name,
     labels: { ...defaults.labels, ...entry.labels },
-    ...compact({ region }),
+    ...compact({ region, supportPlan }),
     kubernetesVersion,
     nodePools: entry.nodePools ?? defaults.nodePools ?? [],
     timeToReady: entry.timeToReady ?? defaults.timeToReady ?? fixedSeconds(5),

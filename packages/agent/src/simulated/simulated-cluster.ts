@@ -121,6 +121,7 @@ export function createSimulatedCluster(
         ...platform,
         ...compact({
           region: config.region,
+          supportPlan: config.supportPlan,
           maintenance,
           catalogue:
             offered === undefined

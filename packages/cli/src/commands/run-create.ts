@@ -84,6 +84,11 @@ function payloadOf(
     "--node-image-only",
   );
   misplaced(
+    "--long-term-support",
+    args.flag("long-term-support") && bundle !== undefined,
+    "an upgrade",
+  );
+  misplaced(
     "--node-image-selection",
     args.string("node-image-selection") !== undefined && bundle !== undefined,
     "an upgrade",
@@ -113,6 +118,7 @@ function payloadOf(
     ...compact({ kubernetesVersion: version }),
     nodeImageSelection: NODE_IMAGE_SELECTION.toWire(selection),
     securityPatchOnly: args.flag("security-patch-only"),
+    requiresLongTermSupport: args.flag("long-term-support"),
   };
   // core's own rules, through protocol's decoder: the version's form, which types need one.
   const checked = upgradePayloadFromWire(
@@ -135,6 +141,7 @@ function flagProblem(p: Problem): string {
     kubernetesVersion: "--kubernetes-version",
     nodeImageSelection: "--node-image-selection",
     securityPatchOnly: "--security-patch-only",
+    requiresLongTermSupport: "--long-term-support",
     progressDeadlineSeconds: "--progress-deadline",
     strategyName: "--strategy",
   };
@@ -186,6 +193,11 @@ export const runCreateCommand = adminCommand({
       type: "boolean",
       description:
         "with --node-image-only: security patches only (Linux pools)",
+    },
+    "long-term-support": {
+      type: "boolean",
+      description:
+        "with --kubernetes-version: the target is a minor past standard support; members whose cluster's support plan is not AKSLongTermSupport fail",
     },
     "node-image-selection": {
       type: "string",

@@ -116,6 +116,10 @@ export function clusterDetail(
     field("Registered", formatInstant(c.registeredAtMs)),
     field("Kubernetes", c.facts?.kubernetesVersion ?? "unknown"),
     field("Region", c.facts?.region ?? "-"),
+    field(
+      "Support plan",
+      c.facts?.supportPlan ?? "KubernetesOfficial (none reported)",
+    ),
     field("Labels", formatLabels(c.labels)),
     field("Update group", c.updateGroup ?? "-"),
     ...(c.paused

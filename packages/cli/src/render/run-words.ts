@@ -11,16 +11,23 @@ import type { Style } from "./style.js";
 import { styleState } from "./style.js";
 import { formatAgo, formatInstant } from "./time.js";
 
-/** `upgrade to Kubernetes 1.31.2 (control plane and nodes, node images Latest)`, `bundle web @ abc…`. */
+/**
+ * `upgrade to Kubernetes 1.31.2 (control plane and nodes, node images Latest)`, with `; requires
+ * long-term support` for a minor past standard support; `bundle web @ abc…`.
+ */
 export function payloadWords(payload: RunPayload): string {
   if (payload.kind === "bundle")
     return `bundle ${payload.bundle} revision ${shortRevision(payload.revision)}`;
   const u = payload.upgrade;
+  const lts =
+    u.type !== "NodeImageOnly" && u.requiresLongTermSupport === true
+      ? "; requires long-term support"
+      : "";
   switch (u.type) {
     case "Full":
-      return `upgrade to Kubernetes ${u.kubernetesVersion} (control plane and nodes, node images ${u.nodeImageSelection})`;
+      return `upgrade to Kubernetes ${u.kubernetesVersion} (control plane and nodes, node images ${u.nodeImageSelection}${lts})`;
     case "ControlPlaneOnly":
-      return `upgrade to Kubernetes ${u.kubernetesVersion} (control plane only)`;
+      return `upgrade to Kubernetes ${u.kubernetesVersion} (control plane only${lts})`;
     case "NodeImageOnly":
       return `node image upgrade (${u.nodeImageSelection}${u.securityPatchOnly === true ? ", security patches only" : ""})`;
   }

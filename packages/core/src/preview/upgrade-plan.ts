@@ -57,10 +57,10 @@ export function planUpgradeTargets(
           available,
           consistent,
         );
-        if (decision.action === "skip") {
+        if (decision.action !== "upgrade") {
           members.push({
             ...where,
-            action: "skip",
+            action: decision.action,
             reason: decision.reason,
             message: decision.message,
           });

@@ -50,6 +50,10 @@ export function advance(ctx: StepContext): void {
       break;
     }
     if (!processStage(ctx, stage)) {
+      if (run.budgetExceeded) {
+        halt(ctx, stage);
+        break;
+      }
       if (stage.state === "Pending")
         setRunState(ctx, "Pending", `Stage "${stage.name}": ${stage.message}`);
       else setRunState(ctx, "Running", `Stage "${stage.name}" running`);
@@ -152,6 +156,8 @@ function processStage(ctx: StepContext, stage: Stage): boolean {
   }
   for (const group of stage.groups) openGroup(ctx, stage, group);
   fillSlots(ctx, stage);
+  // A member failed at its start spent the budget: the run halts as after a reported failure.
+  if (ctx.run.budgetExceeded) return false;
   let done = true;
   let pending = true;
   for (const group of stage.groups) {
@@ -254,7 +260,9 @@ function fillSlots(ctx: StepContext, stage: Stage): void {
   while (stage.inFlight < stage.maxConcurrency && active.length > 0) {
     const next: Group[] = [];
     for (const group of active) {
-      if (stage.inFlight >= stage.maxConcurrency) break;
+      // A member failed at its start (startMember) may have spent the budget.
+      if (stage.inFlight >= stage.maxConcurrency || ctx.run.budgetExceeded)
+        break;
       const index = pickNext(ctx, stage, group);
       if (index === undefined) continue;
       takePicked(group, index);
@@ -283,6 +291,12 @@ function startMember(
     );
     if (decision.action === "skip") {
       endSkipped(ctx, stage, group, member, decision.message, decision.reason);
+      return;
+    }
+    if (decision.action === "fail") {
+      // Failed without being started: no intent, and it counts like any failed member.
+      delete member.notBeforeMs;
+      endFailed(ctx, stage, group, member, decision.message, decision.reason);
       return;
     }
     target = {
@@ -520,9 +534,24 @@ export function recordFailure(
   message: string,
   reason: string,
 ): void {
-  const run = ctx.run;
   group.inFlight -= 1;
   stage.inFlight -= 1;
+  endFailed(ctx, stage, group, member, message, reason);
+}
+
+/**
+ * Ends a member that is not (or no longer) in flight as Failed and applies the failure budgets
+ * (docs/semantics.md#failure-budget).
+ */
+function endFailed(
+  ctx: StepContext,
+  stage: Stage,
+  group: Group,
+  member: Member,
+  message: string,
+  reason: string,
+): void {
+  const run = ctx.run;
   group.remaining -= 1;
   member.failureCount += 1;
   member.finishedAtMs = ctx.nowMs;

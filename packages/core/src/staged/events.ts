@@ -2,6 +2,7 @@
  * What can happen to a staged run: operator commands (imperative names) and observations
  * (past tense), and what the engine asks its caller to do in return.
  */
+import type { SupportPlan } from "../cluster.js";
 import type { IntentChanges } from "../intent.js";
 import type { Maintenance } from "../maintenance/windows.js";
 import type { AvailableVersions } from "../versions/version.js";
@@ -72,6 +73,15 @@ export type RunEvent =
       readonly type: "MemberWindowsChanged";
       readonly member: string;
       readonly maintenance?: Maintenance;
+    }
+  /**
+   * The cluster's support plan changed (absent: KubernetesOfficial); a run that requires long-term
+   * support reads it when the member's turn comes (docs/engine.md#long-term-support).
+   */
+  | {
+      readonly type: "MemberSupportPlanChanged";
+      readonly member: string;
+      readonly supportPlan?: SupportPlan;
     }
   /** The platform now offers other versions: members held for an unavailable target are looked at again. */
   | {

@@ -336,6 +336,7 @@ function createMember(
       maintenance: cluster.maintenance,
       kubernetesVersion: cluster.kubernetesVersion,
       region: cluster.region,
+      supportPlan: cluster.supportPlan,
     }),
     ...(cluster.nodePools.length === 0
       ? {}
@@ -349,6 +350,8 @@ function createMember(
       input.available ?? { kubernetes: [], nodeImages: [] },
       consistent,
     );
+    // A `fail` decision waits for the member's turn (staged/advance.ts): it counts against the
+    // failure budget of the stage the run is in then, as any failed member does.
     if (decision.action === "skip") {
       member.state = "Skipped";
       member.reason = decision.reason;

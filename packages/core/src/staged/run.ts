@@ -7,7 +7,7 @@
  * place and returns it: each event costs time proportional to the work it causes, never to the
  * size of the fleet. Callers that need the previous value keep a copy ({@link cloneRun}).
  */
-import type { Cluster, NodePool } from "../cluster.js";
+import type { Cluster, NodePool, SupportPlan } from "../cluster.js";
 import type { Maintenance, WindowScope } from "../maintenance/windows.js";
 import type {
   AvailableVersions,
@@ -110,6 +110,11 @@ export interface Member {
   readonly kubernetesVersion?: string;
   readonly region?: string;
   readonly nodePools?: readonly NodePool[];
+  /**
+   * The cluster's support plan (absent: KubernetesOfficial), updated when its agent reports
+   * another: read when the member's turn comes (docs/engine.md#long-term-support).
+   */
+  supportPlan?: SupportPlan;
   target?: MemberTarget;
   /** Node pools the upgrade leaves on their image, and why; for the member's final message. */
   skippedNodeImages?: readonly NodeImageSkip[];
@@ -254,6 +259,7 @@ export function memberAsCluster(member: Member): Cluster {
     ...compact({
       kubernetesVersion: member.kubernetesVersion,
       region: member.region,
+      supportPlan: member.supportPlan,
     }),
   };
 }

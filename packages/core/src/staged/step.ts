@@ -119,6 +119,13 @@ function apply(
       return memberLeft(ctx, event.member);
     case "MemberWindowsChanged":
       return windowsChanged(ctx, event.member, event);
+    case "MemberSupportPlanChanged": {
+      const found = memberByName(ctx, event.member);
+      if (found === undefined) return notAMember(run, event.member);
+      if (event.supportPlan === undefined) delete found.member.supportPlan;
+      else found.member.supportPlan = event.supportPlan;
+      return undefined;
+    }
     case "AvailableVersionsChanged":
       run.available = event.available;
       return undefined;

@@ -130,7 +130,7 @@ export interface ProfileTarget {
   readonly key: string;
   /** For people: "1.30.5", or "AKSUbuntu-2204gen2 202603.01.0, …". */
   readonly description: string;
-  /** Kubernetes channels: the target minor is past standard support (longTermSupportFailure). */
+  /** Kubernetes channels: the target minor is past standard support (the upgrade carries it too). */
   readonly requiresLongTermSupport: boolean;
 }
 

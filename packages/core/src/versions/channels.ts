@@ -86,8 +86,8 @@ export type ChannelResolution =
       readonly type: "upgrade";
       readonly upgrade: UpgradePayload;
       /**
-       * The target minor is past standard support and only LTS clusters may take it: see
-       * {@link longTermSupportFailure}.
+       * The target minor is past standard support and only LTS clusters may take it; the upgrade
+       * carries it too, so the run fails the others (upgrade.ts, `longTermSupportFailure`).
        */
       readonly requiresLongTermSupport: boolean;
     }
@@ -172,6 +172,9 @@ export function resolveChannel(
       type: "Full",
       kubernetesVersion: formatKubernetesVersion(version),
       nodeImageSelection,
+      ...(requiresLongTermSupport
+        ? { requiresLongTermSupport: true as const }
+        : {}),
     },
     requiresLongTermSupport,
   });
@@ -224,27 +227,4 @@ export function resolveChannel(
     };
   }
   return full(lts, true);
-}
-
-/**
- * Why `clusterName` fails a run generated for an LTS-only target (AKS: a non-LTS cluster in such a
- * run fails it), or undefined when it may proceed. The caller knows whether the cluster has LTS
- * enabled and marks the member Failed with this message; it counts against the failure budget.
- */
-export function longTermSupportFailure(
-  resolution: ChannelResolution,
-  clusterName: string,
-  clusterHasLongTermSupport: boolean,
-): string | undefined {
-  if (
-    resolution.type === "skip" ||
-    !resolution.requiresLongTermSupport ||
-    clusterHasLongTermSupport
-  )
-    return undefined;
-  const target =
-    resolution.upgrade.type === "NodeImageOnly"
-      ? "the target"
-      : resolution.upgrade.kubernetesVersion;
-  return `cluster "${clusterName}" cannot take ${target}: it is past standard support and the cluster does not have long-term support enabled`;
 }

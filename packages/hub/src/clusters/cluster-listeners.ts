@@ -1,9 +1,10 @@
 /**
  * Who hears about the cluster registry's changes: the schedulers, told every change that matters
- * to them (a cluster joined, left, changed its facts or labels, its windows changed, it became
+ * to them (a cluster joined, left, changed its facts or labels, its windows or support plan changed, it became
  * unreachable or reachable again), and the agent service, told which live sessions must end.
  */
-import type { Maintenance } from "@flotilla/core";
+import { compact, type Maintenance, type SupportPlan } from "@flotilla/core";
+import type { ClusterFacts } from "@flotilla/protocol";
 import type { SessionHandle } from "./cluster-entry.js";
 
 /** A change the schedulers react to. */
@@ -14,6 +15,11 @@ export type ClusterChange =
       readonly type: "windows";
       readonly cluster: string;
       readonly maintenance?: Maintenance;
+    }
+  | {
+      readonly type: "supportPlan";
+      readonly cluster: string;
+      readonly supportPlan?: SupportPlan;
     }
   | { readonly type: "left"; readonly cluster: string }
   | { readonly type: "unreachable"; readonly cluster: string }
@@ -57,4 +63,30 @@ export function createClusterListeners(
       for (const revoke of revokers) revoke(session, why);
     },
   };
+}
+
+/**
+ * The changes runs follow one by one that a new set of facts brings (`before` absent: none): the
+ * windows, and the support plan (docs/engine.md#long-term-support).
+ */
+export function factChanges(
+  cluster: string,
+  before: ClusterFacts | undefined,
+  after: ClusterFacts,
+): ClusterChange[] {
+  if (before === undefined) return [];
+  const changes: ClusterChange[] = [];
+  if (JSON.stringify(before.maintenance) !== JSON.stringify(after.maintenance))
+    changes.push({
+      type: "windows",
+      cluster,
+      ...compact({ maintenance: after.maintenance }),
+    });
+  if (before.supportPlan !== after.supportPlan)
+    changes.push({
+      type: "supportPlan",
+      cluster,
+      ...compact({ supportPlan: after.supportPlan }),
+    });
+  return changes;
 }

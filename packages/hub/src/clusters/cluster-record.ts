@@ -5,6 +5,7 @@
  */
 import {
   MAX_LABELS,
+  SUPPORT_PLANS,
   type Cluster,
   type Labels,
   type Maintenance,
@@ -53,6 +54,7 @@ const recordSchema = z.object({
       }),
     ),
     region: z.string().optional(),
+    supportPlan: z.enum(SUPPORT_PLANS).optional(),
     // Validated by the protocol codec when the agent sent it.
     maintenance: z.custom<Maintenance>((v) => typeof v === "object").optional(),
     // Validated by the protocol codec when the agent sent it (docs/engine.md#the-version-catalogue).
@@ -173,6 +175,7 @@ export function recordToCluster(record: ClusterRecord): Cluster {
       maintenance: facts.maintenance,
       kubernetesVersion: facts.kubernetesVersion,
       region: facts.region,
+      supportPlan: facts.supportPlan,
     }),
     ...(record.paused === true ? { paused: true as const } : {}),
   };

@@ -11,7 +11,7 @@
 import type { StateStore } from "../store/state-store.js";
 import { followCollection } from "../store/follow-collection.js";
 import { heardAt, loadedEntry, setRecord } from "./cluster-entry.js";
-import type { ClusterListeners } from "./cluster-listeners.js";
+import { factChanges, type ClusterListeners } from "./cluster-listeners.js";
 import { CLUSTERS, type ClusterRecord } from "./cluster-record.js";
 import type { ClusterRecords } from "./cluster-records.js";
 
@@ -51,18 +51,8 @@ export function createClusterReplication(deps: {
     setRecord(entry, record);
     if (record.neverConnected !== true) entry.everConnected = true;
     listeners.emit({ type: "changed", cluster: name });
-    if (
-      JSON.stringify(before.facts.maintenance) !==
-      JSON.stringify(record.facts.maintenance)
-    ) {
-      listeners.emit({
-        type: "windows",
-        cluster: name,
-        ...(record.facts.maintenance === undefined
-          ? {}
-          : { maintenance: record.facts.maintenance }),
-      });
-    }
+    for (const change of factChanges(name, before.facts, record.facts))
+      listeners.emit(change);
   };
 
   return {

@@ -18,7 +18,7 @@ import {
   type ClusterEntry,
   type SessionHandle,
 } from "./cluster-entry.js";
-import type { ClusterListeners } from "./cluster-listeners.js";
+import { factChanges, type ClusterListeners } from "./cluster-listeners.js";
 import type { ClusterRecord } from "./cluster-record.js";
 import type { ClusterRecords } from "./cluster-records.js";
 import { createHeartbeatStalls } from "./heartbeat-stalls.js";
@@ -150,6 +150,11 @@ export function createClusterSessions(
       ...compact({ facts }),
     };
     delete record.neverConnected;
+    // An agent restarted with another configuration (--support-plan) says so in its hello.
+    const changes =
+      facts === undefined
+        ? []
+        : factChanges(cluster, existing.record.facts, facts);
     try {
       await records.writeOrDefer(existing, record);
     } catch (error) {
@@ -159,6 +164,7 @@ export function createClusterSessions(
     }
     markSeen(existing);
     listeners.emit({ type: "changed", cluster });
+    for (const change of changes) listeners.emit(change);
     return { cluster, id };
   };
 
@@ -177,18 +183,10 @@ export function createClusterSessions(
     markSeen(entry);
     const before = JSON.stringify(entry.record.facts);
     if (before === JSON.stringify(facts)) return;
-    const windowsChanged =
-      JSON.stringify(entry.record.facts.maintenance) !==
-      JSON.stringify(facts.maintenance);
+    const changes = factChanges(session.cluster, entry.record.facts, facts);
     await records.writeOrDefer(entry, { ...entry.record, facts });
     listeners.emit({ type: "changed", cluster: session.cluster });
-    if (windowsChanged) {
-      listeners.emit({
-        type: "windows",
-        cluster: session.cluster,
-        ...compact({ maintenance: facts.maintenance }),
-      });
-    }
+    for (const change of changes) listeners.emit(change);
   };
 
   return {

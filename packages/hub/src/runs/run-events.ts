@@ -76,6 +76,12 @@ export function clusterEvent(change: ClusterChange): RunEvent | undefined {
         member: change.cluster,
         ...compact({ maintenance: change.maintenance }),
       };
+    case "supportPlan":
+      return {
+        type: "MemberSupportPlanChanged",
+        member: change.cluster,
+        ...compact({ supportPlan: change.supportPlan }),
+      };
     case "joined":
     case "changed":
       // A run's membership is frozen when it is created (docs/engine.md, "Staged update runs").

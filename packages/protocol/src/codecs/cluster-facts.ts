@@ -1,6 +1,6 @@
 /**
- * A cluster's facts as its agent reports them (labels, versions, node pools, region, maintenance)
- * on the wire. Decoding validates everything an agent can send: label syntax (core's rules), list
+ * A cluster's facts as its agent reports them (labels, versions, node pools, region, support plan,
+ * maintenance) on the wire. Decoding validates everything an agent can send: label syntax (core's rules), list
  * sizes, string lengths, Kubernetes version syntax (normalised without "v"), maintenance windows,
  * and the version catalogue (version-catalogue.ts), which the hub may refuse on its own.
  */
@@ -12,11 +12,13 @@ import {
   ok,
   parseKubernetesVersion,
   parseLabels,
+  SUPPORT_PLANS,
   type Cluster,
   type Labels,
   type Maintenance,
   type Problem,
   type Result,
+  type SupportPlan,
   compact,
 } from "@flotilla/core";
 import { z } from "zod";
@@ -40,6 +42,8 @@ export interface ClusterFacts {
   readonly maintenance?: Maintenance;
   /** What the cluster can move to; absent when the agent's driver cannot tell. */
   readonly catalogue?: VersionCatalogue;
+  /** The support plan the agent is configured with; absent: KubernetesOfficial. */
+  readonly supportPlan?: SupportPlan;
 }
 
 /** Facts as the hub takes them: a refused catalogue leaves the rest of the facts valid. */
@@ -63,7 +67,7 @@ export function clusterFactsToWire(facts: ClusterFacts): wire.ClusterFacts {
       imageVersion: p.imageVersion,
       ...compact({ kubernetesVersion: p.kubernetesVersion }),
     })),
-    ...compact({ region: facts.region }),
+    ...compact({ region: facts.region, supportPlan: facts.supportPlan }),
     maintenance:
       facts.maintenance === undefined
         ? null
@@ -106,6 +110,7 @@ const factsSchema = z.object({
   ),
   region: optional(id),
   maintenance: z.unknown(),
+  supportPlan: optional(z.enum(SUPPORT_PLANS)),
 });
 
 /** Decodes and validates cluster facts from an agent, catalogue included; paths start at `path`. */
@@ -179,6 +184,7 @@ export function agentFactsFromWire(
     })),
     ...compact({
       region: f.region,
+      supportPlan: f.supportPlan,
       maintenance,
       catalogue: catalogue?.ok === true ? catalogue.value : undefined,
     }),

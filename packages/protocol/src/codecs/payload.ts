@@ -1,7 +1,8 @@
 /**
  * What a run rolls out, on the wire: an upgrade (docs/semantics.md#upgrades) or a bundle revision.
  * Upgrades are decoded through core's own `upgradeField`, so the rules (a version for Full and
- * ControlPlaneOnly, none for NodeImageOnly, security patches for NodeImageOnly only) are one code.
+ * ControlPlaneOnly, none for NodeImageOnly, security patches for NodeImageOnly only, long-term
+ * support for Kubernetes upgrades only) are one code.
  */
 import {
   fail,
@@ -48,6 +49,9 @@ export function upgradePayloadToWire(
     nodeImageSelection: NODE_IMAGE_SELECTION.toWire(payload.nodeImageSelection),
     securityPatchOnly:
       payload.type === "NodeImageOnly" && payload.securityPatchOnly === true,
+    requiresLongTermSupport:
+      payload.type !== "NodeImageOnly" &&
+      payload.requiresLongTermSupport === true,
   };
 }
 
@@ -88,6 +92,7 @@ export function upgradePayloadFromWire(
       ...compact({ kubernetesVersion: raw.kubernetesVersion }),
       nodeImageSelection: selection,
       ...(raw.securityPatchOnly ? { securityPatchOnly: true } : {}),
+      ...(raw.requiresLongTermSupport ? { requiresLongTermSupport: true } : {}),
     },
     { reportInput: true },
   );

@@ -19,8 +19,14 @@ import type {
 import type * as wire from "../generated/index.js";
 import { enumCodec } from "./enum-codec.js";
 
-/** A member as status shows it: core's Member without the frozen maintenance and node pools. */
-export type MemberView = Omit<Member, "maintenance" | "nodePools">;
+/**
+ * A member as status shows it: core's Member without the frozen maintenance, node pools and
+ * support plan (`cluster get` shows the plan).
+ */
+export type MemberView = Omit<
+  Member,
+  "maintenance" | "nodePools" | "supportPlan"
+>;
 
 /** A group as status shows it: no scheduling cursors. */
 export interface GroupView extends Omit<

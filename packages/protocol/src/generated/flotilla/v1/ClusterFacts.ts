@@ -37,8 +37,15 @@ export interface ClusterFacts {
    * version catalogue"). Absent: the driver cannot tell; operator releases still apply.
    */
   catalogue?: _flotilla_v1_VersionCatalogue | null;
+  /**
+   * The cluster's support plan, AKS's names: "KubernetesOfficial" or "AKSLongTermSupport" (absent:
+   * KubernetesOfficial). Only AKSLongTermSupport clusters take a minor past standard support
+   * (docs/semantics.md#upgrades). Agents are configured with it (docs/agent.md).
+   */
+  supportPlan?: string;
   _kubernetesVersion?: "kubernetesVersion";
   _region?: "region";
+  _supportPlan?: "supportPlan";
 }
 
 /**
@@ -64,6 +71,13 @@ export interface ClusterFacts__Output {
    * version catalogue"). Absent: the driver cannot tell; operator releases still apply.
    */
   catalogue: _flotilla_v1_VersionCatalogue__Output | null;
+  /**
+   * The cluster's support plan, AKS's names: "KubernetesOfficial" or "AKSLongTermSupport" (absent:
+   * KubernetesOfficial). Only AKSLongTermSupport clusters take a minor past standard support
+   * (docs/semantics.md#upgrades). Agents are configured with it (docs/agent.md).
+   */
+  supportPlan?: string;
   _kubernetesVersion?: "kubernetesVersion";
   _region?: "region";
+  _supportPlan?: "supportPlan";
 }

@@ -27,6 +27,11 @@ export interface UpgradePayload {
    * NODE_IMAGE_ONLY: Linux pools only.
    */
   securityPatchOnly?: boolean;
+  /**
+   * FULL and CONTROL_PLANE_ONLY: the target is a minor past standard support; members whose
+   * cluster's support plan is not AKSLongTermSupport fail (docs/semantics.md#upgrades).
+   */
+  requiresLongTermSupport?: boolean;
   _kubernetesVersion?: "kubernetesVersion";
 }
 
@@ -47,5 +52,10 @@ export interface UpgradePayload__Output {
    * NODE_IMAGE_ONLY: Linux pools only.
    */
   securityPatchOnly: boolean;
+  /**
+   * FULL and CONTROL_PLANE_ONLY: the target is a minor past standard support; members whose
+   * cluster's support plan is not AKSLongTermSupport fail (docs/semantics.md#upgrades).
+   */
+  requiresLongTermSupport: boolean;
   _kubernetesVersion?: "kubernetesVersion";
 }
