@@ -417,3 +417,39 @@ describe("flotilla bundle apply", () => {
     );
   });
 });
+
+describe("flotilla bundle pause|resume", () => {
+  it("calls PauseBundle and ResumeBundle with the name and reason, and says what changed", async () => {
+    const answer = (paused: boolean, changed: boolean) => () => ({
+      bundle: {
+        ...appliedBundle({ name: "web", paused } as wire.BundleSpec__Output)
+          .bundle,
+      },
+      changed,
+    });
+    await using hub = await startFakeHub({
+      unary: {
+        PauseBundle: answer(true, true),
+        ResumeBundle: answer(false, false),
+      },
+    });
+    const paused = await cli(hub, [
+      "bundle",
+      "pause",
+      "web",
+      "--reason",
+      "incident 42",
+    ]);
+    expect(paused.code).toBe(0);
+    expect(paused.out).toBe("Bundle web paused (revision 3f2a9c0e1b7d).\n");
+    expect(
+      hub.requests<wire.PauseBundleRequest__Output>("PauseBundle"),
+    ).toEqual([{ name: "web", reason: "incident 42" }]);
+    const resumed = await cli(hub, ["bundle", "resume", "web", "-o", "json"]);
+    expect(resumed.code).toBe(0);
+    expect(JSON.parse(resumed.out)).toMatchObject({
+      changed: false,
+      bundle: { spec: { paused: false } },
+    });
+  });
+});

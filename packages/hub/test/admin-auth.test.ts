@@ -97,6 +97,8 @@ describe("the role table", () => {
         "CreateUpdateRun",
         "DeleteAutoUpgradeProfile",
         "GenerateUpdateRun",
+        "PauseBundle",
+        "ResumeBundle",
         "UpdateAutoUpgradeProfile",
         "DeleteUpdateRun",
         "RemoveRelease",

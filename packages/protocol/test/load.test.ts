@@ -24,6 +24,8 @@ const ADMIN_METHODS = {
   ListBundles: [false, false],
   GetBundle: [false, false],
   DeleteBundle: [false, false],
+  PauseBundle: [false, false],
+  ResumeBundle: [false, false],
   CreateUpdateStrategy: [false, false],
   UpdateUpdateStrategy: [false, false],
   GetUpdateStrategy: [false, false],
