@@ -453,3 +453,39 @@ describe("flotilla bundle pause|resume", () => {
     });
   });
 });
+
+describe("flotilla bundle redeploy", () => {
+  it("sends the name, every --cluster and the reason", async () => {
+    await using hub = await startFakeHub({
+      unary: {
+        RedeployBundle: () => ({
+          bundle: appliedBundle({ name: "web" } as wire.BundleSpec__Output)
+            .bundle,
+        }),
+      },
+    });
+    const one = await cli(hub, [
+      "bundle",
+      "redeploy",
+      "web",
+      "--cluster",
+      "a",
+      "--cluster",
+      "b",
+      "--reason",
+      "restore",
+    ]);
+    expect(one.code).toBe(0);
+    expect(one.out).toBe(
+      "Bundle web redeployed on a, b (revision 3f2a9c0e1b7d).\n",
+    );
+    const all = await cli(hub, ["bundle", "redeploy", "web"]);
+    expect(all.out).toContain("on every target holding it");
+    expect(
+      hub.requests<wire.RedeployBundleRequest__Output>("RedeployBundle"),
+    ).toEqual([
+      { name: "web", clusters: ["a", "b"], reason: "restore" },
+      { name: "web", clusters: [], reason: "" },
+    ]);
+  });
+});

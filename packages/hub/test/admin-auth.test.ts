@@ -98,6 +98,7 @@ describe("the role table", () => {
         "DeleteAutoUpgradeProfile",
         "GenerateUpdateRun",
         "PauseBundle",
+        "RedeployBundle",
         "ResumeBundle",
         "UpdateAutoUpgradeProfile",
         "DeleteUpdateRun",

@@ -102,3 +102,82 @@ describe("pause and resume", () => {
     });
   });
 });
+
+function forceSyncs(h: Harness): Map<string, number | undefined> {
+  return new Map(
+    [...h.publisher.snapshot()].map(([c, d]) => [
+      c,
+      d.intent.bundles["web"]?.forceSync,
+    ]),
+  );
+}
+
+describe("redeploy", () => {
+  test("every target holding the bundle gets a grown forceSync at the same revision; --cluster only that one", async () => {
+    await using h = await startHarness(clusters(2));
+    const r1 = await applyAndSettle(h);
+    const before = h.publisher.snapshot().get("c-00")?.intent.generation ?? 0;
+    const all = await h.manager.redeploy("web", [], "restart");
+    expect(all.changed).toBe(true);
+    expect(all.bundle.record.revision).toBe(r1);
+    await h.manager.idle();
+    expect(forceSyncs(h)).toEqual(
+      new Map([
+        ["c-00", 1],
+        ["c-01", 1],
+      ]),
+    );
+    expect(holding(h, r1)).toEqual(["c-00", "c-01"]);
+    expect(h.publisher.snapshot().get("c-00")?.intent.generation).toBe(
+      before + 1,
+    );
+
+    await h.manager.redeploy("web", ["c-01"], "one");
+    await h.manager.idle();
+    expect(forceSyncs(h)).toEqual(
+      new Map([
+        ["c-00", 1],
+        ["c-01", 2],
+      ]),
+    );
+    // A report at the new generation counts for the same revision.
+    await reportReady(h, ["c-00", "c-01"], r1);
+    expect((await h.manager.get("web")).summary.counts.ready).toBe(2);
+
+    // An apply of the same content keeps the counters (a redeploy is not content).
+    const { changed } = await h.manager.apply(bundleSpec(), "again");
+    expect(changed).toBe(false);
+    await h.manager.idle();
+    expect(forceSyncs(h).get("c-01")).toBe(2);
+    const stored = await h.store.get(BUNDLES, "web");
+    expect(stored?.value).toMatchObject({
+      forceSyncGeneration: 1,
+      forceSyncClusters: { "c-01": 1 },
+    });
+  });
+
+  test("a cluster that is not a target, or does not hold the bundle, is INVALID_ARGUMENT and nothing is stored", async () => {
+    await using h = await startHarness(clusters(1));
+    await applyAndSettle(h, bundleSpec({ paused: true }));
+    const entry = await h.store.get(BUNDLES, "web");
+    const error = await h.manager
+      .redeploy("web", ["c-00", "elsewhere", "Bad_Name", "c-00"], "x")
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FlotillaError);
+    expect((error as FlotillaError).problems).toEqual([
+      {
+        path: "clusters[0]",
+        message: "does not hold the bundle yet: nothing to redeploy",
+        value: "c-00",
+      },
+      {
+        path: "clusters[1]",
+        message: "is not a target of the bundle",
+        value: "elsewhere",
+      },
+      expect.objectContaining({ path: "clusters[2]", value: "Bad_Name" }),
+      { path: "clusters[3]", message: "is named twice", value: "c-00" },
+    ]);
+    expect((await h.store.get(BUNDLES, "web"))?.revision).toBe(entry?.revision);
+  });
+});

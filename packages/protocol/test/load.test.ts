@@ -26,6 +26,7 @@ const ADMIN_METHODS = {
   DeleteBundle: [false, false],
   PauseBundle: [false, false],
   ResumeBundle: [false, false],
+  RedeployBundle: [false, false],
   CreateUpdateStrategy: [false, false],
   UpdateUpdateStrategy: [false, false],
   GetUpdateStrategy: [false, false],

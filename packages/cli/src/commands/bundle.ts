@@ -1,5 +1,5 @@
 /**
- * `flotilla bundle apply|list|get|delete|pause|resume`: bundles of Kubernetes manifests rolled out to their
+ * `flotilla bundle apply|list|get|delete|pause|resume|redeploy`: bundles of Kubernetes manifests rolled out to their
  * targets, described by a Fleet-style fleet.yaml.
  */
 import { basename, resolve } from "node:path";
@@ -235,9 +235,61 @@ function pauseCommand(paused: boolean) {
   });
 }
 
+const redeploy = adminCommand({
+  name: "bundle redeploy",
+  summary: "make the agents apply a bundle again, even if nothing changed",
+  description: [
+    "The agents of the given clusters (every target when no --cluster is given) that hold the",
+    "bundle apply the revision they hold again, as Fleet's forceSyncGeneration does: objects",
+    "changed by hand are restored. No new revision is made (docs/semantics.md#redeploying-a-bundle).",
+  ].join("\n"),
+  positionals: [NAME],
+  options: {
+    cluster: {
+      type: "string",
+      valueName: "CLUSTER",
+      multiple: true,
+      description: "redeploy only on this target (repeatable)",
+    },
+  },
+  mutating: true,
+  prepare: (args) =>
+    prepared({
+      name: args.positional("NAME") ?? "",
+      clusters: [...args.strings("cluster")],
+    }),
+  run: async (ctx, input) => {
+    const answer = await ctx.hub.call("redeployBundle", {
+      ...input,
+      reason: ctx.reason,
+    });
+    if (ctx.json) {
+      printJson(ctx.io, answer);
+      return EXIT_OK;
+    }
+    const bundle = present(answer.bundle, "bundle");
+    const where =
+      input.clusters.length === 0
+        ? "every target holding it"
+        : input.clusters.join(", ");
+    printLines(ctx.io, [
+      `Bundle ${input.name} redeployed on ${where} (revision ${shortRevision(bundle.revision)}).`,
+    ]);
+    return EXIT_OK;
+  },
+});
+
 /** `flotilla bundle …`. */
 export const bundleNoun: Noun = {
   name: "bundle",
   summary: "apply, inspect, pause and delete bundles of manifests",
-  verbs: [apply, list, get, remove, pauseCommand(true), pauseCommand(false)],
+  verbs: [
+    apply,
+    list,
+    get,
+    remove,
+    pauseCommand(true),
+    pauseCommand(false),
+    redeploy,
+  ],
 };

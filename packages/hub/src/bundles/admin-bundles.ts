@@ -1,6 +1,6 @@
 /**
  * AdminService: bundles (PutObject, ApplyBundle, ListBundles, GetBundle, DeleteBundle, PauseBundle,
- * ResumeBundle). Requests
+ * ResumeBundle, RedeployBundle). Requests
  * are validated before anything is read or written: bad fields are INVALID_ARGUMENT with their
  * path (`bundle.targets[0].clusterSelector`), unknown bundles NOT_FOUND. State-changing calls are
  * audited (targetKind "bundle"; uploads "object").
@@ -33,7 +33,8 @@ export type BundleMethod =
   | "GetBundle"
   | "DeleteBundle"
   | "PauseBundle"
-  | "ResumeBundle";
+  | "ResumeBundle"
+  | "RedeployBundle";
 
 function requireBundleName(name: unknown): string {
   const problem = nameProblem(name, "name");
@@ -129,6 +130,26 @@ export function bundleHandlers(
 
     PauseBundle: pauseHandler(deps, "PauseBundle", true),
     ResumeBundle: pauseHandler(deps, "ResumeBundle", false),
+
+    RedeployBundle: unary(
+      audited<wire.RedeployBundleRequest__Output, wire.RedeployBundleResponse>(
+        deps,
+        {
+          method: "RedeployBundle",
+          targetKind: "bundle",
+          targetName: (r) => r.name,
+          reason: (r) => r.reason,
+        },
+        async (request) => {
+          const result = await deps.bundles.redeploy(
+            requireBundleName(request.name),
+            request.clusters,
+            request.reason,
+          );
+          return { bundle: bundleToWire(result.bundle) };
+        },
+      ),
+    ),
   };
 }
 

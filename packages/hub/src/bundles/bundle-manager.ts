@@ -37,6 +37,7 @@ import {
   type PassDeps,
 } from "./bundle-passes.js";
 import { removeBundle } from "./bundle-removal.js";
+import { redeployed, redeployProblems } from "./bundle-redeploy.js";
 import { BUNDLES, type BundleRecord } from "./bundle-record.js";
 import { followCollection } from "../store/follow-collection.js";
 import {
@@ -148,6 +149,16 @@ export interface BundleManager {
   setPaused(
     name: string,
     paused: boolean,
+    reason: string,
+  ): Promise<RecordChange>;
+  /**
+   * Makes the agents of `clusters` (every target when empty) that hold the bundle apply it again,
+   * even if nothing changed (docs/semantics.md#redeploying-a-bundle); no new revision.
+   * INVALID_ARGUMENT (nothing stored) for a cluster that is not a target holding the bundle.
+   */
+  redeploy(
+    name: string,
+    clusters: readonly string[],
     reason: string,
   ): Promise<RecordChange>;
   /** Stores a PutObject upload, kept for the collection grace until an apply references it. */
@@ -426,6 +437,24 @@ export function createBundleManager(
         paused ? "Bundle paused" : "Bundle resumed",
         (record) =>
           record.paused === paused ? undefined : { ...record, paused },
+      );
+    },
+
+    async redeploy(name, clusters, reason) {
+      const b = loaded(name);
+      const evaluation = await evaluateBundle(passDeps, b, deps.now());
+      const targets = new Set(evaluation.targets.map((t) => t.cluster.name));
+      const problems = redeployProblems(name, clusters, (cluster) =>
+        !targets.has(cluster)
+          ? "is not a target of the bundle"
+          : evaluation.deployments.get(cluster)?.releasedRevision === undefined
+            ? "does not hold the bundle yet: nothing to redeploy"
+            : undefined,
+      );
+      if (problems.length > 0)
+        throw FlotillaError.invalid("redeploy", problems);
+      return changeRecord(name, reason, "Bundle redeployed", (record) =>
+        redeployed(record, clusters, targets),
       );
     },
 

@@ -92,6 +92,11 @@ export async function writeBundle(
       contents,
       createdAtMs: previous?.createdAtMs ?? now,
       updatedAtMs: now,
+      // Redeploys are not content: an apply keeps them.
+      ...compact({
+        forceSyncGeneration: previous?.forceSyncGeneration,
+        forceSyncClusters: previous?.forceSyncClusters,
+      }),
     };
     const changed = previous?.revision !== revision;
     if (entry !== undefined && sameRecord(entry.value, record)) {

@@ -37,6 +37,7 @@ export const ADMIN_METHOD_ROLES = {
   DeleteBundle: "admin",
   PauseBundle: "operator",
   ResumeBundle: "operator",
+  RedeployBundle: "operator",
   // Strategies say how every later run behaves: admin.
   CreateUpdateStrategy: "admin",
   UpdateUpdateStrategy: "admin",

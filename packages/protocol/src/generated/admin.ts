@@ -487,6 +487,14 @@ import type {
   RecurringWindow__Output as _flotilla_v1_RecurringWindow__Output,
 } from "./flotilla/v1/RecurringWindow.js";
 import type {
+  RedeployBundleRequest as _flotilla_v1_RedeployBundleRequest,
+  RedeployBundleRequest__Output as _flotilla_v1_RedeployBundleRequest__Output,
+} from "./flotilla/v1/RedeployBundleRequest.js";
+import type {
+  RedeployBundleResponse as _flotilla_v1_RedeployBundleResponse,
+  RedeployBundleResponse__Output as _flotilla_v1_RedeployBundleResponse__Output,
+} from "./flotilla/v1/RedeployBundleResponse.js";
+import type {
   RelativeMonthlySchedule as _flotilla_v1_RelativeMonthlySchedule,
   RelativeMonthlySchedule__Output as _flotilla_v1_RelativeMonthlySchedule__Output,
 } from "./flotilla/v1/RelativeMonthlySchedule.js";
@@ -1155,6 +1163,14 @@ export interface ProtoGrpcType {
       RecurringWindow: MessageTypeDefinition<
         _flotilla_v1_RecurringWindow,
         _flotilla_v1_RecurringWindow__Output
+      >;
+      RedeployBundleRequest: MessageTypeDefinition<
+        _flotilla_v1_RedeployBundleRequest,
+        _flotilla_v1_RedeployBundleRequest__Output
+      >;
+      RedeployBundleResponse: MessageTypeDefinition<
+        _flotilla_v1_RedeployBundleResponse,
+        _flotilla_v1_RedeployBundleResponse__Output
       >;
       RelativeMonthlySchedule: MessageTypeDefinition<
         _flotilla_v1_RelativeMonthlySchedule,

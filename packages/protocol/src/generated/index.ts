@@ -516,6 +516,14 @@ export {
   type RecurringWindow__Output,
 } from "./flotilla/v1/RecurringWindow.js";
 export {
+  type RedeployBundleRequest,
+  type RedeployBundleRequest__Output,
+} from "./flotilla/v1/RedeployBundleRequest.js";
+export {
+  type RedeployBundleResponse,
+  type RedeployBundleResponse__Output,
+} from "./flotilla/v1/RedeployBundleResponse.js";
+export {
   type RegisterRequest,
   type RegisterRequest__Output,
 } from "./flotilla/v1/RegisterRequest.js";

@@ -309,6 +309,14 @@ import type {
   PutObjectResponse__Output as _flotilla_v1_PutObjectResponse__Output,
 } from "../../flotilla/v1/PutObjectResponse.js";
 import type {
+  RedeployBundleRequest as _flotilla_v1_RedeployBundleRequest,
+  RedeployBundleRequest__Output as _flotilla_v1_RedeployBundleRequest__Output,
+} from "../../flotilla/v1/RedeployBundleRequest.js";
+import type {
+  RedeployBundleResponse as _flotilla_v1_RedeployBundleResponse,
+  RedeployBundleResponse__Output as _flotilla_v1_RedeployBundleResponse__Output,
+} from "../../flotilla/v1/RedeployBundleResponse.js";
+import type {
   RemoveClusterRequest as _flotilla_v1_RemoveClusterRequest,
   RemoveClusterRequest__Output as _flotilla_v1_RemoveClusterRequest__Output,
 } from "../../flotilla/v1/RemoveClusterRequest.js";
@@ -2075,6 +2083,53 @@ export interface AdminServiceClient extends grpc.Client {
   ): grpc.ClientWritableStream<_flotilla_v1_PutObjectRequest>;
 
   /**
+   * Makes the agents of the given (or all) targets holding the bundle apply it again; no new revision.
+   */
+  RedeployBundle(
+    argument: _flotilla_v1_RedeployBundleRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_RedeployBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RedeployBundle(
+    argument: _flotilla_v1_RedeployBundleRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_RedeployBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RedeployBundle(
+    argument: _flotilla_v1_RedeployBundleRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_RedeployBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RedeployBundle(
+    argument: _flotilla_v1_RedeployBundleRequest,
+    callback: grpc.requestCallback<_flotilla_v1_RedeployBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  /**
+   * Makes the agents of the given (or all) targets holding the bundle apply it again; no new revision.
+   */
+  redeployBundle(
+    argument: _flotilla_v1_RedeployBundleRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_RedeployBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  redeployBundle(
+    argument: _flotilla_v1_RedeployBundleRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_RedeployBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  redeployBundle(
+    argument: _flotilla_v1_RedeployBundleRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_RedeployBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  redeployBundle(
+    argument: _flotilla_v1_RedeployBundleRequest,
+    callback: grpc.requestCallback<_flotilla_v1_RedeployBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  /**
    * Removes the cluster from the fleet: its identity is refused at once, runs skip it (reason Left).
    */
   RemoveCluster(
@@ -2824,6 +2879,14 @@ export interface AdminServiceHandlers
   >;
 
   /**
+   * Makes the agents of the given (or all) targets holding the bundle apply it again; no new revision.
+   */
+  RedeployBundle: grpc.handleUnaryCall<
+    _flotilla_v1_RedeployBundleRequest__Output,
+    _flotilla_v1_RedeployBundleResponse
+  >;
+
+  /**
    * Removes the cluster from the fleet: its identity is refused at once, runs skip it (reason Left).
    */
   RemoveCluster: grpc.handleUnaryCall<
@@ -3123,6 +3186,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_PutObjectResponse,
     _flotilla_v1_PutObjectRequest__Output,
     _flotilla_v1_PutObjectResponse__Output
+  >;
+  RedeployBundle: MethodDefinition<
+    _flotilla_v1_RedeployBundleRequest,
+    _flotilla_v1_RedeployBundleResponse,
+    _flotilla_v1_RedeployBundleRequest__Output,
+    _flotilla_v1_RedeployBundleResponse__Output
   >;
   RemoveCluster: MethodDefinition<
     _flotilla_v1_RemoveClusterRequest,
