@@ -4,6 +4,7 @@ import { describe, expect, test } from "vitest";
 import { FlotillaError } from "@flotilla/core";
 import { BUNDLES } from "../src/bundles/bundle-record.js";
 import {
+  applyAndSettle,
   bundleSpec,
   clusters,
   holding,
@@ -11,15 +12,6 @@ import {
   startHarness,
   type Harness,
 } from "./bundles-fixtures.js";
-
-async function applyAndSettle(
-  h: Harness,
-  spec = bundleSpec(),
-): Promise<string> {
-  const { bundle } = await h.manager.apply(spec, "test");
-  await h.manager.idle();
-  return bundle.record.revision;
-}
 
 describe("pause and resume", () => {
   test("a paused bundle keeps its revision, releases no new one, and clusters at the old one stay", async () => {
