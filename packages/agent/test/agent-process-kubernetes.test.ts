@@ -76,42 +76,22 @@ test("an agent on a kubeconfig reports the API server's facts and applies its in
     bundles: { web: { revision: "r1", digest } },
   });
 
-  const stopping = new AbortController();
-  let stderr = "";
-  const exited = main(
-    [
-      "--hub",
-      hub.address,
-      "--insecure-plaintext",
-      "--nats",
-      nats.url,
-      "--intents-prefix",
-      "kube",
-      "--kubernetes",
-      kubeconfig,
-      "--cluster-name",
-      "edge-1",
-      "--windows-configmap",
-      "owner-windows",
-      "--label",
-      "ring=canary",
-      "--region",
-      "eu-west-1",
-      "--metrics-listen",
-      "off",
-    ],
-    {},
-    {
-      stdout: () => undefined,
-      stderr: (t) => (stderr += t),
-      signal: stopping.signal,
-      createLogger: () => pino({ level: "silent" }),
-    },
-  );
+  const agent = runAgent(kubeconfig, hub.address, "kube", [
+    "--windows-configmap",
+    "owner-windows",
+    "--label",
+    "ring=canary",
+    "--region",
+    "eu-west-1",
+  ]);
+  const stderr = (): string => agent.stderr;
   try {
     const session = await waitFor(
       () => hub.live("edge-1")?.messages.find((m) => m.facts !== undefined),
-      { timeoutMs: 10_000, message: `a hello with facts (stderr: ${stderr})` },
+      {
+        timeoutMs: 10_000,
+        message: `a hello with facts (stderr: ${stderr()})`,
+      },
     );
     // The context's namespace holds the windows ConfigMap; the version is /version's.
     expect(session.facts).toMatchObject({
@@ -141,7 +121,7 @@ test("an agent on a kubeconfig reports the API server's facts and applies its in
     // The bundle lands in the API server, owned by the agent's field manager.
     await waitFor(
       () => kube.object("Deployment", "apps", "web") !== undefined,
-      { timeoutMs: 10_000, message: `the Deployment (stderr: ${stderr})` },
+      { timeoutMs: 10_000, message: `the Deployment (stderr: ${stderr()})` },
     );
     expect(kube.object("ConfigMap", "apps", "web-config")?.data).toEqual({
       revision: "r1",
@@ -168,8 +148,111 @@ test("an agent on a kubeconfig reports the API server's facts and applies its in
       subject: { bundle: "web", revision: "r1" },
     });
   } finally {
-    stopping.abort();
+    agent.stop();
   }
-  expect(await exited).toBe(0);
-  expect(stderr).toBe("");
+  expect(await agent.exited).toBe(0);
+  expect(agent.stderr).toBe("");
+}, 20_000);
+
+/** Runs the agent through `main` for cluster edge-1 on `kubeconfig`, until `stop()`. */
+function runAgent(
+  kubeconfig: string,
+  hubAddress: string,
+  prefix: string,
+  extra: readonly string[] = [],
+): { exited: Promise<number>; stop: () => void; readonly stderr: string } {
+  const stopping = new AbortController();
+  const out = { stderr: "" };
+  const exited = main(
+    [
+      "--hub",
+      hubAddress,
+      "--insecure-plaintext",
+      "--nats",
+      nats.url,
+      "--intents-prefix",
+      prefix,
+      "--kubernetes",
+      kubeconfig,
+      "--cluster-name",
+      "edge-1",
+      "--metrics-listen",
+      "off",
+      ...extra,
+    ],
+    {},
+    {
+      stdout: () => undefined,
+      stderr: (t) => (out.stderr += t),
+      signal: stopping.signal,
+      createLogger: () => pino({ level: "silent" }),
+    },
+  );
+  return {
+    exited,
+    stop: () => {
+      stopping.abort();
+    },
+    get stderr() {
+      return out.stderr;
+    },
+  };
+}
+
+test("a redeploy (a grown forceSync, same revision) restores an object changed by hand", async () => {
+  await using kube = await startKubeApiServer({ gitVersion: "v1.31.2+k3s1" });
+  for (const name of ["flotilla", "apps"])
+    kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
+  const kubeconfig = join(dir, "kubeconfig-redeploy.json");
+  await writeFile(kubeconfig, kube.kubeconfig({ namespace: "flotilla" }));
+  await using hub = await FakeHub.start();
+  const intents = await TestIntents.open(nc, "redeploy");
+  const digest = await intents.putContent(bundleContent("web", "r1"));
+  const intent = (generation: number, forceSync?: number) => ({
+    apiVersion: "flotilla.dev/v1" as const,
+    cluster: "edge-1",
+    generation,
+    bundles: {
+      web: {
+        revision: "r1",
+        digest,
+        ...(forceSync === undefined ? {} : { forceSync }),
+      },
+    },
+  });
+  await intents.publish(intent(1));
+  const agent = runAgent(kubeconfig, hub.address, "redeploy");
+  const lastStatus = () => hub.statusesOf("edge-1").at(-1);
+  try {
+    await waitFor(
+      () => {
+        rollOutDeployments(kube);
+        return lastStatus()?.phase === "Ready";
+      },
+      { timeoutMs: 10_000, message: `Ready (stderr: ${agent.stderr})` },
+    );
+    const config = kube.object("ConfigMap", "apps", "web-config");
+    kube.put({ ...config, data: { revision: "edited by hand" } });
+    await waitFor(() => lastStatus()?.phase === "Modified", {
+      timeoutMs: 10_000,
+      message: "the drift reported",
+    });
+
+    await intents.publish(intent(2, 1));
+    await waitFor(
+      () => {
+        rollOutDeployments(kube);
+        const last = lastStatus();
+        return last?.generation === 2 && last.phase === "Ready";
+      },
+      { timeoutMs: 10_000, message: "Ready again at generation 2" },
+    );
+    expect(kube.object("ConfigMap", "apps", "web-config")?.data).toEqual({
+      revision: "r1",
+    });
+    expect(lastStatus()?.subject).toMatchObject({ revision: "r1" });
+  } finally {
+    agent.stop();
+  }
+  expect(await agent.exited).toBe(0);
 }, 20_000);

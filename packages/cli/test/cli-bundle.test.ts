@@ -417,3 +417,75 @@ describe("flotilla bundle apply", () => {
     );
   });
 });
+
+describe("flotilla bundle pause|resume", () => {
+  it("calls PauseBundle and ResumeBundle with the name and reason, and says what changed", async () => {
+    const answer = (paused: boolean, changed: boolean) => () => ({
+      bundle: {
+        ...appliedBundle({ name: "web", paused } as wire.BundleSpec__Output)
+          .bundle,
+      },
+      changed,
+    });
+    await using hub = await startFakeHub({
+      unary: {
+        PauseBundle: answer(true, true),
+        ResumeBundle: answer(false, false),
+      },
+    });
+    const paused = await cli(hub, [
+      "bundle",
+      "pause",
+      "web",
+      "--reason",
+      "incident 42",
+    ]);
+    expect(paused.code).toBe(0);
+    expect(paused.out).toBe("Bundle web paused (revision 3f2a9c0e1b7d).\n");
+    expect(
+      hub.requests<wire.PauseBundleRequest__Output>("PauseBundle"),
+    ).toEqual([{ name: "web", reason: "incident 42" }]);
+    const resumed = await cli(hub, ["bundle", "resume", "web", "-o", "json"]);
+    expect(resumed.code).toBe(0);
+    expect(JSON.parse(resumed.out)).toMatchObject({
+      changed: false,
+      bundle: { spec: { paused: false } },
+    });
+  });
+});
+
+describe("flotilla bundle redeploy", () => {
+  it("sends the name, every --cluster and the reason", async () => {
+    await using hub = await startFakeHub({
+      unary: {
+        RedeployBundle: () => ({
+          bundle: appliedBundle({ name: "web" } as wire.BundleSpec__Output)
+            .bundle,
+        }),
+      },
+    });
+    const one = await cli(hub, [
+      "bundle",
+      "redeploy",
+      "web",
+      "--cluster",
+      "a",
+      "--cluster",
+      "b",
+      "--reason",
+      "restore",
+    ]);
+    expect(one.code).toBe(0);
+    expect(one.out).toBe(
+      "Bundle web redeployed on a, b (revision 3f2a9c0e1b7d).\n",
+    );
+    const all = await cli(hub, ["bundle", "redeploy", "web"]);
+    expect(all.out).toContain("on every target holding it");
+    expect(
+      hub.requests<wire.RedeployBundleRequest__Output>("RedeployBundle"),
+    ).toEqual([
+      { name: "web", clusters: ["a", "b"], reason: "restore" },
+      { name: "web", clusters: [], reason: "" },
+    ]);
+  });
+});

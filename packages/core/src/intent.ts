@@ -25,6 +25,12 @@ export interface BundleIntent {
    * written before content was sealed.
    */
   readonly key?: string;
+  /**
+   * The redeploy counter (docs/semantics.md#redeploying-a-bundle): when it grows, the agent applies
+   * the same revision again. Absent means 0, and is how it is written then, so intents of bundles
+   * never redeployed read the same to agents that do not know the field.
+   */
+  readonly forceSync?: number;
 }
 
 /** The upgrade part of an intent: one member of one staged run. */
@@ -58,6 +64,7 @@ export type IntentChange =
       readonly revision: string;
       readonly digest: string;
       readonly key?: string;
+      readonly forceSync?: number;
     }
   | { readonly type: "RemoveBundle"; readonly bundle: string }
   | { readonly type: "SetUpgrade"; readonly upgrade: UpgradeIntent }
@@ -82,10 +89,15 @@ export function changeIntent(
   switch (change.type) {
     case "SetBundle": {
       const current = intent.bundles[change.bundle];
+      const forceSync =
+        change.forceSync === undefined || change.forceSync === 0
+          ? undefined
+          : change.forceSync;
       if (
         current?.revision === change.revision &&
         current.digest === change.digest &&
-        current.key === change.key
+        current.key === change.key &&
+        current.forceSync === forceSync
       )
         return intent;
       return next({
@@ -94,7 +106,7 @@ export function changeIntent(
           [change.bundle]: {
             revision: change.revision,
             digest: change.digest,
-            ...compact({ key: change.key }),
+            ...compact({ key: change.key, forceSync }),
           },
         },
       });
@@ -175,6 +187,12 @@ const intentSchema = strictObject({
       key: z
         .string()
         .regex(/^[A-Za-z0-9_-]{43}$/, "must be 32 bytes in unpadded base64url")
+        .optional(),
+      forceSync: z
+        .number()
+        .int()
+        .min(1)
+        .max(Number.MAX_SAFE_INTEGER)
         .optional(),
     }),
   ),

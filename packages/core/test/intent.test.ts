@@ -36,6 +36,28 @@ describe("cluster intents", () => {
     ).toMatchObject({ generation: 3, bundles: {} });
   });
 
+  it("a grown forceSync is a new generation at the same revision; 0 is written as absent", () => {
+    const a = changeIntent(emptyIntent("c-1"), { ...setWeb, forceSync: 0 });
+    expect(a.bundles["web"]).toEqual({ revision: "3", digest: "sha256:aa" });
+    expect(changeIntent(a, setWeb)).toBe(a);
+    const b = changeIntent(a, { ...setWeb, forceSync: 1 });
+    expect(b).toMatchObject({
+      generation: 2,
+      bundles: { web: { revision: "3", digest: "sha256:aa", forceSync: 1 } },
+    });
+    expect(parseIntent(JSON.parse(canonicalIntentJson(b)))).toMatchObject({
+      ok: true,
+    });
+    const bad = {
+      ...b,
+      bundles: { web: { ...b.bundles["web"], forceSync: 0 } },
+    };
+    expect(parseIntent(bad)).toMatchObject({
+      ok: false,
+      problems: [{ path: "bundles.web.forceSync" }],
+    });
+  });
+
   it("an upgrade is cleared only by the run that set it", () => {
     const up = changeIntent(emptyIntent("c-1"), {
       type: "SetUpgrade",

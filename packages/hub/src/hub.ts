@@ -33,6 +33,7 @@ import {
   createClusterRegistry,
   type ClusterRegistry,
 } from "./clusters/cluster-registry.js";
+import type { BundleMethod } from "./bundles/admin-bundles.js";
 import { fleetHandlers } from "./grpc/admin-fleet.js";
 import { createAdminStreams } from "./grpc/admin-streams.js";
 import { securityHandlers } from "./grpc/admin-security.js";
@@ -123,10 +124,7 @@ export interface BundleService {
   /** A pass (releases, holds); called on the pass interval. */
   tick(): void;
   preview(name: string): PlanOutput;
-  readonly handlers: Pick<
-    Handlers,
-    "PutObject" | "ApplyBundle" | "ListBundles" | "GetBundle" | "DeleteBundle"
-  >;
+  readonly handlers: Pick<Handlers, BundleMethod>;
 }
 
 /** What the bundle service is built from. */

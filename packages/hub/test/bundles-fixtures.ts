@@ -250,3 +250,13 @@ export async function reportReady(
     manager.onStatus(name, report(h, name, revision, "Ready"));
   await manager.idle();
 }
+
+/** Applies `spec` and waits for the passes; the revision. */
+export async function applyAndSettle(
+  h: Harness,
+  spec = bundleSpec(),
+): Promise<string> {
+  const { bundle } = await h.manager.apply(spec, "test");
+  await h.manager.idle();
+  return bundle.record.revision;
+}

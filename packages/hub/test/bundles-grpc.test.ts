@@ -237,3 +237,45 @@ describe("bundle admin handlers over gRPC", () => {
     expect(h.publisher.bundleContent(sha256Digest(bytes))).toBeUndefined();
   });
 });
+
+describe("PauseBundle and ResumeBundle over gRPC", () => {
+  test("pause and resume are audited with their reason and keep the revision; a bad name is INVALID_ARGUMENT", async () => {
+    await using h = await startHarness(clusters(1));
+    await using hub = await startServer(h);
+    const applied = await callUnary(hub.client, "applyBundle", {
+      bundle: bundleSpec(),
+      reason: "first",
+    });
+    const paused = await callUnary(hub.client, "pauseBundle", {
+      name: "web",
+      reason: "incident 42",
+    });
+    expect(paused.changed).toBe(true);
+    expect(paused.bundle?.spec?.paused).toBe(true);
+    expect(paused.bundle?.revision).toBe(applied.bundle?.revision);
+    const resumed = await callUnary(hub.client, "resumeBundle", {
+      name: "web",
+      reason: "fixed",
+    });
+    expect(resumed.bundle?.spec?.paused).toBe(false);
+    await expect(
+      callUnary(hub.client, "pauseBundle", { name: "Bad_Name", reason: "" }),
+    ).rejects.toMatchObject({
+      code: "invalid_argument",
+      problems: [{ path: "name", value: "Bad_Name" }],
+    });
+    await expect(
+      callUnary(hub.client, "resumeBundle", { name: "nope", reason: "" }),
+    ).rejects.toMatchObject({ code: "not_found" });
+    const { events } = await hub.audit.list({ targetKind: "Bundle" });
+    expect(
+      events.map((e) => [e.method.split("/").pop(), e.reason, e.outcome]),
+    ).toEqual([
+      ["ApplyBundle", "first", "Succeeded"],
+      ["PauseBundle", "incident 42", "Succeeded"],
+      ["ResumeBundle", "fixed", "Succeeded"],
+      ["PauseBundle", "", "Failed"],
+      ["ResumeBundle", "", "Failed"],
+    ]);
+  });
+});

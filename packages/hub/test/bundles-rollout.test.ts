@@ -4,6 +4,7 @@ import { describe, expect, test } from "vitest";
 import { FlotillaError } from "@flotilla/core";
 import { BUNDLES } from "../src/bundles/bundle-record.js";
 import {
+  applyAndSettle,
   bundleSpec,
   cluster,
   clusters,
@@ -14,15 +15,6 @@ import {
   startHarness,
   type Harness,
 } from "./bundles-fixtures.js";
-
-async function applyAndSettle(
-  h: Harness,
-  spec = bundleSpec(),
-): Promise<string> {
-  const { bundle } = await h.manager.apply(spec, "test");
-  await h.manager.idle();
-  return bundle.record.revision;
-}
 
 async function stateOf(h: Harness, name: string) {
   const status = await h.manager.get("web");

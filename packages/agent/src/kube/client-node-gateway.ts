@@ -6,7 +6,8 @@
  * asked to `correctDrift` has its Modified or Missing objects re-applied, forcing field ownership
  * back (someone else's edit made them the owner of the fields they changed).
  *
- * Conflicts: applies use `force` from the options (default false), so a field another manager
+ * Conflicts: applies use `force` from the request (a redeploy), else from the options (default
+ * false), so a field another manager
  * owns with a different value fails the revision with the API server's conflict message.
  */
 import { FlotillaError } from "@flotilla/core";
@@ -196,7 +197,7 @@ export function createClientNodeGateway(
             bundle: req.bundle,
             revision: req.revision,
             previous: inventory,
-            force: options.force ?? false,
+            force: req.force ?? options.force ?? false,
             crdTimeoutMs: options.crdTimeoutMs ?? 60_000,
             pollIntervalMs: options.pollIntervalMs ?? 500,
             signal,

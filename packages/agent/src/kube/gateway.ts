@@ -44,6 +44,11 @@ export interface ApplyBundleRequest {
   readonly namespace?: string;
   /** Re-apply as soon as drift is seen (Fleet `correctDrift`); otherwise report `Modified`. */
   readonly correctDrift?: boolean;
+  /**
+   * Take back fields other managers changed (server-side apply with force) for this apply, as a
+   * redeploy does (docs/semantics.md#redeploying-a-bundle); otherwise the gateway's own setting.
+   */
+  readonly force?: boolean;
 }
 
 /** A bundle status as the gateway reports it; the agent turns it into a protocol StatusReport. */

@@ -86,6 +86,8 @@ export async function applyBundleItem(
         revision: item.revision,
         manifests: content.resources,
         ...(content.namespace === "" ? {} : { namespace: content.namespace }),
+        // A redeploy restores what others changed: it takes their fields back.
+        ...(item.redeploy === true ? { force: true } : {}),
       },
       { signal },
     );

@@ -186,7 +186,8 @@ export class IntentFollower {
       if (
         held?.revision === wanted.revision &&
         held.digest === wanted.digest &&
-        held.key === wanted.key
+        held.key === wanted.key &&
+        held.forceSync === (wanted.forceSync ?? 0)
       )
         continue;
       held?.work.abort();
@@ -196,6 +197,12 @@ export class IntentFollower {
         revision: wanted.revision,
         digest: wanted.digest,
         key: wanted.key,
+        forceSync: wanted.forceSync ?? 0,
+        ...(held?.revision === wanted.revision &&
+        held.digest === wanted.digest &&
+        held.forceSync < (wanted.forceSync ?? 0)
+          ? { redeploy: true as const }
+          : {}),
         subject: { kind: "bundle", bundle: name, revision: wanted.revision },
         work: new AbortController(),
       };

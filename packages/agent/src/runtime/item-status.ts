@@ -40,6 +40,10 @@ export interface BundleItem extends ItemBase {
   readonly digest: string;
   /** The key that opens the content (absent in intents of hubs that stored it in clear). */
   readonly key: string | undefined;
+  /** The intent's redeploy counter (0 when absent): a higher one applies the same revision again. */
+  readonly forceSync: number;
+  /** Set when the item replaces one of the same content with a lower forceSync: a redeploy. */
+  readonly redeploy?: true;
 }
 
 /** The intent's upgrade. */
@@ -91,7 +95,12 @@ export function bundleItemStatus(status: BundleStatus): ItemStatus {
 export function handledItem(item: Item, status: ItemStatus): HandledItem {
   return {
     subject: item.subject,
-    ...(item.kind === "bundle" ? { digest: item.digest } : {}),
+    ...(item.kind === "bundle"
+      ? {
+          digest: item.digest,
+          ...(item.forceSync === 0 ? {} : { forceSync: item.forceSync }),
+        }
+      : {}),
     phase: status.phase,
     ...compact({ message: status.message, error: status.error }),
   };
@@ -115,6 +124,7 @@ export function isSameFinishedItem(handled: HandledItem, item: Item): boolean {
     ? s.kind === "bundle" &&
         s.bundle === item.name &&
         s.revision === item.revision &&
-        handled.digest === item.digest
+        handled.digest === item.digest &&
+        (handled.forceSync ?? 0) === item.forceSync
     : s.kind === "upgrade" && s.upgradeId === item.upgrade.run;
 }

@@ -16,6 +16,8 @@ export interface HandledItem {
   readonly subject: StatusSubject;
   /** Bundles: the content digest applied, so a restarted agent reuses only the very same content. */
   readonly digest?: string;
+  /** Bundles: the intent's redeploy counter when it was applied (absent for 0). */
+  readonly forceSync?: number;
   readonly phase: StatusPhase;
   /** Machine-readable reason (Unsupported, AlreadyAtTarget, …). */
   readonly reason?: string;
@@ -79,6 +81,7 @@ const recordSchema = z.strictObject({
           z.strictObject({ kind: z.literal("upgrade"), upgradeId: text }),
         ]),
         digest: text.optional(),
+        forceSync: z.number().int().min(1).optional(),
         phase: z.enum([
           "Applying",
           "Applied",

@@ -1,5 +1,5 @@
 /**
- * `flotilla bundle apply|list|get|delete`: bundles of Kubernetes manifests rolled out to their
+ * `flotilla bundle apply|list|get|delete|pause|resume|redeploy`: bundles of Kubernetes manifests rolled out to their
  * targets, described by a Fleet-style fleet.yaml.
  */
 import { basename, resolve } from "node:path";
@@ -196,9 +196,100 @@ const remove = adminCommand({
   },
 });
 
+function pauseCommand(paused: boolean) {
+  const verb = paused ? "pause" : "resume";
+  return adminCommand({
+    name: `bundle ${verb}`,
+    summary: paused
+      ? "pause a bundle: no cluster gets a new revision of it"
+      : "resume a paused bundle: its rollout goes on",
+    description: paused
+      ? [
+          "Pauses the bundle's rollout (the stored paused, as fleet.yaml's paused: true): no cluster",
+          "is released a revision it does not hold yet; clusters keep the revision they have. No new",
+          "revision is made. A later bundle apply sets paused from its fleet.yaml again.",
+        ].join("\n")
+      : "Resumes the bundle's rollout: the next passes release its current revision again.",
+    positionals: [NAME],
+    mutating: true,
+    prepare: (args) => prepared(args.positional("NAME") ?? ""),
+    run: async (ctx, name) => {
+      const request = { name, reason: ctx.reason };
+      const answer = paused
+        ? await ctx.hub.call("pauseBundle", request)
+        : await ctx.hub.call("resumeBundle", request);
+      if (ctx.json) {
+        printJson(ctx.io, answer);
+        return EXIT_OK;
+      }
+      const bundle = present(answer.bundle, "bundle");
+      const revision = `(revision ${shortRevision(bundle.revision)})`;
+      const done = paused ? "paused" : "resumed";
+      printLines(ctx.io, [
+        answer.changed
+          ? `Bundle ${name} ${done} ${revision}.`
+          : `Bundle ${name} was ${paused ? "paused" : "not paused"} already ${revision}.`,
+      ]);
+      return EXIT_OK;
+    },
+  });
+}
+
+const redeploy = adminCommand({
+  name: "bundle redeploy",
+  summary: "make the agents apply a bundle again, even if nothing changed",
+  description: [
+    "The agents of the given clusters (every target when no --cluster is given) that hold the",
+    "bundle apply the revision they hold again, as Fleet's forceSyncGeneration does: objects",
+    "changed by hand are restored. No new revision is made (docs/semantics.md#redeploying-a-bundle).",
+  ].join("\n"),
+  positionals: [NAME],
+  options: {
+    cluster: {
+      type: "string",
+      valueName: "CLUSTER",
+      multiple: true,
+      description: "redeploy only on this target (repeatable)",
+    },
+  },
+  mutating: true,
+  prepare: (args) =>
+    prepared({
+      name: args.positional("NAME") ?? "",
+      clusters: [...args.strings("cluster")],
+    }),
+  run: async (ctx, input) => {
+    const answer = await ctx.hub.call("redeployBundle", {
+      ...input,
+      reason: ctx.reason,
+    });
+    if (ctx.json) {
+      printJson(ctx.io, answer);
+      return EXIT_OK;
+    }
+    const bundle = present(answer.bundle, "bundle");
+    const where =
+      input.clusters.length === 0
+        ? "every target holding it"
+        : input.clusters.join(", ");
+    printLines(ctx.io, [
+      `Bundle ${input.name} redeployed on ${where} (revision ${shortRevision(bundle.revision)}).`,
+    ]);
+    return EXIT_OK;
+  },
+});
+
 /** `flotilla bundle …`. */
 export const bundleNoun: Noun = {
   name: "bundle",
-  summary: "apply, inspect and delete bundles of manifests",
-  verbs: [apply, list, get, remove],
+  summary: "apply, inspect, pause and delete bundles of manifests",
+  verbs: [
+    apply,
+    list,
+    get,
+    remove,
+    pauseCommand(true),
+    pauseCommand(false),
+    redeploy,
+  ],
 };

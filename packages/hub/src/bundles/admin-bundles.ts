@@ -1,5 +1,6 @@
 /**
- * AdminService: bundles (PutObject, ApplyBundle, ListBundles, GetBundle, DeleteBundle). Requests
+ * AdminService: bundles (PutObject, ApplyBundle, ListBundles, GetBundle, DeleteBundle, PauseBundle,
+ * ResumeBundle, RedeployBundle). Requests
  * are validated before anything is read or written: bad fields are INVALID_ARGUMENT with their
  * path (`bundle.targets[0].clusterSelector`), unknown bundles NOT_FOUND. State-changing calls are
  * audited (targetKind "bundle"; uploads "object").
@@ -24,6 +25,17 @@ export interface BundleHandlerDeps extends AuditDeps {
 
 type Handlers = wire.AdminServiceHandlers;
 
+/** The AdminService methods of bundles. */
+export type BundleMethod =
+  | "PutObject"
+  | "ApplyBundle"
+  | "ListBundles"
+  | "GetBundle"
+  | "DeleteBundle"
+  | "PauseBundle"
+  | "ResumeBundle"
+  | "RedeployBundle";
+
 function requireBundleName(name: unknown): string {
   const problem = nameProblem(name, "name");
   if (problem !== undefined)
@@ -34,10 +46,7 @@ function requireBundleName(name: unknown): string {
 /** The AdminService handlers for bundles. */
 export function bundleHandlers(
   deps: BundleHandlerDeps,
-): Pick<
-  Handlers,
-  "PutObject" | "ApplyBundle" | "ListBundles" | "GetBundle" | "DeleteBundle"
-> {
+): Pick<Handlers, BundleMethod> {
   return {
     PutObject: putObjectHandler({
       ...deps,
@@ -118,5 +127,61 @@ export function bundleHandlers(
         },
       ),
     ),
+
+    PauseBundle: pauseHandler(deps, "PauseBundle", true),
+    ResumeBundle: pauseHandler(deps, "ResumeBundle", false),
+
+    RedeployBundle: unary(
+      audited<wire.RedeployBundleRequest__Output, wire.RedeployBundleResponse>(
+        deps,
+        {
+          method: "RedeployBundle",
+          targetKind: "bundle",
+          targetName: (r) => r.name,
+          reason: (r) => r.reason,
+        },
+        async (request) => {
+          const result = await deps.bundles.redeploy(
+            requireBundleName(request.name),
+            request.clusters,
+            request.reason,
+          );
+          return { bundle: bundleToWire(result.bundle) };
+        },
+      ),
+    ),
   };
+}
+
+/** PauseBundle or ResumeBundle: the stored `paused`, audited with the caller's reason. */
+function pauseHandler(
+  deps: BundleHandlerDeps,
+  method: "PauseBundle" | "ResumeBundle",
+  paused: boolean,
+) {
+  return unary(
+    audited<
+      wire.PauseBundleRequest__Output,
+      wire.PauseBundleResponse & wire.ResumeBundleResponse
+    >(
+      deps,
+      {
+        method,
+        targetKind: "bundle",
+        targetName: (r) => r.name,
+        reason: (r) => r.reason,
+      },
+      async (request) => {
+        const result = await deps.bundles.setPaused(
+          requireBundleName(request.name),
+          paused,
+          request.reason,
+        );
+        return {
+          bundle: bundleToWire(result.bundle),
+          changed: result.changed,
+        };
+      },
+    ),
+  );
 }

@@ -37,6 +37,7 @@ import {
   type PassDeps,
 } from "./bundle-passes.js";
 import { removeBundle } from "./bundle-removal.js";
+import { redeployed, redeployProblems } from "./bundle-redeploy.js";
 import { BUNDLES, type BundleRecord } from "./bundle-record.js";
 import { followCollection } from "../store/follow-collection.js";
 import {
@@ -45,7 +46,11 @@ import {
   type BundleStatus,
   type BundleSummary,
 } from "./bundle-status.js";
-import { loadBundleRecords, writeBundle } from "./bundle-store.js";
+import {
+  loadBundleRecords,
+  updateBundleRecord,
+  writeBundle,
+} from "./bundle-store.js";
 import {
   createContentCollector,
   DEFAULT_CONTENT_GC,
@@ -110,6 +115,13 @@ export interface ApplyResult {
   readonly warnings: readonly PlanWarning[];
 }
 
+/** What PauseBundle, ResumeBundle and RedeployBundle answer. */
+export interface RecordChange {
+  readonly bundle: BundleSummary;
+  /** False when the stored record already said so. */
+  readonly changed: boolean;
+}
+
 export interface BundleManager {
   /** Loads stored bundles and resumes their rollouts. */
   start(): Promise<void>;
@@ -130,6 +142,25 @@ export interface BundleManager {
    * on a full store (bundle-removal.ts).
    */
   delete(name: string, reason: string): Promise<void>;
+  /**
+   * Pauses or resumes the bundle (its stored `paused`, compare-and-set); the revision stays. A
+   * paused bundle releases nothing (docs/semantics.md#pausing-a-bundle). NOT_FOUND if absent.
+   */
+  setPaused(
+    name: string,
+    paused: boolean,
+    reason: string,
+  ): Promise<RecordChange>;
+  /**
+   * Makes the agents of `clusters` (every target when empty) that hold the bundle apply it again,
+   * even if nothing changed (docs/semantics.md#redeploying-a-bundle); no new revision.
+   * INVALID_ARGUMENT (nothing stored) for a cluster that is not a target holding the bundle.
+   */
+  redeploy(
+    name: string,
+    clusters: readonly string[],
+    reason: string,
+  ): Promise<RecordChange>;
   /** Stores a PutObject upload, kept for the collection grace until an apply references it. */
   storeUpload(
     content: Uint8Array,
@@ -261,6 +292,30 @@ export function createBundleManager(
     };
   };
 
+  // A change of the stored record that keeps its revision (pause, resume, redeploy).
+  const changeRecord = (
+    name: string,
+    reason: string,
+    message: string,
+    change: (record: BundleRecord) => BundleRecord | undefined,
+  ): Promise<RecordChange> =>
+    serial(name, async () => {
+      loaded(name);
+      const written = await updateBundleRecord(deps, name, change);
+      const b: Loaded = {
+        record: written.record,
+        entryRevision: written.entryRevision,
+        spec: storedBundleSpec(written.record),
+        deleting: false,
+      };
+      bundles.set(name, b);
+      if (written.changed) {
+        log.info({ bundle: name, reason }, message);
+        loop.request(name);
+      }
+      return { bundle: await summaryOf(b), changed: written.changed };
+    });
+
   return {
     async start() {
       bundles.clear();
@@ -373,6 +428,34 @@ export function createBundleManager(
         if (bundles.get(name) === b) bundles.delete(name);
         observations.forgetBundle(name);
       });
+    },
+
+    setPaused(name, paused, reason) {
+      return changeRecord(
+        name,
+        reason,
+        paused ? "Bundle paused" : "Bundle resumed",
+        (record) =>
+          record.paused === paused ? undefined : { ...record, paused },
+      );
+    },
+
+    async redeploy(name, clusters, reason) {
+      const b = loaded(name);
+      const evaluation = await evaluateBundle(passDeps, b, deps.now());
+      const targets = new Set(evaluation.targets.map((t) => t.cluster.name));
+      const problems = redeployProblems(name, clusters, (cluster) =>
+        !targets.has(cluster)
+          ? "is not a target of the bundle"
+          : evaluation.deployments.get(cluster)?.releasedRevision === undefined
+            ? "does not hold the bundle yet: nothing to redeploy"
+            : undefined,
+      );
+      if (problems.length > 0)
+        throw FlotillaError.invalid("redeploy", problems);
+      return changeRecord(name, reason, "Bundle redeployed", (record) =>
+        redeployed(record, clusters, targets),
+      );
     },
 
     storeUpload(content, uploadOptions) {

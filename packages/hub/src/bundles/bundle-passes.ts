@@ -20,7 +20,7 @@ import {
   type BundleObservations,
   type BundleReport,
 } from "./bundle-observations.js";
-import type { BundleRecord } from "./bundle-record.js";
+import { forceSyncOf, type BundleRecord } from "./bundle-record.js";
 import { contentKey } from "./bundle-render.js";
 import type { Evaluation } from "./bundle-status.js";
 
@@ -140,6 +140,7 @@ export async function runBundlePass(
             revision: release.revision,
             digest,
             key: deps.contentKeys.keyOf(digest),
+            forceSync: forceSyncOf(record, release.cluster),
           },
         ]);
         log.info(
@@ -161,31 +162,43 @@ export async function runBundlePass(
     },
   );
   await removeFromUntargeted(deps, record.name, keyOf, log);
-  await keyHeldContent(deps, record.name, evaluation, log);
+  await refreshHeld(deps, record, evaluation, log);
   return evaluation;
 }
 
 /**
- * Gives the content key to every target whose intent holds `bundle` without it (written before
- * content was sealed): without the key its agent could not fetch that content again.
+ * Brings the entry of every target whose intent holds the bundle (at any revision) up to date
+ * without changing its revision: the content key, for entries written before content was sealed
+ * (without it the agent could not fetch that content again), and the redeploy counter, which makes
+ * the agent apply what it holds again (docs/semantics.md#redeploying-a-bundle).
  */
-async function keyHeldContent(
+async function refreshHeld(
   deps: PassDeps,
-  bundle: string,
+  record: BundleRecord,
   evaluation: Evaluation,
   log: Logger,
 ): Promise<void> {
+  const bundle = record.name;
   for (const { cluster } of evaluation.targets) {
     const held = deps.intents.peek(cluster.name)?.intent.bundles[bundle];
     if (held === undefined) continue;
     const key = deps.contentKeys.keyOf(held.digest);
-    if (held.key === key) continue;
+    const forceSync = forceSyncOf(record, cluster.name);
+    if (held.key === key && (held.forceSync ?? 0) === forceSync) continue;
     try {
       await deps.intents.change(cluster.name, [
-        { type: "SetBundle", bundle, ...held, key },
+        { type: "SetBundle", bundle, ...held, key, forceSync },
       ]);
+      if ((held.forceSync ?? 0) !== forceSync)
+        log.info(
+          { cluster: cluster.name, revision: held.revision, forceSync },
+          "Bundle redeployed",
+        );
     } catch (err) {
-      log.warn({ err, cluster: cluster.name }, "Content key not published");
+      log.warn(
+        { err, cluster: cluster.name },
+        "Held bundle entry not published",
+      );
     }
   }
 }

@@ -11,6 +11,14 @@ import { z } from "zod";
 import { nameKey } from "../store/keys.js";
 import { defineCollection } from "../store/state-store.js";
 
+/** The redeploy counter of `cluster`'s copy of the bundle (docs/semantics.md#redeploying-a-bundle). */
+export function forceSyncOf(record: BundleRecord, cluster: string): number {
+  return (
+    (record.forceSyncGeneration ?? 0) +
+    (record.forceSyncClusters?.[cluster] ?? 0)
+  );
+}
+
 export type { BundleRecord, ManifestRef } from "@flotilla/protocol";
 
 const recordSchema = z.object({
@@ -31,6 +39,8 @@ const recordSchema = z.object({
   contents: z.record(z.string(), z.string()),
   createdAtMs: z.number(),
   updatedAtMs: z.number(),
+  forceSyncGeneration: z.number().int().min(1).optional(),
+  forceSyncClusters: z.record(z.string(), z.number().int().min(1)).optional(),
 });
 
 /** The "bundles" collection. */

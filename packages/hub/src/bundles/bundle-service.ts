@@ -10,7 +10,7 @@ import type { IntentWriter } from "../intents/intent-writer.js";
 import type { Logger } from "../logger.js";
 import type { ContentKeys } from "../security/content-keys.js";
 import type { StateStore } from "../store/state-store.js";
-import { bundleHandlers } from "./admin-bundles.js";
+import { bundleHandlers, type BundleMethod } from "./admin-bundles.js";
 import {
   createBundleManager,
   type BundleContentStore,
@@ -37,10 +37,7 @@ export interface BundleServiceDeps extends AuditDeps {
 
 /** The manager and its handlers. */
 export interface BundleService extends BundleManager {
-  readonly handlers: Pick<
-    wire.AdminServiceHandlers,
-    "PutObject" | "ApplyBundle" | "ListBundles" | "GetBundle" | "DeleteBundle"
-  >;
+  readonly handlers: Pick<wire.AdminServiceHandlers, BundleMethod>;
 }
 
 /** Builds the bundle service; without `options.passIntervalMs` the owner drives `tick()`. */

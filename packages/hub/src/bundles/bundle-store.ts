@@ -3,7 +3,12 @@
  * addressed, so a write that fails later leaves only unreferenced objects), then the record with
  * compare-and-set. Applying identical content again changes nothing and keeps the revision.
  */
-import { canonicalJson, compact } from "@flotilla/core";
+import {
+  canonicalJson,
+  compact,
+  FlotillaError,
+  showValue,
+} from "@flotilla/core";
 import type { IntentPublisher } from "../intents/intent-publisher.js";
 import {
   isRevisionConflict,
@@ -87,6 +92,11 @@ export async function writeBundle(
       contents,
       createdAtMs: previous?.createdAtMs ?? now,
       updatedAtMs: now,
+      // Redeploys are not content: an apply keeps them.
+      ...compact({
+        forceSyncGeneration: previous?.forceSyncGeneration,
+        forceSyncClusters: previous?.forceSyncClusters,
+      }),
     };
     const changed = previous?.revision !== revision;
     if (entry !== undefined && sameRecord(entry.value, record)) {
@@ -151,4 +161,43 @@ export function deleteBundleRecord(
   expectedRevision: number,
 ): Promise<void> {
   return store.delete(BUNDLES, bundleKey(name), { expectedRevision });
+}
+
+/**
+ * Changes the stored record of bundle `name` with compare-and-set, retrying on a concurrent write:
+ * `change` gets the stored record and answers the new one, or undefined when nothing is to change.
+ * Neither the revision nor the content is touched here (pause, resume, redeploy). NOT_FOUND when
+ * the bundle does not exist.
+ */
+export async function updateBundleRecord(
+  deps: Pick<BundleWriteDeps, "store" | "now">,
+  name: string,
+  change: (record: BundleRecord) => BundleRecord | undefined,
+): Promise<WrittenBundle> {
+  const key = bundleKey(name);
+  for (let attempt = 1; ; attempt++) {
+    const entry = await deps.store.get(BUNDLES, key);
+    if (entry === undefined) {
+      throw new FlotillaError(
+        "not_found",
+        `Bundle ${showValue(name)} does not exist`,
+      );
+    }
+    const next = change(entry.value);
+    if (next === undefined)
+      return {
+        record: entry.value,
+        entryRevision: entry.revision,
+        changed: false,
+      };
+    const record = { ...next, updatedAtMs: deps.now() };
+    try {
+      const entryRevision = await deps.store.put(BUNDLES, key, record, {
+        expectedRevision: entry.revision,
+      });
+      return { record, entryRevision, changed: true };
+    } catch (error) {
+      if (!isRevisionConflict(error) || attempt >= MAX_ATTEMPTS) throw error;
+    }
+  }
 }

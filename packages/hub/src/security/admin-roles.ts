@@ -35,6 +35,9 @@ export const ADMIN_METHOD_ROLES = {
   ListBundles: "viewer",
   GetBundle: "viewer",
   DeleteBundle: "admin",
+  PauseBundle: "operator",
+  ResumeBundle: "operator",
+  RedeployBundle: "operator",
   // Strategies say how every later run behaves: admin.
   CreateUpdateStrategy: "admin",
   UpdateUpdateStrategy: "admin",

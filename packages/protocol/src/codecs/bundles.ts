@@ -37,6 +37,12 @@ export interface BundleRecord {
   readonly contents: Readonly<Record<string, string>>;
   readonly createdAtMs: number;
   readonly updatedAtMs: number;
+  /**
+   * Redeploys of every target (Fleet's forceSyncGeneration), and of single clusters by name: a
+   * target's intent carries the sum as its `forceSync` (docs/semantics.md#redeploying-a-bundle).
+   */
+  readonly forceSyncGeneration?: number;
+  readonly forceSyncClusters?: Readonly<Record<string, number>>;
 }
 
 /** Targets of a bundle counted by state. */

@@ -447,6 +447,14 @@ import type {
   PartitionSummary__Output as _flotilla_v1_PartitionSummary__Output,
 } from "./flotilla/v1/PartitionSummary.js";
 import type {
+  PauseBundleRequest as _flotilla_v1_PauseBundleRequest,
+  PauseBundleRequest__Output as _flotilla_v1_PauseBundleRequest__Output,
+} from "./flotilla/v1/PauseBundleRequest.js";
+import type {
+  PauseBundleResponse as _flotilla_v1_PauseBundleResponse,
+  PauseBundleResponse__Output as _flotilla_v1_PauseBundleResponse__Output,
+} from "./flotilla/v1/PauseBundleResponse.js";
+import type {
   PoolImageOffers as _flotilla_v1_PoolImageOffers,
   PoolImageOffers__Output as _flotilla_v1_PoolImageOffers__Output,
 } from "./flotilla/v1/PoolImageOffers.js";
@@ -479,6 +487,14 @@ import type {
   RecurringWindow__Output as _flotilla_v1_RecurringWindow__Output,
 } from "./flotilla/v1/RecurringWindow.js";
 import type {
+  RedeployBundleRequest as _flotilla_v1_RedeployBundleRequest,
+  RedeployBundleRequest__Output as _flotilla_v1_RedeployBundleRequest__Output,
+} from "./flotilla/v1/RedeployBundleRequest.js";
+import type {
+  RedeployBundleResponse as _flotilla_v1_RedeployBundleResponse,
+  RedeployBundleResponse__Output as _flotilla_v1_RedeployBundleResponse__Output,
+} from "./flotilla/v1/RedeployBundleResponse.js";
+import type {
   RelativeMonthlySchedule as _flotilla_v1_RelativeMonthlySchedule,
   RelativeMonthlySchedule__Output as _flotilla_v1_RelativeMonthlySchedule__Output,
 } from "./flotilla/v1/RelativeMonthlySchedule.js";
@@ -506,6 +522,14 @@ import type {
   ResourceReason as _flotilla_v1_ResourceReason,
   ResourceReason__Output as _flotilla_v1_ResourceReason__Output,
 } from "./flotilla/v1/ResourceReason.js";
+import type {
+  ResumeBundleRequest as _flotilla_v1_ResumeBundleRequest,
+  ResumeBundleRequest__Output as _flotilla_v1_ResumeBundleRequest__Output,
+} from "./flotilla/v1/ResumeBundleRequest.js";
+import type {
+  ResumeBundleResponse as _flotilla_v1_ResumeBundleResponse,
+  ResumeBundleResponse__Output as _flotilla_v1_ResumeBundleResponse__Output,
+} from "./flotilla/v1/ResumeBundleResponse.js";
 import type {
   RetryUpdateRunMembersRequest as _flotilla_v1_RetryUpdateRunMembersRequest,
   RetryUpdateRunMembersRequest__Output as _flotilla_v1_RetryUpdateRunMembersRequest__Output,
@@ -1100,6 +1124,14 @@ export interface ProtoGrpcType {
         _flotilla_v1_PartitionSummary,
         _flotilla_v1_PartitionSummary__Output
       >;
+      PauseBundleRequest: MessageTypeDefinition<
+        _flotilla_v1_PauseBundleRequest,
+        _flotilla_v1_PauseBundleRequest__Output
+      >;
+      PauseBundleResponse: MessageTypeDefinition<
+        _flotilla_v1_PauseBundleResponse,
+        _flotilla_v1_PauseBundleResponse__Output
+      >;
       PoolImageOffers: MessageTypeDefinition<
         _flotilla_v1_PoolImageOffers,
         _flotilla_v1_PoolImageOffers__Output
@@ -1132,6 +1164,14 @@ export interface ProtoGrpcType {
         _flotilla_v1_RecurringWindow,
         _flotilla_v1_RecurringWindow__Output
       >;
+      RedeployBundleRequest: MessageTypeDefinition<
+        _flotilla_v1_RedeployBundleRequest,
+        _flotilla_v1_RedeployBundleRequest__Output
+      >;
+      RedeployBundleResponse: MessageTypeDefinition<
+        _flotilla_v1_RedeployBundleResponse,
+        _flotilla_v1_RedeployBundleResponse__Output
+      >;
       RelativeMonthlySchedule: MessageTypeDefinition<
         _flotilla_v1_RelativeMonthlySchedule,
         _flotilla_v1_RelativeMonthlySchedule__Output
@@ -1160,6 +1200,14 @@ export interface ProtoGrpcType {
       ResourceReason: MessageTypeDefinition<
         _flotilla_v1_ResourceReason,
         _flotilla_v1_ResourceReason__Output
+      >;
+      ResumeBundleRequest: MessageTypeDefinition<
+        _flotilla_v1_ResumeBundleRequest,
+        _flotilla_v1_ResumeBundleRequest__Output
+      >;
+      ResumeBundleResponse: MessageTypeDefinition<
+        _flotilla_v1_ResumeBundleResponse,
+        _flotilla_v1_ResumeBundleResponse__Output
       >;
       RetryUpdateRunMembersRequest: MessageTypeDefinition<
         _flotilla_v1_RetryUpdateRunMembersRequest,

@@ -479,6 +479,14 @@ export {
   type PartitionSummary__Output,
 } from "./flotilla/v1/PartitionSummary.js";
 export {
+  type PauseBundleRequest,
+  type PauseBundleRequest__Output,
+} from "./flotilla/v1/PauseBundleRequest.js";
+export {
+  type PauseBundleResponse,
+  type PauseBundleResponse__Output,
+} from "./flotilla/v1/PauseBundleResponse.js";
+export {
   type PoolImageOffers,
   type PoolImageOffers__Output,
 } from "./flotilla/v1/PoolImageOffers.js";
@@ -507,6 +515,14 @@ export {
   type RecurringWindow,
   type RecurringWindow__Output,
 } from "./flotilla/v1/RecurringWindow.js";
+export {
+  type RedeployBundleRequest,
+  type RedeployBundleRequest__Output,
+} from "./flotilla/v1/RedeployBundleRequest.js";
+export {
+  type RedeployBundleResponse,
+  type RedeployBundleResponse__Output,
+} from "./flotilla/v1/RedeployBundleResponse.js";
 export {
   type RegisterRequest,
   type RegisterRequest__Output,
@@ -552,6 +568,14 @@ export {
   type ResourceReason,
   type ResourceReason__Output,
 } from "./flotilla/v1/ResourceReason.js";
+export {
+  type ResumeBundleRequest,
+  type ResumeBundleRequest__Output,
+} from "./flotilla/v1/ResumeBundleRequest.js";
+export {
+  type ResumeBundleResponse,
+  type ResumeBundleResponse__Output,
+} from "./flotilla/v1/ResumeBundleResponse.js";
 export { type Resync, type Resync__Output } from "./flotilla/v1/Resync.js";
 export {
   type RetryUpdateRunMembersRequest,

@@ -285,6 +285,14 @@ import type {
   ListUpdateStrategiesResponse__Output as _flotilla_v1_ListUpdateStrategiesResponse__Output,
 } from "../../flotilla/v1/ListUpdateStrategiesResponse.js";
 import type {
+  PauseBundleRequest as _flotilla_v1_PauseBundleRequest,
+  PauseBundleRequest__Output as _flotilla_v1_PauseBundleRequest__Output,
+} from "../../flotilla/v1/PauseBundleRequest.js";
+import type {
+  PauseBundleResponse as _flotilla_v1_PauseBundleResponse,
+  PauseBundleResponse__Output as _flotilla_v1_PauseBundleResponse__Output,
+} from "../../flotilla/v1/PauseBundleResponse.js";
+import type {
   PreviewPlanRequest as _flotilla_v1_PreviewPlanRequest,
   PreviewPlanRequest__Output as _flotilla_v1_PreviewPlanRequest__Output,
 } from "../../flotilla/v1/PreviewPlanRequest.js";
@@ -301,6 +309,14 @@ import type {
   PutObjectResponse__Output as _flotilla_v1_PutObjectResponse__Output,
 } from "../../flotilla/v1/PutObjectResponse.js";
 import type {
+  RedeployBundleRequest as _flotilla_v1_RedeployBundleRequest,
+  RedeployBundleRequest__Output as _flotilla_v1_RedeployBundleRequest__Output,
+} from "../../flotilla/v1/RedeployBundleRequest.js";
+import type {
+  RedeployBundleResponse as _flotilla_v1_RedeployBundleResponse,
+  RedeployBundleResponse__Output as _flotilla_v1_RedeployBundleResponse__Output,
+} from "../../flotilla/v1/RedeployBundleResponse.js";
+import type {
   RemoveClusterRequest as _flotilla_v1_RemoveClusterRequest,
   RemoveClusterRequest__Output as _flotilla_v1_RemoveClusterRequest__Output,
 } from "../../flotilla/v1/RemoveClusterRequest.js";
@@ -316,6 +332,14 @@ import type {
   RemoveReleaseResponse as _flotilla_v1_RemoveReleaseResponse,
   RemoveReleaseResponse__Output as _flotilla_v1_RemoveReleaseResponse__Output,
 } from "../../flotilla/v1/RemoveReleaseResponse.js";
+import type {
+  ResumeBundleRequest as _flotilla_v1_ResumeBundleRequest,
+  ResumeBundleRequest__Output as _flotilla_v1_ResumeBundleRequest__Output,
+} from "../../flotilla/v1/ResumeBundleRequest.js";
+import type {
+  ResumeBundleResponse as _flotilla_v1_ResumeBundleResponse,
+  ResumeBundleResponse__Output as _flotilla_v1_ResumeBundleResponse__Output,
+} from "../../flotilla/v1/ResumeBundleResponse.js";
 import type {
   RetryUpdateRunMembersRequest as _flotilla_v1_RetryUpdateRunMembersRequest,
   RetryUpdateRunMembersRequest__Output as _flotilla_v1_RetryUpdateRunMembersRequest__Output,
@@ -1922,6 +1946,53 @@ export interface AdminServiceClient extends grpc.Client {
   ): grpc.ClientUnaryCall;
 
   /**
+   * Pauses or resumes a bundle's rollout (the stored `paused`); no new revision.
+   */
+  PauseBundle(
+    argument: _flotilla_v1_PauseBundleRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_PauseBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  PauseBundle(
+    argument: _flotilla_v1_PauseBundleRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_PauseBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  PauseBundle(
+    argument: _flotilla_v1_PauseBundleRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_PauseBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  PauseBundle(
+    argument: _flotilla_v1_PauseBundleRequest,
+    callback: grpc.requestCallback<_flotilla_v1_PauseBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  /**
+   * Pauses or resumes a bundle's rollout (the stored `paused`); no new revision.
+   */
+  pauseBundle(
+    argument: _flotilla_v1_PauseBundleRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_PauseBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  pauseBundle(
+    argument: _flotilla_v1_PauseBundleRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_PauseBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  pauseBundle(
+    argument: _flotilla_v1_PauseBundleRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_PauseBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  pauseBundle(
+    argument: _flotilla_v1_PauseBundleRequest,
+    callback: grpc.requestCallback<_flotilla_v1_PauseBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  /**
    * Server-side `flotilla plan` against the hub's clusters.
    */
   PreviewPlan(
@@ -2012,6 +2083,53 @@ export interface AdminServiceClient extends grpc.Client {
   ): grpc.ClientWritableStream<_flotilla_v1_PutObjectRequest>;
 
   /**
+   * Makes the agents of the given (or all) targets holding the bundle apply it again; no new revision.
+   */
+  RedeployBundle(
+    argument: _flotilla_v1_RedeployBundleRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_RedeployBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RedeployBundle(
+    argument: _flotilla_v1_RedeployBundleRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_RedeployBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RedeployBundle(
+    argument: _flotilla_v1_RedeployBundleRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_RedeployBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RedeployBundle(
+    argument: _flotilla_v1_RedeployBundleRequest,
+    callback: grpc.requestCallback<_flotilla_v1_RedeployBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  /**
+   * Makes the agents of the given (or all) targets holding the bundle apply it again; no new revision.
+   */
+  redeployBundle(
+    argument: _flotilla_v1_RedeployBundleRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_RedeployBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  redeployBundle(
+    argument: _flotilla_v1_RedeployBundleRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_RedeployBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  redeployBundle(
+    argument: _flotilla_v1_RedeployBundleRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_RedeployBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  redeployBundle(
+    argument: _flotilla_v1_RedeployBundleRequest,
+    callback: grpc.requestCallback<_flotilla_v1_RedeployBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  /**
    * Removes the cluster from the fleet: its identity is refused at once, runs skip it (reason Left).
    */
   RemoveCluster(
@@ -2097,6 +2215,47 @@ export interface AdminServiceClient extends grpc.Client {
   removeRelease(
     argument: _flotilla_v1_RemoveReleaseRequest,
     callback: grpc.requestCallback<_flotilla_v1_RemoveReleaseResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  ResumeBundle(
+    argument: _flotilla_v1_ResumeBundleRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ResumeBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ResumeBundle(
+    argument: _flotilla_v1_ResumeBundleRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_ResumeBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ResumeBundle(
+    argument: _flotilla_v1_ResumeBundleRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ResumeBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ResumeBundle(
+    argument: _flotilla_v1_ResumeBundleRequest,
+    callback: grpc.requestCallback<_flotilla_v1_ResumeBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  resumeBundle(
+    argument: _flotilla_v1_ResumeBundleRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ResumeBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  resumeBundle(
+    argument: _flotilla_v1_ResumeBundleRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_ResumeBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  resumeBundle(
+    argument: _flotilla_v1_ResumeBundleRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ResumeBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  resumeBundle(
+    argument: _flotilla_v1_ResumeBundleRequest,
+    callback: grpc.requestCallback<_flotilla_v1_ResumeBundleResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   RetryUpdateRunMembers(
@@ -2694,6 +2853,14 @@ export interface AdminServiceHandlers
   >;
 
   /**
+   * Pauses or resumes a bundle's rollout (the stored `paused`); no new revision.
+   */
+  PauseBundle: grpc.handleUnaryCall<
+    _flotilla_v1_PauseBundleRequest__Output,
+    _flotilla_v1_PauseBundleResponse
+  >;
+
+  /**
    * Server-side `flotilla plan` against the hub's clusters.
    */
   PreviewPlan: grpc.handleUnaryCall<
@@ -2712,6 +2879,14 @@ export interface AdminServiceHandlers
   >;
 
   /**
+   * Makes the agents of the given (or all) targets holding the bundle apply it again; no new revision.
+   */
+  RedeployBundle: grpc.handleUnaryCall<
+    _flotilla_v1_RedeployBundleRequest__Output,
+    _flotilla_v1_RedeployBundleResponse
+  >;
+
+  /**
    * Removes the cluster from the fleet: its identity is refused at once, runs skip it (reason Left).
    */
   RemoveCluster: grpc.handleUnaryCall<
@@ -2722,6 +2897,11 @@ export interface AdminServiceHandlers
   RemoveRelease: grpc.handleUnaryCall<
     _flotilla_v1_RemoveReleaseRequest__Output,
     _flotilla_v1_RemoveReleaseResponse
+  >;
+
+  ResumeBundle: grpc.handleUnaryCall<
+    _flotilla_v1_ResumeBundleRequest__Output,
+    _flotilla_v1_ResumeBundleResponse
   >;
 
   RetryUpdateRunMembers: grpc.handleUnaryCall<
@@ -2989,6 +3169,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_ListUpdateStrategiesRequest__Output,
     _flotilla_v1_ListUpdateStrategiesResponse__Output
   >;
+  PauseBundle: MethodDefinition<
+    _flotilla_v1_PauseBundleRequest,
+    _flotilla_v1_PauseBundleResponse,
+    _flotilla_v1_PauseBundleRequest__Output,
+    _flotilla_v1_PauseBundleResponse__Output
+  >;
   PreviewPlan: MethodDefinition<
     _flotilla_v1_PreviewPlanRequest,
     _flotilla_v1_PreviewPlanResponse,
@@ -3001,6 +3187,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_PutObjectRequest__Output,
     _flotilla_v1_PutObjectResponse__Output
   >;
+  RedeployBundle: MethodDefinition<
+    _flotilla_v1_RedeployBundleRequest,
+    _flotilla_v1_RedeployBundleResponse,
+    _flotilla_v1_RedeployBundleRequest__Output,
+    _flotilla_v1_RedeployBundleResponse__Output
+  >;
   RemoveCluster: MethodDefinition<
     _flotilla_v1_RemoveClusterRequest,
     _flotilla_v1_RemoveClusterResponse,
@@ -3012,6 +3204,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_RemoveReleaseResponse,
     _flotilla_v1_RemoveReleaseRequest__Output,
     _flotilla_v1_RemoveReleaseResponse__Output
+  >;
+  ResumeBundle: MethodDefinition<
+    _flotilla_v1_ResumeBundleRequest,
+    _flotilla_v1_ResumeBundleResponse,
+    _flotilla_v1_ResumeBundleRequest__Output,
+    _flotilla_v1_ResumeBundleResponse__Output
   >;
   RetryUpdateRunMembers: MethodDefinition<
     _flotilla_v1_RetryUpdateRunMembersRequest,
