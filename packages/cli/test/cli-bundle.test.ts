@@ -243,10 +243,27 @@ describe("flotilla bundle apply", () => {
     expect(hub.calls).toEqual([]);
   });
 
+  it.each([
+    [{ "kustomization.yaml": "resources: [app.yaml]\n" }, "kustomization.yaml"],
+    [
+      { "fleet.yaml": "kustomize: {dir: overlays}\n" },
+      '"kustomize" in fleet.yaml',
+    ],
+  ])("refuses a Kustomize bundle %# with exit 2", async (files, found) => {
+    await using dir = await bundleDir({ ...files, "app.yaml": DEPLOYMENT });
+    await using hub = await startFakeHub({});
+    const { code, err } = await cli(hub, ["bundle", "apply", dir.path]);
+    expect(code).toBe(2);
+    expect(err).toBe(
+      `${dir.path}: Kustomize bundles are not supported yet (found ${found}); render the directory to plain manifests (kubectl kustomize) and apply that\n`,
+    );
+    expect(hub.calls).toEqual([]);
+  });
+
   it("refuses unknown and unsupported fleet.yaml keys, with a suggestion for a typo", async () => {
     await using dir = await bundleDir({
       "fleet.yaml":
-        "namespace: web\nrolloutStrategyy: {maxUnavailable: 1}\nkustomize: {dir: overlays}\npaused: yes please\n",
+        "namespace: web\nrolloutStrategyy: {maxUnavailable: 1}\nimageScans: []\npaused: yes please\n",
       "app.yaml": DEPLOYMENT,
     });
     await using hub = await startFakeHub({});
@@ -255,7 +272,7 @@ describe("flotilla bundle apply", () => {
     const file = join(dir.path, "fleet.yaml");
     // Core's bundle-spec parser (the hub's) checks fleet.yaml before anything is sent.
     expect(err.trimEnd().split("\n").sort()).toEqual([
-      `${file}: kustomize: fleet.yaml field "kustomize" is not supported by flotilla (got {"dir":"overlays"})`,
+      `${file}: imageScans: fleet.yaml field "imageScans" is not supported by flotilla (got [])`,
       `${file}: paused: must be boolean (got "yes please")`,
       `${file}: rolloutStrategyy: unknown field; did you mean "rolloutStrategy"?`,
     ]);

@@ -3,7 +3,12 @@
 import { randomBytes } from "node:crypto";
 import { contentKeysOfSecret } from "../src/security/content-keys.js";
 
-import type { Cluster, ClusterGroup, Labels } from "@flotilla/core";
+import {
+  FlotillaError,
+  type Cluster,
+  type ClusterGroup,
+  type Labels,
+} from "@flotilla/core";
 import type { StatusPhase, StatusReport, wire } from "@flotilla/protocol";
 import { pino } from "pino";
 import type { ClusterDirectory } from "../src/clusters/cluster-directory.js";
@@ -100,6 +105,7 @@ export function bundleSpec(
         content: "yaml",
       },
     ],
+    files: [],
     targetsJson: JSON.stringify(targets ?? [{ clusterSelector: {} }]),
     targetCustomizationsJson:
       customizations === undefined ? "" : JSON.stringify(customizations),
@@ -249,4 +255,17 @@ export async function reportReady(
   for (const name of names)
     manager.onStatus(name, report(h, name, revision, "Ready"));
   await manager.idle();
+}
+
+/** The FlotillaError `promise` rejects with; fails when it resolves or rejects otherwise. */
+export async function refusal(
+  promise: Promise<unknown>,
+): Promise<FlotillaError> {
+  const error: unknown = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof FlotillaError))
+    throw new Error(`not refused: ${String(error)}`);
+  return error;
 }

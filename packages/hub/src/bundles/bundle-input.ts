@@ -24,6 +24,7 @@ import {
 } from "@flotilla/protocol";
 import { nameProblem } from "../names.js";
 import type { BundleRecord, ManifestRef } from "./bundle-record.js";
+import { bundleFilesProblems } from "./bundle-files.js";
 import { contentVariants, type ContentVariant } from "./bundle-render.js";
 import { parseManifestObjects, type ManifestFile } from "./manifest-objects.js";
 import type { ObjectReader } from "./object-reader.js";
@@ -46,6 +47,8 @@ export interface PreparedBundle {
   /** `targetCustomizations` as parsed JSON: part of the revision (it decides what clusters get). */
   readonly targetCustomizationsValue: unknown;
   readonly manifests: readonly PreparedManifest[];
+  /** Renderer input files (BundleSpec.files), checked paths, in request order. */
+  readonly files: readonly PreparedManifest[];
   readonly objects: readonly KubernetesObject[];
   /** The contents targets can get (customization patches applied), by `contents` key. */
   readonly variants: readonly ContentVariant[];
@@ -132,12 +135,17 @@ export async function prepareBundle(
   );
   if (!spec.ok) problems.push(...spec.problems);
 
-  const manifests = await readManifests(
-    request.manifests,
-    objects,
-    problems,
-    signal,
-  );
+  const inline = { bytes: 0 };
+  const read = { objects, problems, inline, ...compact({ signal }) };
+  const manifests = await readManifests(request.manifests, "manifests", read);
+  const files = await readManifests(request.files, "files", read);
+  problems.push(...bundleFilesProblems(files, "bundle.files"));
+  if (inline.bytes > MAX_INLINE_MANIFEST_BYTES) {
+    problems.push({
+      path: "bundle",
+      message: `inline manifests and files total ${String(inline.bytes)} bytes, more than the ${String(MAX_INLINE_MANIFEST_BYTES)} allowed; upload large files with PutObject and reference them`,
+    });
+  }
   let parsedObjects: KubernetesObject[] | undefined;
   if (manifests.length === request.manifests.length) {
     const files: ManifestFile[] = manifests.map((m, i) => ({
@@ -179,24 +187,34 @@ export async function prepareBundle(
     rolloutStrategyJson: request.rolloutStrategyJson ?? "",
     targetCustomizationsValue: customizations,
     manifests,
+    files,
     objects: parsedObjects,
     variants: variants.value,
     warnings,
   };
 }
 
-/** The manifests with their bytes; a manifest with a problem is left out (and the problem noted). */
+/** How {@link readManifests} reads: the object store, where problems go, the inline total. */
+interface ReadContext {
+  readonly objects: ObjectReader;
+  readonly problems: Problem[];
+  readonly inline: { bytes: number };
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * The manifests (or files) of `field` with their bytes; one with a problem is left out (and the
+ * problem noted). Inline bytes are added to `inline.bytes`.
+ */
 async function readManifests(
   manifests: readonly wire.Manifest__Output[],
-  objects: ObjectReader,
-  problems: Problem[],
-  signal: AbortSignal | undefined,
+  field: "manifests" | "files",
+  { objects, problems, inline, signal }: ReadContext,
 ): Promise<PreparedManifest[]> {
   const out: PreparedManifest[] = [];
   const paths = new Map<string, number>();
-  let inlineBytes = 0;
   for (const [i, m] of manifests.entries()) {
-    const at = `bundle.manifests[${String(i)}]`;
+    const at = `bundle.${field}[${String(i)}]`;
     const before = problems.length;
     if (m.path.trim() === "")
       problems.push({ path: `${at}.path`, message: "is required" });
@@ -204,7 +222,7 @@ async function readManifests(
     if (first !== undefined) {
       problems.push({
         path: `${at}.path`,
-        message: `is the path of bundle.manifests[${String(first)}] already`,
+        message: `is the path of bundle.${field}[${String(first)}] already`,
         value: m.path,
       });
     } else paths.set(m.path, i);
@@ -228,7 +246,7 @@ async function readManifests(
         });
       }
     } else if (m.yaml !== undefined) {
-      inlineBytes += m.yaml.byteLength;
+      inline.bytes += m.yaml.byteLength;
       if (problems.length === before)
         out.push({ path: m.path, bytes: new Uint8Array(m.yaml) });
     } else {
@@ -237,12 +255,6 @@ async function readManifests(
         message: "must carry its content: yaml or object",
       });
     }
-  }
-  if (inlineBytes > MAX_INLINE_MANIFEST_BYTES) {
-    problems.push({
-      path: "bundle.manifests",
-      message: `inline manifests total ${String(inlineBytes)} bytes, more than the ${String(MAX_INLINE_MANIFEST_BYTES)} allowed; upload large files with PutObject and reference them`,
-    });
   }
   return out;
 }
@@ -270,9 +282,7 @@ async function readObject(
     });
     return undefined;
   }
-  const bytes = await objects.read(ref.digest, {
-    ...(signal ? { signal } : {}),
-  });
+  const bytes = await objects.read(ref.digest, compact({ signal }));
   if (bytes === undefined) {
     problems.push({
       path: `${at}.digest`,

@@ -2,7 +2,7 @@
  * A bundle's revision and the content each cluster receives.
  *
  * The revision is a short hash of everything that decides what a cluster receives: the Kubernetes
- * objects, the default namespace and the target customizations. Changing targets, the rollout
+ * objects, the renderer input files, the default namespace and the target customizations. Changing targets, the rollout
  * strategy or `paused` changes who gets it and how fast, not what they get, so it keeps the
  * revision (as Fleet's DeploymentID, which hashes manifests and per-cluster options). Applying
  * the same content again gives the same revision: nothing rolls out.
@@ -16,6 +16,7 @@
  */
 import {
   canonicalJson,
+  compact,
   customizeManifests,
   fail,
   joinPath,
@@ -33,16 +34,25 @@ import {
 /** Hex digits of the revision: 64 bits of SHA-256, collision-free for any one bundle's history. */
 const REVISION_HEX_DIGITS = 16;
 
-/** The revision of `objects` under `namespace` with `targetCustomizations` (the parsed JSON). */
+/**
+ * The revision of `objects` under `namespace` with `targetCustomizations` (the parsed JSON) and
+ * the renderer input `files` (their paths and digests; none leaves the revision of a bundle of
+ * manifests as it was before files existed).
+ */
 export function bundleRevision(
   objects: readonly KubernetesObject[],
   namespace: string,
   targetCustomizations: unknown,
+  files: readonly { readonly path: string; readonly digest: string }[] = [],
 ): string {
   const text = canonicalJson({
     resources: objects,
     namespace,
     targetCustomizations: targetCustomizations ?? [],
+    ...compact({
+      files:
+        files.length === 0 ? undefined : files.map((f) => [f.path, f.digest]),
+    }),
   });
   return sha256Digest(text).slice(
     "sha256:".length,

@@ -1,5 +1,5 @@
 /**
- * Writing a checked bundle: manifests and rendered content into the object store first (content-
+ * Writing a checked bundle: manifests, renderer input files and rendered content into the object store first (content-
  * addressed, so a write that fails later leaves only unreferenced objects), then the record with
  * compare-and-set. Applying identical content again changes nothing and keeps the revision.
  */
@@ -10,7 +10,7 @@ import {
   type Entry,
   type StateStore,
 } from "../store/state-store.js";
-import type { PreparedBundle } from "./bundle-input.js";
+import type { PreparedBundle, PreparedManifest } from "./bundle-input.js";
 import {
   BUNDLES,
   bundleKey,
@@ -54,20 +54,28 @@ export async function writeBundle(
     onStored(digest);
     return digest;
   };
-  const manifests: ManifestRef[] = [];
-  for (const m of bundle.manifests) {
-    manifests.push(
-      m.ref ?? {
-        path: m.path,
-        digest: await put(m.bytes),
-        sizeBytes: m.bytes.byteLength,
-      },
-    );
-  }
+  const stored = async (
+    list: readonly PreparedManifest[],
+  ): Promise<ManifestRef[]> => {
+    const refs: ManifestRef[] = [];
+    for (const m of list) {
+      refs.push(
+        m.ref ?? {
+          path: m.path,
+          digest: await put(m.bytes),
+          sizeBytes: m.bytes.byteLength,
+        },
+      );
+    }
+    return refs;
+  };
+  const manifests = await stored(bundle.manifests);
+  const files = await stored(bundle.files);
   const revision = bundleRevision(
     bundle.objects,
     bundle.spec.namespace,
     bundle.targetCustomizationsValue,
+    files,
   );
   const contents = await storeContents(bundle, revision, put);
   const key = bundleKey(bundle.name);
@@ -79,6 +87,7 @@ export async function writeBundle(
       name: bundle.name,
       namespace: bundle.spec.namespace,
       manifests,
+      ...compact({ files: files.length === 0 ? undefined : files }),
       targetsJson: bundle.targetsJson,
       targetCustomizationsJson: bundle.targetCustomizationsJson,
       rolloutStrategyJson: bundle.rolloutStrategyJson,
