@@ -38,7 +38,7 @@ describe("bundleRenderer", () => {
 });
 
 describe("readRendererFiles", () => {
-  it("reads every file but the top fleet.yaml and hidden entries, in path order", async () => {
+  it("reads every file but the top fleet.yaml and hidden entries (a .helmignore is kept), in path order", async () => {
     const dir = await mkdtemp(join(tmpdir(), "flotilla-files-"));
     try {
       const files: Record<string, string> = {
@@ -56,12 +56,13 @@ describe("readRendererFiles", () => {
       }
       const read = await readRendererFiles(io, dir);
       expect(read.ok && read.value.map((f) => f.path)).toEqual([
+        ".helmignore",
         "Chart.yaml",
         "charts/sub/fleet.yaml",
         "templates/NOTES.txt",
         "templates/app.yaml",
       ]);
-      expect(read.ok && new TextDecoder().decode(read.value[3]?.content)).toBe(
+      expect(read.ok && new TextDecoder().decode(read.value[4]?.content)).toBe(
         "kind: {{ .Values.kind }}\n",
       );
     } finally {

@@ -222,24 +222,41 @@ describe("flotilla bundle apply", () => {
     expect(out).toContain("2 manifest files, 1 uploaded separately");
   });
 
-  it.each([
-    [
-      { "Chart.yaml": "name: web\n", "templates/app.yaml": DEPLOYMENT },
-      "found Chart.yaml",
-    ],
-    [
-      { "fleet.yaml": "helm:\n  chart: ./chart\n", "app.yaml": DEPLOYMENT },
-      'found "helm" in fleet.yaml',
-    ],
-  ])("refuses a Helm-chart bundle %# with exit 2", async (files, found) => {
-    await using dir = await bundleDir(files);
+  it("sends a Helm chart directory's files and fleet.yaml's helm, no manifests", async () => {
+    await using dir = await bundleDir({
+      "fleet.yaml": "namespace: web\nhelm:\n  values: {replicas: 2}\n",
+      "Chart.yaml": "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+      ".helmignore": "*.md\n",
+      "templates/app.yaml": "kind: {{ .Values.kind }}\n",
+    });
+    await using hub = await startFakeHub({
+      unary: { ApplyBundle: (req) => appliedBundle(req.bundle ?? undefined) },
+    });
+    const { code } = await cli(hub, ["bundle", "apply", dir.path]);
+    expect(code).toBe(0);
+    const [request] =
+      hub.requests<wire.ApplyBundleRequest__Output>("ApplyBundle");
+    const bundle = request?.bundle;
+    expect(bundle?.manifests).toEqual([]);
+    expect(bundle?.files?.map((f) => f.path)).toEqual([
+      ".helmignore",
+      "Chart.yaml",
+      "templates/app.yaml",
+    ]);
+    expect(JSON.parse(bundle?.helmJson ?? "")).toEqual({
+      values: { replicas: 2 },
+    });
+  });
+
+  it("refuses a bad helm option with its fleet.yaml path before sending", async () => {
+    await using dir = await bundleDir({
+      "fleet.yaml": "helm:\n  atomic: true\n",
+      "Chart.yaml": "name: web\n",
+    });
     await using hub = await startFakeHub({});
-    const { code, out, err } = await cli(hub, ["bundle", "apply", dir.path]);
+    const { code, err } = await cli(hub, ["bundle", "apply", dir.path]);
     expect(code).toBe(2);
-    expect(out).toBe("");
-    expect(err).toBe(
-      `${dir.path}: Helm-chart bundles are not supported yet (${found}); render the chart to plain manifests (helm template) and apply that directory\n`,
-    );
+    expect(err).toContain("fleet.yaml: helm.atomic: is not supported");
     expect(hub.calls).toEqual([]);
   });
 

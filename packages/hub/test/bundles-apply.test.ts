@@ -100,10 +100,10 @@ describe("apply", () => {
         /not valid JSON/,
       ],
       [
-        "a Helm customization",
+        "a Helm customization of a bundle without helm",
         { customizations: [{ clusterName: "c-00", helm: { values: {} } }] },
         "bundle.targetCustomizations[0].helm",
-        /Helm-chart bundles are not supported yet/,
+        /needs a Helm bundle/,
       ],
       [
         "a bad rolloutStrategy",

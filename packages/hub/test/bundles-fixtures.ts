@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import { contentKeysOfSecret } from "../src/security/content-keys.js";
 
 import {
+  compact,
   FlotillaError,
   type Cluster,
   type ClusterGroup,
@@ -21,6 +22,7 @@ import {
   type MemoryIntentPublisher,
 } from "../src/intents/memory-intent-publisher.js";
 import { createMemoryStore } from "../src/store/memory-store.js";
+import type { HelmSupport } from "../src/bundles/helm-chart.js";
 import type { StateStore } from "../src/store/state-store.js";
 import {
   createBundleManager,
@@ -106,6 +108,7 @@ export function bundleSpec(
       },
     ],
     files: [],
+    helmJson: "",
     targetsJson: JSON.stringify(targets ?? [{ clusterSelector: {} }]),
     targetCustomizationsJson:
       customizations === undefined ? "" : JSON.stringify(customizations),
@@ -135,7 +138,10 @@ export interface Harness extends AsyncDisposable {
   restart(): Promise<BundleManager>;
 }
 
-export async function startHarness(members: Cluster[] = []): Promise<Harness> {
+export async function startHarness(
+  members: Cluster[] = [],
+  options: { readonly helm?: HelmSupport } = {},
+): Promise<Harness> {
   const fleet = new TestFleet();
   fleet.members = members;
   const store = createMemoryStore();
@@ -168,6 +174,7 @@ export async function startHarness(members: Cluster[] = []): Promise<Harness> {
         directory: fleet,
         now: () => (harness as Harness).nowMs,
         log: pino({ level: "silent" }),
+        ...compact({ helm: options.helm }),
         every: (_ms, tick) => {
           ticks.push(tick);
           return () => ticks.splice(ticks.indexOf(tick), 1);

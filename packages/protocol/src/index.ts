@@ -86,10 +86,16 @@ export {
 export type { IntentDocument } from "./intents.js";
 export {
   MAX_BUNDLE_RESOURCES,
+  MAX_VALUES_FROM,
   encodeBundleContent,
   parseBundleContent,
 } from "./bundle-content.js";
-export type { BundleContent, KubernetesObject } from "./bundle-content.js";
+export type {
+  BundleContent,
+  BundleHelm,
+  BundleValuesFrom,
+  KubernetesObject,
+} from "./bundle-content.js";
 export {
   CONTENT_KEY_BYTES,
   SEALING_OVERHEAD_BYTES,

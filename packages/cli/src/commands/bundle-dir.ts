@@ -74,6 +74,8 @@ export function bundleRenderer(
   return "manifests";
 }
 
+const HELMIGNORE = ".helmignore";
+
 const MANIFEST_EXTENSIONS = [".yaml", ".yml", ".json"];
 
 const isManifestName = (name: string): boolean =>
@@ -105,7 +107,8 @@ async function walk(
 ): Promise<void> {
   const entries = await io.readDir(relative === "" ? dir : join(dir, relative));
   for (const entry of entries) {
-    if (entry.name.startsWith(".")) continue;
+    // Hidden entries are skipped, but a chart's .helmignore (helm package honours it on the hub).
+    if (entry.name.startsWith(".") && entry.name !== HELMIGNORE) continue;
     const path = relative === "" ? entry.name : `${relative}/${entry.name}`;
     if (entry.kind === "directory") await walk(io, dir, path, found, keep);
     else if (entry.kind !== "file" || !keep(entry.name)) continue;
@@ -116,7 +119,10 @@ async function walk(
 }
 
 /** The renderers this CLI sends bundles for; the others are refused before anything is sent. */
-const SUPPORTED_RENDERERS: ReadonlySet<BundleRenderer> = new Set(["manifests"]);
+const SUPPORTED_RENDERERS: ReadonlySet<BundleRenderer> = new Set([
+  "manifests",
+  "helm",
+]);
 
 /** fleet.yaml's document as parsed YAML (null: an empty file). */
 async function readFleetDoc(io: CliIo, dir: string): Promise<Result<unknown>> {

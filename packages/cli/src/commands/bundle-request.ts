@@ -58,6 +58,7 @@ export function bundleSpec(
         ? {}
         : { rolloutStrategyJson: JSON.stringify(fleet.rolloutStrategy) }),
     paused: fleet.paused ?? false,
+    helmJson: json(fleet.helm),
   };
 }
 
@@ -74,6 +75,9 @@ const FLEET_FIELDS: readonly (readonly [string, string])[] = [
   ["rolloutStrategy", "rolloutStrategy"],
   ["namespace", "namespace"],
   ["paused", "paused"],
+  ["helmJson", "helm"],
+  ["helm_json", "helm"],
+  ["helm", "helm"],
 ];
 
 /**

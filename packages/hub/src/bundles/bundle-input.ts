@@ -8,6 +8,7 @@ import {
   bundleSpecWarnings,
   FlotillaError,
   parseBundleSpec,
+  ok,
   parseJsonText,
   showValue,
   type FleetBundleSpec,
@@ -25,6 +26,7 @@ import {
 import { nameProblem } from "../names.js";
 import type { BundleRecord, ManifestRef } from "./bundle-record.js";
 import { bundleFilesProblems } from "./bundle-files.js";
+import { helmVariants, type HelmSupport } from "./helm-chart.js";
 import { contentVariants, type ContentVariant } from "./bundle-render.js";
 import { parseManifestObjects, type ManifestFile } from "./manifest-objects.js";
 import type { ObjectReader } from "./object-reader.js";
@@ -44,6 +46,9 @@ export interface PreparedBundle {
   readonly targetsJson: string;
   readonly targetCustomizationsJson: string;
   readonly rolloutStrategyJson: string;
+  /** fleet.yaml `helm` as given ("" for none) and parsed, with the chart's digest (the revision). */
+  readonly helmJson: string;
+  readonly helm?: { readonly options: unknown; readonly chartDigest: string };
   /** `targetCustomizations` as parsed JSON: part of the revision (it decides what clusters get). */
   readonly targetCustomizationsValue: unknown;
   readonly manifests: readonly PreparedManifest[];
@@ -71,6 +76,7 @@ export function bundleDocument(fields: {
   readonly targetCustomizations: unknown;
   readonly rolloutStrategy: unknown;
   readonly paused: boolean;
+  readonly helm?: unknown;
 }): Record<string, unknown> {
   return {
     namespace: fields.namespace,
@@ -79,6 +85,7 @@ export function bundleDocument(fields: {
       targets: fields.targets,
       targetCustomizations: fields.targetCustomizations,
       rolloutStrategy: fields.rolloutStrategy,
+      helm: fields.helm,
     }),
   };
 }
@@ -91,6 +98,7 @@ export async function prepareBundle(
   request: wire.BundleSpec__Output | null | undefined,
   objects: ObjectReader,
   signal?: AbortSignal,
+  helmSupport?: HelmSupport,
 ): Promise<PreparedBundle> {
   if (request == null) {
     throw FlotillaError.invalid("bundle", [
@@ -123,6 +131,8 @@ export async function prepareBundle(
     "bundle.rolloutStrategy",
     problems,
   );
+  const helmJson = request.helmJson ?? "";
+  const helmValue = jsonField(helmJson, "bundle.helm", problems);
   const spec = parseBundleSpec(
     bundleDocument({
       namespace: request.namespace,
@@ -130,6 +140,7 @@ export async function prepareBundle(
       targetCustomizations: customizations,
       rolloutStrategy: strategy,
       paused: request.paused,
+      helm: helmValue,
     }),
     "bundle",
   );
@@ -159,11 +170,39 @@ export async function prepareBundle(
   }
   // Patches are checked against the objects (one that matches none is refused), so only when
   // the spec and every object could be read.
-  const variants =
+  let variants =
     spec.ok && parsedObjects !== undefined
       ? contentVariants(spec.value, parsedObjects, "bundle")
       : undefined;
   if (variants?.ok === false) problems.push(...variants.problems);
+  let chartDigest: string | undefined;
+  if (
+    spec.ok &&
+    spec.value.helm !== undefined &&
+    variants?.ok === true &&
+    problems.length === 0
+  ) {
+    if (manifests.length > 0)
+      problems.push({
+        path: "bundle.manifests",
+        message:
+          "must be empty in a Helm bundle: its objects are the chart's templates",
+      });
+    const helm = await helmVariants(
+      {
+        name,
+        spec: spec.value,
+        files,
+        variants: variants.value,
+        ...compact({ support: helmSupport, signal }),
+      },
+      problems,
+    );
+    if (helm !== undefined) {
+      variants = ok(helm.variants);
+      chartDigest = helm.chartDigest;
+    }
+  }
   if (
     problems.length > 0 ||
     !spec.ok ||
@@ -185,6 +224,13 @@ export async function prepareBundle(
     targetsJson: request.targetsJson,
     targetCustomizationsJson: request.targetCustomizationsJson,
     rolloutStrategyJson: request.rolloutStrategyJson ?? "",
+    helmJson,
+    ...compact({
+      helm:
+        chartDigest === undefined
+          ? undefined
+          : { options: helmValue, chartDigest },
+    }),
     targetCustomizationsValue: customizations,
     manifests,
     files,
@@ -314,6 +360,7 @@ export function storedBundleSpec(record: BundleRecord): FleetBundleSpec {
       targetCustomizations: json(record.targetCustomizationsJson),
       rolloutStrategy: json(record.rolloutStrategyJson),
       paused: record.paused,
+      helm: json(record.helmJson ?? ""),
     }),
     "bundle",
   );

@@ -24,6 +24,7 @@ const recordSchema = z.object({
   namespace: z.string(),
   manifests: z.array(refSchema),
   files: z.array(refSchema).optional(),
+  helmJson: z.string().optional(),
   targetsJson: z.string(),
   targetCustomizationsJson: z.string(),
   rolloutStrategyJson: z.string(),

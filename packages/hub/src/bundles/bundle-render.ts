@@ -9,7 +9,7 @@
  *
  * Content is one protocol `BundleContent` per variant: per distinct default namespace (the
  * bundle's, and each customization's without patches), keyed by the namespace, and one per
- * customization with `patches`, keyed `namespace#c<index>` (index in `targetCustomizations`).
+ * customization with `patches` or Helm values (`helm`), keyed `namespace#c<index>` (index in `targetCustomizations`).
  * Stored records written before patches existed hold only namespace keys, which mean the same
  * thing now, so they stay readable as they are. Content is content-addressed, so clusters whose
  * effective content is the same share one object, whatever their key.
@@ -26,6 +26,7 @@ import {
   type Result,
 } from "@flotilla/core";
 import {
+  type BundleHelm,
   encodeBundleContent,
   sha256Digest,
   type KubernetesObject,
@@ -44,6 +45,7 @@ export function bundleRevision(
   namespace: string,
   targetCustomizations: unknown,
   files: readonly { readonly path: string; readonly digest: string }[] = [],
+  helm?: { readonly options: unknown; readonly chartDigest: string },
 ): string {
   const text = canonicalJson({
     resources: objects,
@@ -52,6 +54,7 @@ export function bundleRevision(
     ...compact({
       files:
         files.length === 0 ? undefined : files.map((f) => [f.path, f.digest]),
+      helm,
     }),
   });
   return sha256Digest(text).slice(
@@ -65,6 +68,10 @@ export interface ContentVariant {
   readonly key: string;
   readonly namespace: string;
   readonly objects: readonly KubernetesObject[];
+  /** The customization (index) whose options the variant carries, when it has its own. */
+  readonly customization?: number;
+  /** A Helm bundle's chart and this variant's values (helm-chart.ts). */
+  readonly helm?: BundleHelm;
 }
 
 /**
@@ -78,8 +85,9 @@ export function contentKey(
   customization: number | undefined,
 ): string {
   if (customization === undefined) return namespace;
-  const patches = spec.targetCustomizations[customization]?.patches ?? [];
-  return patches.length === 0
+  const c = spec.targetCustomizations[customization];
+  const patches = c?.patches ?? [];
+  return patches.length === 0 && c?.helm === undefined
     ? namespace
     : `${namespace}#c${String(customization)}`;
 }
@@ -114,7 +122,12 @@ export function contentVariants(
       path: joinPath(joinPath(path, "targetCustomizations"), i),
     });
     if (customized.ok) {
-      variants.set(key, { key, namespace, objects: customized.value });
+      variants.set(key, {
+        key,
+        namespace,
+        objects: customized.value,
+        customization: i,
+      });
     } else {
       problems.push(...customized.problems);
     }
@@ -133,6 +146,7 @@ export function renderContent(
   revision: string,
   namespace: string,
   objects: readonly KubernetesObject[],
+  helm?: BundleHelm,
 ): Uint8Array {
   return encodeBundleContent({
     apiVersion: "flotilla.dev/v1",
@@ -141,5 +155,6 @@ export function renderContent(
     revision,
     namespace,
     resources: objects,
+    ...compact({ helm }),
   });
 }

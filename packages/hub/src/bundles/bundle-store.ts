@@ -76,9 +76,17 @@ export async function writeBundle(
     bundle.spec.namespace,
     bundle.targetCustomizationsValue,
     files,
+    bundle.helm,
   );
-  const contents = await storeContents(bundle, revision, put);
   const key = bundleKey(bundle.name);
+  // The same revision keeps its stored content: a packaged chart differs from byte to byte
+  // between two packagings of the same files (timestamps), and must not look like new content.
+  const current = (await deps.store.get(BUNDLES, key, options))?.value;
+  const contents =
+    current?.revision === revision &&
+    sameKeys(current.contents, bundle.variants)
+      ? current.contents
+      : await storeContents(bundle, revision, put);
   for (let attempt = 1; ; attempt++) {
     const entry = await deps.store.get(BUNDLES, key, options);
     const previous = entry?.value;
@@ -87,7 +95,10 @@ export async function writeBundle(
       name: bundle.name,
       namespace: bundle.spec.namespace,
       manifests,
-      ...compact({ files: files.length === 0 ? undefined : files }),
+      ...compact({
+        files: files.length === 0 ? undefined : files,
+        helmJson: bundle.helmJson === "" ? undefined : bundle.helmJson,
+      }),
       targetsJson: bundle.targetsJson,
       targetCustomizationsJson: bundle.targetCustomizationsJson,
       rolloutStrategyJson: bundle.rolloutStrategyJson,
@@ -130,10 +141,23 @@ async function storeContents(
       revision,
       variant.namespace,
       variant.objects,
+      variant.helm,
     );
     contents[variant.key] = await put(bytes);
   }
   return contents;
+}
+
+/** Whether `contents` has exactly the keys of `variants`. */
+function sameKeys(
+  contents: Readonly<Record<string, string>>,
+  variants: PreparedBundle["variants"],
+): boolean {
+  const keys = Object.keys(contents);
+  return (
+    keys.length === variants.length &&
+    variants.every((v) => contents[v.key] !== undefined)
+  );
 }
 
 // Equal apart from the timestamps: nothing to write.

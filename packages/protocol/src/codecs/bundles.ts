@@ -31,6 +31,8 @@ export interface BundleRecord {
    * records of bundles without any.
    */
   readonly files?: readonly ManifestRef[];
+  /** fleet.yaml `helm` as given (JSON); absent for a bundle that is not a Helm chart. */
+  readonly helmJson?: string;
   /** The JSON texts exactly as given ("" for none). */
   readonly targetsJson: string;
   readonly targetCustomizationsJson: string;
@@ -121,7 +123,10 @@ export function bundleSpecToWire(record: BundleRecord): wire.BundleSpec {
     name: record.name,
     namespace: record.namespace,
     manifests: record.manifests.map(refToWire),
-    ...compact({ files: record.files?.map(refToWire) }),
+    ...compact({
+      files: record.files?.map(refToWire),
+      helmJson: record.helmJson,
+    }),
     targetsJson: record.targetsJson,
     targetCustomizationsJson: record.targetCustomizationsJson,
     ...(record.rolloutStrategyJson === ""

@@ -47,6 +47,10 @@ export interface BundleSpec {
    */
   files?: _flotilla_v1_Manifest[];
   /**
+   * fleet.yaml `helm` as JSON (docs/bundles.md#helm-bundles); "" means none.
+   */
+  helmJson?: string;
+  /**
    * Neither set: a Fleet rollout with the default rolloutStrategy.
    */
   rollout?: "rolloutStrategyJson" | "updateStrategyName";
@@ -92,6 +96,10 @@ export interface BundleSpec__Output {
    * `/`-separated; `yaml` carries the file's bytes whatever they are (docs/architecture.md#a-bundle-end-to-end).
    */
   files: _flotilla_v1_Manifest__Output[];
+  /**
+   * fleet.yaml `helm` as JSON (docs/bundles.md#helm-bundles); "" means none.
+   */
+  helmJson: string;
   /**
    * Neither set: a Fleet rollout with the default rolloutStrategy.
    */
