@@ -222,23 +222,57 @@ describe("flotilla bundle apply", () => {
     expect(out).toContain("2 manifest files, 1 uploaded separately");
   });
 
-  it.each([
-    [
-      { "Chart.yaml": "name: web\n", "templates/app.yaml": DEPLOYMENT },
-      "found Chart.yaml",
-    ],
-    [
-      { "fleet.yaml": "helm:\n  chart: ./chart\n", "app.yaml": DEPLOYMENT },
-      'found "helm" in fleet.yaml',
-    ],
-  ])("refuses a Helm-chart bundle %# with exit 2", async (files, found) => {
-    await using dir = await bundleDir(files);
+  it("sends a Helm chart directory's files and fleet.yaml's helm, no manifests", async () => {
+    await using dir = await bundleDir({
+      "fleet.yaml": "namespace: web\nhelm:\n  values: {replicas: 2}\n",
+      "Chart.yaml": "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+      ".helmignore": "*.md\n",
+      "templates/app.yaml": "kind: {{ .Values.kind }}\n",
+    });
+    await using hub = await startFakeHub({
+      unary: { ApplyBundle: (req) => appliedBundle(req.bundle ?? undefined) },
+    });
+    const { code } = await cli(hub, ["bundle", "apply", dir.path]);
+    expect(code).toBe(0);
+    const [request] =
+      hub.requests<wire.ApplyBundleRequest__Output>("ApplyBundle");
+    const bundle = request?.bundle;
+    expect(bundle?.manifests).toEqual([]);
+    expect(bundle?.files?.map((f) => f.path)).toEqual([
+      ".helmignore",
+      "Chart.yaml",
+      "templates/app.yaml",
+    ]);
+    expect(JSON.parse(bundle?.helmJson ?? "")).toEqual({
+      values: { replicas: 2 },
+    });
+  });
+
+  it("refuses a bad helm option with its fleet.yaml path before sending", async () => {
+    await using dir = await bundleDir({
+      "fleet.yaml": "helm:\n  atomic: true\n",
+      "Chart.yaml": "name: web\n",
+    });
     await using hub = await startFakeHub({});
-    const { code, out, err } = await cli(hub, ["bundle", "apply", dir.path]);
+    const { code, err } = await cli(hub, ["bundle", "apply", dir.path]);
     expect(code).toBe(2);
-    expect(out).toBe("");
+    expect(err).toContain("fleet.yaml: helm.atomic: is not supported");
+    expect(hub.calls).toEqual([]);
+  });
+
+  it.each([
+    [{ "kustomization.yaml": "resources: [app.yaml]\n" }, "kustomization.yaml"],
+    [
+      { "fleet.yaml": "kustomize: {dir: overlays}\n" },
+      '"kustomize" in fleet.yaml',
+    ],
+  ])("refuses a Kustomize bundle %# with exit 2", async (files, found) => {
+    await using dir = await bundleDir({ ...files, "app.yaml": DEPLOYMENT });
+    await using hub = await startFakeHub({});
+    const { code, err } = await cli(hub, ["bundle", "apply", dir.path]);
+    expect(code).toBe(2);
     expect(err).toBe(
-      `${dir.path}: Helm-chart bundles are not supported yet (${found}); render the chart to plain manifests (helm template) and apply that directory\n`,
+      `${dir.path}: Kustomize bundles are not supported yet (found ${found}); render the directory to plain manifests (kubectl kustomize) and apply that\n`,
     );
     expect(hub.calls).toEqual([]);
   });
@@ -246,7 +280,7 @@ describe("flotilla bundle apply", () => {
   it("refuses unknown and unsupported fleet.yaml keys, with a suggestion for a typo", async () => {
     await using dir = await bundleDir({
       "fleet.yaml":
-        "namespace: web\nrolloutStrategyy: {maxUnavailable: 1}\nkustomize: {dir: overlays}\npaused: yes please\n",
+        "namespace: web\nrolloutStrategyy: {maxUnavailable: 1}\nimageScans: []\npaused: yes please\n",
       "app.yaml": DEPLOYMENT,
     });
     await using hub = await startFakeHub({});
@@ -255,7 +289,7 @@ describe("flotilla bundle apply", () => {
     const file = join(dir.path, "fleet.yaml");
     // Core's bundle-spec parser (the hub's) checks fleet.yaml before anything is sent.
     expect(err.trimEnd().split("\n").sort()).toEqual([
-      `${file}: kustomize: fleet.yaml field "kustomize" is not supported by flotilla (got {"dir":"overlays"})`,
+      `${file}: imageScans: fleet.yaml field "imageScans" is not supported by flotilla (got [])`,
       `${file}: paused: must be boolean (got "yes please")`,
       `${file}: rolloutStrategyy: unknown field; did you mean "rolloutStrategy"?`,
     ]);

@@ -206,6 +206,25 @@ export type {
   BundleTargetMatcher,
   BundleTargetCustomization,
 } from "./fleet/bundle-spec.js";
+export {
+  DEFAULT_VALUES_KEY,
+  MAX_RELEASE_NAME_LENGTH,
+  REFUSED_HELM_KEYS,
+  parseHelmOptions,
+  parseHelmCustomization,
+  mergeHelmValues,
+  layerValues,
+  helmValuesFor,
+  releaseNameOf,
+  isLocalChart,
+  localChartDir,
+} from "./fleet/helm-options.js";
+export type {
+  HelmOptions,
+  HelmValueLayers,
+  HelmValues,
+  HelmValuesFrom,
+} from "./fleet/helm-options.js";
 export { bundleTargets, matchesTarget } from "./fleet/bundle-targets.js";
 export type { BundleTarget } from "./fleet/bundle-targets.js";
 export { applyMergePatch } from "./fleet/merge-patch.js";

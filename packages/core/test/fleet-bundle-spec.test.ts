@@ -102,23 +102,12 @@ describe("parseBundleSpec", () => {
     ).toMatchObject({ namespace: "", targets: [] });
   });
 
-  it("refuses a helm key anywhere, saying Helm charts are not supported yet", () => {
-    const found = problems({
-      helm: { chart: "nginx", repo: "https://charts.example" },
-      targetCustomizations: [
-        { clusterName: "c-1", helm: { values: { replicas: 3 } } },
-      ],
-    });
-    expect(found.map((p) => p.path).sort()).toEqual([
-      "bundle.helm",
-      "bundle.targetCustomizations[0].helm",
+  it("refuses Helm options given at the top instead of under helm:", () => {
+    const found = problems({ chart: "nginx", valuesFiles: ["v.yaml"] });
+    expect(found.map((p) => [p.path, p.message])).toEqual([
+      ["bundle.chart", "is a Helm option: put it under helm:"],
+      ["bundle.valuesFiles", "is a Helm option: put it under helm:"],
     ]);
-    for (const p of found)
-      expect(p.message).toMatch(/Helm-chart bundles are not supported yet/);
-    expect(found.find((p) => p.path === "bundle.helm")?.value).toEqual({
-      chart: "nginx",
-      repo: "https://charts.example",
-    });
   });
 
   it("refuses unknown keys with a suggestion, and unsupported Fleet fields by name", () => {

@@ -232,7 +232,7 @@ export async function serveHub(
     refusalAudit: config.refusalAudit,
     bundles: (bundleDeps) =>
       createBundleService(
-        { ...bundleDeps, objects },
+        { ...bundleDeps, objects, helm: { helm: config.helm } },
         { contentGc: config.bundleContentGc },
       ),
     auditHandlers,

@@ -1,7 +1,6 @@
 // BundleManager.apply: revisions, idempotence, refusals with field paths (nothing stored), content
 // per customization, manifests by reference, and a restarted manager resuming from the store.
 import { describe, expect, test } from "vitest";
-import { FlotillaError } from "@flotilla/core";
 import { parseBundleContent } from "@flotilla/protocol";
 import { BUNDLES } from "../src/bundles/bundle-record.js";
 import {
@@ -10,19 +9,10 @@ import {
   clusters,
   configMap,
   holding,
+  refusal,
   startHarness,
   type Harness,
 } from "./bundles-fixtures.js";
-
-async function refusal(promise: Promise<unknown>): Promise<FlotillaError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof FlotillaError))
-    throw new Error(`not refused: ${String(error)}`);
-  return error;
-}
 
 async function storedRecords(h: Harness) {
   return (await h.store.list(BUNDLES)).map((e) => ({
@@ -110,10 +100,10 @@ describe("apply", () => {
         /not valid JSON/,
       ],
       [
-        "a Helm customization",
+        "a Helm customization of a bundle without helm",
         { customizations: [{ clusterName: "c-00", helm: { values: {} } }] },
         "bundle.targetCustomizations[0].helm",
-        /Helm-chart bundles are not supported yet/,
+        /needs a Helm bundle/,
       ],
       [
         "a bad rolloutStrategy",

@@ -3,7 +3,13 @@
 import { randomBytes } from "node:crypto";
 import { contentKeysOfSecret } from "../src/security/content-keys.js";
 
-import type { Cluster, ClusterGroup, Labels } from "@flotilla/core";
+import {
+  compact,
+  FlotillaError,
+  type Cluster,
+  type ClusterGroup,
+  type Labels,
+} from "@flotilla/core";
 import type { StatusPhase, StatusReport, wire } from "@flotilla/protocol";
 import { pino } from "pino";
 import type { ClusterDirectory } from "../src/clusters/cluster-directory.js";
@@ -16,6 +22,7 @@ import {
   type MemoryIntentPublisher,
 } from "../src/intents/memory-intent-publisher.js";
 import { createMemoryStore } from "../src/store/memory-store.js";
+import type { HelmSupport } from "../src/bundles/helm-chart.js";
 import type { StateStore } from "../src/store/state-store.js";
 import {
   createBundleManager,
@@ -100,6 +107,8 @@ export function bundleSpec(
         content: "yaml",
       },
     ],
+    files: [],
+    helmJson: "",
     targetsJson: JSON.stringify(targets ?? [{ clusterSelector: {} }]),
     targetCustomizationsJson:
       customizations === undefined ? "" : JSON.stringify(customizations),
@@ -129,7 +138,10 @@ export interface Harness extends AsyncDisposable {
   restart(): Promise<BundleManager>;
 }
 
-export async function startHarness(members: Cluster[] = []): Promise<Harness> {
+export async function startHarness(
+  members: Cluster[] = [],
+  options: { readonly helm?: HelmSupport } = {},
+): Promise<Harness> {
   const fleet = new TestFleet();
   fleet.members = members;
   const store = createMemoryStore();
@@ -162,6 +174,7 @@ export async function startHarness(members: Cluster[] = []): Promise<Harness> {
         directory: fleet,
         now: () => (harness as Harness).nowMs,
         log: pino({ level: "silent" }),
+        ...compact({ helm: options.helm }),
         every: (_ms, tick) => {
           ticks.push(tick);
           return () => ticks.splice(ticks.indexOf(tick), 1);
@@ -259,4 +272,17 @@ export async function applyAndSettle(
   const { bundle } = await h.manager.apply(spec, "test");
   await h.manager.idle();
   return bundle.record.revision;
+}
+
+/** The FlotillaError `promise` rejects with; fails when it resolves or rejects otherwise. */
+export async function refusal(
+  promise: Promise<unknown>,
+): Promise<FlotillaError> {
+  const error: unknown = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof FlotillaError))
+    throw new Error(`not refused: ${String(error)}`);
+  return error;
 }

@@ -64,6 +64,7 @@ describe("parseHubConfig", () => {
       leaseTtlMs: 10_000,
       auditMaxBytes: 1024 ** 3,
       shutdownTimeoutMs: 10_000,
+      helm: "helm",
       bundleContentGc: { intervalMs: 600_000, graceMs: 3_600_000 },
       logLevel: "info",
       adminTokensFile: undefined,

@@ -30,3 +30,4 @@ export {
 } from "./async/read-write-lock.js";
 export { runTool } from "./tools/run-tool.js";
 export type { RunToolOptions, ToolOutput } from "./tools/run-tool.js";
+export { runHelm, HELM_CONFIGURED_BY } from "./tools/helm.js";

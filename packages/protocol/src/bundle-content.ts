@@ -15,6 +15,7 @@ import {
 } from "@flotilla/core";
 import { z } from "zod";
 import { MAX_NAME_LENGTH } from "./limits.js";
+import { MAX_BUNDLE_CONTENT_BYTES } from "./intents.js";
 import { boundedString, parseWire } from "./codecs/validate.js";
 
 /** Resources in one bundle revision, at most. */
@@ -39,7 +40,38 @@ export interface BundleContent {
   /** Namespace for namespaced resources that do not set one ("" for none). */
   readonly namespace: string;
   readonly resources: readonly KubernetesObject[];
+  /**
+   * A Helm bundle (docs/bundles.md#helm-bundles): the chart the agent renders; `resources` is then
+   * empty and the rendered objects take its place.
+   */
+  readonly helm?: BundleHelm;
 }
+
+/** A `valuesFrom` entry, read by the agent on its cluster. */
+export interface BundleValuesFrom {
+  readonly kind: "ConfigMap" | "Secret";
+  readonly name: string;
+  /** Absent: the release namespace. */
+  readonly namespace?: string;
+  readonly key: string;
+}
+
+/** What the agent renders with `helm template`. */
+export interface BundleHelm {
+  /** The packaged chart (`.tgz`), base64. */
+  readonly chart: string;
+  readonly releaseName: string;
+  /** The release namespace: the content's default namespace, or "default" when it has none. */
+  readonly namespace: string;
+  /** The merged values of this content's targets (without valuesFrom). */
+  readonly values: Readonly<Record<string, unknown>>;
+  /** Merged over `values` on the cluster, in order. */
+  readonly valuesFrom: readonly BundleValuesFrom[];
+  readonly skipSchemaValidation: boolean;
+}
+
+/** `valuesFrom` entries of one content, at most. */
+export const MAX_VALUES_FROM = 64;
 
 const resourceSchema = z.looseObject({
   apiVersion: boundedString(253, 1),
@@ -48,6 +80,31 @@ const resourceSchema = z.looseObject({
     name: boundedString(253, 1),
     namespace: boundedString(63).optional(),
   }),
+});
+
+const valuesFromSchema = z.strictObject({
+  kind: z.enum(["ConfigMap", "Secret"]),
+  name: boundedString(253, 1),
+  namespace: boundedString(63, 1).optional(),
+  key: boundedString(253, 1),
+});
+
+const helmSchema = z.strictObject({
+  chart: z
+    .string()
+    .min(1, "must not be empty")
+    .max(
+      Math.ceil(MAX_BUNDLE_CONTENT_BYTES / 3) * 4,
+      "is larger than a bundle's content may be",
+    )
+    .regex(/^[A-Za-z0-9+/]*={0,2}$/, "must be base64"),
+  releaseName: boundedString(53, 1),
+  namespace: boundedString(63, 1),
+  values: z.record(z.string(), z.unknown()),
+  valuesFrom: z
+    .array(valuesFromSchema)
+    .max(MAX_VALUES_FROM, `must have at most ${String(MAX_VALUES_FROM)} items`),
+  skipSchemaValidation: z.boolean(),
 });
 
 const contentSchema = z.strictObject({
@@ -62,6 +119,7 @@ const contentSchema = z.strictObject({
       MAX_BUNDLE_RESOURCES,
       `must have at most ${String(MAX_BUNDLE_RESOURCES)} items`,
     ),
+  helm: helmSchema.optional(),
 });
 
 /** Encodes content as canonical UTF-8 JSON (its digest is the bundle's content digest). */

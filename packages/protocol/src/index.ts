@@ -38,6 +38,7 @@ export {
   MAX_RESPONSE_BYTES,
   MAX_AGENT_MESSAGE_BYTES,
   MAX_INLINE_MANIFEST_BYTES,
+  MAX_BUNDLE_FILES,
   OBJECT_CHUNK_BYTES,
   MAX_REASONS,
   MAX_NODE_POOLS,
@@ -85,10 +86,16 @@ export {
 export type { IntentDocument } from "./intents.js";
 export {
   MAX_BUNDLE_RESOURCES,
+  MAX_VALUES_FROM,
   encodeBundleContent,
   parseBundleContent,
 } from "./bundle-content.js";
-export type { BundleContent, KubernetesObject } from "./bundle-content.js";
+export type {
+  BundleContent,
+  BundleHelm,
+  BundleValuesFrom,
+  KubernetesObject,
+} from "./bundle-content.js";
 export {
   CONTENT_KEY_BYTES,
   SEALING_OVERHEAD_BYTES,

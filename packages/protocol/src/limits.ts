@@ -24,6 +24,12 @@ export const MAX_AGENT_MESSAGE_BYTES = 256 * KiB;
 /** Inline manifests of one ApplyBundle, in total; larger bundles upload files with PutObject. */
 export const MAX_INLINE_MANIFEST_BYTES = 3 * MiB;
 
+/**
+ * Renderer input files of one bundle (BundleSpec.files: a chart's or a Kustomize directory's
+ * files). Their total size is bounded by the bundle content limit (MAX_BUNDLE_CONTENT_BYTES).
+ */
+export const MAX_BUNDLE_FILES = 1000;
+
 /** Size of one PutObject chunk. */
 export const OBJECT_CHUNK_BYTES = 1 * MiB;
 

@@ -3,7 +3,11 @@
  * one; the Kubernetes backend (kubernetes-backend.ts) is the other. The agent does not own the
  * backend's lifecycle: whoever built it starts it before the agent and stops it after.
  */
-import type { ClusterFacts } from "@flotilla/protocol";
+import type {
+  BundleHelm,
+  ClusterFacts,
+  KubernetesObject,
+} from "@flotilla/protocol";
 import type { KubeGateway } from "../kube/gateway.js";
 import type { UpgradeDriver } from "../upgrade/driver.js";
 import type { MaintenanceSource } from "../upgrade/maintenance-source.js";
@@ -11,6 +15,14 @@ import type { MaintenanceSource } from "../upgrade/maintenance-source.js";
 /** One cluster's ports and facts. */
 export interface AgentBackend {
   readonly kube: KubeGateway;
+  /**
+   * Turns a Helm bundle's chart into the objects to apply (docs/bundles.md#helm-bundles). Absent:
+   * this backend cannot render charts, and a Helm bundle fails on its cluster with that reason.
+   */
+  readonly renderHelm?: (
+    helm: BundleHelm,
+    options: { readonly signal?: AbortSignal },
+  ) => Promise<readonly KubernetesObject[]>;
   readonly upgrades: UpgradeDriver;
   /** The owner's maintenance windows and freezes; `reload()` is called periodically. */
   readonly windows: MaintenanceSource;

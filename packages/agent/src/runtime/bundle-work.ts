@@ -77,6 +77,24 @@ export async function applyBundleItem(
     finished("Failed");
     return;
   }
+  let manifests = content.resources;
+  if (content.helm !== undefined) {
+    if (ctx.backend.renderHelm === undefined) {
+      failed(
+        `${what}: it is a Helm chart, and this agent's backend does not render Helm charts (docs/bundles.md#helm-bundles)`,
+      );
+      finished("Failed");
+      return;
+    }
+    try {
+      manifests = await ctx.backend.renderHelm(content.helm, { signal });
+    } catch (caught) {
+      if (signal.aborted) return;
+      failed(`${what}: ${FlotillaError.from(caught).message}`);
+      finished("Failed");
+      return;
+    }
+  }
   let result;
   ctx.gatewayOwns(item);
   try {
@@ -84,7 +102,7 @@ export async function applyBundleItem(
       {
         bundle: item.name,
         revision: item.revision,
-        manifests: content.resources,
+        manifests,
         ...(content.namespace === "" ? {} : { namespace: content.namespace }),
         // A redeploy restores what others changed: it takes their fields back.
         ...(item.redeploy === true ? { force: true } : {}),

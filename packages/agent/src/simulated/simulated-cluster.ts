@@ -5,7 +5,7 @@
  * One process can host many: {@link createSimulatedClusters} builds a whole fleet file's worth.
  */
 import { FlotillaError, compact } from "@flotilla/core";
-import type { ClusterFacts } from "@flotilla/protocol";
+import type { ClusterFacts, KubernetesObject } from "@flotilla/protocol";
 import type { UpgradeDriver } from "../upgrade/driver.js";
 import {
   createStaticMaintenanceSource,
@@ -39,6 +39,8 @@ export interface SimulatedClusterDeps {
 export interface SimulatedCluster extends AsyncDisposable {
   readonly name: string;
   readonly kube: SimulatedKubeGateway;
+  /** Simulates applying a Helm bundle: the chart is not rendered, no objects are simulated. */
+  readonly renderHelm: () => Promise<readonly KubernetesObject[]>;
   readonly upgrades: UpgradeDriver;
   /** From `maintenanceFile` (reload() re-reads it), inline `maintenance`, or none. */
   readonly windows: MaintenanceSource;
@@ -109,6 +111,7 @@ export function createSimulatedCluster(
   return {
     name: config.name,
     kube,
+    renderHelm: () => Promise.resolve([]),
     upgrades,
     windows,
     catalogue,

@@ -2,7 +2,9 @@
  * Reading a bundle directory the way Fleet lays one out: an optional `fleet.yaml` at the top and
  * every other `*.yaml`, `*.yml` and `*.json` file below it (recursively, hidden entries skipped) as
  * a manifest file, in byte order of their paths so the same directory always sends the same
- * bundle. Helm charts are refused here, before anything is sent. Every problem's path names the
+ * bundle. A directory a renderer reads (a Helm chart, a Kustomize directory: `bundleRenderer`)
+ * sends every file but fleet.yaml as a renderer input file instead, manifests included. Renderers
+ * not supported yet are refused here, before anything is sent. Every problem's path names the
  * file; YAML syntax errors are at `FILE:LINE:COL`.
  */
 import { join } from "node:path";
@@ -38,19 +40,60 @@ export interface BundleDir {
   /** Whether the directory has a fleet.yaml (messages name it only then). */
   readonly hasFleetYaml: boolean;
   readonly manifests: readonly ManifestFile[];
+  /** Renderer input files (BundleSpec.files), path order; none for a bundle of manifests. */
+  readonly files: readonly ManifestFile[];
 }
+
+/** What turns a bundle directory into Kubernetes objects. */
+export type BundleRenderer = "manifests" | "helm" | "kustomize";
+
+/** Files whose presence at the top of a directory makes it a Kustomize directory. */
+const KUSTOMIZATION_FILES = [
+  "kustomization.yaml",
+  "kustomization.yml",
+  "Kustomization",
+];
+
+/**
+ * The one rule for what renders a bundle directory, hence whether its files travel as renderer
+ * input files: a `Chart.yaml` at the top or a `helm` key in fleet.yaml is a Helm chart; a
+ * kustomization file at the top or a `kustomize` key is Kustomize; anything else is manifests.
+ */
+export function bundleRenderer(
+  topNames: readonly string[],
+  fleetDoc: unknown,
+): BundleRenderer {
+  const has = (key: string): boolean =>
+    typeof fleetDoc === "object" &&
+    fleetDoc !== null &&
+    !Array.isArray(fleetDoc) &&
+    key in fleetDoc;
+  if (topNames.includes("Chart.yaml") || has("helm")) return "helm";
+  if (topNames.some((n) => KUSTOMIZATION_FILES.includes(n)) || has("kustomize"))
+    return "kustomize";
+  return "manifests";
+}
+
+const HELMIGNORE = ".helmignore";
 
 const MANIFEST_EXTENSIONS = [".yaml", ".yml", ".json"];
 
 const isManifestName = (name: string): boolean =>
   MANIFEST_EXTENSIONS.some((ext) => name.toLowerCase().endsWith(ext));
 
-/** The problem refusing a Helm bundle. */
-export function helmRefusal(dir: string, found: string): Problem {
+/** The problem refusing a bundle whose renderer is not supported yet. */
+export function rendererRefusal(
+  dir: string,
+  renderer: Exclude<BundleRenderer, "manifests">,
+  found: string,
+): Problem {
   return fileProblem(
     dir,
-    `Helm-chart bundles are not supported yet (found ${found}); ` +
-      "render the chart to plain manifests (helm template) and apply that directory",
+    renderer === "helm"
+      ? `Helm-chart bundles are not supported yet (found ${found}); ` +
+          "render the chart to plain manifests (helm template) and apply that directory"
+      : `Kustomize bundles are not supported yet (found ${found}); ` +
+          "render the directory to plain manifests (kubectl kustomize) and apply that",
   );
 }
 
@@ -60,23 +103,29 @@ async function walk(
   dir: string,
   relative: string,
   found: { manifests: string[]; nested: string[] },
+  keep: (name: string) => boolean = isManifestName,
 ): Promise<void> {
   const entries = await io.readDir(relative === "" ? dir : join(dir, relative));
   for (const entry of entries) {
-    if (entry.name.startsWith(".")) continue;
+    // Hidden entries are skipped, but a chart's .helmignore (helm package honours it on the hub).
+    if (entry.name.startsWith(".") && entry.name !== HELMIGNORE) continue;
     const path = relative === "" ? entry.name : `${relative}/${entry.name}`;
-    if (entry.kind === "directory") await walk(io, dir, path, found);
-    else if (entry.kind !== "file" || !isManifestName(entry.name)) continue;
+    if (entry.kind === "directory") await walk(io, dir, path, found, keep);
+    else if (entry.kind !== "file" || !keep(entry.name)) continue;
     else if (path === FLEET_YAML) continue;
     else if (entry.name === FLEET_YAML) found.nested.push(path);
     else found.manifests.push(path);
   }
 }
 
-async function readFleetYaml(
-  io: CliIo,
-  dir: string,
-): Promise<Result<FleetYaml>> {
+/** The renderers this CLI sends bundles for; the others are refused before anything is sent. */
+const SUPPORTED_RENDERERS: ReadonlySet<BundleRenderer> = new Set([
+  "manifests",
+  "helm",
+]);
+
+/** fleet.yaml's document as parsed YAML (null: an empty file). */
+async function readFleetDoc(io: CliIo, dir: string): Promise<Result<unknown>> {
   const file = join(dir, FLEET_YAML);
   let source: string;
   try {
@@ -86,18 +135,27 @@ async function readFleetYaml(
       fileProblem(file, `cannot read: ${describeReadError(error)}`),
     ]);
   }
-  const doc = parseDocumentText(file, source, { allowEmpty: true });
-  if (!doc.ok) return doc;
-  if (
-    typeof doc.value === "object" &&
-    doc.value !== null &&
-    "helm" in doc.value
-  )
-    return fail([helmRefusal(dir, `"helm" in ${FLEET_YAML}`)]);
-  const fleet = parseFleetYaml(doc.value);
-  if (!fleet.ok)
-    return fail(fleet.problems.map((p) => fileProblem(file, formatProblem(p))));
-  return fleet;
+  return parseDocumentText(file, source, { allowEmpty: true });
+}
+
+/** Checks fleet.yaml's document with core's parser; problems name the file. */
+function checkFleetYaml(dir: string, doc: unknown): Result<FleetYaml> {
+  const fleet = parseFleetYaml(doc);
+  if (fleet.ok) return fleet;
+  const file = join(dir, FLEET_YAML);
+  return fail(fleet.problems.map((p) => fileProblem(file, formatProblem(p))));
+}
+
+/** Where `renderer` was recognised, for its refusal. */
+function rendererEvidence(
+  renderer: Exclude<BundleRenderer, "manifests">,
+  topNames: readonly string[],
+): string {
+  if (renderer === "helm" && topNames.includes("Chart.yaml"))
+    return "Chart.yaml";
+  const file = topNames.find((n) => KUSTOMIZATION_FILES.includes(n));
+  if (renderer === "kustomize" && file !== undefined) return file;
+  return `"${renderer}" in ${FLEET_YAML}`;
 }
 
 /** Reads and checks bundle directory `dir`; on failure, every problem found. */
@@ -116,17 +174,27 @@ export async function readBundleDir(
       ),
     ]);
   }
-  if (top.some((e) => e.name === "Chart.yaml"))
-    return fail([helmRefusal(dir, "Chart.yaml")]);
-  const hasFleetYaml = top.some(
-    (e) => e.name === FLEET_YAML && e.kind === "file",
-  );
+  const topNames = top.filter((e) => e.kind === "file").map((e) => e.name);
+  const hasFleetYaml = topNames.includes(FLEET_YAML);
   const problems: Problem[] = [];
+  let doc: unknown = null;
+  const read = hasFleetYaml ? await readFleetDoc(io, dir) : ok(null);
+  if (read.ok) doc = read.value;
+  else problems.push(...read.problems);
+  const renderer = bundleRenderer(topNames, doc);
+  if (renderer !== "manifests" && !SUPPORTED_RENDERERS.has(renderer))
+    return fail([
+      rendererRefusal(dir, renderer, rendererEvidence(renderer, topNames)),
+    ]);
   let fleet: FleetYaml = {};
-  if (hasFleetYaml) {
-    const read = await readFleetYaml(io, dir);
-    if (read.ok) fleet = read.value;
-    else problems.push(...read.problems);
+  const checked = read.ok ? checkFleetYaml(dir, doc) : ok({});
+  if (checked.ok) fleet = checked.value;
+  else problems.push(...checked.problems);
+  if (renderer !== "manifests") {
+    const files = await readRendererFiles(io, dir);
+    if (!files.ok) problems.push(...files.problems);
+    if (problems.length > 0 || !files.ok) return fail(problems);
+    return ok({ fleet, hasFleetYaml, manifests: [], files: files.value });
   }
   const found = { manifests: [] as string[], nested: [] as string[] };
   await walk(io, dir, "", found);
@@ -167,5 +235,30 @@ export async function readBundleDir(
       ),
     );
   if (problems.length > 0) return fail(problems);
-  return ok({ fleet, hasFleetYaml, manifests });
+  return ok({ fleet, hasFleetYaml, manifests, files: [] });
+}
+
+/**
+ * Every file under `dir` but the top fleet.yaml (hidden entries skipped), path order: the
+ * renderer input files of a directory `bundleRenderer` does not call "manifests".
+ */
+export async function readRendererFiles(
+  io: CliIo,
+  dir: string,
+): Promise<Result<ManifestFile[]>> {
+  const found = { manifests: [] as string[], nested: [] as string[] };
+  await walk(io, dir, "", found, () => true);
+  const problems: Problem[] = [];
+  const files: ManifestFile[] = [];
+  for (const path of [...found.manifests, ...found.nested].sort(compareNames)) {
+    const file = join(dir, path);
+    try {
+      files.push({ path, content: await io.readBytes(file) });
+    } catch (error) {
+      problems.push(
+        fileProblem(file, `cannot read: ${describeReadError(error)}`),
+      );
+    }
+  }
+  return problems.length > 0 ? fail(problems) : ok(files);
 }

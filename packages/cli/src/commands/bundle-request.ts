@@ -1,6 +1,6 @@
 /**
  * From a bundle directory to the ApplyBundle request: the fleet.yaml fields as the user's JSON,
- * the manifests inline while they fit MAX_INLINE_MANIFEST_BYTES (the largest files go through
+ * the manifests and renderer input files inline while they fit MAX_INLINE_MANIFEST_BYTES (the largest files go through
  * PutObject first until the rest fits), and the hub's problem paths mapped back to the file and
  * fleet.yaml field they are about.
  */
@@ -11,7 +11,10 @@ import type { ProblemLines } from "../hub/hub-errors.js";
 import { stripField } from "../hub/file-problems.js";
 import { FLEET_YAML, type BundleDir, type ManifestFile } from "./bundle-dir.js";
 
-/** The manifest files to upload first, so that the inline rest stays within the limit. */
+/**
+ * The files (manifests and renderer input files: paths are unique across both, as they are paths
+ * of one directory) to upload first, so that the inline rest stays within the limit.
+ */
 export function filesToUpload(manifests: readonly ManifestFile[]): Set<string> {
   const upload = new Set<string>();
   let inline = manifests.reduce((sum, m) => sum + m.content.byteLength, 0);
@@ -46,6 +49,7 @@ export function bundleSpec(
     name: settings.name,
     namespace: fleet.namespace ?? "",
     manifests: dir.manifests.map((m) => ({ path: m.path, ...content(m) })),
+    files: dir.files.map((m) => ({ path: m.path, ...content(m) })),
     targetsJson: json(fleet.targets),
     targetCustomizationsJson: json(fleet.targetCustomizations),
     ...(settings.updateStrategy !== undefined
@@ -54,6 +58,7 @@ export function bundleSpec(
         ? {}
         : { rolloutStrategyJson: JSON.stringify(fleet.rolloutStrategy) }),
     paused: fleet.paused ?? false,
+    helmJson: json(fleet.helm),
   };
 }
 
@@ -70,6 +75,9 @@ const FLEET_FIELDS: readonly (readonly [string, string])[] = [
   ["rolloutStrategy", "rolloutStrategy"],
   ["namespace", "namespace"],
   ["paused", "paused"],
+  ["helmJson", "helm"],
+  ["helm_json", "helm"],
+  ["helm", "helm"],
 ];
 
 /**
@@ -84,10 +92,11 @@ export function bundleProblemLines(
   const fleetFile = join(dirPath, FLEET_YAML);
   const line = (p: Problem): string => {
     const path = stripField(p.path, ["bundle", "spec"]) ?? p.path;
-    const manifest = /^manifests\[(\d+)\](.*)$/.exec(path);
+    const manifest = /^(manifests|files)\[(\d+)\](.*)$/.exec(path);
     if (manifest !== null) {
-      const file = dir.manifests[Number(manifest[1])]?.path;
-      const rest = (manifest[2] ?? "").replace(/^\./, "");
+      const list = manifest[1] === "files" ? dir.files : dir.manifests;
+      const file = list[Number(manifest[2])]?.path;
+      const rest = (manifest[3] ?? "").replace(/^\./, "");
       if (file !== undefined)
         return `${join(dirPath, file)}: ${formatProblem({ ...p, path: rest })}`;
     }

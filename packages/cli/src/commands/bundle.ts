@@ -94,9 +94,10 @@ const apply = adminCommand({
   run: async (ctx, input) => {
     const { dir } = input;
     ctx.problemLines(bundleProblemLines(input.dirPath, dir, input.nameFrom));
-    const upload = filesToUpload(dir.manifests);
+    const all = [...dir.manifests, ...dir.files];
+    const upload = filesToUpload(all);
     const objects = new Map<string, wire.ObjectRef__Output>();
-    for (const m of dir.manifests)
+    for (const m of all)
       if (upload.has(m.path))
         objects.set(m.path, await putObject(ctx.hub, m.content));
     const bundle = bundleSpec(dir, input.settings, (m) => {
@@ -112,7 +113,10 @@ const apply = adminCommand({
       return EXIT_OK;
     }
     const applied = present(answer.bundle, "bundle");
-    const manifests = `${String(dir.manifests.length)} manifest file${dir.manifests.length === 1 ? "" : "s"}`;
+    const manifests =
+      dir.files.length > 0
+        ? `${String(dir.files.length)} file${dir.files.length === 1 ? "" : "s"} for the renderer`
+        : `${String(dir.manifests.length)} manifest file${dir.manifests.length === 1 ? "" : "s"}`;
     printLines(ctx.io, [
       `Bundle ${input.settings.name} applied: revision ${shortRevision(applied.revision)} ` +
         (answer.changed

@@ -13,6 +13,7 @@ export const FLEET_YAML_FIELDS = [
   "targetCustomizations",
   "rolloutStrategy",
   "paused",
+  "helm",
 ] as const;
 
 /** What fleet.yaml says, its Fleet fields still raw for the hub. */
@@ -23,15 +24,14 @@ export interface FleetYaml {
   readonly targetCustomizations?: unknown;
   readonly rolloutStrategy?: unknown;
   readonly paused?: boolean;
+  /** `helm`: a Helm bundle (docs/bundles.md#helm-bundles), checked by core's parser. */
+  readonly helm?: unknown;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
-/**
- * Checks a parsed fleet.yaml (null: an empty file). `helm` is not checked here: the caller refuses
- * Helm bundles with their own message first.
- */
+/** Checks a parsed fleet.yaml (null: an empty file). */
 export function parseFleetYaml(raw: unknown): Result<FleetYaml> {
   if (raw === null || raw === undefined) return ok({});
   if (!isRecord(raw))

@@ -14,11 +14,18 @@ import {
   type LabelSelector,
 } from "../label-selector.js";
 import type { PlanWarning } from "../preview-types.js";
+import { compact } from "../compact.js";
 import { fail, joinPath, ok, type Problem, type Result } from "../result.js";
 import { DNS_LABEL, parseWith, unknownFieldMessage } from "../schema.js";
 import { parseRolloutStrategy, type FleetRolloutStrategy } from "./strategy.js";
 import { patchProblem, type ManifestPatch } from "./customize.js";
 import { HELM_KEYS, UNSUPPORTED_FLEET_KEYS } from "./fleet-yaml-keys.js";
+import {
+  parseHelmCustomization,
+  parseHelmOptions,
+  type HelmOptions,
+  type HelmValueLayers,
+} from "./helm-options.js";
 
 /**
  * One entry of `targets` (or the matcher part of a customization). Every criterion that is set must
@@ -43,6 +50,8 @@ export interface BundleTargetCustomization extends BundleTargetMatcher {
   readonly namespace?: string;
   /** Merge patches of the bundle's objects for these clusters (customize.ts); unset for none. */
   readonly patches?: readonly ManifestPatch[];
+  /** Helm values for these clusters, merged over the bundle's (helm-options.ts). */
+  readonly helm?: HelmValueLayers;
 }
 
 /** A parsed fleet.yaml-shaped bundle document. */
@@ -55,10 +64,11 @@ export interface FleetBundleSpec {
   readonly targetCustomizations: readonly BundleTargetCustomization[];
   readonly rolloutStrategy: FleetRolloutStrategy;
   readonly paused: boolean;
+  /** fleet.yaml `helm`: the bundle is a Helm chart (docs/bundles.md#helm-bundles). */
+  readonly helm?: HelmOptions;
 }
 
-const HELM_MESSAGE =
-  "Helm-chart bundles are not supported yet: render the chart (e.g. `helm template`) and give its manifests instead";
+const HELM_MESSAGE = "is a Helm option: put it under helm:";
 
 function unsupportedKeyMessage(key: string, known: readonly string[]): string {
   if (HELM_KEYS.includes(key)) return HELM_MESSAGE;
@@ -176,6 +186,8 @@ const customizationSchema = fleetObject({
   ...matcherShape,
   namespace: namespaceField.nullish(),
   patches: z.array(patchSchema).nullish(),
+  // Parsed by parseHelmCustomization.
+  helm: z.unknown().optional(),
 });
 
 // YAML writes an empty field as null: it means "unset", as in Fleet's Go structs.
@@ -191,6 +203,8 @@ const documentSchema = fleetObject({
   // Parsed by parseRolloutStrategy, so its problems read exactly as `flotilla plan`'s.
   rolloutStrategy: z.unknown().optional(),
   paused: z.boolean().nullish(),
+  // Parsed by parseHelmOptions.
+  helm: z.unknown().optional(),
 });
 
 type RawMatcher = z.infer<typeof targetSchema>;
@@ -212,8 +226,8 @@ function matcherOf(raw: RawMatcher): BundleTargetMatcher {
 
 /**
  * Parses a fleet.yaml-shaped bundle document (already read from YAML or JSON). Every problem is
- * returned at once, paths starting at `path` (`bundle.targets[0].clusterSelector`). A `helm` key
- * is refused: Helm-chart bundles are not supported yet.
+ * returned at once, paths starting at `path` (`bundle.targets[0].clusterSelector`). `helm` (the
+ * bundle's and each customization's) is parsed by helm-options.ts.
  */
 export function parseBundleSpec(
   raw: unknown,
@@ -231,22 +245,64 @@ export function parseBundleSpec(
     joinPath(path, "rolloutStrategy"),
   );
   if (!strategy.ok) problems.push(...strategy.problems);
-  if (!parsed.ok || !strategy.ok) return fail(problems);
+  const helm = parseHelmParts(parsed.ok ? parsed.value : undefined, path);
+  problems.push(...helm.problems);
+  if (!parsed.ok || !strategy.ok || helm.problems.length > 0)
+    return fail(problems);
   const d = parsed.value;
   return ok({
     ...(d.name == null ? {} : { name: d.name }),
     namespace: d.namespace ?? "",
     targets: (d.targets ?? []).map(matcherOf),
-    targetCustomizations: (d.targetCustomizations ?? []).map((c) => ({
+    targetCustomizations: (d.targetCustomizations ?? []).map((c, i) => ({
       ...matcherOf(c),
       ...(c.namespace == null ? {} : { namespace: c.namespace }),
       ...(c.patches == null || c.patches.length === 0
         ? {}
         : { patches: c.patches.map(patchOf) }),
+      ...compact({ helm: helm.customizations.get(i) }),
     })),
     rolloutStrategy: strategy.value,
     paused: d.paused ?? false,
+    ...compact({ helm: helm.bundle }),
   });
+}
+
+/** The bundle's and each customization's `helm`, parsed; problems at their fleet.yaml paths. */
+function parseHelmParts(
+  d: z.infer<typeof documentSchema> | undefined,
+  path: string,
+): {
+  readonly problems: Problem[];
+  readonly bundle?: HelmOptions;
+  readonly customizations: Map<number, HelmValueLayers>;
+} {
+  const problems: Problem[] = [];
+  const customizations = new Map<number, HelmValueLayers>();
+  let bundle: HelmOptions | undefined;
+  if (d?.helm !== undefined) {
+    const parsed = parseHelmOptions(d.helm, joinPath(path, "helm"));
+    if (parsed.ok) bundle = parsed.value;
+    else problems.push(...parsed.problems);
+  }
+  (d?.targetCustomizations ?? []).forEach((c, i) => {
+    if (c.helm === undefined) return;
+    const at = joinPath(
+      joinPath(joinPath(path, "targetCustomizations"), i),
+      "helm",
+    );
+    if (d?.helm === undefined) {
+      problems.push({
+        path: at,
+        message: "needs a Helm bundle: the bundle has no helm options",
+      });
+      return;
+    }
+    const parsed = parseHelmCustomization(c.helm, at);
+    if (parsed.ok) customizations.set(i, parsed.value);
+    else problems.push(...parsed.problems);
+  });
+  return compact({ problems, bundle, customizations });
 }
 
 function patchOf(raw: z.infer<typeof patchSchema>): ManifestPatch {

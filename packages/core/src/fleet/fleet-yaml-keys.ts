@@ -1,6 +1,6 @@
 /**
  * The keys of a Fleet `fleet.yaml` that flotilla knows about: the ones the
- * bundle parser reads, the Helm ones it refuses, and Fleet's other bundle fields it does not
+ * bundle parser reads (`helm`'s own keys: helm-options.ts), Helm options misplaced at the top, and Fleet's other bundle fields it does not
  * implement. `flotilla plan` uses all of them to recognise a fleet.yaml; the bundle parser to say
  * "not supported" rather than "unknown".
  */
@@ -13,11 +13,11 @@ export const SUPPORTED_BUNDLE_KEYS: readonly string[] = [
   "targetCustomizations",
   "rolloutStrategy",
   "paused",
+  "helm",
 ];
 
-// Keys that only make sense for a Helm chart.
+// Helm options given at the top instead of under `helm:`.
 export const HELM_KEYS: readonly string[] = [
-  "helm",
   "chart",
   "ociChartSpec",
   "valuesFiles",

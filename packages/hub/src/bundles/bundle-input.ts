@@ -8,6 +8,7 @@ import {
   bundleSpecWarnings,
   FlotillaError,
   parseBundleSpec,
+  ok,
   parseJsonText,
   showValue,
   type FleetBundleSpec,
@@ -24,6 +25,8 @@ import {
 } from "@flotilla/protocol";
 import { nameProblem } from "../names.js";
 import type { BundleRecord, ManifestRef } from "./bundle-record.js";
+import { bundleFilesProblems } from "./bundle-files.js";
+import { helmVariants, type HelmSupport } from "./helm-chart.js";
 import { contentVariants, type ContentVariant } from "./bundle-render.js";
 import { parseManifestObjects, type ManifestFile } from "./manifest-objects.js";
 import type { ObjectReader } from "./object-reader.js";
@@ -43,9 +46,14 @@ export interface PreparedBundle {
   readonly targetsJson: string;
   readonly targetCustomizationsJson: string;
   readonly rolloutStrategyJson: string;
+  /** fleet.yaml `helm` as given ("" for none) and parsed, with the chart's digest (the revision). */
+  readonly helmJson: string;
+  readonly helm?: { readonly options: unknown; readonly chartDigest: string };
   /** `targetCustomizations` as parsed JSON: part of the revision (it decides what clusters get). */
   readonly targetCustomizationsValue: unknown;
   readonly manifests: readonly PreparedManifest[];
+  /** Renderer input files (BundleSpec.files), checked paths, in request order. */
+  readonly files: readonly PreparedManifest[];
   readonly objects: readonly KubernetesObject[];
   /** The contents targets can get (customization patches applied), by `contents` key. */
   readonly variants: readonly ContentVariant[];
@@ -68,6 +76,7 @@ export function bundleDocument(fields: {
   readonly targetCustomizations: unknown;
   readonly rolloutStrategy: unknown;
   readonly paused: boolean;
+  readonly helm?: unknown;
 }): Record<string, unknown> {
   return {
     namespace: fields.namespace,
@@ -76,6 +85,7 @@ export function bundleDocument(fields: {
       targets: fields.targets,
       targetCustomizations: fields.targetCustomizations,
       rolloutStrategy: fields.rolloutStrategy,
+      helm: fields.helm,
     }),
   };
 }
@@ -88,6 +98,7 @@ export async function prepareBundle(
   request: wire.BundleSpec__Output | null | undefined,
   objects: ObjectReader,
   signal?: AbortSignal,
+  helmSupport?: HelmSupport,
 ): Promise<PreparedBundle> {
   if (request == null) {
     throw FlotillaError.invalid("bundle", [
@@ -120,6 +131,8 @@ export async function prepareBundle(
     "bundle.rolloutStrategy",
     problems,
   );
+  const helmJson = request.helmJson ?? "";
+  const helmValue = jsonField(helmJson, "bundle.helm", problems);
   const spec = parseBundleSpec(
     bundleDocument({
       namespace: request.namespace,
@@ -127,17 +140,23 @@ export async function prepareBundle(
       targetCustomizations: customizations,
       rolloutStrategy: strategy,
       paused: request.paused,
+      helm: helmValue,
     }),
     "bundle",
   );
   if (!spec.ok) problems.push(...spec.problems);
 
-  const manifests = await readManifests(
-    request.manifests,
-    objects,
-    problems,
-    signal,
-  );
+  const inline = { bytes: 0 };
+  const read = { objects, problems, inline, ...compact({ signal }) };
+  const manifests = await readManifests(request.manifests, "manifests", read);
+  const files = await readManifests(request.files, "files", read);
+  problems.push(...bundleFilesProblems(files, "bundle.files"));
+  if (inline.bytes > MAX_INLINE_MANIFEST_BYTES) {
+    problems.push({
+      path: "bundle",
+      message: `inline manifests and files total ${String(inline.bytes)} bytes, more than the ${String(MAX_INLINE_MANIFEST_BYTES)} allowed; upload large files with PutObject and reference them`,
+    });
+  }
   let parsedObjects: KubernetesObject[] | undefined;
   if (manifests.length === request.manifests.length) {
     const files: ManifestFile[] = manifests.map((m, i) => ({
@@ -151,11 +170,39 @@ export async function prepareBundle(
   }
   // Patches are checked against the objects (one that matches none is refused), so only when
   // the spec and every object could be read.
-  const variants =
+  let variants =
     spec.ok && parsedObjects !== undefined
       ? contentVariants(spec.value, parsedObjects, "bundle")
       : undefined;
   if (variants?.ok === false) problems.push(...variants.problems);
+  let chartDigest: string | undefined;
+  if (
+    spec.ok &&
+    spec.value.helm !== undefined &&
+    variants?.ok === true &&
+    problems.length === 0
+  ) {
+    if (manifests.length > 0)
+      problems.push({
+        path: "bundle.manifests",
+        message:
+          "must be empty in a Helm bundle: its objects are the chart's templates",
+      });
+    const helm = await helmVariants(
+      {
+        name,
+        spec: spec.value,
+        files,
+        variants: variants.value,
+        ...compact({ support: helmSupport, signal }),
+      },
+      problems,
+    );
+    if (helm !== undefined) {
+      variants = ok(helm.variants);
+      chartDigest = helm.chartDigest;
+    }
+  }
   if (
     problems.length > 0 ||
     !spec.ok ||
@@ -177,26 +224,43 @@ export async function prepareBundle(
     targetsJson: request.targetsJson,
     targetCustomizationsJson: request.targetCustomizationsJson,
     rolloutStrategyJson: request.rolloutStrategyJson ?? "",
+    helmJson,
+    ...compact({
+      helm:
+        chartDigest === undefined
+          ? undefined
+          : { options: helmValue, chartDigest },
+    }),
     targetCustomizationsValue: customizations,
     manifests,
+    files,
     objects: parsedObjects,
     variants: variants.value,
     warnings,
   };
 }
 
-/** The manifests with their bytes; a manifest with a problem is left out (and the problem noted). */
+/** How {@link readManifests} reads: the object store, where problems go, the inline total. */
+interface ReadContext {
+  readonly objects: ObjectReader;
+  readonly problems: Problem[];
+  readonly inline: { bytes: number };
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * The manifests (or files) of `field` with their bytes; one with a problem is left out (and the
+ * problem noted). Inline bytes are added to `inline.bytes`.
+ */
 async function readManifests(
   manifests: readonly wire.Manifest__Output[],
-  objects: ObjectReader,
-  problems: Problem[],
-  signal: AbortSignal | undefined,
+  field: "manifests" | "files",
+  { objects, problems, inline, signal }: ReadContext,
 ): Promise<PreparedManifest[]> {
   const out: PreparedManifest[] = [];
   const paths = new Map<string, number>();
-  let inlineBytes = 0;
   for (const [i, m] of manifests.entries()) {
-    const at = `bundle.manifests[${String(i)}]`;
+    const at = `bundle.${field}[${String(i)}]`;
     const before = problems.length;
     if (m.path.trim() === "")
       problems.push({ path: `${at}.path`, message: "is required" });
@@ -204,7 +268,7 @@ async function readManifests(
     if (first !== undefined) {
       problems.push({
         path: `${at}.path`,
-        message: `is the path of bundle.manifests[${String(first)}] already`,
+        message: `is the path of bundle.${field}[${String(first)}] already`,
         value: m.path,
       });
     } else paths.set(m.path, i);
@@ -228,7 +292,7 @@ async function readManifests(
         });
       }
     } else if (m.yaml !== undefined) {
-      inlineBytes += m.yaml.byteLength;
+      inline.bytes += m.yaml.byteLength;
       if (problems.length === before)
         out.push({ path: m.path, bytes: new Uint8Array(m.yaml) });
     } else {
@@ -237,12 +301,6 @@ async function readManifests(
         message: "must carry its content: yaml or object",
       });
     }
-  }
-  if (inlineBytes > MAX_INLINE_MANIFEST_BYTES) {
-    problems.push({
-      path: "bundle.manifests",
-      message: `inline manifests total ${String(inlineBytes)} bytes, more than the ${String(MAX_INLINE_MANIFEST_BYTES)} allowed; upload large files with PutObject and reference them`,
-    });
   }
   return out;
 }
@@ -270,9 +328,7 @@ async function readObject(
     });
     return undefined;
   }
-  const bytes = await objects.read(ref.digest, {
-    ...(signal ? { signal } : {}),
-  });
+  const bytes = await objects.read(ref.digest, compact({ signal }));
   if (bytes === undefined) {
     problems.push({
       path: `${at}.digest`,
@@ -304,6 +360,7 @@ export function storedBundleSpec(record: BundleRecord): FleetBundleSpec {
       targetCustomizations: json(record.targetCustomizationsJson),
       rolloutStrategy: json(record.rolloutStrategyJson),
       paused: record.paused,
+      helm: json(record.helmJson ?? ""),
     }),
     "bundle",
   );

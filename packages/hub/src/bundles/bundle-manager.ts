@@ -60,6 +60,7 @@ import { fleetContentReferences } from "./content-references.js";
 import type { ObjectReader } from "./object-reader.js";
 import type { ContentKeys } from "../security/content-keys.js";
 import { createPassLoop, type PassBatch } from "./pass-loop.js";
+import type { HelmSupport } from "./helm-chart.js";
 
 /** What bundles need of the intent publisher's content store. */
 export type BundleContentStore = Pick<
@@ -94,6 +95,8 @@ export interface BundleManagerDeps {
    * does (docs/high-availability.md); default always.
    */
   readonly runsPasses?: () => boolean;
+  /** helm and the chart fetcher for Helm bundles (helm-chart.ts); absent: they are refused. */
+  readonly helm?: HelmSupport;
 }
 
 export interface BundleManagerOptions {
@@ -353,7 +356,12 @@ export function createBundleManager(
     },
 
     async apply(spec, reason, { signal } = {}) {
-      const prepared = await prepareBundle(spec, deps.objects, signal);
+      const prepared = await prepareBundle(
+        spec,
+        deps.objects,
+        signal,
+        deps.helm,
+      );
       return serial(prepared.name, async () => {
         const { record, entryRevision, changed } =
           await collector.writeOrCollect((onStored) =>

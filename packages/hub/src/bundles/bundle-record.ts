@@ -1,6 +1,6 @@
 /**
  * How a bundle is stored (collection "bundles", key = its name): the spec as the operator gave it,
- * with every manifest as a reference into the object store (never the bytes), the current
+ * with every manifest and renderer input file as a reference into the object store (never the bytes), the current
  * revision, and the content digest agents fetch for each content variant the bundle's target
  * customizations produce (keyed by default namespace, or `namespace#c<index>` for a customization
  * with patches: bundle-render.ts). Releases only need the digest, so a restarted hub resumes without
@@ -21,16 +21,18 @@ export function forceSyncOf(record: BundleRecord, cluster: string): number {
 
 export type { BundleRecord, ManifestRef } from "@flotilla/protocol";
 
+const refSchema = z.object({
+  path: z.string(),
+  digest: z.string(),
+  sizeBytes: z.number(),
+});
+
 const recordSchema = z.object({
   name: z.string(),
   namespace: z.string(),
-  manifests: z.array(
-    z.object({
-      path: z.string(),
-      digest: z.string(),
-      sizeBytes: z.number(),
-    }),
-  ),
+  manifests: z.array(refSchema),
+  files: z.array(refSchema).optional(),
+  helmJson: z.string().optional(),
   targetsJson: z.string(),
   targetCustomizationsJson: z.string(),
   rolloutStrategyJson: z.string(),

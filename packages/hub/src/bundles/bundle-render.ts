@@ -2,20 +2,21 @@
  * A bundle's revision and the content each cluster receives.
  *
  * The revision is a short hash of everything that decides what a cluster receives: the Kubernetes
- * objects, the default namespace and the target customizations. Changing targets, the rollout
+ * objects, the renderer input files, the default namespace and the target customizations. Changing targets, the rollout
  * strategy or `paused` changes who gets it and how fast, not what they get, so it keeps the
  * revision (as Fleet's DeploymentID, which hashes manifests and per-cluster options). Applying
  * the same content again gives the same revision: nothing rolls out.
  *
  * Content is one protocol `BundleContent` per variant: per distinct default namespace (the
  * bundle's, and each customization's without patches), keyed by the namespace, and one per
- * customization with `patches`, keyed `namespace#c<index>` (index in `targetCustomizations`).
+ * customization with `patches` or Helm values (`helm`), keyed `namespace#c<index>` (index in `targetCustomizations`).
  * Stored records written before patches existed hold only namespace keys, which mean the same
  * thing now, so they stay readable as they are. Content is content-addressed, so clusters whose
  * effective content is the same share one object, whatever their key.
  */
 import {
   canonicalJson,
+  compact,
   customizeManifests,
   fail,
   joinPath,
@@ -25,6 +26,7 @@ import {
   type Result,
 } from "@flotilla/core";
 import {
+  type BundleHelm,
   encodeBundleContent,
   sha256Digest,
   type KubernetesObject,
@@ -33,16 +35,27 @@ import {
 /** Hex digits of the revision: 64 bits of SHA-256, collision-free for any one bundle's history. */
 const REVISION_HEX_DIGITS = 16;
 
-/** The revision of `objects` under `namespace` with `targetCustomizations` (the parsed JSON). */
+/**
+ * The revision of `objects` under `namespace` with `targetCustomizations` (the parsed JSON) and
+ * the renderer input `files` (their paths and digests; none leaves the revision of a bundle of
+ * manifests as it was before files existed).
+ */
 export function bundleRevision(
   objects: readonly KubernetesObject[],
   namespace: string,
   targetCustomizations: unknown,
+  files: readonly { readonly path: string; readonly digest: string }[] = [],
+  helm?: { readonly options: unknown; readonly chartDigest: string },
 ): string {
   const text = canonicalJson({
     resources: objects,
     namespace,
     targetCustomizations: targetCustomizations ?? [],
+    ...compact({
+      files:
+        files.length === 0 ? undefined : files.map((f) => [f.path, f.digest]),
+      helm,
+    }),
   });
   return sha256Digest(text).slice(
     "sha256:".length,
@@ -55,6 +68,10 @@ export interface ContentVariant {
   readonly key: string;
   readonly namespace: string;
   readonly objects: readonly KubernetesObject[];
+  /** The customization (index) whose options the variant carries, when it has its own. */
+  readonly customization?: number;
+  /** A Helm bundle's chart and this variant's values (helm-chart.ts). */
+  readonly helm?: BundleHelm;
 }
 
 /**
@@ -68,8 +85,9 @@ export function contentKey(
   customization: number | undefined,
 ): string {
   if (customization === undefined) return namespace;
-  const patches = spec.targetCustomizations[customization]?.patches ?? [];
-  return patches.length === 0
+  const c = spec.targetCustomizations[customization];
+  const patches = c?.patches ?? [];
+  return patches.length === 0 && c?.helm === undefined
     ? namespace
     : `${namespace}#c${String(customization)}`;
 }
@@ -104,7 +122,12 @@ export function contentVariants(
       path: joinPath(joinPath(path, "targetCustomizations"), i),
     });
     if (customized.ok) {
-      variants.set(key, { key, namespace, objects: customized.value });
+      variants.set(key, {
+        key,
+        namespace,
+        objects: customized.value,
+        customization: i,
+      });
     } else {
       problems.push(...customized.problems);
     }
@@ -123,6 +146,7 @@ export function renderContent(
   revision: string,
   namespace: string,
   objects: readonly KubernetesObject[],
+  helm?: BundleHelm,
 ): Uint8Array {
   return encodeBundleContent({
     apiVersion: "flotilla.dev/v1",
@@ -131,5 +155,6 @@ export function renderContent(
     revision,
     namespace,
     resources: objects,
+    ...compact({ helm }),
   });
 }

@@ -3,6 +3,7 @@
  * handlers, built from the hub's parts. The hub calls `tick()` on its pass interval, `onStatus`
  * for counted bundle reports and `onFleetChanged` for cluster changes.
  */
+import { compact } from "@flotilla/core";
 import type { wire } from "@flotilla/protocol";
 import type { ClusterDirectory } from "../clusters/cluster-directory.js";
 import type { AuditDeps } from "../grpc/unary.js";
@@ -18,6 +19,7 @@ import {
   type BundleManagerOptions,
 } from "./bundle-manager.js";
 import type { ObjectReader } from "./object-reader.js";
+import type { HelmSupport } from "./helm-chart.js";
 
 /** What the bundle service is built from (the hub's BundleServiceDeps plus the object reader). */
 export interface BundleServiceDeps extends AuditDeps {
@@ -33,6 +35,8 @@ export interface BundleServiceDeps extends AuditDeps {
   readonly objects: ObjectReader;
   /** Whether this hub runs passes now (the owner of the bundles lease); default always. */
   readonly runsPasses?: () => boolean;
+  /** helm (hub option `helm`) and the chart fetcher, for Helm bundles; absent: refused. */
+  readonly helm?: HelmSupport;
 }
 
 /** The manager and its handlers. */
@@ -55,7 +59,7 @@ export function createBundleService(
       directory: deps.directory,
       now: deps.now,
       log: deps.logger,
-      ...(deps.runsPasses === undefined ? {} : { runsPasses: deps.runsPasses }),
+      ...compact({ runsPasses: deps.runsPasses, helm: deps.helm }),
     },
     options,
   );

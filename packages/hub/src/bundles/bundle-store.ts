@@ -1,5 +1,5 @@
 /**
- * Writing a checked bundle: manifests and rendered content into the object store first (content-
+ * Writing a checked bundle: manifests, renderer input files and rendered content into the object store first (content-
  * addressed, so a write that fails later leaves only unreferenced objects), then the record with
  * compare-and-set. Applying identical content again changes nothing and keeps the revision.
  */
@@ -15,7 +15,7 @@ import {
   type Entry,
   type StateStore,
 } from "../store/state-store.js";
-import type { PreparedBundle } from "./bundle-input.js";
+import type { PreparedBundle, PreparedManifest } from "./bundle-input.js";
 import {
   BUNDLES,
   bundleKey,
@@ -59,23 +59,39 @@ export async function writeBundle(
     onStored(digest);
     return digest;
   };
-  const manifests: ManifestRef[] = [];
-  for (const m of bundle.manifests) {
-    manifests.push(
-      m.ref ?? {
-        path: m.path,
-        digest: await put(m.bytes),
-        sizeBytes: m.bytes.byteLength,
-      },
-    );
-  }
+  const stored = async (
+    list: readonly PreparedManifest[],
+  ): Promise<ManifestRef[]> => {
+    const refs: ManifestRef[] = [];
+    for (const m of list) {
+      refs.push(
+        m.ref ?? {
+          path: m.path,
+          digest: await put(m.bytes),
+          sizeBytes: m.bytes.byteLength,
+        },
+      );
+    }
+    return refs;
+  };
+  const manifests = await stored(bundle.manifests);
+  const files = await stored(bundle.files);
   const revision = bundleRevision(
     bundle.objects,
     bundle.spec.namespace,
     bundle.targetCustomizationsValue,
+    files,
+    bundle.helm,
   );
-  const contents = await storeContents(bundle, revision, put);
   const key = bundleKey(bundle.name);
+  // The same revision keeps its stored content: a packaged chart differs from byte to byte
+  // between two packagings of the same files (timestamps), and must not look like new content.
+  const current = (await deps.store.get(BUNDLES, key, options))?.value;
+  const contents =
+    current?.revision === revision &&
+    sameKeys(current.contents, bundle.variants)
+      ? current.contents
+      : await storeContents(bundle, revision, put);
   for (let attempt = 1; ; attempt++) {
     const entry = await deps.store.get(BUNDLES, key, options);
     const previous = entry?.value;
@@ -84,6 +100,10 @@ export async function writeBundle(
       name: bundle.name,
       namespace: bundle.spec.namespace,
       manifests,
+      ...compact({
+        files: files.length === 0 ? undefined : files,
+        helmJson: bundle.helmJson === "" ? undefined : bundle.helmJson,
+      }),
       targetsJson: bundle.targetsJson,
       targetCustomizationsJson: bundle.targetCustomizationsJson,
       rolloutStrategyJson: bundle.rolloutStrategyJson,
@@ -131,10 +151,23 @@ async function storeContents(
       revision,
       variant.namespace,
       variant.objects,
+      variant.helm,
     );
     contents[variant.key] = await put(bytes);
   }
   return contents;
+}
+
+/** Whether `contents` has exactly the keys of `variants`. */
+function sameKeys(
+  contents: Readonly<Record<string, string>>,
+  variants: PreparedBundle["variants"],
+): boolean {
+  const keys = Object.keys(contents);
+  return (
+    keys.length === variants.length &&
+    variants.every((v) => contents[v.key] !== undefined)
+  );
 }
 
 // Equal apart from the timestamps: nothing to write.

@@ -16,7 +16,7 @@ import { loadBundleRecords } from "./bundle-store.js";
 /** How content is named in the store: the publisher's `contentName`. */
 export type ContentNameOf = (digest: string) => string;
 
-/** The object names of the content `record` references: its manifests and rendered contents. */
+/** The object names of the content `record` references: its manifests, files and rendered contents. */
 export function contentNamesOf(
   record: BundleRecord,
   nameOf: ContentNameOf,
@@ -43,6 +43,7 @@ export function referencedContentNames(
   for (const record of records) {
     if (record.name === except) continue;
     for (const manifest of record.manifests) add(manifest.digest);
+    for (const file of record.files ?? []) add(file.digest);
     for (const digest of Object.values(record.contents)) add(digest);
   }
   for (const intent of intents) {

@@ -305,6 +305,14 @@ export const HUB_OPTIONS = {
     help: "how long unreferenced bundle content is kept (an upload waiting for its apply)",
     parse: duration(60_000, 30 * 24 * 3_600_000),
   }),
+  helm: option({
+    flag: "--helm",
+    env: "FLOTILLA_HELM",
+    arg: "PATH",
+    default: "helm",
+    help: "the helm binary, for Helm bundles (docs/bundles.md#helm-bundles)",
+    parse: text,
+  }),
   logLevel: option({
     flag: "--log-level",
     env: "FLOTILLA_LOG_LEVEL",

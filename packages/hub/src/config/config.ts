@@ -70,6 +70,8 @@ export interface HubSettings {
   /** How long a stop may take before what is left is closed at once. */
   readonly shutdownTimeoutMs: number;
   /** Collecting bundle content nothing references (bundles/content-collector.ts). */
+  /** The helm binary (a path, or a name looked up on PATH), for Helm bundles. */
+  readonly helm: string;
   readonly bundleContentGc: {
     readonly intervalMs: number;
     /** Unreferenced content younger than this is kept (an upload waiting for its apply). */
@@ -181,6 +183,7 @@ export function parseHubConfig(
     leaseTtlMs: values.leaseTtl ?? 0,
     auditMaxBytes: values.auditMaxBytes ?? 0,
     shutdownTimeoutMs: values.shutdownTimeout ?? 0,
+    helm: values.helm ?? "helm",
     bundleContentGc: {
       intervalMs: values.bundleContentGcInterval ?? 0,
       graceMs: values.bundleContentGcGrace ?? 0,

@@ -26,6 +26,13 @@ export interface BundleRecord {
   /** fleet.yaml `namespace`; "" for none. */
   readonly namespace: string;
   readonly manifests: readonly ManifestRef[];
+  /**
+   * Renderer input files (a chart's, a Kustomize directory's), stored like manifests; absent in
+   * records of bundles without any.
+   */
+  readonly files?: readonly ManifestRef[];
+  /** fleet.yaml `helm` as given (JSON); absent for a bundle that is not a Helm chart. */
+  readonly helmJson?: string;
   /** The JSON texts exactly as given ("" for none). */
   readonly targetsJson: string;
   readonly targetCustomizationsJson: string;
@@ -112,15 +119,20 @@ const HOLD: Record<HoldReason, wire.HoldReason__Output> = {
   PartitionsNotReady: "HOLD_REASON_PARTITIONS_NOT_READY",
 };
 
+function refToWire(m: ManifestRef): wire.Manifest {
+  return { path: m.path, object: { digest: m.digest, sizeBytes: m.sizeBytes } };
+}
+
 /** The spec as stored: Fleet fields as their JSON text, manifests as references. */
 export function bundleSpecToWire(record: BundleRecord): wire.BundleSpec {
   return {
     name: record.name,
     namespace: record.namespace,
-    manifests: record.manifests.map((m) => ({
-      path: m.path,
-      object: { digest: m.digest, sizeBytes: m.sizeBytes },
-    })),
+    manifests: record.manifests.map(refToWire),
+    ...compact({
+      files: record.files?.map(refToWire),
+      helmJson: record.helmJson,
+    }),
     targetsJson: record.targetsJson,
     targetCustomizationsJson: record.targetCustomizationsJson,
     ...(record.rolloutStrategyJson === ""

@@ -41,6 +41,16 @@ export interface BundleSpec {
    */
   paused?: boolean;
   /**
+   * Files of the bundle directory that a renderer reads (a Helm chart's or a Kustomize
+   * directory's files), not Kubernetes manifests: `path` relative to the bundle directory,
+   * `/`-separated; `yaml` carries the file's bytes whatever they are (docs/architecture.md#a-bundle-end-to-end).
+   */
+  files?: _flotilla_v1_Manifest[];
+  /**
+   * fleet.yaml `helm` as JSON (docs/bundles.md#helm-bundles); "" means none.
+   */
+  helmJson?: string;
+  /**
    * Neither set: a Fleet rollout with the default rolloutStrategy.
    */
   rollout?: "rolloutStrategyJson" | "updateStrategyName";
@@ -80,6 +90,16 @@ export interface BundleSpec__Output {
    * A paused bundle releases nothing.
    */
   paused: boolean;
+  /**
+   * Files of the bundle directory that a renderer reads (a Helm chart's or a Kustomize
+   * directory's files), not Kubernetes manifests: `path` relative to the bundle directory,
+   * `/`-separated; `yaml` carries the file's bytes whatever they are (docs/architecture.md#a-bundle-end-to-end).
+   */
+  files: _flotilla_v1_Manifest__Output[];
+  /**
+   * fleet.yaml `helm` as JSON (docs/bundles.md#helm-bundles); "" means none.
+   */
+  helmJson: string;
   /**
    * Neither set: a Fleet rollout with the default rolloutStrategy.
    */
