@@ -43,6 +43,7 @@ const e2e = [
   "packages/hub/test/audit-malformed.test.ts",
   "packages/hub/test/audit-refusals.test.ts",
   "packages/hub/test/bundles-content-gc.test.ts",
+  "packages/hub/test/chart-fetcher.test.ts",
   "packages/hub/test/bundles-full-store.test.ts",
   "packages/hub/test/bundles-object-reader.test.ts",
   "packages/hub/test/http-server.test.ts",

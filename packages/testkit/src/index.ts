@@ -35,3 +35,8 @@ export { findPromtool, promtoolCheckMetrics } from "./promtool.js";
 export type { PromtoolResult } from "./promtool.js";
 export { findTool, unzipEntry } from "./tools.js";
 export type { LayerTool } from "./tools.js";
+export { startChartRepository } from "./chart-repository.js";
+export type {
+  ChartRepository,
+  ChartRepositoryOptions,
+} from "./chart-repository.js";

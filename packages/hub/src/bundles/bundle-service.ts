@@ -17,6 +17,7 @@ import {
   type BundleManager,
   type BundleManagerOptions,
 } from "./bundle-manager.js";
+import type { ChartFetcher } from "./chart-source.js";
 import type { ObjectReader } from "./object-reader.js";
 
 /** What the bundle service is built from (the hub's BundleServiceDeps plus the object reader). */
@@ -33,6 +34,8 @@ export interface BundleServiceDeps extends AuditDeps {
   readonly objects: ObjectReader;
   /** Whether this hub runs passes now (the owner of the bundles lease); default always. */
   readonly runsPasses?: () => boolean;
+  /** Fetches Helm bundles' charts from repositories and registries (chart-fetcher.ts). */
+  readonly charts?: ChartFetcher;
 }
 
 /** The manager and its handlers. */
