@@ -2,7 +2,8 @@
  * The chart fetcher with the real helm against a chart repository served on loopback (the
  * testkit's startChartRepository): a chart by exact version, by a range and the newest; a missing
  * chart and a missing version; a repository that refuses without credentials and serves with
- * them; an archive URL; a chart over the size limit. It starts helm: e2e loop.
+ * them; an archive URL; a chart over the size limit; and the same from an OCI registry on loopback
+ * (startOciRegistry). It starts helm: e2e loop.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -11,7 +12,9 @@ import { gunzipSync } from "node:zlib";
 import {
   findTool,
   startChartRepository,
+  startOciRegistry,
   type ChartRepository,
+  type OciRegistry,
 } from "@flotilla/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHelmChartFetcher } from "../src/bundles/chart-fetcher.js";
@@ -222,5 +225,83 @@ describe("fetching charts with helm pull", () => {
     expect(
       refusal(await none.fetch({ repo: open.url, chart: "demo" })),
     ).toMatch(/: helm cannot run: .*--helm or FLOTILLA_HELM/);
+  });
+});
+
+describe("fetching charts from an OCI registry with helm pull", () => {
+  let charts: string;
+  let open: OciRegistry;
+  let guarded: OciRegistry;
+  let helm: string;
+  let fetcher: ChartFetcher;
+
+  beforeAll(async () => {
+    helm = await findTool("helm");
+    charts = await mkdtemp(join(tmpdir(), "flotilla-oci-charts-"));
+    for (const version of ["1.0.0", "1.2.0", "2.0.0"])
+      await writeChart(charts, "demo", version);
+    open = await startOciRegistry(charts);
+    guarded = await startOciRegistry(charts, { auth: AUTH });
+    // A registry on loopback speaks plain HTTP: the credentials file says so per URL prefix.
+    fetcher = createHelmChartFetcher({
+      helm,
+      credentials: [{ url: `oci://${open.host}`, plainHttp: true }],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await open.stop();
+    await guarded.stop();
+    await rm(charts, { recursive: true, force: true });
+  });
+
+  it("fetches a chart by exact version, by a range and the newest, the same bytes each time", async () => {
+    const chart = `${open.url}/demo`;
+    const exact = fetched(await fetcher.fetch({ chart, version: "1.2.0" }));
+    expect(exact).toMatchObject({ name: "demo", version: "1.2.0" });
+    expect(firstEntryOf(exact.archive)).toMatch(/^demo\//);
+    const again = fetched(await fetcher.fetch({ chart, version: "1.2.0" }));
+    expect(Buffer.from(again.archive).equals(Buffer.from(exact.archive))).toBe(
+      true,
+    );
+    expect(
+      fetched(await fetcher.fetch({ chart, version: "^1.0.0" })).version,
+    ).toBe("1.2.0");
+    expect(fetched(await fetcher.fetch({ chart })).version).toBe("2.0.0");
+  });
+
+  it("names the reference when the version or the chart is missing", async () => {
+    const version = refusal(
+      await fetcher.fetch({ chart: `${open.url}/demo`, version: "3.0.0" }),
+    );
+    expect(version).toContain(`chart ${open.url}/demo version 3.0.0`);
+    expect(version).toMatch(/the chart or that version does not exist/);
+    const chart = refusal(
+      await fetcher.fetch({ chart: `${open.url}/nope`, version: "1.0.0" }),
+    );
+    expect(chart).toContain(`chart ${open.url}/nope`);
+    expect(chart).toMatch(/the chart or that version does not exist/);
+  });
+
+  it("is refused by a private registry without credentials, and pulls with them", async () => {
+    const chart = `${guarded.url}/demo`;
+    const plainOnly = createHelmChartFetcher({
+      helm,
+      credentials: [{ url: `oci://${guarded.host}`, plainHttp: true }],
+    });
+    expect(refusal(await plainOnly.fetch({ chart, version: "1.0.0" }))).toMatch(
+      /refused the credentials/,
+    );
+    expect(guarded.refused()).toBeGreaterThan(0);
+    const withCredentials = createHelmChartFetcher({
+      helm,
+      credentials: [{ url: `oci://${guarded.host}`, plainHttp: true, ...AUTH }],
+    });
+    expect(
+      fetched(await withCredentials.fetch({ chart, version: "1.0.0" })),
+    ).toMatchObject({
+      name: "demo",
+      version: "1.0.0",
+    });
   });
 });

@@ -40,3 +40,5 @@ export type {
   ChartRepository,
   ChartRepositoryOptions,
 } from "./chart-repository.js";
+export { HELM_OCI_MEDIA_TYPES, startOciRegistry } from "./oci-registry.js";
+export type { OciRegistry, OciRegistryOptions } from "./oci-registry.js";

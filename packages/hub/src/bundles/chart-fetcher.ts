@@ -93,7 +93,9 @@ export function pullArgs(
 export function causeOf(message: string): string {
   if (/is not installed \(not found/.test(message)) return "helm cannot run";
   if (
-    /401|403|unauthori[sz]ed|forbidden|authentication required/i.test(message)
+    /401|403|unauthori[sz]ed|forbidden|authentication required|authorization failed|access denied/i.test(
+      message,
+    )
   )
     return "the source refused the credentials (missing or wrong: see --chart-credentials)";
   if (
@@ -102,6 +104,9 @@ export function causeOf(message: string): string {
     )
   )
     return "no version of the chart matches";
+  // A registry answers a missing repository and a missing tag alike: REGISTRY/PATH:TAG: not found.
+  if (/\S+:[^\s:/]+: not found/.test(message))
+    return "the chart or that version does not exist in the registry";
   if (/not found|no chart name found|404/i.test(message))
     return "the chart or the source does not exist";
   if (
