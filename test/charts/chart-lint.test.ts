@@ -8,6 +8,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { helmEnv } from "@flotilla/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "./chart-files.js";
 import { findHelm } from "./helm.js";
@@ -26,12 +27,7 @@ async function lint(
       helm,
       ["lint", "--strict", join(CHARTS, chart), ...args],
       {
-        env: {
-          ...process.env,
-          HELM_CACHE_HOME: join(home, "cache"),
-          HELM_CONFIG_HOME: join(home, "config"),
-          HELM_DATA_HOME: join(home, "data"),
-        },
+        env: helmEnv(home),
       },
     );
     return { ok: true, output: stdout };

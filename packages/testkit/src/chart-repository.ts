@@ -7,11 +7,11 @@
 import { execFile } from "node:child_process";
 import { createReadStream } from "node:fs";
 import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
-import { createServer, type IncomingMessage } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { findTool } from "./tools.js";
+import { basicAuthorized, serveLoopback } from "./loopback-http.js";
+import { findTool, helmEnv } from "./tools.js";
 
 /** Options of {@link startChartRepository}. */
 export interface ChartRepositoryOptions {
@@ -32,15 +32,6 @@ export interface ChartRepository {
 
 const run = promisify(execFile);
 
-function authorized(
-  request: IncomingMessage,
-  auth: ChartRepositoryOptions["auth"],
-): boolean {
-  if (auth === undefined) return true;
-  const expected = `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString("base64")}`;
-  return request.headers.authorization === expected;
-}
-
 /** Packages the chart directories under `dir` and serves them; stop() removes what it wrote. */
 export async function startChartRepository(
   dir: string,
@@ -48,12 +39,7 @@ export async function startChartRepository(
 ): Promise<ChartRepository> {
   const helm = await findTool("helm");
   const served = await mkdtemp(join(tmpdir(), "flotilla-chart-repo-"));
-  const env = {
-    ...process.env,
-    HELM_CACHE_HOME: join(served, ".cache"),
-    HELM_CONFIG_HOME: join(served, ".config"),
-    HELM_DATA_HOME: join(served, ".data"),
-  };
+  const env = helmEnv(join(served, ".helm"));
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     if (entry.isDirectory())
       await run(
@@ -63,8 +49,8 @@ export async function startChartRepository(
       );
   }
   let refusals = 0;
-  const server = createServer((request, response) => {
-    if (!authorized(request, options.auth)) {
+  const server = await serveLoopback((request, response) => {
+    if (!basicAuthorized(request.headers.authorization, options.auth)) {
       refusals += 1;
       response.writeHead(401, { "www-authenticate": 'Basic realm="charts"' });
       response.end("unauthorized\n");
@@ -88,14 +74,7 @@ export async function startChartRepository(
       },
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  const address = server.address();
-  if (address === null || typeof address === "string")
-    throw new Error(`unexpected server address ${String(address)}`);
-  const url = `http://127.0.0.1:${String(address.port)}`;
+  const url = `http://127.0.0.1:${String(server.port)}`;
   await run(helm, ["repo", "index", served, "--url", url], { env });
   const archives = (await readdir(served)).filter((f) => f.endsWith(".tgz"));
   return {
@@ -103,8 +82,7 @@ export async function startChartRepository(
     archives,
     refused: () => refusals,
     stop: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await server.close();
       await rm(served, { recursive: true, force: true });
     },
   };

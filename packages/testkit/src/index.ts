@@ -33,7 +33,7 @@ export type {
 } from "./kube-api-server.js";
 export { findPromtool, promtoolCheckMetrics } from "./promtool.js";
 export type { PromtoolResult } from "./promtool.js";
-export { findTool, unzipEntry } from "./tools.js";
+export { findTool, helmEnv, unzipEntry } from "./tools.js";
 export type { LayerTool } from "./tools.js";
 export { startChartRepository } from "./chart-repository.js";
 export type {

@@ -10,15 +10,12 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import {
-  createServer,
-  type IncomingMessage,
-  type ServerResponse,
-} from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { findTool } from "./tools.js";
+import { basicAuthorized, serveLoopback } from "./loopback-http.js";
+import { findTool, helmEnv } from "./tools.js";
 
 /** The media types helm's push writes (helm's registry package). */
 export const HELM_OCI_MEDIA_TYPES = {
@@ -90,12 +87,7 @@ export async function startOciRegistry(
   const helm = await findTool("helm");
   const namespace = options.namespace ?? "charts";
   const work = await mkdtemp(join(tmpdir(), "flotilla-oci-"));
-  const env = {
-    ...process.env,
-    HELM_CACHE_HOME: join(work, ".cache"),
-    HELM_CONFIG_HOME: join(work, ".config"),
-    HELM_DATA_HOME: join(work, ".data"),
-  };
+  const env = helmEnv(join(work, ".helm"));
   const blobs = new Map<string, Blob>();
   const repositories = new Map<string, Repository>();
   const store = (blob: Blob): string => {
@@ -162,13 +154,8 @@ export async function startOciRegistry(
     response.writeHead(404, { "content-type": "application/json" });
     response.end(JSON.stringify({ errors: [{ code, message: code }] }));
   };
-  const server = createServer((request, response) => {
-    const { auth } = options;
-    const expected =
-      auth === undefined
-        ? undefined
-        : `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString("base64")}`;
-    if (expected !== undefined && request.headers.authorization !== expected) {
+  const server = await serveLoopback((request, response) => {
+    if (!basicAuthorized(request.headers.authorization, options.auth)) {
       refusals += 1;
       response.writeHead(401, {
         "www-authenticate": 'Basic realm="flotilla-test-registry"',
@@ -210,21 +197,13 @@ export async function startOciRegistry(
     }
     send(response, request, blob);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  const address = server.address();
-  if (address === null || typeof address === "string")
-    throw new Error(`unexpected server address ${String(address)}`);
-  const host = `127.0.0.1:${String(address.port)}`;
+  const host = `127.0.0.1:${String(server.port)}`;
   return {
     host,
     url: `oci://${host}/${namespace}`,
     refused: () => refusals,
     stop: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await server.close();
       await rm(work, { recursive: true, force: true });
     },
   };
