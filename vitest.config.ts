@@ -25,6 +25,9 @@ const e2e = [
   "test/e2e/**/*.test.ts",
   // helm template starts a process.
   "test/charts/hub-chart-render.test.ts",
+  "test/charts/agent-chart-render.test.ts",
+  "test/charts/chart-lint.test.ts",
+  "test/charts/hub-chart-options.test.ts",
   "packages/agent/test/agent-process-kubernetes.test.ts",
   "packages/agent/test/agent-process.test.ts",
   "packages/agent/test/agent-runtime.test.ts",
@@ -43,6 +46,7 @@ const e2e = [
   "packages/hub/test/audit-malformed.test.ts",
   "packages/hub/test/audit-refusals.test.ts",
   "packages/hub/test/bundles-content-gc.test.ts",
+  "packages/hub/test/chart-fetcher.test.ts",
   "packages/hub/test/bundles-full-store.test.ts",
   "packages/hub/test/bundles-helm.test.ts",
   "packages/hub/test/bundles-object-reader.test.ts",

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { fail, ok, problem, type Result } from "@flotilla/core";
-import { findTool } from "@flotilla/testkit";
+import { findTool, helmEnv } from "@flotilla/testkit";
 import { parseAllDocuments, stringify } from "yaml";
 import { ROOT, isObject } from "./chart-files.js";
 
@@ -58,13 +58,7 @@ export async function renderChart(
       "--values",
       valuesFile,
     ];
-    // helm keeps caches and settings under these; a test leaves nothing in the home directory.
-    const env = {
-      ...process.env,
-      HELM_CACHE_HOME: join(work, "cache"),
-      HELM_CONFIG_HOME: join(work, "config"),
-      HELM_DATA_HOME: join(work, "data"),
-    };
+    const env = helmEnv(work);
     try {
       const { stdout } = await promisify(execFile)(helm, args, {
         env,

@@ -15,6 +15,7 @@ import { createHubMetrics } from "./metrics/metrics.js";
 import { loadAdminTokens, type AdminTokens } from "./security/admin-tokens.js";
 import { loadNatsAuth, type NatsAuth } from "./security/nats-auth-config.js";
 import { natsSetupMain } from "./security/nats-setup-command.js";
+import { chartFetcherOf } from "./bundles/chart-fetcher.js";
 import { serveHub, type ServingHub } from "./serve-hub.js";
 import { stopWithin, type StopStep } from "./shutdown.js";
 
@@ -85,6 +86,17 @@ async function main(): Promise<number> {
     );
   }
 
+  const charts = await chartFetcherOf(config.charts);
+  if (!charts.ok) {
+    stopping.abort();
+    for (const problem of charts.problems) {
+      process.stderr.write(
+        `flotilla-hub: ${formatProblem(problem)} (--chart-credentials)\n`,
+      );
+    }
+    return 2;
+  }
+
   // Whatever is started is stopped in reverse order, after a failed start as on SIGTERM.
   const opened: StopStep[] = [
     {
@@ -97,7 +109,15 @@ async function main(): Promise<number> {
   let serving: ServingHub;
   try {
     serving = await serveHub(
-      { config, log, metrics, natsAuth, adminTokens, insecureAdmin },
+      {
+        config,
+        log,
+        metrics,
+        natsAuth,
+        adminTokens,
+        insecureAdmin,
+        charts: charts.value,
+      },
       opened,
     );
   } catch (error) {

@@ -18,6 +18,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { auditHandlers } from "./audit/admin-audit.js";
 import { createJetStreamAuditLog } from "./audit/jetstream-audit-log.js";
 import { createBundleService } from "./bundles/bundle-service.js";
+import type { ChartFetcher } from "./bundles/chart-source.js";
 import { createJetStreamObjectReader } from "./bundles/object-reader.js";
 import type { HubConfig } from "./config/config.js";
 import { HUB_OPTIONS } from "./config/config-options.js";
@@ -67,6 +68,8 @@ export interface ServeHubDeps {
   readonly adminTokens: AdminTokens | undefined;
   /** Every AdminService caller is admin (plaintext without a token file). */
   readonly insecureAdmin: boolean;
+  /** Fetches Helm bundles' charts from repositories and registries. */
+  readonly charts?: ChartFetcher;
 }
 
 /** A hub that serves. */
@@ -232,7 +235,11 @@ export async function serveHub(
     refusalAudit: config.refusalAudit,
     bundles: (bundleDeps) =>
       createBundleService(
-        { ...bundleDeps, objects, helm: { helm: config.helm } },
+        {
+          ...bundleDeps,
+          objects,
+          helm: { helm: config.helm, ...compact({ fetcher: deps.charts }) },
+        },
         { contentGc: config.bundleContentGc },
       ),
     auditHandlers,

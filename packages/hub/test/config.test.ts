@@ -67,12 +67,35 @@ describe("parseHubConfig", () => {
       helm: "helm",
       bundleContentGc: { intervalMs: 600_000, graceMs: 3_600_000 },
       logLevel: "info",
+      charts: { helm: "helm", credentialsFile: undefined, timeoutMs: 120_000 },
       adminTokensFile: undefined,
       natsCredsFile: undefined,
       natsAccountSigningKeyFile: undefined,
       agentNatsServers: ["nats://127.0.0.1:4222"],
       refusalAudit: { perPeer: 100, windowMs: 60_000, maxPeers: 10_000 },
     });
+  });
+
+  test("takes the helm binary, the chart credentials file and the fetch timeout, and names a missing file", () => {
+    const creds = join(dir, "hub.crt");
+    const config = parsed(
+      [...PLAIN, "--helm", "/opt/helm", "--chart-fetch-timeout=30s"],
+      {
+        FLOTILLA_CHART_CREDENTIALS: creds,
+      },
+    );
+    expect(config).toMatchObject({
+      charts: { helm: "/opt/helm", credentialsFile: creds, timeoutMs: 30_000 },
+    });
+    const missing = join(dir, "no-creds.yaml");
+    expect(problems([...PLAIN, "--chart-credentials", missing])).toEqual([
+      {
+        path: "--chart-credentials",
+        message:
+          "names a file that does not exist (--chart-credentials or FLOTILLA_CHART_CREDENTIALS)",
+        value: missing,
+      },
+    ]);
   });
 
   test("limits the audit of refused calls as told, by flag or variable, and names a bad value", () => {

@@ -33,5 +33,12 @@ export type {
 } from "./kube-api-server.js";
 export { findPromtool, promtoolCheckMetrics } from "./promtool.js";
 export type { PromtoolResult } from "./promtool.js";
-export { findTool, unzipEntry } from "./tools.js";
+export { findTool, helmEnv, unzipEntry } from "./tools.js";
 export type { LayerTool } from "./tools.js";
+export { startChartRepository } from "./chart-repository.js";
+export type {
+  ChartRepository,
+  ChartRepositoryOptions,
+} from "./chart-repository.js";
+export { HELM_OCI_MEDIA_TYPES, startOciRegistry } from "./oci-registry.js";
+export type { OciRegistry, OciRegistryOptions } from "./oci-registry.js";

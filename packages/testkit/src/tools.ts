@@ -91,3 +91,16 @@ export function findTool(tool: LayerTool): Promise<string> {
   }
   return path;
 }
+
+/**
+ * The environment for running helm with its cache, configuration and data under `home`, so that
+ * a test leaves nothing in the user's home directory and shares no repository index.
+ */
+export function helmEnv(home: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    HELM_CACHE_HOME: join(home, "cache"),
+    HELM_CONFIG_HOME: join(home, "config"),
+    HELM_DATA_HOME: join(home, "data"),
+  };
+}

@@ -78,6 +78,14 @@ export interface HubSettings {
     readonly graceMs: number;
   };
   readonly logLevel: LogLevel;
+  /** Charts from repositories and registries (bundles/chart-fetcher.ts). */
+  readonly charts: {
+    /** The helm binary. */
+    readonly helm: string;
+    /** The credentials file (bundles/chart-credentials.ts); undefined: public sources only. */
+    readonly credentialsFile: string | undefined;
+    readonly timeoutMs: number;
+  };
   /** The hub's own NATS user (a `.creds` file); undefined: connect without credentials. */
   readonly natsCredsFile: string | undefined;
   /**
@@ -157,13 +165,14 @@ export function parseHubConfig(
       value: httpListen,
     });
   }
-  if (values.adminTokens !== undefined) {
-    const problem = unreadableFile(values.adminTokens);
+  for (const name of ["adminTokens", "chartCredentials"] as const) {
+    const file = values[name];
+    const problem = file === undefined ? undefined : unreadableFile(file);
     if (problem !== undefined) {
       problems.push({
-        path: sources.adminTokens?.from ?? HUB_OPTIONS.adminTokens.flag,
-        message: `${problem} (${spelledOf("adminTokens")})`,
-        value: values.adminTokens,
+        path: sources[name]?.from ?? HUB_OPTIONS[name].flag,
+        message: `${problem} (${spelledOf(name)})`,
+        value: file,
       });
     }
   }
@@ -189,6 +198,11 @@ export function parseHubConfig(
       graceMs: values.bundleContentGcGrace ?? 0,
     },
     logLevel: values.logLevel ?? "info",
+    charts: {
+      helm: values.helm ?? "helm",
+      credentialsFile: values.chartCredentials,
+      timeoutMs: values.chartFetchTimeout ?? 0,
+    },
     natsCredsFile: values.natsCreds,
     natsAuthDir: values.natsAuthDir,
     agentNatsServers: values.agentNatsServers ?? values.nats ?? [],
