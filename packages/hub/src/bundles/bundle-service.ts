@@ -18,7 +18,6 @@ import {
   type BundleManager,
   type BundleManagerOptions,
 } from "./bundle-manager.js";
-import type { ChartFetcher } from "./chart-source.js";
 import type { ObjectReader } from "./object-reader.js";
 import type { HelmSupport } from "./helm-chart.js";
 
