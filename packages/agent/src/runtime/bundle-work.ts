@@ -4,7 +4,7 @@
  * after Applied (NotReady, Ready, Modified) come from the gateway's watch, which the agent routes
  * to the item; this function reports Applying, and Failed when the content cannot be had.
  */
-import { FlotillaError, showValue } from "@flotilla/core";
+import { compact, FlotillaError, showValue } from "@flotilla/core";
 import { createBackoff } from "@flotilla/node";
 import {
   bundleItemStatus,
@@ -86,6 +86,7 @@ export async function applyBundleItem(
         revision: item.revision,
         manifests: content.resources,
         ...(content.namespace === "" ? {} : { namespace: content.namespace }),
+        ...compact({ targetNamespace: content.targetNamespace }),
       },
       { signal },
     );

@@ -16,6 +16,8 @@ export type { BundleRecord, ManifestRef } from "@flotilla/protocol";
 const recordSchema = z.object({
   name: z.string(),
   namespace: z.string(),
+  defaultNamespace: z.string().optional(),
+  targetNamespace: z.string().optional(),
   manifests: z.array(
     z.object({
       path: z.string(),

@@ -66,7 +66,8 @@ export async function writeBundle(
   }
   const revision = bundleRevision(
     bundle.objects,
-    bundle.spec.namespace,
+    bundle.spec.defaultNamespace,
+    bundle.spec.targetNamespace,
     bundle.targetCustomizationsValue,
   );
   const contents = await storeContents(bundle, revision, put);
@@ -77,7 +78,9 @@ export async function writeBundle(
     const now = deps.now();
     const record: BundleRecord = {
       name: bundle.name,
-      namespace: bundle.spec.namespace,
+      namespace: bundle.spec.defaultNamespace,
+      defaultNamespace: bundle.spec.defaultNamespace,
+      targetNamespace: bundle.spec.targetNamespace,
       manifests,
       targetsJson: bundle.targetsJson,
       targetCustomizationsJson: bundle.targetCustomizationsJson,
@@ -116,12 +119,7 @@ async function storeContents(
 ): Promise<Record<string, string>> {
   const contents: Record<string, string> = {};
   for (const variant of bundle.variants) {
-    const bytes = renderContent(
-      bundle.name,
-      revision,
-      variant.namespace,
-      variant.objects,
-    );
+    const bytes = renderContent(bundle.name, revision, variant);
     contents[variant.key] = await put(bytes);
   }
   return contents;
