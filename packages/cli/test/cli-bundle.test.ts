@@ -48,6 +48,7 @@ async function cli(
 }
 
 const FLEET_YAML = `namespace: web
+defaultNamespace: apps
 targets:
   - name: prod
     clusterSelector:
@@ -115,7 +116,10 @@ describe("flotilla bundle apply", () => {
     const spec = request?.bundle;
     expect(request?.reason).toBe("release 42");
     expect(spec?.name).toBe(basename(dir.path));
-    expect(spec?.namespace).toBe("web");
+    // Both meanings explicit on the wire; the legacy field stays empty.
+    expect(spec?.targetNamespace).toBe("web");
+    expect(spec?.defaultNamespace).toBe("apps");
+    expect(spec?.namespace).toBe("");
     expect(spec?.paused).toBe(false);
     expect(JSON.parse(spec?.targetsJson ?? "")).toEqual([
       { name: "prod", clusterSelector: { matchLabels: { env: "prod" } } },

@@ -63,15 +63,19 @@ describe("parseFleetYaml", () => {
     });
   });
 
-  it("points defaultNamespace to namespace and suggests the closest key for a typo", () => {
-    const result = parseFleetYaml({ defaultNamespace: "web", tragets: [] });
+  it("keeps defaultNamespace, points targetNamespace to namespace and suggests the closest key for a typo", () => {
+    expect(parseFleetYaml({ defaultNamespace: "web" })).toEqual({
+      ok: true,
+      value: { defaultNamespace: "web" },
+    });
+    const result = parseFleetYaml({ targetNamespace: "web", tragets: [] });
     expect(result).toEqual({
       ok: false,
       problems: [
         {
-          path: "defaultNamespace",
+          path: "targetNamespace",
           message:
-            'is not supported: flotilla\'s "namespace" is the default namespace of resources that set none',
+            'is Fleet\'s internal name of the fleet.yaml field "namespace": write "namespace"',
           value: "web",
         },
         { path: "tragets", message: 'unknown field; did you mean "targets"?' },

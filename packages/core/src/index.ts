@@ -240,6 +240,18 @@ export type {
   ManifestCustomization,
   CustomizeOptions,
 } from "./fleet/customize.js";
+export {
+  placeObjects,
+  builtInNamespaced,
+  clusterScopedProblem,
+  movedMessage,
+} from "./fleet/namespace-rules.js";
+export type {
+  NamespaceRules,
+  NamespacedPredicate,
+  MovedObject,
+  PlacedObjects,
+} from "./fleet/namespace-rules.js";
 
 // Staged update runs (AKS update strategy)
 export {

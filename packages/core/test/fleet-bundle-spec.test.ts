@@ -58,7 +58,8 @@ describe("parseBundleSpec", () => {
       paused: true,
     });
     expect(s.name).toBe("web");
-    expect(s.namespace).toBe("web");
+    expect(s.targetNamespace).toBe("web");
+    expect(s.defaultNamespace).toBe("");
     expect(s.paused).toBe(true);
     expect(
       s.targets.map((t) => [t.name, t.clusterGroup, t.doNotDeploy]),
@@ -67,7 +68,8 @@ describe("parseBundleSpec", () => {
       ["staging", "staging", false],
     ]);
     const [eu, legacy] = s.targetCustomizations;
-    expect(eu?.namespace).toBe("web-eu");
+    expect(eu?.targetNamespace).toBe("web-eu");
+    expect(eu?.defaultNamespace).toBeUndefined();
     expect(
       eu?.clusterSelector &&
         matchesSelector(eu.clusterSelector, { region: "eu-north" }),
@@ -88,7 +90,8 @@ describe("parseBundleSpec", () => {
       expect(parseBundleSpec(raw)).toEqual({
         ok: true,
         value: {
-          namespace: "",
+          defaultNamespace: "",
+          targetNamespace: "",
           targets: [],
           targetCustomizations: [],
           rolloutStrategy: FLEET_STRATEGY_DEFAULTS,
@@ -98,8 +101,13 @@ describe("parseBundleSpec", () => {
     }
     // YAML's empty fields are null: unset.
     expect(
-      spec({ namespace: null, targets: null, rolloutStrategy: null }),
-    ).toMatchObject({ namespace: "", targets: [] });
+      spec({
+        namespace: null,
+        defaultNamespace: null,
+        targets: null,
+        rolloutStrategy: null,
+      }),
+    ).toMatchObject({ defaultNamespace: "", targetNamespace: "", targets: [] });
   });
 
   it("refuses Helm options given at the top instead of under helm:", () => {
@@ -115,7 +123,7 @@ describe("parseBundleSpec", () => {
       targets: [{ clusterSelecter: { matchLabels: { env: "prod" } } }],
       pasued: true,
       kustomize: { dir: "overlays/prod" },
-      defaultNamespace: "web",
+      targetNamespace: "web",
     });
     expect(found).toEqual([
       {
@@ -132,9 +140,9 @@ describe("parseBundleSpec", () => {
         value: { dir: "overlays/prod" },
       },
       {
-        path: "bundle.defaultNamespace",
+        path: "bundle.targetNamespace",
         message:
-          'is not supported: flotilla\'s "namespace" is the default namespace of resources that set none',
+          'is Fleet\'s internal name of the fleet.yaml field "namespace": write "namespace"',
         value: "web",
       },
     ]);

@@ -116,14 +116,14 @@ describe("bundleTargets", () => {
 
   it("gives each cluster the first customization it matches and its namespace", () => {
     const raw = {
-      namespace: "web",
+      defaultNamespace: "web",
       targets: [{ clusterSelector: {} }],
       targetCustomizations: [
-        { name: "eu", clusterGroup: "eu", namespace: "web-eu" },
+        { name: "eu", clusterGroup: "eu", defaultNamespace: "web-eu" },
         {
           name: "prod",
           clusterSelector: { matchLabels: { env: "prod" } },
-          namespace: "web-prod",
+          defaultNamespace: "web-prod",
         },
         { name: "lab", clusterName: "dev-1" },
       ],
@@ -136,6 +136,26 @@ describe("bundleTargets", () => {
       ["prod-us-2", 1, "web-prod"],
       ["staging-1", 0, "web-eu"],
     ]);
+  });
+
+  it("gives each cluster the customization's namespace (Fleet's target namespace), else the bundle's", () => {
+    const parsed = parseBundleSpec(
+      {
+        namespace: "web",
+        defaultNamespace: "apps",
+        targets: [{ clusterSelector: {} }],
+        targetCustomizations: [{ clusterGroup: "eu", namespace: "web-eu" }],
+      },
+      "bundle",
+    );
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+    const byCluster = bundleTargets(parsed.value, FLEET, GROUPS).map((t) => [
+      t.cluster.name,
+      t.namespace,
+      t.targetNamespace,
+    ]);
+    expect(byCluster).toContainEqual(["prod-eu-1", "apps", "web-eu"]);
+    expect(byCluster).toContainEqual(["prod-us-1", "apps", "web"]);
   });
 
   it("doNotDeploy on the first matching customization excludes the cluster", () => {

@@ -101,7 +101,7 @@ describe("customizeManifests", () => {
       patch: { x: 1 },
     };
     const viaCustomization = customizeManifests([deployment], {
-      namespace: "eu",
+      defaultNamespace: "eu",
       patches: [patch],
     });
     expect(viaCustomization.ok && viaCustomization.value[0]?.["x"]).toBe(1);

@@ -204,15 +204,15 @@ describe("apply", () => {
       h.manager.apply(
         bundleSpec({
           name: "",
-          namespace: "Bad",
+          defaultNamespace: "Bad",
           targets: [{ clusterSelecter: {} }],
         }),
         "bad",
       ),
     );
     expect(error.problems.map((p) => p.path).sort()).toEqual([
+      "bundle.defaultNamespace",
       "bundle.name",
-      "bundle.namespace",
       "bundle.targets[0].clusterSelecter",
     ]);
     expect(await storedRecords(h)).toEqual([]);
@@ -225,7 +225,9 @@ describe("apply", () => {
     ]);
     const { bundle } = await h.manager.apply(
       bundleSpec({
-        customizations: [{ clusterSelector: "region=eu", namespace: "web-eu" }],
+        customizations: [
+          { clusterSelector: "region=eu", defaultNamespace: "web-eu" },
+        ],
       }),
       "create",
     );

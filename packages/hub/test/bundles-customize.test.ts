@@ -45,7 +45,7 @@ describe("customization patches", () => {
           },
           {
             clusterSelector: "region=us",
-            namespace: "web-us",
+            defaultNamespace: "web-us",
             patches: [patchApp({ region: "us", version: null })],
           },
           // The same patch as the first: the same content object.
@@ -93,7 +93,9 @@ describe("customization patches", () => {
     await using h = await startHarness([cluster("eu-1", { region: "eu" })]);
     const { bundle } = await h.manager.apply(
       bundleSpec({
-        customizations: [{ clusterSelector: "region=eu", namespace: "web-eu" }],
+        customizations: [
+          { clusterSelector: "region=eu", defaultNamespace: "web-eu" },
+        ],
       }),
       "create",
     );

@@ -99,7 +99,9 @@ export function bundleSpec(
   const { targets, customizations, strategy, version, ...rest } = overrides;
   return {
     name: "web",
-    namespace: "web",
+    namespace: "",
+    defaultNamespace: "web",
+    targetNamespace: "",
     manifests: [
       {
         path: "app.json",

@@ -46,7 +46,12 @@ async function helmSpec(
 ): Promise<wire.BundleSpec__Output> {
   return bundleSpec({
     name: "greeter",
-    namespace: typeof fleet["namespace"] === "string" ? fleet["namespace"] : "",
+    defaultNamespace:
+      typeof fleet["defaultNamespace"] === "string"
+        ? fleet["defaultNamespace"]
+        : "",
+    targetNamespace:
+      typeof fleet["namespace"] === "string" ? fleet["namespace"] : "",
     manifests: [],
     files: await filesOf(dir),
     helmJson: JSON.stringify(fleet["helm"] ?? {}),
@@ -117,7 +122,7 @@ describe("Helm bundles on the hub", () => {
     await using h = await startHarness([cluster("a")], { helm: { helm } });
     const applied = await h.manager.apply(
       await helmSpec(join(FIXTURES, "with-dependency"), {
-        namespace: "apps",
+        defaultNamespace: "apps",
         helm: { values: { sub: { suffix: "x" } } },
       }),
       "dependency",

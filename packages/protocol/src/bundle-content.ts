@@ -39,6 +39,11 @@ export interface BundleContent {
   readonly revision: string;
   /** Namespace for namespaced resources that do not set one ("" for none). */
   readonly namespace: string;
+  /**
+   * fleet.yaml `namespace` (docs/semantics.md#namespaces), when set: the hub placed the kinds it
+   * knows; the agent places the rest (CRDs) by discovery, refusing cluster-scoped ones.
+   */
+  readonly targetNamespace?: string;
   readonly resources: readonly KubernetesObject[];
   /**
    * A Helm bundle (docs/bundles.md#helm-bundles): the chart the agent renders; `resources` is then
@@ -113,6 +118,7 @@ const contentSchema = z.strictObject({
   bundle: boundedString(MAX_NAME_LENGTH, 1),
   revision: boundedString(MAX_NAME_LENGTH, 1),
   namespace: boundedString(63),
+  targetNamespace: boundedString(63, 1).optional(),
   resources: z
     .array(resourceSchema)
     .max(

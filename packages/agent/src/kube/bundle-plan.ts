@@ -5,7 +5,12 @@
  * `spec.scope` then says whether it is namespaced), and no object twice. The result is the objects
  * to apply, in apply order, each with its namespace set and the bundle label added.
  */
-import { formatProblem, type Problem } from "@flotilla/core";
+import {
+  formatProblem,
+  placeObjects,
+  type ManifestObject,
+  type Problem,
+} from "@flotilla/core";
 import { applyOrder } from "./apply-order.js";
 import type { Manifest } from "./gateway.js";
 import { BUNDLE_LABEL, inventoryName } from "./inventory.js";
@@ -62,6 +67,7 @@ export async function planBundle(
     bundle: string;
     manifests: readonly Manifest[];
     namespace?: string;
+    targetNamespace?: string;
   },
   options: { maxManifestBytes: number; signal?: AbortSignal },
 ): Promise<PlannedObject[] | string> {
@@ -121,14 +127,38 @@ export async function planBundle(
     }
   }
   if (problems.length > 0) return problems.map(formatProblem).join("; ");
+  const placed = placeObjects(
+    manifests as readonly ManifestObject[],
+    { defaultNamespace: "", targetNamespace: request.targetNamespace ?? "" },
+    (apiVersion, kind) => namespaced.get(`${apiVersion}/${kind}`),
+    "namespace",
+  );
+  if (!placed.ok) return placed.problems.map(formatProblem).join("; ");
+  return planned(bundle, placed.value.objects, request.namespace, {
+    namespaced,
+    fromBundle,
+  });
+}
+
+/** The placed objects with their namespaces and the bundle label, in apply order. */
+function planned(
+  bundle: string,
+  manifests: readonly Manifest[],
+  namespace: string | undefined,
+  scopes: {
+    namespaced: ReadonlyMap<string, boolean>;
+    fromBundle: ReadonlySet<string>;
+  },
+): PlannedObject[] | string {
+  const { namespaced, fromBundle } = scopes;
   const refs = resourceRefs(manifests, {
-    namespace: request.namespace ?? "default",
+    namespace: namespace ?? "default",
     isClusterScoped: (apiVersion, kind) =>
       namespaced.get(`${apiVersion}/${kind}`) === false,
   });
   if (!refs.ok) return refs.problems.map(formatProblem).join("; ");
 
-  const planned = refs.value.map((ref, i): PlannedObject => {
+  const objects = refs.value.map((ref, i): PlannedObject => {
     const manifest = structuredClone(manifests[i] ?? {}) as KubeObject;
     const metadata = { ...rec(manifest.metadata) };
     if (ref.namespace === "") delete metadata.namespace;
@@ -141,7 +171,7 @@ export async function planBundle(
       definedByBundle: fromBundle.has(`${ref.apiVersion}/${ref.kind}`),
     };
   });
-  return applyOrder(planned.map((p) => ({ ...p, kind: p.ref.kind }))).map(
+  return applyOrder(objects.map((p) => ({ ...p, kind: p.ref.kind }))).map(
     ({ ref, object, definedByBundle }) => ({ ref, object, definedByBundle }),
   );
 }

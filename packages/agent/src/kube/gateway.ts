@@ -40,8 +40,14 @@ export interface ApplyBundleRequest {
    * `apiVersion`, `kind` and `metadata.name`; see {@link Manifest}.
    */
   readonly manifests: readonly Manifest[];
-  /** Namespace for namespaced objects that set none (Fleet `namespace`); default "default". */
+  /** Namespace for namespaced objects that set none (Fleet `defaultNamespace`); default "default". */
   readonly namespace?: string;
+  /**
+   * fleet.yaml `namespace` (docs/semantics.md#namespaces): every namespaced object goes there and
+   * a cluster-scoped one fails the revision. The hub placed the built-in kinds; the rest (kinds of
+   * CRDs) are placed here, by discovery.
+   */
+  readonly targetNamespace?: string;
   /** Re-apply as soon as drift is seen (Fleet `correctDrift`); otherwise report `Modified`. */
   readonly correctDrift?: boolean;
   /**

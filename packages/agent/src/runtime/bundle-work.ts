@@ -4,7 +4,7 @@
  * after Applied (NotReady, Ready, Modified) come from the gateway's watch, which the agent routes
  * to the item; this function reports Applying, and Failed when the content cannot be had.
  */
-import { FlotillaError, showValue } from "@flotilla/core";
+import { compact, FlotillaError, showValue } from "@flotilla/core";
 import { createBackoff } from "@flotilla/node";
 import {
   bundleItemStatus,
@@ -106,6 +106,7 @@ export async function applyBundleItem(
         ...(content.namespace === "" ? {} : { namespace: content.namespace }),
         // A redeploy restores what others changed: it takes their fields back.
         ...(item.redeploy === true ? { force: true } : {}),
+        ...compact({ targetNamespace: content.targetNamespace }),
       },
       { signal },
     );

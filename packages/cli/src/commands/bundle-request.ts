@@ -47,7 +47,8 @@ export function bundleSpec(
     value === undefined ? "" : JSON.stringify(value);
   return {
     name: settings.name,
-    namespace: fleet.namespace ?? "",
+    defaultNamespace: fleet.defaultNamespace ?? "",
+    targetNamespace: fleet.namespace ?? "",
     manifests: dir.manifests.map((m) => ({ path: m.path, ...content(m) })),
     files: dir.files.map((m) => ({ path: m.path, ...content(m) })),
     targetsJson: json(fleet.targets),
@@ -73,6 +74,10 @@ const FLEET_FIELDS: readonly (readonly [string, string])[] = [
   ["targets", "targets"],
   ["targetCustomizations", "targetCustomizations"],
   ["rolloutStrategy", "rolloutStrategy"],
+  ["defaultNamespace", "defaultNamespace"],
+  ["default_namespace", "defaultNamespace"],
+  ["targetNamespace", "namespace"],
+  ["target_namespace", "namespace"],
   ["namespace", "namespace"],
   ["paused", "paused"],
   ["helmJson", "helm"],

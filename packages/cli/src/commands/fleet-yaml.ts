@@ -8,6 +8,7 @@ import { fail, ok, parseBundleSpec, type Result } from "@flotilla/core";
 /** The fleet.yaml keys flotilla reads. */
 export const FLEET_YAML_FIELDS = [
   "name",
+  "defaultNamespace",
   "namespace",
   "targets",
   "targetCustomizations",
@@ -19,6 +20,9 @@ export const FLEET_YAML_FIELDS = [
 /** What fleet.yaml says, its Fleet fields still raw for the hub. */
 export interface FleetYaml {
   readonly name?: string;
+  /** Namespace of namespaced resources that set none (docs/semantics.md#namespaces). */
+  readonly defaultNamespace?: string;
+  /** Every namespaced resource goes here; cluster-scoped ones are refused. */
   readonly namespace?: string;
   readonly targets?: unknown;
   readonly targetCustomizations?: unknown;

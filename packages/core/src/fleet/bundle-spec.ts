@@ -1,7 +1,8 @@
 /**
  * A bundle as Fleet's `fleet.yaml` describes it (docs/semantics.md#objects,
- * docs/semantics.md#partitioned-rollouts): the default namespace,
- * `targets` (which clusters), `targetCustomizations` (per-cluster options: a default namespace and
+ * docs/semantics.md#partitioned-rollouts, docs/semantics.md#namespaces): `defaultNamespace` and
+ * `namespace` (Fleet's meanings, namespace-rules.ts), `targets` (which clusters),
+ * `targetCustomizations` (per-cluster options: the namespaces and
  * flotilla's own `patches`, merge patches of the manifests, customize.ts), the `rolloutStrategy`
  * and `paused`. Fleet's own field names and shapes are accepted as they are; fields flotilla does
  * not implement are refused by name rather than silently ignored, so a fleet.yaml never means
@@ -47,7 +48,9 @@ export interface BundleTargetMatcher {
 /** One entry of `targetCustomizations`: a matcher and what it changes for the clusters it matches. */
 export interface BundleTargetCustomization extends BundleTargetMatcher {
   /** Default namespace for these clusters, instead of the bundle's. */
-  readonly namespace?: string;
+  readonly defaultNamespace?: string;
+  /** fleet.yaml `namespace` for these clusters, instead of the bundle's (namespace-rules.ts). */
+  readonly targetNamespace?: string;
   /** Merge patches of the bundle's objects for these clusters (customize.ts); unset for none. */
   readonly patches?: readonly ManifestPatch[];
   /** Helm values for these clusters, merged over the bundle's (helm-options.ts). */
@@ -58,8 +61,13 @@ export interface BundleTargetCustomization extends BundleTargetMatcher {
 export interface FleetBundleSpec {
   /** fleet.yaml `name`, when the document carries one. */
   readonly name?: string;
-  /** Namespace of namespaced resources that set none; "" for none. */
-  readonly namespace: string;
+  /** fleet.yaml `defaultNamespace`: namespace of namespaced resources that set none; "" for none. */
+  readonly defaultNamespace: string;
+  /**
+   * fleet.yaml `namespace` (Fleet's TargetNamespace): every namespaced resource goes there and
+   * cluster-scoped ones are refused (namespace-rules.ts); "" for none.
+   */
+  readonly targetNamespace: string;
   readonly targets: readonly BundleTargetMatcher[];
   readonly targetCustomizations: readonly BundleTargetCustomization[];
   readonly rolloutStrategy: FleetRolloutStrategy;
@@ -72,8 +80,8 @@ const HELM_MESSAGE = "is a Helm option: put it under helm:";
 
 function unsupportedKeyMessage(key: string, known: readonly string[]): string {
   if (HELM_KEYS.includes(key)) return HELM_MESSAGE;
-  if (key === "defaultNamespace" && known.includes("namespace")) {
-    return 'is not supported: flotilla\'s "namespace" is the default namespace of resources that set none';
+  if (key === "targetNamespace" && known.includes("namespace")) {
+    return 'is Fleet\'s internal name of the fleet.yaml field "namespace": write "namespace"';
   }
   if (UNSUPPORTED_FLEET_KEYS.includes(key)) {
     return `fleet.yaml field "${key}" is not supported by flotilla`;
@@ -184,6 +192,7 @@ const patchSchema = fleetObject({
 
 const customizationSchema = fleetObject({
   ...matcherShape,
+  defaultNamespace: namespaceField.nullish(),
   namespace: namespaceField.nullish(),
   patches: z.array(patchSchema).nullish(),
   // Parsed by parseHelmCustomization.
@@ -197,6 +206,7 @@ const documentSchema = fleetObject({
     .max(63, "must be at most 63 characters")
     .regex(DNS_LABEL, "must be a DNS label")
     .nullish(),
+  defaultNamespace: z.union([z.literal(""), namespaceField]).nullish(),
   namespace: z.union([z.literal(""), namespaceField]).nullish(),
   targets: z.array(targetSchema).nullish(),
   targetCustomizations: z.array(customizationSchema).nullish(),
@@ -252,11 +262,15 @@ export function parseBundleSpec(
   const d = parsed.value;
   return ok({
     ...(d.name == null ? {} : { name: d.name }),
-    namespace: d.namespace ?? "",
+    defaultNamespace: d.defaultNamespace ?? "",
+    targetNamespace: d.namespace ?? "",
     targets: (d.targets ?? []).map(matcherOf),
     targetCustomizations: (d.targetCustomizations ?? []).map((c, i) => ({
       ...matcherOf(c),
-      ...(c.namespace == null ? {} : { namespace: c.namespace }),
+      ...compact({
+        defaultNamespace: c.defaultNamespace ?? undefined,
+        targetNamespace: c.namespace ?? undefined,
+      }),
       ...(c.patches == null || c.patches.length === 0
         ? {}
         : { patches: c.patches.map(patchOf) }),

@@ -23,6 +23,8 @@ export interface BundleTarget {
   readonly customization?: number;
   /** Its default namespace: the customization's, else the bundle's ("" for none). */
   readonly namespace: string;
+  /** Its fleet.yaml `namespace` (namespace-rules.ts): the customization's, else the bundle's. */
+  readonly targetNamespace: string;
 }
 
 /** True when `cluster` (in `groups`) matches every criterion `matcher` sets; none set matches nothing. */
@@ -57,7 +59,8 @@ export function bundleTargets(
     out.push({
       cluster,
       ...(customization === undefined ? {} : { customization: index }),
-      namespace: customization?.namespace ?? spec.namespace,
+      namespace: customization?.defaultNamespace ?? spec.defaultNamespace,
+      targetNamespace: customization?.targetNamespace ?? spec.targetNamespace,
     });
   }
   return out;

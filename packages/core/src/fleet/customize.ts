@@ -40,7 +40,7 @@ export type ManifestObject = Readonly<Record<string, unknown>> & {
 /** What {@link customizeManifests} reads of a customization. */
 export interface ManifestCustomization {
   /** Default namespace of the clusters it matches, instead of the bundle's. */
-  readonly namespace?: string;
+  readonly defaultNamespace?: string;
   readonly patches?: readonly ManifestPatch[];
 }
 
@@ -128,7 +128,7 @@ export function customizeManifests(
   options: CustomizeOptions = {},
 ): Result<ManifestObject[]> {
   const defaultNamespace =
-    customization.namespace ?? options.bundleNamespace ?? "";
+    customization.defaultNamespace ?? options.bundleNamespace ?? "";
   const out = [...manifests];
   const problems: Problem[] = [];
   (customization.patches ?? []).forEach((p, j) => {

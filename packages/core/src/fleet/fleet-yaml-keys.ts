@@ -8,6 +8,7 @@
 /** What flotilla reads from a fleet.yaml. */
 export const SUPPORTED_BUNDLE_KEYS: readonly string[] = [
   "name",
+  "defaultNamespace",
   "namespace",
   "targets",
   "targetCustomizations",
@@ -25,7 +26,6 @@ export const HELM_KEYS: readonly string[] = [
 
 // fleet.yaml and BundleDeploymentOptions fields flotilla does not implement.
 export const UNSUPPORTED_FLEET_KEYS: readonly string[] = [
-  "defaultNamespace",
   "targetNamespace",
   "labels",
   "kustomize",

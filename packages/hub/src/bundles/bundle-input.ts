@@ -71,7 +71,8 @@ function jsonField(text: string, field: string, problems: Problem[]): unknown {
 
 /** The document core's parseBundleSpec reads, assembled from the request's fields. */
 export function bundleDocument(fields: {
-  readonly namespace: string;
+  readonly defaultNamespace: string;
+  readonly targetNamespace: string;
   readonly targets: unknown;
   readonly targetCustomizations: unknown;
   readonly rolloutStrategy: unknown;
@@ -79,7 +80,8 @@ export function bundleDocument(fields: {
   readonly helm?: unknown;
 }): Record<string, unknown> {
   return {
-    namespace: fields.namespace,
+    defaultNamespace: fields.defaultNamespace,
+    namespace: fields.targetNamespace,
     paused: fields.paused,
     ...compact({
       targets: fields.targets,
@@ -135,7 +137,12 @@ export async function prepareBundle(
   const helmValue = jsonField(helmJson, "bundle.helm", problems);
   const spec = parseBundleSpec(
     bundleDocument({
-      namespace: request.namespace,
+      // The legacy field meant the default namespace (docs/semantics.md#namespaces).
+      defaultNamespace:
+        (request.defaultNamespace ?? "") === ""
+          ? request.namespace
+          : request.defaultNamespace,
+      targetNamespace: request.targetNamespace ?? "",
       targets,
       targetCustomizations: customizations,
       rolloutStrategy: strategy,
@@ -193,13 +200,13 @@ export async function prepareBundle(
         name,
         spec: spec.value,
         files,
-        variants: variants.value,
+        variants: variants.value.variants,
         ...compact({ support: helmSupport, signal }),
       },
       problems,
     );
     if (helm !== undefined) {
-      variants = ok(helm.variants);
+      variants = ok({ ...variants.value, variants: helm.variants });
       chartDigest = helm.chartDigest;
     }
   }
@@ -210,7 +217,10 @@ export async function prepareBundle(
     variants?.ok !== true
   )
     throw FlotillaError.invalid("bundle", problems);
-  const warnings = bundleSpecWarnings(spec.value);
+  const warnings = [
+    ...bundleSpecWarnings(spec.value),
+    ...variants.value.warnings,
+  ];
   if (parsedObjects.length === 0) {
     warnings.push({
       code: "NoManifests",
@@ -235,7 +245,7 @@ export async function prepareBundle(
     manifests,
     files,
     objects: parsedObjects,
-    variants: variants.value,
+    variants: variants.value.variants,
     warnings,
   };
 }
@@ -349,15 +359,33 @@ async function readObject(
   return bytes;
 }
 
-/** Parses a stored record's spec (it was valid when written). */
+/**
+ * A customization list of a record written before fleet.yaml `namespace` took Fleet's meaning:
+ * its `namespace` meant the default namespace (docs/semantics.md#namespaces).
+ */
+function legacyCustomizations(value: unknown): unknown {
+  if (!Array.isArray(value)) return value;
+  return value.map((c: unknown) => {
+    if (typeof c !== "object" || c === null || !("namespace" in c)) return c;
+    const { namespace, ...rest } = c as Record<string, unknown>;
+    return { ...rest, defaultNamespace: namespace };
+  });
+}
+
+/** Parses a stored record's spec (it was valid when written); older records keep their meaning. */
 export function storedBundleSpec(record: BundleRecord): FleetBundleSpec {
   const json = (text: string): unknown =>
     text.trim() === "" ? undefined : JSON.parse(text);
+  const legacy = record.defaultNamespace === undefined;
+  const customizations = json(record.targetCustomizationsJson);
   const parsed = parseBundleSpec(
     bundleDocument({
-      namespace: record.namespace,
+      defaultNamespace: record.defaultNamespace ?? record.namespace,
+      targetNamespace: record.targetNamespace ?? "",
       targets: json(record.targetsJson),
-      targetCustomizations: json(record.targetCustomizationsJson),
+      targetCustomizations: legacy
+        ? legacyCustomizations(customizations)
+        : customizations,
       rolloutStrategy: json(record.rolloutStrategyJson),
       paused: record.paused,
       helm: json(record.helmJson ?? ""),

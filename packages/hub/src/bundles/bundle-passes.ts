@@ -112,10 +112,7 @@ export async function runBundlePass(
   const log = deps.log.child({ bundle: record.name });
   const evaluation = await evaluateBundle(deps, subject, nowMs);
   const keyOf = new Map(
-    evaluation.targets.map((t) => [
-      t.cluster.name,
-      contentKey(spec, t.namespace, t.customization),
-    ]),
+    evaluation.targets.map((t) => [t.cluster.name, contentKey(spec, t)]),
   );
   // Releases go to different clusters: publish them side by side, a bounded number at a time.
   await inBatches(

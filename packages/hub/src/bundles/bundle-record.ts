@@ -30,6 +30,8 @@ const refSchema = z.object({
 const recordSchema = z.object({
   name: z.string(),
   namespace: z.string(),
+  defaultNamespace: z.string().optional(),
+  targetNamespace: z.string().optional(),
   manifests: z.array(refSchema),
   files: z.array(refSchema).optional(),
   helmJson: z.string().optional(),

@@ -7,21 +7,27 @@
  * revision (as Fleet's DeploymentID, which hashes manifests and per-cluster options). Applying
  * the same content again gives the same revision: nothing rolls out.
  *
- * Content is one protocol `BundleContent` per variant: per distinct default namespace (the
- * bundle's, and each customization's without patches), keyed by the namespace, and one per
- * customization with `patches` or Helm values (`helm`), keyed `namespace#c<index>` (index in `targetCustomizations`).
+ * Content is one protocol `BundleContent` per variant: per distinct pair of namespaces (the
+ * bundle's, and each customization's without patches or Helm values), keyed by the default
+ * namespace (then `>` and the fleet.yaml `namespace` when set), and one per customization with
+ * `patches` or Helm values (`helm`), keyed as the namespaces then `#c<index>` (index in
+ * `targetCustomizations`).
  * Stored records written before patches existed hold only namespace keys, which mean the same
  * thing now, so they stay readable as they are. Content is content-addressed, so clusters whose
  * effective content is the same share one object, whatever their key.
  */
 import {
+  builtInNamespaced,
   canonicalJson,
   compact,
   customizeManifests,
   fail,
   joinPath,
+  movedMessage,
   ok,
+  placeObjects,
   type FleetBundleSpec,
+  type PlanWarning,
   type Problem,
   type Result,
 } from "@flotilla/core";
@@ -36,13 +42,15 @@ import {
 const REVISION_HEX_DIGITS = 16;
 
 /**
- * The revision of `objects` under `namespace` with `targetCustomizations` (the parsed JSON) and
- * the renderer input `files` (their paths and digests; none leaves the revision of a bundle of
- * manifests as it was before files existed).
+ * The revision of `objects` under the default `namespace`, fleet.yaml `namespace`
+ * (`targetNamespace`), `targetCustomizations` (the parsed JSON) and the renderer input `files`
+ * (their paths and digests). Without a target namespace, files or Helm options it is what it was
+ * before those existed.
  */
 export function bundleRevision(
   objects: readonly KubernetesObject[],
   namespace: string,
+  targetNamespace: string,
   targetCustomizations: unknown,
   files: readonly { readonly path: string; readonly digest: string }[] = [],
   helm?: { readonly options: unknown; readonly chartDigest: string },
@@ -50,6 +58,7 @@ export function bundleRevision(
   const text = canonicalJson({
     resources: objects,
     namespace,
+    ...(targetNamespace === "" ? {} : { targetNamespace }),
     targetCustomizations: targetCustomizations ?? [],
     ...compact({
       files:
@@ -66,7 +75,10 @@ export function bundleRevision(
 /** One content a target of a bundle can get: its key in the record's `contents`, and what it holds. */
 export interface ContentVariant {
   readonly key: string;
+  /** Default namespace, for namespaced objects that set none. */
   readonly namespace: string;
+  /** fleet.yaml `namespace` in force ("" for none): the agent applies it to kinds the hub cannot tell. */
+  readonly targetNamespace: string;
   readonly objects: readonly KubernetesObject[];
   /** The customization (index) whose options the variant carries, when it has its own. */
   readonly customization?: number;
@@ -74,87 +86,143 @@ export interface ContentVariant {
   readonly helm?: BundleHelm;
 }
 
-/**
- * The key in `contents` of the content a target gets: its default namespace, followed by
- * `#c<index>` when its customization (`customization`, index in `spec.targetCustomizations`)
- * patches the manifests.
- */
-export function contentKey(
-  spec: FleetBundleSpec,
-  namespace: string,
-  customization: number | undefined,
-): string {
-  if (customization === undefined) return namespace;
-  const c = spec.targetCustomizations[customization];
-  const patches = c?.patches ?? [];
-  return patches.length === 0 && c?.helm === undefined
-    ? namespace
-    : `${namespace}#c${String(customization)}`;
+/** What decides a target's content: its namespaces and the customization it got. */
+export interface ContentTarget {
+  readonly namespace: string;
+  readonly targetNamespace: string;
+  readonly customization?: number | undefined;
 }
 
 /**
- * Every content a target of `spec` can get: the bundle's namespace, each deploying
- * customization's, and each deploying customization with patches (its objects patched). Fails
- * with every patch problem, paths starting at `path` (`bundle`).
+ * The key in `contents` of the content a target gets: its default namespace, then `>` and its
+ * fleet.yaml `namespace` when it has one, then `#c<index>` when its customization (`customization`,
+ * index in `spec.targetCustomizations`) patches the manifests. Keys of records written before
+ * keep their form.
+ */
+export function contentKey(spec: FleetBundleSpec, t: ContentTarget): string {
+  const forced = t.targetNamespace === "" ? "" : `>${t.targetNamespace}`;
+  const own =
+    t.customization !== undefined &&
+    hasOwnContent(spec.targetCustomizations[t.customization]);
+  const patched = own ? `#c${String(t.customization)}` : "";
+  return `${t.namespace}${forced}${patched}`;
+}
+
+/** Whether a customization changes what its clusters get beyond namespaces: patches or Helm values. */
+function hasOwnContent(
+  c: FleetBundleSpec["targetCustomizations"][number] | undefined,
+): boolean {
+  return (
+    c !== undefined && ((c.patches ?? []).length > 0 || c.helm !== undefined)
+  );
+}
+
+/** Variants and the notes on objects that a fleet.yaml `namespace` moved. */
+export interface RenderedVariants {
+  readonly variants: ContentVariant[];
+  readonly warnings: PlanWarning[];
+}
+
+/**
+ * Every content a target of `spec` can get: the bundle's namespaces, each deploying
+ * customization's, and each deploying customization with patches (its objects patched), each
+ * placed by its namespace rules (docs/semantics.md#namespaces) for the kinds the hub knows. Fails
+ * with every patch and placement problem, paths starting at `path` (`bundle`).
  */
 export function contentVariants(
   spec: FleetBundleSpec,
   objects: readonly KubernetesObject[],
   path = "",
-): Result<ContentVariant[]> {
+): Result<RenderedVariants> {
   const variants = new Map<string, ContentVariant>();
   const problems: Problem[] = [];
-  variants.set(spec.namespace, {
-    key: spec.namespace,
-    namespace: spec.namespace,
+  const warnings = new Map<string, PlanWarning>();
+  const add = (
+    t: ContentTarget,
+    source: readonly KubernetesObject[],
+    rulePath: string,
+  ): void => {
+    const key = contentKey(spec, t);
+    if (variants.has(key)) return;
+    // The default namespace stays with the agent (content.namespace), as before.
+    const placed = placeObjects(
+      source,
+      { defaultNamespace: "", targetNamespace: t.targetNamespace },
+      builtInNamespaced,
+      rulePath,
+    );
+    if (!placed.ok) {
+      problems.push(...placed.problems);
+      return;
+    }
+    for (const m of placed.value.moved) {
+      const message = `${m.path}: ${movedMessage(m)}`;
+      warnings.set(message, { code: "NamespaceMovesObject", message });
+    }
+    variants.set(key, {
+      key,
+      namespace: t.namespace,
+      targetNamespace: t.targetNamespace,
+      objects: placed.value.objects,
+      ...(key.includes("#c")
+        ? compact({ customization: t.customization })
+        : {}),
+    });
+  };
+  add(
+    { namespace: spec.defaultNamespace, targetNamespace: spec.targetNamespace },
     objects,
-  });
+    joinPath(path, "namespace"),
+  );
   spec.targetCustomizations.forEach((c, i) => {
     if (c.doNotDeploy) return;
-    const namespace = c.namespace ?? spec.namespace;
-    const key = contentKey(spec, namespace, i);
-    if (key === namespace) {
-      variants.set(key, { key, namespace, objects });
+    const at = joinPath(joinPath(path, "targetCustomizations"), i);
+    const t: ContentTarget = {
+      namespace: c.defaultNamespace ?? spec.defaultNamespace,
+      targetNamespace: c.targetNamespace ?? spec.targetNamespace,
+      customization: i,
+    };
+    const rulePath =
+      c.targetNamespace === undefined
+        ? joinPath(path, "namespace")
+        : joinPath(at, "namespace");
+    if ((c.patches ?? []).length === 0) {
+      // Without patches the objects are the bundle's; Helm values still make a variant of its own.
+      add(t, objects, rulePath);
       return;
     }
     const customized = customizeManifests(objects, c, {
-      bundleNamespace: spec.namespace,
-      path: joinPath(joinPath(path, "targetCustomizations"), i),
+      bundleNamespace: spec.defaultNamespace,
+      path: at,
     });
-    if (customized.ok) {
-      variants.set(key, {
-        key,
-        namespace,
-        objects: customized.value,
-        customization: i,
-      });
-    } else {
-      problems.push(...customized.problems);
-    }
+    if (customized.ok) add(t, customized.value, rulePath);
+    else problems.push(...customized.problems);
   });
   if (problems.length > 0) return fail(problems);
-  return ok(
-    [...variants.values()].sort((a, b) =>
+  return ok({
+    variants: [...variants.values()].sort((a, b) =>
       a.key < b.key ? -1 : a.key > b.key ? 1 : 0,
     ),
-  );
+    warnings: [...warnings.values()],
+  });
 }
 
-/** The encoded content of one revision for clusters whose default namespace is `namespace`. */
+/** The encoded content of one revision for the clusters that get `variant`. */
 export function renderContent(
   bundle: string,
   revision: string,
-  namespace: string,
-  objects: readonly KubernetesObject[],
-  helm?: BundleHelm,
+  variant: Omit<ContentVariant, "key">,
 ): Uint8Array {
   return encodeBundleContent({
     apiVersion: "flotilla.dev/v1",
     kind: "BundleContent",
     bundle,
     revision,
-    namespace,
-    resources: objects,
-    ...compact({ helm }),
+    namespace: variant.namespace,
+    ...(variant.targetNamespace === ""
+      ? {}
+      : { targetNamespace: variant.targetNamespace }),
+    resources: variant.objects,
+    ...compact({ helm: variant.helm }),
   });
 }

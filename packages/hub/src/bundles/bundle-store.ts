@@ -78,7 +78,8 @@ export async function writeBundle(
   const files = await stored(bundle.files);
   const revision = bundleRevision(
     bundle.objects,
-    bundle.spec.namespace,
+    bundle.spec.defaultNamespace,
+    bundle.spec.targetNamespace,
     bundle.targetCustomizationsValue,
     files,
     bundle.helm,
@@ -98,7 +99,9 @@ export async function writeBundle(
     const now = deps.now();
     const record: BundleRecord = {
       name: bundle.name,
-      namespace: bundle.spec.namespace,
+      namespace: bundle.spec.defaultNamespace,
+      defaultNamespace: bundle.spec.defaultNamespace,
+      targetNamespace: bundle.spec.targetNamespace,
       manifests,
       ...compact({
         files: files.length === 0 ? undefined : files,
@@ -146,13 +149,7 @@ async function storeContents(
 ): Promise<Record<string, string>> {
   const contents: Record<string, string> = {};
   for (const variant of bundle.variants) {
-    const bytes = renderContent(
-      bundle.name,
-      revision,
-      variant.namespace,
-      variant.objects,
-      variant.helm,
-    );
+    const bytes = renderContent(bundle.name, revision, variant);
     contents[variant.key] = await put(bytes);
   }
   return contents;

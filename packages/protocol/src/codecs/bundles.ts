@@ -23,8 +23,16 @@ export interface ManifestRef {
 /** A stored bundle. */
 export interface BundleRecord {
   readonly name: string;
-  /** fleet.yaml `namespace`; "" for none. */
+  /** The default namespace ("" for none): fleet.yaml `defaultNamespace`, in every record. */
   readonly namespace: string;
+  /**
+   * Set (maybe "") in records written since fleet.yaml `namespace` took Fleet's meaning
+   * (docs/semantics.md#namespaces). A record without it is older: there, `namespace` inside
+   * `targetCustomizationsJson` also meant the default namespace, and is read so.
+   */
+  readonly defaultNamespace?: string;
+  /** fleet.yaml `namespace`: the namespace every namespaced resource is forced into; "" for none. */
+  readonly targetNamespace?: string;
   readonly manifests: readonly ManifestRef[];
   /**
    * Renderer input files (a chart's, a Kustomize directory's), stored like manifests; absent in
@@ -127,7 +135,13 @@ function refToWire(m: ManifestRef): wire.Manifest {
 export function bundleSpecToWire(record: BundleRecord): wire.BundleSpec {
   return {
     name: record.name,
-    namespace: record.namespace,
+    // An older record keeps the legacy field, and so its meaning.
+    ...(record.defaultNamespace === undefined
+      ? { namespace: record.namespace }
+      : {
+          defaultNamespace: record.defaultNamespace,
+          targetNamespace: record.targetNamespace ?? "",
+        }),
     manifests: record.manifests.map(refToWire),
     ...compact({
       files: record.files?.map(refToWire),

@@ -13,7 +13,8 @@ import type {
 export interface BundleSpec {
   name?: string;
   /**
-   * fleet.yaml `namespace`: the default namespace of the resources.
+   * Legacy: the default namespace of the resources, as clients before `default_namespace` sent
+   * it. Read as `default_namespace` when that is empty; new clients leave it empty.
    */
   namespace?: string;
   manifests?: _flotilla_v1_Manifest[];
@@ -51,6 +52,16 @@ export interface BundleSpec {
    */
   helmJson?: string;
   /**
+   * fleet.yaml `defaultNamespace`: the namespace of namespaced resources that set none
+   * (docs/semantics.md#namespaces).
+   */
+  defaultNamespace?: string;
+  /**
+   * fleet.yaml `namespace`: every namespaced resource is deployed there and cluster-scoped ones
+   * are refused (docs/semantics.md#namespaces).
+   */
+  targetNamespace?: string;
+  /**
    * Neither set: a Fleet rollout with the default rolloutStrategy.
    */
   rollout?: "rolloutStrategyJson" | "updateStrategyName";
@@ -63,7 +74,8 @@ export interface BundleSpec {
 export interface BundleSpec__Output {
   name: string;
   /**
-   * fleet.yaml `namespace`: the default namespace of the resources.
+   * Legacy: the default namespace of the resources, as clients before `default_namespace` sent
+   * it. Read as `default_namespace` when that is empty; new clients leave it empty.
    */
   namespace: string;
   manifests: _flotilla_v1_Manifest__Output[];
@@ -100,6 +112,16 @@ export interface BundleSpec__Output {
    * fleet.yaml `helm` as JSON (docs/bundles.md#helm-bundles); "" means none.
    */
   helmJson: string;
+  /**
+   * fleet.yaml `defaultNamespace`: the namespace of namespaced resources that set none
+   * (docs/semantics.md#namespaces).
+   */
+  defaultNamespace: string;
+  /**
+   * fleet.yaml `namespace`: every namespaced resource is deployed there and cluster-scoped ones
+   * are refused (docs/semantics.md#namespaces).
+   */
+  targetNamespace: string;
   /**
    * Neither set: a Fleet rollout with the default rolloutStrategy.
    */
