@@ -6,7 +6,13 @@
  * modes and metrics.
  */
 import { describe, expect, it } from "vitest";
-import { manifestOf, renderChart, type Manifest } from "./helm.js";
+import {
+  manifestOf,
+  podOf,
+  renderChart,
+  renderedChart,
+  type Manifest,
+} from "./helm.js";
 
 const CHART = "flotilla-agent";
 const REQUIRED = {
@@ -43,39 +49,9 @@ function merge(
 async function render(
   values: Record<string, unknown> = {},
 ): Promise<readonly Manifest[]> {
-  const rendered = await renderChart(CHART, merge(REQUIRED, values), {
+  return renderedChart(CHART, merge(REQUIRED, values), {
     release: "flotilla-agent",
   });
-  if (!rendered.ok)
-    throw new Error(rendered.problems.map((p) => p.message).join("\n"));
-  return rendered.value;
-}
-
-interface Volume {
-  name: string;
-  [key: string]: unknown;
-}
-
-function podOf(manifests: readonly Manifest[]) {
-  const spec = manifestOf(manifests, "Deployment").spec as {
-    template: {
-      spec: {
-        volumes: Volume[];
-        containers: {
-          env: { name: string; value?: string }[];
-          ports: { containerPort: number }[];
-          volumeMounts: { name: string; mountPath: string }[];
-        }[];
-      };
-    };
-  };
-  const pod = spec.template.spec;
-  const [agent] = pod.containers;
-  if (agent === undefined) throw new Error("no container");
-  const env = new Map(agent.env.map((e) => [e.name, e.value]));
-  const volume = (name: string): Volume | undefined =>
-    pod.volumes.find((v) => v.name === name);
-  return { pod, agent, env, volume };
 }
 
 function kinds(manifests: readonly Manifest[]): string[] {
@@ -352,7 +328,7 @@ describe("the flotilla-agent chart, rendered", () => {
     const manifests = await render({
       metrics: { port: 9500, serviceMonitor: { enabled: true } },
     });
-    const { env, agent } = podOf(manifests);
+    const { env, container: agent } = podOf(manifests);
     expect(env.get("FLOTILLA_METRICS_LISTEN")).toBe("0.0.0.0:9500");
     expect(agent.ports).toContainEqual(
       expect.objectContaining({ containerPort: 9500 }),

@@ -98,3 +98,47 @@ export function manifestOf(
   }
   return found[0] as Manifest;
 }
+
+/** {@link renderChart}, throwing helm's message when the chart does not render. */
+export async function renderedChart(
+  chart: string,
+  values: Record<string, unknown> = {},
+  options: { valuesFiles?: readonly string[]; release?: string } = {},
+): Promise<readonly Manifest[]> {
+  const rendered = await renderChart(chart, values, options);
+  if (!rendered.ok)
+    throw new Error(rendered.problems.map((p) => p.message).join("\n"));
+  return rendered.value;
+}
+
+/** A pod volume as the charts render it. */
+export interface Volume {
+  name: string;
+  [key: string]: unknown;
+}
+
+/** A container as the charts render it. */
+export interface Container {
+  env: { name: string; value?: string }[];
+  ports?: { containerPort: number }[];
+  volumeMounts: { name: string; mountPath: string }[];
+}
+
+/**
+ * The pod of the one Deployment in `manifests` and its first container, with lookups of the
+ * container's environment, the pod's volumes and the container's mounts by name.
+ */
+export function podOf(manifests: readonly Manifest[]) {
+  const spec = manifestOf(manifests, "Deployment").spec as {
+    template: { spec: { volumes: Volume[]; containers: Container[] } };
+  };
+  const pod = spec.template.spec;
+  const [container] = pod.containers;
+  if (container === undefined) throw new Error("no container");
+  const env = new Map(container.env.map((e) => [e.name, e.value]));
+  const volume = (name: string): Volume | undefined =>
+    pod.volumes.find((v) => v.name === name);
+  const mount = (name: string): string | undefined =>
+    container.volumeMounts.find((m) => m.name === name)?.mountPath;
+  return { pod, container, env, volume, mount };
+}

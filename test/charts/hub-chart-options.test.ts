@@ -6,45 +6,15 @@
  * sources; and examples/secured.yaml, which helm lint cannot check (chart-lint.test.ts).
  */
 import { describe, expect, it } from "vitest";
-import { manifestOf, renderChart, type Manifest } from "./helm.js";
+import { manifestOf, podOf, renderChart, renderedChart } from "./helm.js";
 
 const CHART = "flotilla-hub";
 
-async function render(
+function render(
   values: Record<string, unknown> = {},
   valuesFiles: readonly string[] = [],
-): Promise<readonly Manifest[]> {
-  const rendered = await renderChart(CHART, values, { valuesFiles });
-  if (!rendered.ok)
-    throw new Error(rendered.problems.map((p) => p.message).join("\n"));
-  return rendered.value;
-}
-
-interface Volume {
-  name: string;
-  [key: string]: unknown;
-}
-
-function podOf(manifests: readonly Manifest[]) {
-  const spec = manifestOf(manifests, "Deployment").spec as {
-    template: {
-      spec: {
-        volumes: Volume[];
-        containers: {
-          env: { name: string; value?: string }[];
-          volumeMounts: { name: string; mountPath: string }[];
-        }[];
-      };
-    };
-  };
-  const [hub] = spec.template.spec.containers;
-  if (hub === undefined) throw new Error("no container");
-  const env = new Map(hub.env.map((e) => [e.name, e.value]));
-  const volume = (name: string): Volume | undefined =>
-    spec.template.spec.volumes.find((v) => v.name === name);
-  const mount = (name: string): string | undefined =>
-    hub.volumeMounts.find((m) => m.name === name)?.mountPath;
-  return { env, volume, mount };
+) {
+  return renderedChart(CHART, values, { valuesFiles });
 }
 
 describe("the flotilla-hub chart's documented options, rendered", () => {

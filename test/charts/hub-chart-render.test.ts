@@ -6,7 +6,12 @@
  * environment; values-ha.yaml renders a three-replica setup on the official NATS chart.
  */
 import { describe, expect, it } from "vitest";
-import { renderChart, manifestOf, type Manifest } from "./helm.js";
+import {
+  renderChart,
+  renderedChart,
+  manifestOf,
+  type Manifest,
+} from "./helm.js";
 
 const CHART = "flotilla-hub";
 const SELECTOR = {
@@ -14,14 +19,11 @@ const SELECTOR = {
   "app.kubernetes.io/instance": "flotilla-hub",
 };
 
-async function render(
+function render(
   values: Record<string, unknown> = {},
   valuesFiles: readonly string[] = [],
-): Promise<readonly Manifest[]> {
-  const rendered = await renderChart(CHART, values, { valuesFiles });
-  if (!rendered.ok)
-    throw new Error(rendered.problems.map((p) => p.message).join("\n"));
-  return rendered.value;
+) {
+  return renderedChart(CHART, values, { valuesFiles });
 }
 
 interface PodSpec {
