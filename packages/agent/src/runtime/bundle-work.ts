@@ -6,6 +6,7 @@
  */
 import { compact, FlotillaError, showValue } from "@flotilla/core";
 import { createBackoff } from "@flotilla/node";
+import { helmReleaseNamespace } from "@flotilla/protocol";
 import {
   bundleItemStatus,
   plainStatus,
@@ -78,6 +79,7 @@ export async function applyBundleItem(
     return;
   }
   let manifests = content.resources;
+  let namespace = content.namespace;
   if (content.helm !== undefined) {
     if (ctx.backend.renderHelm === undefined) {
       failed(
@@ -87,7 +89,11 @@ export async function applyBundleItem(
       return;
     }
     try {
-      manifests = await ctx.backend.renderHelm(content.helm, { signal });
+      manifests = await ctx.backend.renderHelm(
+        { ...content, helm: content.helm },
+        { signal },
+      );
+      namespace = helmReleaseNamespace({ ...content, helm: content.helm });
     } catch (caught) {
       if (signal.aborted) return;
       failed(`${what}: ${FlotillaError.from(caught).message}`);
@@ -103,7 +109,7 @@ export async function applyBundleItem(
         bundle: item.name,
         revision: item.revision,
         manifests,
-        ...(content.namespace === "" ? {} : { namespace: content.namespace }),
+        ...(namespace === "" ? {} : { namespace }),
         // A redeploy restores what others changed: it takes their fields back.
         ...(item.redeploy === true ? { force: true } : {}),
         ...compact({ targetNamespace: content.targetNamespace }),
