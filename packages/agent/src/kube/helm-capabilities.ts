@@ -5,7 +5,7 @@
  * chart answer as they would on the cluster. Read once and kept for `ttlMs`; a failed read is not
  * kept, and `invalidate()` (a new connection) makes the next render read again.
  */
-import type { Clock, HelmCapabilities } from "@flotilla/node";
+import { abortable, type Clock, type HelmCapabilities } from "@flotilla/node";
 import type { KubeClient, KubeObject } from "./kube-client.js";
 
 /** The capabilities, read when needed. */
@@ -92,30 +92,47 @@ export async function readCapabilities(
   return { kubeVersion: version.gitVersion, apiVersions };
 }
 
-/** A {@link CapabilitiesSource} on `client`, keeping a read for `ttlMs`. */
+/** How long one read of version and discovery may take. */
+const READ_TIMEOUT_MS = 30_000;
+
+/**
+ * A {@link CapabilitiesSource} on `client`, keeping a read for `ttlMs`. Renders that need a read
+ * at the same time share it; each stops waiting when its own signal aborts.
+ */
 export function createCapabilitiesSource(
   deps: { readonly client: KubeClient; readonly clock: Clock },
-  options: { readonly ttlMs?: number } = {},
+  options: { readonly ttlMs?: number; readonly readTimeoutMs?: number } = {},
 ): CapabilitiesSource {
   const ttlMs = options.ttlMs ?? CAPABILITIES_TTL_MS;
+  const readTimeoutMs = options.readTimeoutMs ?? READ_TIMEOUT_MS;
   let kept:
     { readonly at: number; readonly value: HelmCapabilities } | undefined;
   let reading: Promise<HelmCapabilities> | undefined;
-  return {
-    async current(callOptions = {}) {
-      const now = deps.clock.now();
-      if (kept !== undefined && now - kept.at < ttlMs) return kept.value;
-      reading ??= readCapabilities(deps.client, callOptions.signal).finally(
-        () => {
-          reading = undefined;
-        },
-      );
-      const value = await reading;
-      kept = { at: now, value };
+  const read = (): Promise<HelmCapabilities> => {
+    const at = deps.clock.now();
+    const started = readCapabilities(
+      deps.client,
+      AbortSignal.timeout(readTimeoutMs),
+    ).then((value) => {
+      if (reading === started) kept = { at, value };
       return value;
+    });
+    const done = (): void => {
+      if (reading === started) reading = undefined;
+    };
+    started.then(done, done);
+    reading = started;
+    return started;
+  };
+  return {
+    current(callOptions = {}) {
+      if (kept !== undefined && deps.clock.now() - kept.at < ttlMs)
+        return Promise.resolve(kept.value);
+      return abortable(reading ?? read(), callOptions.signal);
     },
     invalidate() {
       kept = undefined;
+      reading = undefined;
     },
   };
 }

@@ -96,7 +96,9 @@ export async function applyBundleItem(
       namespace = helmReleaseNamespace({ ...content, helm: content.helm });
     } catch (caught) {
       if (signal.aborted) return;
-      failed(`${what}: ${FlotillaError.from(caught).message}`);
+      const error = FlotillaError.from(caught);
+      ctx.log.warn({ err: error, bundle: item.name }, "Helm render failed");
+      failed(`${what}: ${error.message}`);
       finished("Failed");
       return;
     }
