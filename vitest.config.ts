@@ -31,6 +31,7 @@ const e2e = [
   "packages/agent/test/agent-process-kubernetes.test.ts",
   "packages/agent/test/agent-process.test.ts",
   "packages/agent/test/agent-runtime.test.ts",
+  "packages/agent/test/helm-render.test.ts",
   "packages/agent/test/hub-tls.test.ts",
   "packages/agent/test/identity-main.test.ts",
   "packages/agent/test/intent-watcher.test.ts",

@@ -82,6 +82,8 @@ describe("the flotilla-agent chart, rendered", () => {
     );
     expect(env.get("FLOTILLA_UPGRADE_DRIVER")).toBe("none");
     expect(env.get("FLOTILLA_APPLY_FORCE_CONFLICTS")).toBe("0");
+    // The image's helm renders Helm bundles unless backend.kubernetes.helm names another.
+    expect(env.has("FLOTILLA_HELM")).toBe(false);
     expect(volume("state")).toEqual({ name: "state", emptyDir: {} });
     expect(volume("hub-ca")).toMatchObject({
       configMap: {
@@ -200,13 +202,18 @@ describe("the flotilla-agent chart, rendered", () => {
     });
   });
 
-  it("names the identity Secret of backend.kubernetes.identitySecret in the env and the Role", async () => {
+  it("names the identity Secret of backend.kubernetes.identitySecret in the env and the Role, and backend.kubernetes.helm", async () => {
     const manifests = await render({
       backend: {
-        kubernetes: { identitySecret: "id-secret", forceConflicts: true },
+        kubernetes: {
+          identitySecret: "id-secret",
+          forceConflicts: true,
+          helm: "/opt/helm/bin/helm",
+        },
       },
     });
     const { env } = podOf(manifests);
+    expect(env.get("FLOTILLA_HELM")).toBe("/opt/helm/bin/helm");
     expect(env.get("FLOTILLA_IDENTITY_SECRET")).toBe("id-secret");
     expect(env.get("FLOTILLA_APPLY_FORCE_CONFLICTS")).toBe("1");
     expect(manifestOf(manifests, "Role").rules).toContainEqual({

@@ -10,6 +10,28 @@ function problems(result: ConfigResult): readonly string[] {
 }
 
 describe("the Kubernetes backend's configuration", () => {
+  test("--helm / FLOTILLA_HELM names the helm that renders Helm bundles; only with --kubernetes", () => {
+    const kube = ["--kubernetes", "in-cluster", "--cluster-name", "edge-1"];
+    expect(
+      parseAgentConfig([...PLAIN, ...kube, "--helm", "/opt/helm"], {
+        FLOTILLA_HELM: "/usr/bin/helm",
+      }),
+    ).toMatchObject({ config: { backend: { helm: "/opt/helm" } } });
+    expect(
+      parseAgentConfig([...PLAIN, ...kube], { FLOTILLA_HELM: "/usr/bin/helm" }),
+    ).toMatchObject({ config: { backend: { helm: "/usr/bin/helm" } } });
+    expect(
+      problems(
+        parseAgentConfig(
+          [...PLAIN, "--simulated", "c.yaml", "--helm", "x"],
+          {},
+        ),
+      ),
+    ).toEqual([
+      '--helm "x": applies only with --kubernetes (FLOTILLA_KUBERNETES)',
+    ]);
+  });
+
   test("in-cluster from the chart's variables, with defaults", () => {
     const parsed = parseAgentConfig(PLAIN, {
       FLOTILLA_KUBERNETES: "in-cluster",
@@ -25,6 +47,7 @@ describe("the Kubernetes backend's configuration", () => {
           forceConflicts: false,
           labels: {},
           upgradeDriver: { type: "none" },
+          helm: "helm",
         },
       },
     });

@@ -30,4 +30,15 @@ export {
 } from "./async/read-write-lock.js";
 export { runTool } from "./tools/run-tool.js";
 export type { RunToolOptions, ToolOutput } from "./tools/run-tool.js";
-export { runHelm, HELM_CONFIGURED_BY } from "./tools/helm.js";
+export {
+  runHelm,
+  helmTemplateArgs,
+  HELM_CONFIGURED_BY,
+  type HelmCapabilities,
+  type HelmTemplateInput,
+} from "./tools/helm.js";
+export {
+  parseDocuments,
+  type DocumentProblem,
+  type ManifestDocument,
+} from "./yaml/manifest-documents.js";

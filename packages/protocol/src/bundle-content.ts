@@ -75,6 +75,19 @@ export interface BundleHelm {
   readonly skipSchemaValidation: boolean;
 }
 
+/**
+ * The namespace a Helm bundle's chart is rendered for (docs/bundles.md#helm-bundles): fleet.yaml
+ * `namespace` when set, else the release namespace the hub chose. valuesFrom entries without a
+ * namespace read from it, and rendered objects without one go to it.
+ */
+export function helmReleaseNamespace(
+  content: Pick<BundleContent, "targetNamespace"> & {
+    readonly helm: Pick<BundleHelm, "namespace">;
+  },
+): string {
+  return content.targetNamespace ?? content.helm.namespace;
+}
+
 /** `valuesFrom` entries of one content, at most. */
 export const MAX_VALUES_FROM = 64;
 

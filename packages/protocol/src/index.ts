@@ -88,6 +88,7 @@ export {
   MAX_BUNDLE_RESOURCES,
   MAX_VALUES_FROM,
   encodeBundleContent,
+  helmReleaseNamespace,
   parseBundleContent,
 } from "./bundle-content.js";
 export type {

@@ -2,7 +2,7 @@
  * The Kubernetes backend's part of the agent's configuration: where the cluster is
  * (`--kubernetes in-cluster` or a kubeconfig path), the agent's namespace and windows ConfigMap,
  * conflict handling, the upgrade driver and its settings, the labels, region and support plan
- * reported to the hub, and the Secret that keeps the cluster's identity. config.ts collects the raw values (flag or variable); this module validates them, checks
+ * reported to the hub, the Secret that keeps the cluster's identity, and the helm binary. config.ts collects the raw values (flag or variable); this module validates them, checks
  * which settings go together, and builds the backend's configuration. The names are the ones the
  * Helm chart sets (deploy/helm/flotilla-agent/templates/deployment.yaml).
  */
@@ -35,6 +35,8 @@ export interface KubernetesBackendConfig {
   readonly upgradeDriver: UpgradeDriverConfig;
   /** The Secret in the agent's namespace that keeps the cluster's identity (without --identity-dir). */
   readonly identitySecret: string;
+  /** The helm binary that renders Helm bundles (a path, or a name looked up on PATH). */
+  readonly helm: string;
 }
 
 /** The default of `--identity-secret`. */
@@ -175,6 +177,14 @@ export const KUBERNETES_OPTIONS = {
     help: "the Secret in NS that keeps the cluster's identity, unless --identity-dir\nis given [FLOTILLA_IDENTITY_SECRET] (default flotilla-agent-identity)",
     parse: text,
   }),
+  helm: option({
+    flag: "--helm",
+    env: "FLOTILLA_HELM",
+    arg: "PATH",
+    group: KUBERNETES,
+    help: "the helm binary (3.17 or later) that renders Helm bundles\n(docs/bundles.md#helm-bundles) [FLOTILLA_HELM] (default helm on PATH)",
+    parse: text,
+  }),
 };
 
 /** Keys of {@link KUBERNETES_OPTIONS}. */
@@ -273,6 +283,7 @@ const schema = z.object({
     })
     .optional(),
   identitySecret: resourceName.default(DEFAULT_IDENTITY_SECRET),
+  helm: z.string().min(1).default("helm"),
 });
 
 /** What {@link parseKubernetesSettings} is given: raw values and how to name where they came from. */
@@ -367,6 +378,7 @@ export function parseKubernetesSettings(
       ...compact({ region: v.region, supportPlan: v.supportPlan }),
       upgradeDriver,
       identitySecret: v.identitySecret,
+      helm: v.helm,
     },
   };
 }

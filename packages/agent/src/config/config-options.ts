@@ -119,6 +119,7 @@ export const AGENT_OPTIONS = {
   region: K.region,
   supportPlan: K.supportPlan,
   identitySecret: K.identitySecret,
+  helm: K.helm,
   upgradeDriver: K.upgradeDriver,
   sucDistribution: K.sucDistribution,
   sucNamespace: K.sucNamespace,

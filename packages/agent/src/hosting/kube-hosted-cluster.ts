@@ -54,6 +54,7 @@ export function kubernetesCluster(
             supportPlan: backend.supportPlan,
           }),
           upgradeDriver: backend.upgradeDriver,
+          helm: backend.helm,
         },
       );
       return {

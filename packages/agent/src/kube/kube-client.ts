@@ -63,6 +63,8 @@ export interface KubeClient {
     kind: string,
     options?: CallOptions,
   ): Promise<ApiResource | undefined>;
+  /** A discovery document (`/version`, `/api`, `/apis`, `/apis/GROUP/VERSION`) as JSON. */
+  discovery(path: string, options?: CallOptions): Promise<KubeObject>;
   /** Server-side apply of `object` (namespace already set when namespaced). */
   apply(
     object: KubeObject,
@@ -235,6 +237,7 @@ export function createKubeClient(
 
   return {
     resource,
+    discovery: (path, options = {}) => request(HttpMethod.GET, path, options),
     async apply(object, options) {
       const path = await pathOf(refOf(object), options);
       return request(HttpMethod.PATCH, path, {

@@ -4,6 +4,7 @@
  * backend's lifecycle: whoever built it starts it before the agent and stops it after.
  */
 import type {
+  BundleContent,
   BundleHelm,
   ClusterFacts,
   KubernetesObject,
@@ -16,11 +17,12 @@ import type { MaintenanceSource } from "../upgrade/maintenance-source.js";
 export interface AgentBackend {
   readonly kube: KubeGateway;
   /**
-   * Turns a Helm bundle's chart into the objects to apply (docs/bundles.md#helm-bundles). Absent:
-   * this backend cannot render charts, and a Helm bundle fails on its cluster with that reason.
+   * Turns a Helm bundle's chart into the objects to apply (docs/bundles.md#helm-bundles); throws
+   * naming why it cannot. Absent: this backend cannot render charts, and a Helm bundle fails on
+   * its cluster with that reason.
    */
   readonly renderHelm?: (
-    helm: BundleHelm,
+    content: BundleContent & { readonly helm: BundleHelm },
     options: { readonly signal?: AbortSignal },
   ) => Promise<readonly KubernetesObject[]>;
   readonly upgrades: UpgradeDriver;

@@ -6,6 +6,7 @@
  */
 import { compact, FlotillaError, showValue } from "@flotilla/core";
 import { createBackoff } from "@flotilla/node";
+import { helmReleaseNamespace } from "@flotilla/protocol";
 import {
   bundleItemStatus,
   plainStatus,
@@ -78,6 +79,7 @@ export async function applyBundleItem(
     return;
   }
   let manifests = content.resources;
+  let namespace = content.namespace;
   if (content.helm !== undefined) {
     if (ctx.backend.renderHelm === undefined) {
       failed(
@@ -87,10 +89,16 @@ export async function applyBundleItem(
       return;
     }
     try {
-      manifests = await ctx.backend.renderHelm(content.helm, { signal });
+      manifests = await ctx.backend.renderHelm(
+        { ...content, helm: content.helm },
+        { signal },
+      );
+      namespace = helmReleaseNamespace({ ...content, helm: content.helm });
     } catch (caught) {
       if (signal.aborted) return;
-      failed(`${what}: ${FlotillaError.from(caught).message}`);
+      const error = FlotillaError.from(caught);
+      ctx.log.warn({ err: error, bundle: item.name }, "Helm render failed");
+      failed(`${what}: ${error.message}`);
       finished("Failed");
       return;
     }
@@ -103,7 +111,7 @@ export async function applyBundleItem(
         bundle: item.name,
         revision: item.revision,
         manifests,
-        ...(content.namespace === "" ? {} : { namespace: content.namespace }),
+        ...(namespace === "" ? {} : { namespace }),
         // A redeploy restores what others changed: it takes their fields back.
         ...(item.redeploy === true ? { force: true } : {}),
         ...compact({ targetNamespace: content.targetNamespace }),

@@ -2,7 +2,9 @@
  * The {@link AgentBackend} of a real cluster: the client-node {@link KubeGateway}, the
  * upgrade driver the configuration chose (none, system-upgrade-controller or Cluster API), and the
  * owner's maintenance windows from a ConfigMap of the agent's namespace, all on one client
- * configuration (in-cluster service account or a kubeconfig; kube/kube-config.ts). Facts are the
+ * configuration (in-cluster service account or a kubeconfig; kube/kube-config.ts), and Helm
+ * bundles rendered with the real helm against the cluster's capabilities (kube/helm-render.ts).
+ * Facts are the
  * configured labels, region and support plan, the driver's versions and node pools, the windows in force, and
  * the driver's version catalogue (driver-catalogue.ts).
  *
@@ -28,6 +30,9 @@ import {
 } from "../windows/configmap-maintenance-source.js";
 import type { AgentBackend } from "./agent-backend.js";
 import { createDriverCatalogue } from "./driver-catalogue.js";
+import { createCapabilitiesSource } from "../kube/helm-capabilities.js";
+import { createHelmRenderer } from "../kube/helm-render.js";
+import { createKubeClient } from "../kube/kube-client.js";
 import { compact, type SupportPlan } from "@flotilla/core";
 
 /** Which upgrade driver, with its settings. */
@@ -71,6 +76,8 @@ export interface KubernetesBackendOptions {
   /** Configuration: a cluster cannot tell its vendor's support plan (docs/agent.md). */
   readonly supportPlan?: SupportPlan;
   readonly upgradeDriver: UpgradeDriverConfig;
+  /** The helm binary that renders Helm bundles (docs/agent.md, `--helm`); default `helm` on PATH. */
+  readonly helm?: string;
 }
 
 /** A real cluster's backend; start it before the agent, stop it after. */
@@ -134,6 +141,12 @@ export function createKubernetesBackend(
     { namespace: options.namespace, name: options.windowsConfigMap },
   );
   const upgrades = createDriver(deps, windows, options);
+  const client = createKubeClient(deps.kubeConfig, "flotilla-agent");
+  const capabilities = createCapabilitiesSource({ client, clock: deps.clock });
+  const helm = createHelmRenderer(
+    { client, capabilities },
+    { helm: options.helm ?? "helm" },
+  );
   const driverCatalogue = createDriverCatalogue(upgrades);
   let started = false;
 
@@ -147,6 +160,7 @@ export function createKubernetesBackend(
     kube,
     upgrades,
     windows,
+    renderHelm: (content, callOptions) => helm.render(content, callOptions),
     ...(upgrades.catalogue === undefined ? {} : { catalogue: driverCatalogue }),
     async facts(callOptions = {}): Promise<ClusterFacts> {
       const platform = await upgrades.current(callOptions);
@@ -167,6 +181,8 @@ export function createKubernetesBackend(
     async start(startOptions = {}) {
       if (started) return;
       started = true;
+      // A new connection may be to an upgraded cluster: read its capabilities again.
+      capabilities.invalidate();
       await kube.start();
       try {
         await windows.start(startOptions);

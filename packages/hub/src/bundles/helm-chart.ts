@@ -23,7 +23,7 @@ import {
   type Problem,
   type Result,
 } from "@flotilla/core";
-import { runHelm } from "@flotilla/node";
+import { helmTemplateArgs, runHelm } from "@flotilla/node";
 import {
   MAX_BUNDLE_CONTENT_BYTES,
   sha256Digest,
@@ -256,7 +256,7 @@ export async function trialRender(
     await writeFile(values, JSON.stringify(helm.values));
     const rendered = await runHelm(
       helmBinary,
-      templateArgs(helm, chart, values),
+      helmTemplateArgs(helm, chart, [values]),
       signal ? { signal } : {},
     );
     if (rendered.ok) return [];
@@ -267,24 +267,6 @@ export async function trialRender(
   } finally {
     await rm(work, { recursive: true, force: true });
   }
-}
-
-/** `helm template` arguments for `helm`'s chart at `chart` with the values file `values`. */
-export function templateArgs(
-  helm: BundleHelm,
-  chart: string,
-  values: string,
-): string[] {
-  return [
-    "template",
-    helm.releaseName,
-    chart,
-    "--namespace",
-    helm.namespace,
-    "--values",
-    values,
-    ...(helm.skipSchemaValidation ? ["--skip-schema-validation"] : []),
-  ];
 }
 
 /** What {@link helmVariants} works from. */

@@ -35,3 +35,50 @@ export async function runHelm(
     await rm(home, { recursive: true, force: true });
   }
 }
+
+/** What `helm template` needs of a Helm bundle's content (docs/bundles.md#helm-bundles). */
+export interface HelmTemplateInput {
+  readonly releaseName: string;
+  readonly namespace: string;
+  readonly skipSchemaValidation: boolean;
+}
+
+/** The cluster a chart is rendered for: `.Capabilities` in templates. */
+export interface HelmCapabilities {
+  /** The API server's `gitVersion` ("v1.31.2+k3s1"). */
+  readonly kubeVersion: string;
+  /** Served group/versions and group/version/Kinds ("apps/v1", "apps/v1/Deployment"). */
+  readonly apiVersions: readonly string[];
+}
+
+/**
+ * `helm template` arguments for the packaged chart at `chart` with the values files `values`
+ * (merged by helm in order); with `capabilities`, the cluster's instead of helm's defaults. Chart
+ * tests (`helm.sh/hook: test`) are left out: nothing runs them.
+ */
+export function helmTemplateArgs(
+  input: HelmTemplateInput,
+  chart: string,
+  values: readonly string[],
+  capabilities?: HelmCapabilities,
+): string[] {
+  return [
+    "template",
+    input.releaseName,
+    chart,
+    "--namespace",
+    input.namespace,
+    "--skip-tests",
+    ...values.flatMap((file) => ["--values", file]),
+    ...(capabilities === undefined
+      ? []
+      : [
+          "--kube-version",
+          capabilities.kubeVersion,
+          ...(capabilities.apiVersions.length === 0
+            ? []
+            : ["--api-versions", capabilities.apiVersions.join(",")]),
+        ]),
+    ...(input.skipSchemaValidation ? ["--skip-schema-validation"] : []),
+  ];
+}
