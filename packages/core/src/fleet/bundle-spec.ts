@@ -307,6 +307,18 @@ export function parseBundleSpec(
   });
 }
 
+/** A renderer's options parsed from the bundle (`B`) and its customizations (`C`, by index). */
+interface ParsedParts<B, C> {
+  readonly problems: Problem[];
+  readonly bundle?: B;
+  readonly customizations: Map<number, C>;
+}
+
+/** `PATH.targetCustomizations[i].KEY`. */
+function customizationField(path: string, i: number, key: string): string {
+  return joinPath(joinPath(joinPath(path, "targetCustomizations"), i), key);
+}
+
 /**
  * The bundle's and each customization's `kustomize`, parsed; problems at their fleet.yaml paths.
  * Kustomize does not post-render a Helm chart here: a bundle is one or the other.
@@ -314,11 +326,7 @@ export function parseBundleSpec(
 function parseKustomizeParts(
   d: z.infer<typeof documentSchema> | undefined,
   path: string,
-): {
-  readonly problems: Problem[];
-  readonly bundle?: KustomizeOptions;
-  readonly customizations: Map<number, KustomizeOptions>;
-} {
+): ParsedParts<KustomizeOptions, KustomizeOptions> {
   const problems: Problem[] = [];
   const customizations = new Map<number, KustomizeOptions>();
   const parse = (raw: unknown, at: string): KustomizeOptions | undefined => {
@@ -341,11 +349,7 @@ function parseKustomizeParts(
       : parse(d.kustomize, joinPath(path, "kustomize"));
   (d?.targetCustomizations ?? []).forEach((c, i) => {
     if (c.kustomize === undefined) return;
-    const at = joinPath(
-      joinPath(joinPath(path, "targetCustomizations"), i),
-      "kustomize",
-    );
-    const parsed = parse(c.kustomize, at);
+    const parsed = parse(c.kustomize, customizationField(path, i, "kustomize"));
     if (parsed !== undefined) customizations.set(i, parsed);
   });
   return compact({ problems, bundle, customizations });
@@ -355,11 +359,7 @@ function parseKustomizeParts(
 function parseHelmParts(
   d: z.infer<typeof documentSchema> | undefined,
   path: string,
-): {
-  readonly problems: Problem[];
-  readonly bundle?: HelmOptions;
-  readonly customizations: Map<number, HelmValueLayers>;
-} {
+): ParsedParts<HelmOptions, HelmValueLayers> {
   const problems: Problem[] = [];
   const customizations = new Map<number, HelmValueLayers>();
   let bundle: HelmOptions | undefined;
@@ -370,10 +370,7 @@ function parseHelmParts(
   }
   (d?.targetCustomizations ?? []).forEach((c, i) => {
     if (c.helm === undefined) return;
-    const at = joinPath(
-      joinPath(joinPath(path, "targetCustomizations"), i),
-      "helm",
-    );
+    const at = customizationField(path, i, "helm");
     if (d?.helm === undefined) {
       problems.push({
         path: at,
