@@ -2,14 +2,20 @@
  * Kustomize bundles end to end: the built CLI applies examples/kustomize-bundle to the real hub
  * (rendering with the real kubectl) and simulated agents until every target is Ready, each
  * cluster's content being its overlay's; a directory whose kustomization does not build, or names
- * a remote base, is refused with exit 2 naming the file.
+ * a remote base, is refused with exit 2 naming the file; and an agent with the Kubernetes backend
+ * (the testkit's API server) applies its overlay's objects, plain objects as any bundle's.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findTool, waitFor } from "@flotilla/testkit";
+import {
+  findTool,
+  startKubeApiServer,
+  startProcess,
+  waitFor,
+} from "@flotilla/testkit";
 import { clusters, fleetFile, startE2E, type E2E } from "./fleet.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -128,4 +134,68 @@ describe("Kustomize bundles through the CLI and a real hub", () => {
     expect(listed.code).toBe(0);
     expect(listed.stdout).not.toContain(name);
   });
+
+  it("an agent with the Kubernetes backend applies the prod overlay it is given", async () => {
+    const applied = await e2e.cli("bundle", "apply", EXAMPLE);
+    expect(applied.code, applied.stderr).toBe(0);
+    await using kube = await startKubeApiServer();
+    kube.put({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "greeter" },
+    });
+    const kubeconfig = join(work, "kubeconfig.json");
+    await writeFile(kubeconfig, kube.kubeconfig());
+    await using agent = startProcess({
+      name: "kube agent",
+      args: [
+        "packages/agent/dist/main.js",
+        "--kubernetes",
+        kubeconfig,
+        "--cluster-name",
+        "kube-1",
+        "--label",
+        "env=prod",
+        "--hub",
+        e2e.hubAddress,
+        "--insecure-plaintext",
+        "--nats",
+        e2e.natsUrls.join(","),
+        "--state-dir",
+        join(work, "state-kube"),
+        "--metrics-listen",
+        "off",
+        "--log-level",
+        "warn",
+      ],
+    });
+    // The cluster's labels decide its customization: wait for the prod overlay's replicas (the
+    // hub may release before the agent's labels arrive, then follows them at the same revision).
+    const deployment = await waitFor(
+      () => {
+        const found = kube.object("Deployment", "greeter", "greeter");
+        return JSON.stringify(found?.["spec"]).includes('"replicas":3')
+          ? found
+          : undefined;
+      },
+      {
+        timeoutMs: 30_000,
+        intervalMs: 200,
+        message: "the prod overlay's Deployment applied",
+      },
+    ).catch(async (error: unknown) => {
+      // What the hub and the agent say, for the failure message.
+      const view = await e2e.cli("bundle", "get", "kustomize-bundle");
+      throw new Error(`${String(error)}\n${agent.output()}\n${view.stdout}`, {
+        cause: error,
+      });
+    });
+    expect(deployment["spec"]).toMatchObject({ replicas: 3 });
+    const settings = kube
+      .objects("ConfigMap")
+      .find((o) =>
+        JSON.stringify(o["metadata"]).includes('"name":"greeter-settings-'),
+      );
+    expect(settings?.["data"]).toEqual({ greeting: "hello from prod" });
+  }, 60_000);
 });
