@@ -50,6 +50,7 @@ const e2e = [
   "packages/hub/test/chart-fetcher.test.ts",
   "packages/hub/test/bundles-full-store.test.ts",
   "packages/hub/test/bundles-helm.test.ts",
+  "packages/hub/test/bundles-kustomize.test.ts",
   "packages/hub/test/bundles-object-reader.test.ts",
   "packages/hub/test/http-server.test.ts",
   "packages/hub/test/intents-jetstream.test.ts",

@@ -31,6 +31,11 @@ describe("bundleRenderer", () => {
     [["kustomization.yaml"], null, "kustomize"],
     [["Kustomization"], null, "kustomize"],
     [["fleet.yaml"], { kustomize: { dir: "overlays" } }, "kustomize"],
+    [
+      ["fleet.yaml"],
+      { targetCustomizations: [{ kustomize: { dir: "overlays" } }] },
+      "kustomize",
+    ],
     [["fleet.yaml"], { namespace: "web" }, "manifests"],
   ] as const)("%j with %j is %s", (names, doc, renderer) => {
     expect(bundleRenderer(names, doc)).toBe(renderer);

@@ -47,6 +47,20 @@ async function cli(
   });
 }
 
+/** The BundleSpec `bundle apply DIR` sends to a hub that accepts it. */
+async function appliedSpec(
+  dir: string,
+): Promise<wire.BundleSpec__Output | null | undefined> {
+  await using hub = await startFakeHub({
+    unary: { ApplyBundle: (req) => appliedBundle(req.bundle ?? undefined) },
+  });
+  const { code, err } = await cli(hub, ["bundle", "apply", dir]);
+  expect(code, err).toBe(0);
+  const [request] =
+    hub.requests<wire.ApplyBundleRequest__Output>("ApplyBundle");
+  return request?.bundle;
+}
+
 const FLEET_YAML = `namespace: web
 defaultNamespace: apps
 targets:
@@ -233,14 +247,7 @@ describe("flotilla bundle apply", () => {
       ".helmignore": "*.md\n",
       "templates/app.yaml": "kind: {{ .Values.kind }}\n",
     });
-    await using hub = await startFakeHub({
-      unary: { ApplyBundle: (req) => appliedBundle(req.bundle ?? undefined) },
-    });
-    const { code } = await cli(hub, ["bundle", "apply", dir.path]);
-    expect(code).toBe(0);
-    const [request] =
-      hub.requests<wire.ApplyBundleRequest__Output>("ApplyBundle");
-    const bundle = request?.bundle;
+    const bundle = await appliedSpec(dir.path);
     expect(bundle?.manifests).toEqual([]);
     expect(bundle?.files?.map((f) => f.path)).toEqual([
       ".helmignore",
@@ -265,21 +272,36 @@ describe("flotilla bundle apply", () => {
   });
 
   it.each([
-    [{ "kustomization.yaml": "resources: [app.yaml]\n" }, "kustomization.yaml"],
+    [{ "kustomization.yaml": "resources: [app.yaml]\n" }, ""],
     [
-      { "fleet.yaml": "kustomize: {dir: overlays}\n" },
-      '"kustomize" in fleet.yaml',
+      {
+        "fleet.yaml": "kustomize: {dir: overlays}\n",
+        "overlays/kustomization.yaml": "resources: [../app.yaml]\n",
+      },
+      '{"dir":"overlays"}',
     ],
-  ])("refuses a Kustomize bundle %# with exit 2", async (files, found) => {
-    await using dir = await bundleDir({ ...files, "app.yaml": DEPLOYMENT });
-    await using hub = await startFakeHub({});
-    const { code, err } = await cli(hub, ["bundle", "apply", dir.path]);
-    expect(code).toBe(2);
-    expect(err).toBe(
-      `${dir.path}: Kustomize bundles are not supported yet (found ${found}); render the directory to plain manifests (kubectl kustomize) and apply that\n`,
-    );
-    expect(hub.calls).toEqual([]);
-  });
+    [
+      {
+        "fleet.yaml":
+          "targetCustomizations:\n- clusterName: a\n  kustomize: {dir: overlays}\n",
+        "overlays/kustomization.yaml": "resources: [../app.yaml]\n",
+      },
+      "",
+    ],
+  ])(
+    "sends a Kustomize directory %# as files, with fleet.yaml's kustomize",
+    async (files, kustomizeJson) => {
+      await using dir = await bundleDir({ ...files, "app.yaml": DEPLOYMENT });
+      const bundle = await appliedSpec(dir.path);
+      expect(bundle?.manifests).toEqual([]);
+      expect(bundle?.files?.map((f) => f.path)).toEqual(
+        Object.keys({ ...files, "app.yaml": "" })
+          .filter((p) => p !== "fleet.yaml")
+          .sort(),
+      );
+      expect(bundle?.kustomizeJson).toBe(kustomizeJson);
+    },
+  );
 
   it("refuses unknown and unsupported fleet.yaml keys, with a suggestion for a typo", async () => {
     await using dir = await bundleDir({

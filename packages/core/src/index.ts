@@ -225,6 +225,14 @@ export type {
   HelmValues,
   HelmValuesFrom,
 } from "./fleet/helm-options.js";
+export {
+  KUSTOMIZATION_FILES,
+  kustomizationFileIn,
+  kustomizeDirProblem,
+  normalizeKustomizeDir,
+  parseKustomizeOptions,
+} from "./fleet/kustomize-options.js";
+export type { KustomizeOptions } from "./fleet/kustomize-options.js";
 export { bundleTargets, matchesTarget } from "./fleet/bundle-targets.js";
 export type { BundleTarget } from "./fleet/bundle-targets.js";
 export { applyMergePatch } from "./fleet/merge-patch.js";

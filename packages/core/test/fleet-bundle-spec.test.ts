@@ -122,7 +122,7 @@ describe("parseBundleSpec", () => {
     const found = problems({
       targets: [{ clusterSelecter: { matchLabels: { env: "prod" } } }],
       pasued: true,
-      kustomize: { dir: "overlays/prod" },
+      yaml: { overlays: ["prod"] },
       targetNamespace: "web",
     });
     expect(found).toEqual([
@@ -135,9 +135,9 @@ describe("parseBundleSpec", () => {
         message: 'unknown field; did you mean "paused"?',
       },
       {
-        path: "bundle.kustomize",
-        message: 'fleet.yaml field "kustomize" is not supported by flotilla',
-        value: { dir: "overlays/prod" },
+        path: "bundle.yaml",
+        message: 'fleet.yaml field "yaml" is not supported by flotilla',
+        value: { overlays: ["prod"] },
       },
       {
         path: "bundle.targetNamespace",

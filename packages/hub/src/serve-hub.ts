@@ -239,6 +239,7 @@ export async function serveHub(
           ...bundleDeps,
           objects,
           helm: { helm: config.helm, ...compact({ fetcher: deps.charts }) },
+          kustomize: { kubectl: config.kubectl },
         },
         { contentGc: config.bundleContentGc },
       ),

@@ -135,3 +135,32 @@ describe("customization patches", () => {
     expect(await h.store.list(BUNDLES)).toEqual([]);
   });
 });
+
+describe("a cluster whose labels change after its release", () => {
+  test("gets the content of its new customization at the same revision", async () => {
+    await using h = await startHarness([cluster("a", { region: "us" })]);
+    const { bundle } = await h.manager.apply(
+      bundleSpec({
+        customizations: [
+          {
+            clusterSelector: "region=eu",
+            patches: [patchApp({ region: "eu" })],
+          },
+        ],
+      }),
+      "create",
+    );
+    await h.manager.idle();
+    const before = contentOf(h, "a");
+    expect(before.digest).toBe(bundle.record.contents["web"]);
+    h.fleet.relabel("a", { region: "eu" });
+    h.manager.onFleetChanged();
+    await h.manager.idle();
+    const after = contentOf(h, "a");
+    expect(after.digest).toBe(bundle.record.contents["web#c0"]);
+    expect(after.content.revision).toBe(bundle.record.revision);
+    expect(after.content.resources[0]).toMatchObject({
+      data: { region: "eu" },
+    });
+  });
+});

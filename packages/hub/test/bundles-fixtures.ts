@@ -1,6 +1,8 @@
 // Shared set-up for the bundle tests: a plain-object fleet, the memory store and publisher, a
 // bundle manager with a hand-driven interval, and builders for specs and agent reports.
 import { randomBytes } from "node:crypto";
+import { readdir, readFile } from "node:fs/promises";
+import { join, relative } from "node:path";
 import { contentKeysOfSecret } from "../src/security/content-keys.js";
 
 import {
@@ -23,6 +25,7 @@ import {
 } from "../src/intents/memory-intent-publisher.js";
 import { createMemoryStore } from "../src/store/memory-store.js";
 import type { HelmSupport } from "../src/bundles/helm-chart.js";
+import type { KustomizeSupport } from "../src/bundles/kustomize.js";
 import type { StateStore } from "../src/store/state-store.js";
 import {
   createBundleManager,
@@ -111,6 +114,7 @@ export function bundleSpec(
     ],
     files: [],
     helmJson: "",
+    kustomizeJson: "",
     targetsJson: JSON.stringify(targets ?? [{ clusterSelector: {} }]),
     targetCustomizationsJson:
       customizations === undefined ? "" : JSON.stringify(customizations),
@@ -142,7 +146,10 @@ export interface Harness extends AsyncDisposable {
 
 export async function startHarness(
   members: Cluster[] = [],
-  options: { readonly helm?: HelmSupport } = {},
+  options: {
+    readonly helm?: HelmSupport;
+    readonly kustomize?: KustomizeSupport;
+  } = {},
 ): Promise<Harness> {
   const fleet = new TestFleet();
   fleet.members = members;
@@ -176,7 +183,7 @@ export async function startHarness(
         directory: fleet,
         now: () => (harness as Harness).nowMs,
         log: pino({ level: "silent" }),
-        ...compact({ helm: options.helm }),
+        ...compact({ helm: options.helm, kustomize: options.kustomize }),
         every: (_ms, tick) => {
           ticks.push(tick);
           return () => ticks.splice(ticks.indexOf(tick), 1);
@@ -287,4 +294,25 @@ export async function refusal(
   if (!(error instanceof FlotillaError))
     throw new Error(`not refused: ${String(error)}`);
   return error;
+}
+
+/** Every file under `dir` but fleet.yaml and README.md, as the CLI sends them, in path order. */
+export async function filesOf(dir: string): Promise<wire.Manifest__Output[]> {
+  const out: wire.Manifest__Output[] = [];
+  for (const entry of await readdir(dir, {
+    recursive: true,
+    withFileTypes: true,
+  })) {
+    if (!entry.isFile()) continue;
+    const path = relative(dir, join(entry.parentPath, entry.name))
+      .split("\\")
+      .join("/");
+    if (path === "fleet.yaml" || path === "README.md") continue;
+    out.push({
+      path,
+      yaml: await readFile(join(dir, path)),
+      content: "yaml",
+    });
+  }
+  return out.sort((a, b) => (a.path < b.path ? -1 : 1));
 }

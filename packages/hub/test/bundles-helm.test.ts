@@ -1,8 +1,8 @@
 // Helm bundles on the hub with the real helm (e2e project: it starts helm): the chart packaged
 // from the bundle's files, each variant's values merged in Fleet's order, a trial render, and
 // the refusals at apply time naming the file and the cause.
-import { readdir, readFile } from "node:fs/promises";
-import { join, relative } from "node:path";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, test } from "vitest";
 import { parseBundleContent, type wire } from "@flotilla/protocol";
@@ -11,33 +11,13 @@ import { parse } from "yaml";
 import {
   bundleSpec,
   cluster,
+  filesOf,
   refusal,
   startHarness,
 } from "./bundles-fixtures.js";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const FIXTURES = join(ROOT, "packages/hub/test/fixtures/helm");
-
-/** Every file under `dir` but fleet.yaml, as the CLI sends them. */
-async function filesOf(dir: string): Promise<wire.Manifest__Output[]> {
-  const out: wire.Manifest__Output[] = [];
-  for (const entry of await readdir(dir, {
-    recursive: true,
-    withFileTypes: true,
-  })) {
-    if (!entry.isFile()) continue;
-    const path = relative(dir, join(entry.parentPath, entry.name))
-      .split("\\")
-      .join("/");
-    if (path === "fleet.yaml" || path === "README.md") continue;
-    out.push({
-      path,
-      yaml: await readFile(join(dir, path)),
-      content: "yaml",
-    });
-  }
-  return out.sort((a, b) => (a.path < b.path ? -1 : 1));
-}
 
 /** A Helm bundle spec from `dir` with fleet.yaml `fleet` (its helm, targets, customizations). */
 async function helmSpec(

@@ -65,6 +65,7 @@ describe("parseHubConfig", () => {
       auditMaxBytes: 1024 ** 3,
       shutdownTimeoutMs: 10_000,
       helm: "helm",
+      kubectl: "kubectl",
       bundleContentGc: { intervalMs: 600_000, graceMs: 3_600_000 },
       logLevel: "info",
       charts: { helm: "helm", credentialsFile: undefined, timeoutMs: 120_000 },

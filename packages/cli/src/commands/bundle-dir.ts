@@ -3,15 +3,16 @@
  * every other `*.yaml`, `*.yml` and `*.json` file below it (recursively, hidden entries skipped) as
  * a manifest file, in byte order of their paths so the same directory always sends the same
  * bundle. A directory a renderer reads (a Helm chart, a Kustomize directory: `bundleRenderer`)
- * sends every file but fleet.yaml as a renderer input file instead, manifests included. Renderers
- * not supported yet are refused here, before anything is sent. Every problem's path names the
- * file; YAML syntax errors are at `FILE:LINE:COL`.
+ * sends every file but fleet.yaml as a renderer input file instead, manifests included (the hub
+ * renders them: docs/bundles.md). Every problem's path names the file; YAML syntax errors are at
+ * `FILE:LINE:COL`.
  */
 import { join } from "node:path";
 import {
   compareNames,
   fail,
   formatProblem,
+  KUSTOMIZATION_FILES,
   ok,
   type Problem,
   type Result,
@@ -47,17 +48,11 @@ export interface BundleDir {
 /** What turns a bundle directory into Kubernetes objects. */
 export type BundleRenderer = "manifests" | "helm" | "kustomize";
 
-/** Files whose presence at the top of a directory makes it a Kustomize directory. */
-const KUSTOMIZATION_FILES = [
-  "kustomization.yaml",
-  "kustomization.yml",
-  "Kustomization",
-];
-
 /**
  * The one rule for what renders a bundle directory, hence whether its files travel as renderer
  * input files: a `Chart.yaml` at the top or a `helm` key in fleet.yaml is a Helm chart; a
- * kustomization file at the top or a `kustomize` key is Kustomize; anything else is manifests.
+ * kustomization file at the top or a `kustomize` key (the bundle's or a target customization's)
+ * is Kustomize; anything else is manifests.
  */
 export function bundleRenderer(
   topNames: readonly string[],
@@ -69,9 +64,30 @@ export function bundleRenderer(
     !Array.isArray(fleetDoc) &&
     key in fleetDoc;
   if (topNames.includes("Chart.yaml") || has("helm")) return "helm";
-  if (topNames.some((n) => KUSTOMIZATION_FILES.includes(n)) || has("kustomize"))
+  if (
+    topNames.some((n) => KUSTOMIZATION_FILES.includes(n)) ||
+    has("kustomize") ||
+    customizationHas(fleetDoc, "kustomize")
+  )
     return "kustomize";
   return "manifests";
+}
+
+/** Whether some entry of fleet.yaml's `targetCustomizations` has `key`. */
+function customizationHas(fleetDoc: unknown, key: string): boolean {
+  const list =
+    typeof fleetDoc === "object" &&
+    fleetDoc !== null &&
+    !Array.isArray(fleetDoc)
+      ? (fleetDoc as Record<string, unknown>)["targetCustomizations"]
+      : undefined;
+  return (
+    Array.isArray(list) &&
+    list.some(
+      (c: unknown) =>
+        typeof c === "object" && c !== null && !Array.isArray(c) && key in c,
+    )
+  );
 }
 
 const HELMIGNORE = ".helmignore";
@@ -80,22 +96,6 @@ const MANIFEST_EXTENSIONS = [".yaml", ".yml", ".json"];
 
 const isManifestName = (name: string): boolean =>
   MANIFEST_EXTENSIONS.some((ext) => name.toLowerCase().endsWith(ext));
-
-/** The problem refusing a bundle whose renderer is not supported yet. */
-export function rendererRefusal(
-  dir: string,
-  renderer: Exclude<BundleRenderer, "manifests">,
-  found: string,
-): Problem {
-  return fileProblem(
-    dir,
-    renderer === "helm"
-      ? `Helm-chart bundles are not supported yet (found ${found}); ` +
-          "render the chart to plain manifests (helm template) and apply that directory"
-      : `Kustomize bundles are not supported yet (found ${found}); ` +
-          "render the directory to plain manifests (kubectl kustomize) and apply that",
-  );
-}
 
 /** Relative paths of the manifest files under `dir`, and nested fleet.yaml files (refused). */
 async function walk(
@@ -118,12 +118,6 @@ async function walk(
   }
 }
 
-/** The renderers this CLI sends bundles for; the others are refused before anything is sent. */
-const SUPPORTED_RENDERERS: ReadonlySet<BundleRenderer> = new Set([
-  "manifests",
-  "helm",
-]);
-
 /** fleet.yaml's document as parsed YAML (null: an empty file). */
 async function readFleetDoc(io: CliIo, dir: string): Promise<Result<unknown>> {
   const file = join(dir, FLEET_YAML);
@@ -144,18 +138,6 @@ function checkFleetYaml(dir: string, doc: unknown): Result<FleetYaml> {
   if (fleet.ok) return fleet;
   const file = join(dir, FLEET_YAML);
   return fail(fleet.problems.map((p) => fileProblem(file, formatProblem(p))));
-}
-
-/** Where `renderer` was recognised, for its refusal. */
-function rendererEvidence(
-  renderer: Exclude<BundleRenderer, "manifests">,
-  topNames: readonly string[],
-): string {
-  if (renderer === "helm" && topNames.includes("Chart.yaml"))
-    return "Chart.yaml";
-  const file = topNames.find((n) => KUSTOMIZATION_FILES.includes(n));
-  if (renderer === "kustomize" && file !== undefined) return file;
-  return `"${renderer}" in ${FLEET_YAML}`;
 }
 
 /** Reads and checks bundle directory `dir`; on failure, every problem found. */
@@ -182,10 +164,6 @@ export async function readBundleDir(
   if (read.ok) doc = read.value;
   else problems.push(...read.problems);
   const renderer = bundleRenderer(topNames, doc);
-  if (renderer !== "manifests" && !SUPPORTED_RENDERERS.has(renderer))
-    return fail([
-      rendererRefusal(dir, renderer, rendererEvidence(renderer, topNames)),
-    ]);
   let fleet: FleetYaml = {};
   const checked = read.ok ? checkFleetYaml(dir, doc) : ok({});
   if (checked.ok) fleet = checked.value;

@@ -60,6 +60,7 @@ export function bundleSpec(
         : { rolloutStrategyJson: JSON.stringify(fleet.rolloutStrategy) }),
     paused: fleet.paused ?? false,
     helmJson: json(fleet.helm),
+    kustomizeJson: json(fleet.kustomize),
   };
 }
 
@@ -83,6 +84,9 @@ const FLEET_FIELDS: readonly (readonly [string, string])[] = [
   ["helmJson", "helm"],
   ["helm_json", "helm"],
   ["helm", "helm"],
+  ["kustomizeJson", "kustomize"],
+  ["kustomize_json", "kustomize"],
+  ["kustomize", "kustomize"],
 ];
 
 /**

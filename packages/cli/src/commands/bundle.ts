@@ -41,8 +41,10 @@ const apply = adminCommand({
     "Reads DIR's fleet.yaml (name, namespace, targets, targetCustomizations, rolloutStrategy,",
     "paused) and every other *.yaml, *.yml and *.json file below DIR (hidden entries skipped) as",
     "manifests, and sends them to the hub. A content change makes a new revision, which rolls out",
-    "by fleet.yaml's rolloutStrategy. Large files are uploaded first. Not supported yet: Helm-chart",
-    "bundles, and staged bundle rollouts (the hub refuses --update-strategy).",
+    "by fleet.yaml's rolloutStrategy. Large files are uploaded first. A Helm chart or a Kustomize",
+    "directory (Chart.yaml or a kustomization at the top, or helm/kustomize in fleet.yaml) is sent",
+    "as files for the renderer. Not supported yet: staged bundle rollouts (the hub refuses",
+    "--update-strategy).",
   ].join("\n"),
   positionals: [{ name: "DIR", description: "the bundle directory" }],
   options: {

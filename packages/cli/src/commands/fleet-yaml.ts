@@ -15,6 +15,7 @@ export const FLEET_YAML_FIELDS = [
   "rolloutStrategy",
   "paused",
   "helm",
+  "kustomize",
 ] as const;
 
 /** What fleet.yaml says, its Fleet fields still raw for the hub. */
@@ -30,6 +31,8 @@ export interface FleetYaml {
   readonly paused?: boolean;
   /** `helm`: a Helm bundle (docs/bundles.md#helm-bundles), checked by core's parser. */
   readonly helm?: unknown;
+  /** `kustomize`: a Kustomize bundle (docs/bundles.md#kustomize-bundles), checked by core's parser. */
+  readonly kustomize?: unknown;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>

@@ -27,6 +27,10 @@ import {
   type HelmOptions,
   type HelmValueLayers,
 } from "./helm-options.js";
+import {
+  parseKustomizeOptions,
+  type KustomizeOptions,
+} from "./kustomize-options.js";
 
 /**
  * One entry of `targets` (or the matcher part of a customization). Every criterion that is set must
@@ -55,6 +59,8 @@ export interface BundleTargetCustomization extends BundleTargetMatcher {
   readonly patches?: readonly ManifestPatch[];
   /** Helm values for these clusters, merged over the bundle's (helm-options.ts). */
   readonly helm?: HelmValueLayers;
+  /** The kustomization these clusters get, instead of the bundle's (kustomize-options.ts). */
+  readonly kustomize?: KustomizeOptions;
 }
 
 /** A parsed fleet.yaml-shaped bundle document. */
@@ -74,6 +80,8 @@ export interface FleetBundleSpec {
   readonly paused: boolean;
   /** fleet.yaml `helm`: the bundle is a Helm chart (docs/bundles.md#helm-bundles). */
   readonly helm?: HelmOptions;
+  /** fleet.yaml `kustomize`: the kustomization to render (docs/bundles.md#kustomize-bundles). */
+  readonly kustomize?: KustomizeOptions;
 }
 
 const HELM_MESSAGE = "is a Helm option: put it under helm:";
@@ -197,6 +205,8 @@ const customizationSchema = fleetObject({
   patches: z.array(patchSchema).nullish(),
   // Parsed by parseHelmCustomization.
   helm: z.unknown().optional(),
+  // Parsed by parseKustomizeOptions.
+  kustomize: z.unknown().optional(),
 });
 
 // YAML writes an empty field as null: it means "unset", as in Fleet's Go structs.
@@ -215,6 +225,8 @@ const documentSchema = fleetObject({
   paused: z.boolean().nullish(),
   // Parsed by parseHelmOptions.
   helm: z.unknown().optional(),
+  // Parsed by parseKustomizeOptions.
+  kustomize: z.unknown().optional(),
 });
 
 type RawMatcher = z.infer<typeof targetSchema>;
@@ -257,7 +269,17 @@ export function parseBundleSpec(
   if (!strategy.ok) problems.push(...strategy.problems);
   const helm = parseHelmParts(parsed.ok ? parsed.value : undefined, path);
   problems.push(...helm.problems);
-  if (!parsed.ok || !strategy.ok || helm.problems.length > 0)
+  const kustomize = parseKustomizeParts(
+    parsed.ok ? parsed.value : undefined,
+    path,
+  );
+  problems.push(...kustomize.problems);
+  if (
+    !parsed.ok ||
+    !strategy.ok ||
+    helm.problems.length > 0 ||
+    kustomize.problems.length > 0
+  )
     return fail(problems);
   const d = parsed.value;
   return ok({
@@ -274,23 +296,70 @@ export function parseBundleSpec(
       ...(c.patches == null || c.patches.length === 0
         ? {}
         : { patches: c.patches.map(patchOf) }),
-      ...compact({ helm: helm.customizations.get(i) }),
+      ...compact({
+        helm: helm.customizations.get(i),
+        kustomize: kustomize.customizations.get(i),
+      }),
     })),
     rolloutStrategy: strategy.value,
     paused: d.paused ?? false,
-    ...compact({ helm: helm.bundle }),
+    ...compact({ helm: helm.bundle, kustomize: kustomize.bundle }),
   });
+}
+
+/** A renderer's options parsed from the bundle (`B`) and its customizations (`C`, by index). */
+interface ParsedParts<B, C> {
+  readonly problems: Problem[];
+  readonly bundle?: B;
+  readonly customizations: Map<number, C>;
+}
+
+/** `PATH.targetCustomizations[i].KEY`. */
+function customizationField(path: string, i: number, key: string): string {
+  return joinPath(joinPath(joinPath(path, "targetCustomizations"), i), key);
+}
+
+/**
+ * The bundle's and each customization's `kustomize`, parsed; problems at their fleet.yaml paths.
+ * Kustomize does not post-render a Helm chart here: a bundle is one or the other.
+ */
+function parseKustomizeParts(
+  d: z.infer<typeof documentSchema> | undefined,
+  path: string,
+): ParsedParts<KustomizeOptions, KustomizeOptions> {
+  const problems: Problem[] = [];
+  const customizations = new Map<number, KustomizeOptions>();
+  const parse = (raw: unknown, at: string): KustomizeOptions | undefined => {
+    if (d?.helm !== undefined) {
+      problems.push({
+        path: at,
+        message:
+          "cannot be combined with helm: flotilla renders a bundle with Helm or with Kustomize, not one over the other",
+      });
+      return undefined;
+    }
+    const parsed = parseKustomizeOptions(raw, at);
+    if (parsed.ok) return parsed.value;
+    problems.push(...parsed.problems);
+    return undefined;
+  };
+  const bundle =
+    d?.kustomize === undefined
+      ? undefined
+      : parse(d.kustomize, joinPath(path, "kustomize"));
+  (d?.targetCustomizations ?? []).forEach((c, i) => {
+    if (c.kustomize === undefined) return;
+    const parsed = parse(c.kustomize, customizationField(path, i, "kustomize"));
+    if (parsed !== undefined) customizations.set(i, parsed);
+  });
+  return compact({ problems, bundle, customizations });
 }
 
 /** The bundle's and each customization's `helm`, parsed; problems at their fleet.yaml paths. */
 function parseHelmParts(
   d: z.infer<typeof documentSchema> | undefined,
   path: string,
-): {
-  readonly problems: Problem[];
-  readonly bundle?: HelmOptions;
-  readonly customizations: Map<number, HelmValueLayers>;
-} {
+): ParsedParts<HelmOptions, HelmValueLayers> {
   const problems: Problem[] = [];
   const customizations = new Map<number, HelmValueLayers>();
   let bundle: HelmOptions | undefined;
@@ -301,10 +370,7 @@ function parseHelmParts(
   }
   (d?.targetCustomizations ?? []).forEach((c, i) => {
     if (c.helm === undefined) return;
-    const at = joinPath(
-      joinPath(joinPath(path, "targetCustomizations"), i),
-      "helm",
-    );
+    const at = customizationField(path, i, "helm");
     if (d?.helm === undefined) {
       problems.push({
         path: at,

@@ -15,6 +15,7 @@ export const SUPPORTED_BUNDLE_KEYS: readonly string[] = [
   "rolloutStrategy",
   "paused",
   "helm",
+  "kustomize",
 ];
 
 // Helm options given at the top instead of under `helm:`.
@@ -28,7 +29,6 @@ export const HELM_KEYS: readonly string[] = [
 export const UNSUPPORTED_FLEET_KEYS: readonly string[] = [
   "targetNamespace",
   "labels",
-  "kustomize",
   "yaml",
   "dependsOn",
   "diff",

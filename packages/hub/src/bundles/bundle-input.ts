@@ -28,6 +28,11 @@ import type { BundleRecord, ManifestRef } from "./bundle-record.js";
 import { bundleFilesProblems } from "./bundle-files.js";
 import { helmVariants, type HelmSupport } from "./helm-chart.js";
 import { contentVariants, type ContentVariant } from "./bundle-render.js";
+import {
+  isKustomizeBundle,
+  kustomizeObjects,
+  type KustomizeSupport,
+} from "./kustomize.js";
 import { parseManifestObjects, type ManifestFile } from "./manifest-objects.js";
 import type { ObjectReader } from "./object-reader.js";
 
@@ -49,6 +54,9 @@ export interface PreparedBundle {
   /** fleet.yaml `helm` as given ("" for none) and parsed, with the chart's digest (the revision). */
   readonly helmJson: string;
   readonly helm?: { readonly options: unknown; readonly chartDigest: string };
+  /** fleet.yaml `kustomize` as given ("" for none), and parsed (part of the revision). */
+  readonly kustomizeJson: string;
+  readonly kustomize?: unknown;
   /** `targetCustomizations` as parsed JSON: part of the revision (it decides what clusters get). */
   readonly targetCustomizationsValue: unknown;
   readonly manifests: readonly PreparedManifest[];
@@ -78,6 +86,7 @@ export function bundleDocument(fields: {
   readonly rolloutStrategy: unknown;
   readonly paused: boolean;
   readonly helm?: unknown;
+  readonly kustomize?: unknown;
 }): Record<string, unknown> {
   return {
     defaultNamespace: fields.defaultNamespace,
@@ -88,6 +97,7 @@ export function bundleDocument(fields: {
       targetCustomizations: fields.targetCustomizations,
       rolloutStrategy: fields.rolloutStrategy,
       helm: fields.helm,
+      kustomize: fields.kustomize,
     }),
   };
 }
@@ -101,6 +111,7 @@ export async function prepareBundle(
   objects: ObjectReader,
   signal?: AbortSignal,
   helmSupport?: HelmSupport,
+  kustomizeSupport?: KustomizeSupport,
 ): Promise<PreparedBundle> {
   if (request == null) {
     throw FlotillaError.invalid("bundle", [
@@ -135,6 +146,8 @@ export async function prepareBundle(
   );
   const helmJson = request.helmJson ?? "";
   const helmValue = jsonField(helmJson, "bundle.helm", problems);
+  const kustomizeJson = request.kustomizeJson ?? "";
+  const kustomizeValue = jsonField(kustomizeJson, "bundle.kustomize", problems);
   const spec = parseBundleSpec(
     bundleDocument({
       // The legacy field meant the default namespace (docs/semantics.md#namespaces).
@@ -148,6 +161,7 @@ export async function prepareBundle(
       rolloutStrategy: strategy,
       paused: request.paused,
       helm: helmValue,
+      kustomize: kustomizeValue,
     }),
     "bundle",
   );
@@ -175,11 +189,28 @@ export async function prepareBundle(
     if (parsed.ok) parsedObjects = parsed.value;
     else problems.push(...parsed.problems);
   }
+  // A Kustomize bundle's objects are its renders (docs/bundles.md#kustomize-bundles).
+  const kustomize = spec.ok && isKustomizeBundle(spec.value, files);
+  const kustomized =
+    kustomize && parsedObjects !== undefined && problems.length === 0
+      ? await renderKustomize(
+          { spec: spec.value, files, manifests, signal, kustomizeSupport },
+          problems,
+        )
+      : undefined;
+  if (kustomized !== undefined) parsedObjects = [...kustomized.objects];
   // Patches are checked against the objects (one that matches none is refused), so only when
   // the spec and every object could be read.
   let variants =
-    spec.ok && parsedObjects !== undefined
-      ? contentVariants(spec.value, parsedObjects, "bundle")
+    spec.ok &&
+    parsedObjects !== undefined &&
+    (!kustomize || kustomized !== undefined)
+      ? contentVariants(
+          spec.value,
+          parsedObjects,
+          "bundle",
+          kustomized?.customizations,
+        )
       : undefined;
   if (variants?.ok === false) problems.push(...variants.problems);
   let chartDigest: string | undefined;
@@ -220,8 +251,9 @@ export async function prepareBundle(
   const warnings = [
     ...bundleSpecWarnings(spec.value),
     ...variants.value.warnings,
+    ...(kustomized?.warnings ?? []),
   ];
-  if (parsedObjects.length === 0) {
+  if (variants.value.variants.every((v) => v.objects.length === 0)) {
     warnings.push({
       code: "NoManifests",
       message:
@@ -235,7 +267,9 @@ export async function prepareBundle(
     targetCustomizationsJson: request.targetCustomizationsJson,
     rolloutStrategyJson: request.rolloutStrategyJson ?? "",
     helmJson,
+    kustomizeJson,
     ...compact({
+      kustomize: kustomized === undefined ? undefined : (kustomizeValue ?? {}),
       helm:
         chartDigest === undefined
           ? undefined
@@ -248,6 +282,41 @@ export async function prepareBundle(
     variants: variants.value.variants,
     warnings,
   };
+}
+
+/**
+ * The renders of a Kustomize bundle (kustomize.ts); undefined when something failed (the
+ * problems are added to `problems`). Its objects come from the files only: manifests are refused.
+ */
+async function renderKustomize(
+  input: {
+    readonly spec: FleetBundleSpec;
+    readonly files: readonly PreparedManifest[];
+    readonly manifests: readonly PreparedManifest[];
+    readonly signal: AbortSignal | undefined;
+    readonly kustomizeSupport: KustomizeSupport | undefined;
+  },
+  problems: Problem[],
+): ReturnType<typeof kustomizeObjects> {
+  if (input.manifests.length > 0) {
+    problems.push({
+      path: "bundle.manifests",
+      message:
+        "must be empty in a Kustomize bundle: its objects are the kustomization's output (send the directory's files as files)",
+    });
+    return undefined;
+  }
+  return kustomizeObjects(
+    {
+      spec: input.spec,
+      files: input.files,
+      ...compact({
+        support: input.kustomizeSupport,
+        signal: input.signal,
+      }),
+    },
+    problems,
+  );
 }
 
 /** How {@link readManifests} reads: the object store, where problems go, the inline total. */
@@ -389,6 +458,7 @@ export function storedBundleSpec(record: BundleRecord): FleetBundleSpec {
       rolloutStrategy: json(record.rolloutStrategyJson),
       paused: record.paused,
       helm: json(record.helmJson ?? ""),
+      kustomize: json(record.kustomizeJson ?? ""),
     }),
     "bundle",
   );

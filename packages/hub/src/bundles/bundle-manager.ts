@@ -61,6 +61,7 @@ import type { ObjectReader } from "./object-reader.js";
 import type { ContentKeys } from "../security/content-keys.js";
 import { createPassLoop, type PassBatch } from "./pass-loop.js";
 import type { HelmSupport } from "./helm-chart.js";
+import type { KustomizeSupport } from "./kustomize.js";
 
 /** What bundles need of the intent publisher's content store. */
 export type BundleContentStore = Pick<
@@ -97,6 +98,8 @@ export interface BundleManagerDeps {
   readonly runsPasses?: () => boolean;
   /** helm and the chart fetcher for Helm bundles (helm-chart.ts); absent: they are refused. */
   readonly helm?: HelmSupport;
+  /** kubectl for Kustomize bundles (kustomize.ts); absent: they are refused. */
+  readonly kustomize?: KustomizeSupport;
 }
 
 export interface BundleManagerOptions {
@@ -361,6 +364,7 @@ export function createBundleManager(
         deps.objects,
         signal,
         deps.helm,
+        deps.kustomize,
       );
       return serial(prepared.name, async () => {
         const { record, entryRevision, changed } =

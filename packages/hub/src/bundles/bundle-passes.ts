@@ -159,33 +159,51 @@ export async function runBundlePass(
     },
   );
   await removeFromUntargeted(deps, record.name, keyOf, log);
-  await refreshHeld(deps, record, evaluation, log);
+  await refreshHeld(deps, record, evaluation, keyOf, log);
   return evaluation;
 }
 
 /**
  * Brings the entry of every target whose intent holds the bundle (at any revision) up to date
  * without changing its revision: the content key, for entries written before content was sealed
- * (without it the agent could not fetch that content again), and the redeploy counter, which makes
- * the agent apply what it holds again (docs/semantics.md#redeploying-a-bundle).
+ * (without it the agent could not fetch that content again), the redeploy counter, which makes
+ * the agent apply what it holds again (docs/semantics.md#redeploying-a-bundle), and, at the
+ * current revision, the content of the cluster's customization (`contentKeys`), which changes
+ * when its labels or groups do after the release (a cluster released before its labels arrived).
  */
 async function refreshHeld(
   deps: PassDeps,
   record: BundleRecord,
   evaluation: Evaluation,
+  contentKeys: ReadonlyMap<string, string>,
   log: Logger,
 ): Promise<void> {
   const bundle = record.name;
   for (const { cluster } of evaluation.targets) {
     const held = deps.intents.peek(cluster.name)?.intent.bundles[bundle];
     if (held === undefined) continue;
-    const key = deps.contentKeys.keyOf(held.digest);
+    const own = record.contents[contentKeys.get(cluster.name) ?? ""];
+    const digest =
+      held.revision === record.revision && own !== undefined
+        ? own
+        : held.digest;
+    const key = deps.contentKeys.keyOf(digest);
     const forceSync = forceSyncOf(record, cluster.name);
-    if (held.key === key && (held.forceSync ?? 0) === forceSync) continue;
+    if (
+      digest === held.digest &&
+      held.key === key &&
+      (held.forceSync ?? 0) === forceSync
+    )
+      continue;
     try {
       await deps.intents.change(cluster.name, [
-        { type: "SetBundle", bundle, ...held, key, forceSync },
+        { type: "SetBundle", bundle, ...held, digest, key, forceSync },
       ]);
+      if (digest !== held.digest)
+        log.info(
+          { cluster: cluster.name, revision: held.revision },
+          "Bundle content follows the cluster's customization",
+        );
       if ((held.forceSync ?? 0) !== forceSync)
         log.info(
           { cluster: cluster.name, revision: held.revision, forceSync },

@@ -35,6 +35,7 @@ const recordSchema = z.object({
   manifests: z.array(refSchema),
   files: z.array(refSchema).optional(),
   helmJson: z.string().optional(),
+  kustomizeJson: z.string().optional(),
   targetsJson: z.string(),
   targetCustomizationsJson: z.string(),
   rolloutStrategyJson: z.string(),

@@ -54,6 +54,7 @@ export function bundleRevision(
   targetCustomizations: unknown,
   files: readonly { readonly path: string; readonly digest: string }[] = [],
   helm?: { readonly options: unknown; readonly chartDigest: string },
+  kustomize?: unknown,
 ): string {
   const text = canonicalJson({
     resources: objects,
@@ -64,6 +65,7 @@ export function bundleRevision(
       files:
         files.length === 0 ? undefined : files.map((f) => [f.path, f.digest]),
       helm,
+      kustomize,
     }),
   });
   return sha256Digest(text).slice(
@@ -108,12 +110,18 @@ export function contentKey(spec: FleetBundleSpec, t: ContentTarget): string {
   return `${t.namespace}${forced}${patched}`;
 }
 
-/** Whether a customization changes what its clusters get beyond namespaces: patches or Helm values. */
+/**
+ * Whether a customization changes what its clusters get beyond namespaces: patches, Helm values
+ * or a kustomization of its own.
+ */
 function hasOwnContent(
   c: FleetBundleSpec["targetCustomizations"][number] | undefined,
 ): boolean {
   return (
-    c !== undefined && ((c.patches ?? []).length > 0 || c.helm !== undefined)
+    c !== undefined &&
+    ((c.patches ?? []).length > 0 ||
+      c.helm !== undefined ||
+      c.kustomize !== undefined)
   );
 }
 
@@ -126,13 +134,16 @@ export interface RenderedVariants {
 /**
  * Every content a target of `spec` can get: the bundle's namespaces, each deploying
  * customization's, and each deploying customization with patches (its objects patched), each
- * placed by its namespace rules (docs/semantics.md#namespaces) for the kinds the hub knows. Fails
- * with every patch and placement problem, paths starting at `path` (`bundle`).
+ * placed by its namespace rules (docs/semantics.md#namespaces) for the kinds the hub knows. A
+ * customization found in `own` (its Kustomize render, kustomize.ts) starts from those objects
+ * instead of the bundle's. Fails with every patch and placement problem, paths starting at
+ * `path` (`bundle`).
  */
 export function contentVariants(
   spec: FleetBundleSpec,
   objects: readonly KubernetesObject[],
   path = "",
+  own: ReadonlyMap<number, readonly KubernetesObject[]> = new Map(),
 ): Result<RenderedVariants> {
   const variants = new Map<string, ContentVariant>();
   const problems: Problem[] = [];
@@ -186,12 +197,14 @@ export function contentVariants(
       c.targetNamespace === undefined
         ? joinPath(path, "namespace")
         : joinPath(at, "namespace");
+    const base = own.get(i) ?? objects;
     if ((c.patches ?? []).length === 0) {
-      // Without patches the objects are the bundle's; Helm values still make a variant of its own.
-      add(t, objects, rulePath);
+      // Without patches the objects are the bundle's (or its own render); Helm values still make
+      // a variant of its own.
+      add(t, base, rulePath);
       return;
     }
-    const customized = customizeManifests(objects, c, {
+    const customized = customizeManifests(base, c, {
       bundleNamespace: spec.defaultNamespace,
       path: at,
     });

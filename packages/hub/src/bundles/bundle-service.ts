@@ -20,6 +20,7 @@ import {
 } from "./bundle-manager.js";
 import type { ObjectReader } from "./object-reader.js";
 import type { HelmSupport } from "./helm-chart.js";
+import type { KustomizeSupport } from "./kustomize.js";
 
 /** What the bundle service is built from (the hub's BundleServiceDeps plus the object reader). */
 export interface BundleServiceDeps extends AuditDeps {
@@ -37,6 +38,8 @@ export interface BundleServiceDeps extends AuditDeps {
   readonly runsPasses?: () => boolean;
   /** helm (hub option `helm`) and the chart fetcher, for Helm bundles; absent: refused. */
   readonly helm?: HelmSupport;
+  /** kubectl (hub option `kubectl`), for Kustomize bundles; absent: refused. */
+  readonly kustomize?: KustomizeSupport;
 }
 
 /** The manager and its handlers. */
@@ -59,7 +62,11 @@ export function createBundleService(
       directory: deps.directory,
       now: deps.now,
       log: deps.logger,
-      ...compact({ runsPasses: deps.runsPasses, helm: deps.helm }),
+      ...compact({
+        runsPasses: deps.runsPasses,
+        helm: deps.helm,
+        kustomize: deps.kustomize,
+      }),
     },
     options,
   );

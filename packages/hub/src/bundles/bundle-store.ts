@@ -83,6 +83,7 @@ export async function writeBundle(
     bundle.targetCustomizationsValue,
     files,
     bundle.helm,
+    bundle.kustomize,
   );
   const key = bundleKey(bundle.name);
   // The same revision keeps its stored content: a packaged chart differs from byte to byte
@@ -106,6 +107,8 @@ export async function writeBundle(
       ...compact({
         files: files.length === 0 ? undefined : files,
         helmJson: bundle.helmJson === "" ? undefined : bundle.helmJson,
+        kustomizeJson:
+          bundle.kustomizeJson === "" ? undefined : bundle.kustomizeJson,
       }),
       targetsJson: bundle.targetsJson,
       targetCustomizationsJson: bundle.targetCustomizationsJson,

@@ -313,6 +313,14 @@ export const HUB_OPTIONS = {
     help: "the helm binary (3.17 or later) that fetches, packages and trial-renders Helm bundles' charts (docs/bundles.md#helm-bundles)",
     parse: text,
   }),
+  kubectl: option({
+    flag: "--kubectl",
+    env: "FLOTILLA_KUBECTL",
+    arg: "PATH",
+    default: "kubectl",
+    help: "the kubectl binary whose `kubectl kustomize` renders Kustomize bundles (docs/bundles.md#kustomize-bundles)",
+    parse: text,
+  }),
   chartCredentials: option({
     flag: "--chart-credentials",
     env: "FLOTILLA_CHART_CREDENTIALS",

@@ -72,6 +72,8 @@ export interface HubSettings {
   /** Collecting bundle content nothing references (bundles/content-collector.ts). */
   /** The helm binary (a path, or a name looked up on PATH), for Helm bundles. */
   readonly helm: string;
+  /** The kubectl binary (a path, or a name looked up on PATH), for Kustomize bundles. */
+  readonly kubectl: string;
   readonly bundleContentGc: {
     readonly intervalMs: number;
     /** Unreferenced content younger than this is kept (an upload waiting for its apply). */
@@ -193,6 +195,7 @@ export function parseHubConfig(
     auditMaxBytes: values.auditMaxBytes ?? 0,
     shutdownTimeoutMs: values.shutdownTimeout ?? 0,
     helm: values.helm ?? "helm",
+    kubectl: values.kubectl ?? "kubectl",
     bundleContentGc: {
       intervalMs: values.bundleContentGcInterval ?? 0,
       graceMs: values.bundleContentGcGrace ?? 0,

@@ -41,6 +41,8 @@ export interface BundleRecord {
   readonly files?: readonly ManifestRef[];
   /** fleet.yaml `helm` as given (JSON); absent for a bundle that is not a Helm chart. */
   readonly helmJson?: string;
+  /** fleet.yaml `kustomize` as given (JSON); absent for a bundle that is not a Kustomize one. */
+  readonly kustomizeJson?: string;
   /** The JSON texts exactly as given ("" for none). */
   readonly targetsJson: string;
   readonly targetCustomizationsJson: string;
@@ -146,6 +148,7 @@ export function bundleSpecToWire(record: BundleRecord): wire.BundleSpec {
     ...compact({
       files: record.files?.map(refToWire),
       helmJson: record.helmJson,
+      kustomizeJson: record.kustomizeJson,
     }),
     targetsJson: record.targetsJson,
     targetCustomizationsJson: record.targetCustomizationsJson,

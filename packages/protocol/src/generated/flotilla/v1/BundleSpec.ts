@@ -62,6 +62,11 @@ export interface BundleSpec {
    */
   targetNamespace?: string;
   /**
+   * fleet.yaml `kustomize` as JSON (docs/bundles.md#kustomize-bundles): the kustomization the
+   * hub renders from `files`; "" means none.
+   */
+  kustomizeJson?: string;
+  /**
    * Neither set: a Fleet rollout with the default rolloutStrategy.
    */
   rollout?: "rolloutStrategyJson" | "updateStrategyName";
@@ -122,6 +127,11 @@ export interface BundleSpec__Output {
    * are refused (docs/semantics.md#namespaces).
    */
   targetNamespace: string;
+  /**
+   * fleet.yaml `kustomize` as JSON (docs/bundles.md#kustomize-bundles): the kustomization the
+   * hub renders from `files`; "" means none.
+   */
+  kustomizeJson: string;
   /**
    * Neither set: a Fleet rollout with the default rolloutStrategy.
    */
