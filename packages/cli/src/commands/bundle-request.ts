@@ -60,6 +60,8 @@ export function bundleSpec(
         : { rolloutStrategyJson: JSON.stringify(fleet.rolloutStrategy) }),
     paused: fleet.paused ?? false,
     helmJson: json(fleet.helm),
+    labels: { ...fleet.labels },
+    dependsOnJson: json(fleet.dependsOn),
   };
 }
 
@@ -83,6 +85,10 @@ const FLEET_FIELDS: readonly (readonly [string, string])[] = [
   ["helmJson", "helm"],
   ["helm_json", "helm"],
   ["helm", "helm"],
+  ["labels", "labels"],
+  ["dependsOnJson", "dependsOn"],
+  ["depends_on_json", "dependsOn"],
+  ["dependsOn", "dependsOn"],
 ];
 
 /**

@@ -15,6 +15,8 @@ export const FLEET_YAML_FIELDS = [
   "rolloutStrategy",
   "paused",
   "helm",
+  "labels",
+  "dependsOn",
 ] as const;
 
 /** What fleet.yaml says, its Fleet fields still raw for the hub. */
@@ -30,6 +32,10 @@ export interface FleetYaml {
   readonly paused?: boolean;
   /** `helm`: a Helm bundle (docs/bundles.md#helm-bundles), checked by core's parser. */
   readonly helm?: unknown;
+  /** The bundle's labels (docs/semantics.md#dependencies-between-bundles). */
+  readonly labels?: Readonly<Record<string, string>>;
+  /** Bundles to wait for, by name or selector; checked by core's parser, sent as JSON. */
+  readonly dependsOn?: unknown;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>

@@ -15,6 +15,8 @@ export const SUPPORTED_BUNDLE_KEYS: readonly string[] = [
   "rolloutStrategy",
   "paused",
   "helm",
+  "labels",
+  "dependsOn",
 ];
 
 // Helm options given at the top instead of under `helm:`.
@@ -27,10 +29,8 @@ export const HELM_KEYS: readonly string[] = [
 // fleet.yaml and BundleDeploymentOptions fields flotilla does not implement.
 export const UNSUPPORTED_FLEET_KEYS: readonly string[] = [
   "targetNamespace",
-  "labels",
   "kustomize",
   "yaml",
-  "dependsOn",
   "diff",
   "keepResources",
   "deleteCRDResources",

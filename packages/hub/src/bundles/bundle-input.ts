@@ -46,6 +46,8 @@ export interface PreparedBundle {
   readonly targetsJson: string;
   readonly targetCustomizationsJson: string;
   readonly rolloutStrategyJson: string;
+  /** fleet.yaml `dependsOn` as given ("" for none). */
+  readonly dependsOnJson: string;
   /** fleet.yaml `helm` as given ("" for none) and parsed, with the chart's digest (the revision). */
   readonly helmJson: string;
   readonly helm?: { readonly options: unknown; readonly chartDigest: string };
@@ -78,6 +80,8 @@ export function bundleDocument(fields: {
   readonly rolloutStrategy: unknown;
   readonly paused: boolean;
   readonly helm?: unknown;
+  readonly labels?: unknown;
+  readonly dependsOn?: unknown;
 }): Record<string, unknown> {
   return {
     defaultNamespace: fields.defaultNamespace,
@@ -88,6 +92,8 @@ export function bundleDocument(fields: {
       targetCustomizations: fields.targetCustomizations,
       rolloutStrategy: fields.rolloutStrategy,
       helm: fields.helm,
+      labels: fields.labels,
+      dependsOn: fields.dependsOn,
     }),
   };
 }
@@ -135,6 +141,8 @@ export async function prepareBundle(
   );
   const helmJson = request.helmJson ?? "";
   const helmValue = jsonField(helmJson, "bundle.helm", problems);
+  const dependsOnJson = request.dependsOnJson ?? "";
+  const dependsOn = jsonField(dependsOnJson, "bundle.dependsOn", problems);
   const spec = parseBundleSpec(
     bundleDocument({
       // The legacy field meant the default namespace (docs/semantics.md#namespaces).
@@ -148,6 +156,8 @@ export async function prepareBundle(
       rolloutStrategy: strategy,
       paused: request.paused,
       helm: helmValue,
+      labels: request.labels,
+      dependsOn,
     }),
     "bundle",
   );
@@ -234,6 +244,7 @@ export async function prepareBundle(
     targetsJson: request.targetsJson,
     targetCustomizationsJson: request.targetCustomizationsJson,
     rolloutStrategyJson: request.rolloutStrategyJson ?? "",
+    dependsOnJson,
     helmJson,
     ...compact({
       helm:
@@ -389,6 +400,8 @@ export function storedBundleSpec(record: BundleRecord): FleetBundleSpec {
       rolloutStrategy: json(record.rolloutStrategyJson),
       paused: record.paused,
       helm: json(record.helmJson ?? ""),
+      labels: record.labels,
+      dependsOn: json(record.dependsOnJson ?? ""),
     }),
     "bundle",
   );
