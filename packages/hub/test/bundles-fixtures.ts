@@ -121,6 +121,8 @@ export function bundleSpec(
           rollout: "rolloutStrategyJson",
         }),
     paused: false,
+    labels: {},
+    dependsOnJson: "",
     ...rest,
   };
 }
