@@ -32,15 +32,18 @@ beforeEach(async () => {
   await e2e.connected(2);
 });
 
-afterEach(async () => {
-  await e2e.stop();
-  await rm(work, { recursive: true, force: true });
-});
+afterEach(() =>
+  Promise.all([e2e.stop(), rm(work, { recursive: true, force: true })]),
+);
 
+/** `flotilla ARGS`, which must succeed: its stdout. */
 async function ok(...args: string[]): Promise<string> {
-  const result = await e2e.cli(...args);
-  expect(result.code, `flotilla ${args.join(" ")}: ${result.stderr}`).toBe(0);
-  return result.stdout;
+  const { code, stdout, stderr } = await e2e.cli(...args);
+  if (code !== 0)
+    throw new Error(
+      `flotilla ${args.join(" ")} exited ${String(code)}: ${stderr}`,
+    );
+  return stdout;
 }
 
 /** A bundle directory: fleet.yaml lines and one ConfigMap. */

@@ -151,7 +151,7 @@ export function dependentsOf(
   bundles: readonly DependencyNode[],
 ): string[] {
   return bundles
-    .filter((n) => n.dependsOn.some((d) => dependencyMatches(d, bundle)))
+    .filter((n) => dependenciesOf(n, [bundle]).length > 0)
     .map((n) => n.name)
     .sort();
 }
