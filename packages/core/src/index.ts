@@ -197,6 +197,21 @@ export type {
 } from "./fleet/rollout-pass.js";
 export { fleetWarnings } from "./fleet/warnings.js";
 export {
+  cycleText,
+  dependencyHolds,
+  dependencyLabel,
+  dependencyMatches,
+  dependenciesOf,
+  dependentsOf,
+  findDependencyCycle,
+  parseDependsOn,
+} from "./fleet/depends-on.js";
+export type {
+  BundleDependency,
+  DependencyNode,
+  DependencyState,
+} from "./fleet/depends-on.js";
+export {
   parseBundleSpec,
   bundleSpecWarnings,
   hasCriteria,

@@ -125,6 +125,8 @@ export function bundleSpec(
           rollout: "rolloutStrategyJson",
         }),
     paused: false,
+    labels: {},
+    dependsOnJson: "",
     ...rest,
   };
 }

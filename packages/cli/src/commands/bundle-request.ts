@@ -61,6 +61,8 @@ export function bundleSpec(
     paused: fleet.paused ?? false,
     helmJson: json(fleet.helm),
     kustomizeJson: json(fleet.kustomize),
+    labels: { ...fleet.labels },
+    dependsOnJson: json(fleet.dependsOn),
   };
 }
 
@@ -87,6 +89,10 @@ const FLEET_FIELDS: readonly (readonly [string, string])[] = [
   ["kustomizeJson", "kustomize"],
   ["kustomize_json", "kustomize"],
   ["kustomize", "kustomize"],
+  ["labels", "labels"],
+  ["dependsOnJson", "dependsOn"],
+  ["depends_on_json", "dependsOn"],
+  ["dependsOn", "dependsOn"],
 ];
 
 /**

@@ -16,6 +16,8 @@ export const FLEET_YAML_FIELDS = [
   "paused",
   "helm",
   "kustomize",
+  "labels",
+  "dependsOn",
 ] as const;
 
 /** What fleet.yaml says, its Fleet fields still raw for the hub. */
@@ -33,6 +35,10 @@ export interface FleetYaml {
   readonly helm?: unknown;
   /** `kustomize`: a Kustomize bundle (docs/bundles.md#kustomize-bundles), checked by core's parser. */
   readonly kustomize?: unknown;
+  /** The bundle's labels (docs/semantics.md#dependencies-between-bundles). */
+  readonly labels?: Readonly<Record<string, string>>;
+  /** Bundles to wait for, by name or selector; checked by core's parser, sent as JSON. */
+  readonly dependsOn?: unknown;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>

@@ -2,12 +2,13 @@
  * Bundles for people: the `bundle list` table and `bundle get`'s counts, partition summary (in
  * rollout order, with the resolved limits) and per-cluster table with hold reasons.
  */
+import { dependencyLabel, parseDependsOn, parseJsonText } from "@flotilla/core";
 import type { wire } from "@flotilla/protocol";
 import { enumWord } from "./enum-word.js";
 import { count, DOT } from "./limits.js";
 import type { RenderOptions } from "./options.js";
 import { styleState } from "./style.js";
-import { renderTable, type Column } from "./table.js";
+import { formatLabels, renderTable, type Column } from "./table.js";
 import { formatAgo } from "./time.js";
 import { DEFAULT_MAX_LINES, labelledList } from "./wrap.js";
 
@@ -78,6 +79,12 @@ export function bundleTable(
     },
     { header: "UPDATED", cell: (b) => formatAgo(b.updatedAtMs, nowMs) },
   ];
+  // Bundle labels (docs/semantics.md#dependencies-between-bundles), when any bundle has some.
+  if (bundles.some((b) => Object.keys(b.spec?.labels ?? {}).length > 0))
+    columns.push({
+      header: "LABELS",
+      cell: (b) => formatLabels(b.spec?.labels ?? {}),
+    });
   return renderTable(columns, bundles, options.style);
 }
 
@@ -153,6 +160,25 @@ function partitionLines(
   return lines;
 }
 
+/** `bundle "db", selector "tier=data"`: fleet.yaml `dependsOn` as sent; the JSON itself if unreadable. */
+export function dependsOnWords(json: string): string {
+  const value = parseJsonText(json, "dependsOn");
+  const parsed = value.ok ? parseDependsOn(value.value, "dependsOn") : value;
+  return parsed.ok ? parsed.value.map(dependencyLabel).join(", ") : json;
+}
+
+/** The bundle's labels and dependencies, when it has any. */
+function dependencyLines(spec: wire.BundleSpec__Output | null): string[] {
+  const lines: string[] = [];
+  const labels = spec?.labels ?? {};
+  if (Object.keys(labels).length > 0)
+    lines.push(`  Labels: ${formatLabels(labels)}`);
+  const dependsOn = spec?.dependsOnJson ?? "";
+  if (dependsOn !== "")
+    lines.push(`  Depends on: ${dependsOnWords(dependsOn)}`);
+  return lines;
+}
+
 /** What `bundle get` prints. */
 export function bundleDetail(
   answer: wire.GetBundleResponse__Output,
@@ -173,6 +199,7 @@ export function bundleDetail(
       `  Rolling out with run ${answer.updateRun} (flotilla run status ${answer.updateRun})`,
     );
   lines.push(`  ${countsLine(bundle.counts, options)}`);
+  lines.push(...dependencyLines(spec));
   lines.push(...partitionLines(answer, options));
   if (answer.clusters.length > 0) {
     const columns: Column<wire.BundleClusterStatus__Output>[] = [

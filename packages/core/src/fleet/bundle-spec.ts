@@ -10,9 +10,11 @@
  */
 import { z } from "zod";
 import {
+  parseLabels,
   parseSelectorString,
   parseSelectorStruct,
   type LabelSelector,
+  type Labels,
 } from "../label-selector.js";
 import type { PlanWarning } from "../preview-types.js";
 import { compact } from "../compact.js";
@@ -21,6 +23,7 @@ import { DNS_LABEL, parseWith, unknownFieldMessage } from "../schema.js";
 import { parseRolloutStrategy, type FleetRolloutStrategy } from "./strategy.js";
 import { patchProblem, type ManifestPatch } from "./customize.js";
 import { HELM_KEYS, UNSUPPORTED_FLEET_KEYS } from "./fleet-yaml-keys.js";
+import { parseDependsOn, type BundleDependency } from "./depends-on.js";
 import {
   parseHelmCustomization,
   parseHelmOptions,
@@ -82,6 +85,13 @@ export interface FleetBundleSpec {
   readonly helm?: HelmOptions;
   /** fleet.yaml `kustomize`: the kustomization to render (docs/bundles.md#kustomize-bundles). */
   readonly kustomize?: KustomizeOptions;
+  /** fleet.yaml `labels`: the bundle's own labels, which `dependsOn` selectors match; unset for none. */
+  readonly labels?: Labels;
+  /**
+   * fleet.yaml `dependsOn`: bundles that must be Ready on a cluster before a new revision is
+   * released there (depends-on.ts); unset for none.
+   */
+  readonly dependsOn?: readonly BundleDependency[];
 }
 
 const HELM_MESSAGE = "is a Helm option: put it under helm:";
@@ -227,6 +237,9 @@ const documentSchema = fleetObject({
   helm: z.unknown().optional(),
   // Parsed by parseKustomizeOptions.
   kustomize: z.unknown().optional(),
+  // Parsed by parseLabels and parseDependsOn.
+  labels: z.unknown().optional(),
+  dependsOn: z.unknown().optional(),
 });
 
 type RawMatcher = z.infer<typeof targetSchema>;
@@ -274,11 +287,23 @@ export function parseBundleSpec(
     path,
   );
   problems.push(...kustomize.problems);
+  const labels = parseLabels(
+    parsed.ok ? parsed.value.labels : undefined,
+    joinPath(path, "labels"),
+  );
+  if (!labels.ok) problems.push(...labels.problems);
+  const dependsOn = parseDependsOn(
+    parsed.ok ? parsed.value.dependsOn : undefined,
+    joinPath(path, "dependsOn"),
+  );
+  if (!dependsOn.ok) problems.push(...dependsOn.problems);
   if (
     !parsed.ok ||
     !strategy.ok ||
     helm.problems.length > 0 ||
-    kustomize.problems.length > 0
+    kustomize.problems.length > 0 ||
+    !labels.ok ||
+    !dependsOn.ok
   )
     return fail(problems);
   const d = parsed.value;
@@ -303,7 +328,12 @@ export function parseBundleSpec(
     })),
     rolloutStrategy: strategy.value,
     paused: d.paused ?? false,
-    ...compact({ helm: helm.bundle, kustomize: kustomize.bundle }),
+    ...compact({
+      helm: helm.bundle,
+      kustomize: kustomize.bundle,
+      labels: Object.keys(labels.value).length === 0 ? undefined : labels.value,
+      dependsOn: dependsOn.value.length === 0 ? undefined : dependsOn.value,
+    }),
   });
 }
 

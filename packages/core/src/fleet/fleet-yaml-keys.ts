@@ -16,6 +16,8 @@ export const SUPPORTED_BUNDLE_KEYS: readonly string[] = [
   "paused",
   "helm",
   "kustomize",
+  "labels",
+  "dependsOn",
 ];
 
 // Helm options given at the top instead of under `helm:`.
@@ -28,9 +30,7 @@ export const HELM_KEYS: readonly string[] = [
 // fleet.yaml and BundleDeploymentOptions fields flotilla does not implement.
 export const UNSUPPORTED_FLEET_KEYS: readonly string[] = [
   "targetNamespace",
-  "labels",
   "yaml",
-  "dependsOn",
   "diff",
   "keepResources",
   "deleteCRDResources",

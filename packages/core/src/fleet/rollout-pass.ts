@@ -54,6 +54,11 @@ export interface PassInput {
   readonly nowMs: number;
   /** A paused bundle releases nothing. */
   readonly paused?: boolean;
+  /**
+   * Clusters whose bundles this one depends on are not all Ready there, with the message naming
+   * them (depends-on.ts `dependencyHolds`): held with DependenciesNotReady.
+   */
+  readonly dependencyHolds?: ReadonlyMap<string, string>;
 }
 
 /** One release: give `cluster` the revision; `first` when it never had this bundle. */
@@ -70,7 +75,8 @@ export type HoldReason =
   | "WindowClosed"
   | "MaxUnavailable"
   | "MaxNew"
-  | "PartitionsNotReady";
+  | "PartitionsNotReady"
+  | "DependenciesNotReady";
 
 /** A cluster waiting for the current revision, with the reason and (for windows) the next opening. */
 export interface HeldCluster {
@@ -208,8 +214,13 @@ export function rolloutPass(input: PassInput): PassResult {
     const waiting: string[] = [];
     for (const n of p.clusters) {
       if (current(n)) continue;
+      // Held for its dependencies, a cluster is not released yet and counts like any other held
+      // cluster (docs/semantics.md#dependencies-between-bundles), unlike a paused one.
+      const dependencies = input.dependencyHolds?.get(n);
       if (input.paused === true) hold(n, "Paused", "bundle is paused");
       else if (paused(n)) hold(n, "Paused", "cluster is paused");
+      else if (dependencies !== undefined)
+        hold(n, "DependenciesNotReady", dependencies);
       else waiting.push(n);
     }
     // With the bundle paused, every cluster was held above and `waiting` is empty.

@@ -51,6 +51,8 @@ export interface PreparedBundle {
   readonly targetsJson: string;
   readonly targetCustomizationsJson: string;
   readonly rolloutStrategyJson: string;
+  /** fleet.yaml `dependsOn` as given ("" for none). */
+  readonly dependsOnJson: string;
   /** fleet.yaml `helm` as given ("" for none) and parsed, with the chart's digest (the revision). */
   readonly helmJson: string;
   readonly helm?: { readonly options: unknown; readonly chartDigest: string };
@@ -87,6 +89,8 @@ export function bundleDocument(fields: {
   readonly paused: boolean;
   readonly helm?: unknown;
   readonly kustomize?: unknown;
+  readonly labels?: unknown;
+  readonly dependsOn?: unknown;
 }): Record<string, unknown> {
   return {
     defaultNamespace: fields.defaultNamespace,
@@ -98,6 +102,8 @@ export function bundleDocument(fields: {
       rolloutStrategy: fields.rolloutStrategy,
       helm: fields.helm,
       kustomize: fields.kustomize,
+      labels: fields.labels,
+      dependsOn: fields.dependsOn,
     }),
   };
 }
@@ -148,6 +154,8 @@ export async function prepareBundle(
   const helmValue = jsonField(helmJson, "bundle.helm", problems);
   const kustomizeJson = request.kustomizeJson ?? "";
   const kustomizeValue = jsonField(kustomizeJson, "bundle.kustomize", problems);
+  const dependsOnJson = request.dependsOnJson ?? "";
+  const dependsOn = jsonField(dependsOnJson, "bundle.dependsOn", problems);
   const spec = parseBundleSpec(
     bundleDocument({
       // The legacy field meant the default namespace (docs/semantics.md#namespaces).
@@ -162,6 +170,8 @@ export async function prepareBundle(
       paused: request.paused,
       helm: helmValue,
       kustomize: kustomizeValue,
+      labels: request.labels,
+      dependsOn,
     }),
     "bundle",
   );
@@ -266,6 +276,7 @@ export async function prepareBundle(
     targetsJson: request.targetsJson,
     targetCustomizationsJson: request.targetCustomizationsJson,
     rolloutStrategyJson: request.rolloutStrategyJson ?? "",
+    dependsOnJson,
     helmJson,
     kustomizeJson,
     ...compact({
@@ -459,6 +470,8 @@ export function storedBundleSpec(record: BundleRecord): FleetBundleSpec {
       paused: record.paused,
       helm: json(record.helmJson ?? ""),
       kustomize: json(record.kustomizeJson ?? ""),
+      labels: record.labels,
+      dependsOn: json(record.dependsOnJson ?? ""),
     }),
     "bundle",
   );

@@ -37,6 +37,11 @@ import {
   type PassDeps,
 } from "./bundle-passes.js";
 import { removeBundle } from "./bundle-removal.js";
+import {
+  cycleProblem,
+  dependentNames,
+  withDependencies,
+} from "./bundle-dependencies.js";
 import { redeployed, redeployProblems } from "./bundle-redeploy.js";
 import { BUNDLES, type BundleRecord } from "./bundle-record.js";
 import { followCollection } from "../store/follow-collection.js";
@@ -263,6 +268,20 @@ export function createBundleManager(
     return found;
   };
 
+  // The bundles passes see now (not being deleted).
+  const live = (): Loaded[] => [...bundles.values()].filter((b) => !b.deleting);
+  // `b` with the facts of the bundles it depends on (docs/semantics.md#dependencies-between-bundles).
+  const subjectOf = (b: Loaded) => withDependencies(passDeps, b, live());
+  // A pass of `name` and of every bundle that waits for it, and no other.
+  const requestWithDependents = (
+    name: string,
+    spec: FleetBundleSpec,
+    others: readonly Loaded[] = live(),
+  ): void => {
+    loop.request(name);
+    for (const d of dependentNames(name, spec, others)) loop.request(d);
+  };
+
   const runBatch = async (batch: PassBatch): Promise<void> => {
     if (deps.runsPasses?.() === false) return;
     observations.retainClusters(
@@ -273,7 +292,11 @@ export function createBundleManager(
       const b = bundles.get(name);
       if (b === undefined || b.deleting) continue;
       try {
-        const { pass } = await runBundlePass(passDeps, b, deps.now());
+        const { pass } = await runBundlePass(
+          passDeps,
+          await subjectOf(b),
+          deps.now(),
+        );
         b.lastPass = pass;
       } catch (err) {
         log.warn({ err, bundle: name }, "Bundle pass failed");
@@ -291,7 +314,11 @@ export function createBundleManager(
   );
 
   const summaryOf = async (b: Loaded): Promise<BundleSummary> => {
-    const evaluation = await evaluateBundle(passDeps, b, deps.now());
+    const evaluation = await evaluateBundle(
+      passDeps,
+      await subjectOf(b),
+      deps.now(),
+    );
     return {
       record: b.record,
       counts: countsOf(evaluation, b.record.revision),
@@ -367,6 +394,9 @@ export function createBundleManager(
         deps.kustomize,
       );
       return serial(prepared.name, async () => {
+        const cycle = cycleProblem(prepared.name, prepared.spec, live());
+        if (cycle !== undefined) throw FlotillaError.invalid("bundle", [cycle]);
+        const before = bundles.get(prepared.name);
         const { record, entryRevision, changed } =
           await collector.writeOrCollect((onStored) =>
             writeBundle(deps, prepared, signal, onStored),
@@ -387,8 +417,15 @@ export function createBundleManager(
           },
           "Bundle applied",
         );
-        loop.request(record.name);
-        const evaluation = await evaluateBundle(passDeps, b, deps.now());
+        // Its labels may have changed which bundles wait for it: those of before and of now.
+        if (before !== undefined)
+          requestWithDependents(record.name, before.spec);
+        requestWithDependents(record.name, b.spec);
+        const evaluation = await evaluateBundle(
+          passDeps,
+          await subjectOf(b),
+          deps.now(),
+        );
         const plan = planFleet(
           b.spec.rolloutStrategy,
           evaluation.targets.map((t) => t.cluster),
@@ -413,7 +450,11 @@ export function createBundleManager(
 
     async get(name) {
       const b = loaded(name);
-      const evaluation = await evaluateBundle(passDeps, b, deps.now());
+      const evaluation = await evaluateBundle(
+        passDeps,
+        await subjectOf(b),
+        deps.now(),
+      );
       return bundleStatus(b.record, evaluation, b.lastPass ?? evaluation.pass);
     },
 
@@ -439,6 +480,9 @@ export function createBundleManager(
         }
         if (bundles.get(name) === b) bundles.delete(name);
         observations.forgetBundle(name);
+        // Its dependents now wait for a bundle that does not exist
+        // (docs/semantics.md#dependencies-between-bundles): their status says so.
+        for (const d of dependentNames(name, b.spec, live())) loop.request(d);
       });
     },
 
@@ -495,8 +539,10 @@ export function createBundleManager(
     onStatus(cluster, report) {
       if (report.subject.kind !== "bundle") return;
       const name = report.subject.bundle;
-      if (bundles.get(name)?.deleting !== false) return;
-      if (observations.record(cluster, report)) loop.request(name);
+      const b = bundles.get(name);
+      if (b === undefined || b.deleting) return;
+      if (observations.record(cluster, report))
+        requestWithDependents(name, b.spec);
     },
 
     onFleetChanged() {

@@ -7,7 +7,9 @@
  */
 import {
   bundleTargets,
+  dependencyHolds,
   rolloutPass,
+  type DependencyState,
   type DeploymentObservation,
   type FleetBundleSpec,
 } from "@flotilla/core";
@@ -59,17 +61,30 @@ export interface PassDeps {
 export interface PassSubject {
   readonly record: BundleRecord;
   readonly spec: FleetBundleSpec;
+  /**
+   * The bundles its `dependsOn` matches, with their state on each of their targets
+   * (bundle-dependencies.ts); absent when it depends on none.
+   */
+  readonly dependencies?: readonly DependencyState[];
 }
 
-/** Where `subject` stands at `nowMs`, and the pass core would run on it (nothing is published). */
-export async function evaluateBundle(
+/** What the hub knows about a bundle's targets now: no pass is run. */
+export type BundleObservation = Pick<
+  Evaluation,
+  "targets" | "deployments" | "reports"
+>;
+
+/** The targets of `subject` now, what each holds (its intent) and reports. */
+export async function observeBundle(
   deps: PassDeps,
-  subject: PassSubject,
-  nowMs: number,
-): Promise<Evaluation> {
+  subject: Pick<PassSubject, "record" | "spec">,
+): Promise<BundleObservation> {
   const { record, spec } = subject;
-  const groups = deps.directory.groups();
-  const targets = bundleTargets(spec, deps.directory.clusters(), groups);
+  const targets = bundleTargets(
+    spec,
+    deps.directory.clusters(),
+    deps.directory.groups(),
+  );
   const deployments = new Map<string, DeploymentObservation>();
   const reports = new Map<string, BundleReport>();
   for (const { cluster } of targets) {
@@ -87,16 +102,34 @@ export async function evaluateBundle(
       ),
     );
   }
+  return { targets, deployments, reports };
+}
+
+/** Where `subject` stands at `nowMs`, and the pass core would run on it (nothing is published). */
+export async function evaluateBundle(
+  deps: PassDeps,
+  subject: PassSubject,
+  nowMs: number,
+): Promise<Evaluation> {
+  const { record, spec } = subject;
+  const observed = await observeBundle(deps, subject);
+  const { targets, deployments } = observed;
+  const clusters = targets.map((t) => t.cluster);
   const pass = rolloutPass({
     strategy: spec.rolloutStrategy,
-    targets: targets.map((t) => t.cluster),
-    clusterGroups: groups,
+    targets: clusters,
+    clusterGroups: deps.directory.groups(),
     revision: record.revision,
     deployments,
     nowMs,
     paused: spec.paused,
+    dependencyHolds: dependencyHolds(
+      spec.dependsOn ?? [],
+      subject.dependencies ?? [],
+      clusters.map((c) => c.name),
+    ),
   });
-  return { targets, deployments, reports, pass };
+  return { ...observed, pass };
 }
 
 /**

@@ -46,6 +46,8 @@ const recordSchema = z.object({
   updatedAtMs: z.number(),
   forceSyncGeneration: z.number().int().min(1).optional(),
   forceSyncClusters: z.record(z.string(), z.number().int().min(1)).optional(),
+  labels: z.record(z.string(), z.string()).optional(),
+  dependsOnJson: z.string().optional(),
 });
 
 /** The "bundles" collection. */

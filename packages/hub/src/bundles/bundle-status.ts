@@ -46,7 +46,7 @@ const NO_DEPLOYMENT: DeploymentObservation = {
 
 /** The docs/semantics.md#cluster-states state of every target, byte order. */
 export function targetStates(
-  evaluation: Evaluation,
+  evaluation: Pick<Evaluation, "targets" | "deployments">,
   revision: string,
 ): Map<string, BundleClusterState> {
   const names = evaluation.targets

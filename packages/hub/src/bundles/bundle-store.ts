@@ -118,6 +118,12 @@ export async function writeBundle(
       contents,
       createdAtMs: previous?.createdAtMs ?? now,
       updatedAtMs: now,
+      // Labels and dependsOn are not content: they change the record, not the revision.
+      ...compact({
+        labels: bundle.spec.labels,
+        dependsOnJson:
+          bundle.dependsOnJson === "" ? undefined : bundle.dependsOnJson,
+      }),
       // Redeploys are not content: an apply keeps them.
       ...compact({
         forceSyncGeneration: previous?.forceSyncGeneration,

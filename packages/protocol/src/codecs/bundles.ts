@@ -60,6 +60,10 @@ export interface BundleRecord {
    */
   readonly forceSyncGeneration?: number;
   readonly forceSyncClusters?: Readonly<Record<string, number>>;
+  /** fleet.yaml `labels`; absent for none. Not part of the revision. */
+  readonly labels?: Readonly<Record<string, string>>;
+  /** fleet.yaml `dependsOn` as given (JSON); absent for none. Not part of the revision. */
+  readonly dependsOnJson?: string;
 }
 
 /** Targets of a bundle counted by state. */
@@ -127,6 +131,7 @@ const HOLD: Record<HoldReason, wire.HoldReason__Output> = {
   MaxUnavailable: "HOLD_REASON_MAX_UNAVAILABLE",
   MaxNew: "HOLD_REASON_MAX_NEW",
   PartitionsNotReady: "HOLD_REASON_PARTITIONS_NOT_READY",
+  DependenciesNotReady: "HOLD_REASON_DEPENDENCIES_NOT_READY",
 };
 
 function refToWire(m: ManifestRef): wire.Manifest {
@@ -156,6 +161,10 @@ export function bundleSpecToWire(record: BundleRecord): wire.BundleSpec {
       ? {}
       : { rolloutStrategyJson: record.rolloutStrategyJson }),
     paused: record.paused,
+    ...compact({
+      labels: record.labels === undefined ? undefined : { ...record.labels },
+      dependsOnJson: record.dependsOnJson,
+    }),
   };
 }
 

@@ -67,6 +67,16 @@ export interface BundleSpec {
    */
   kustomizeJson?: string;
   /**
+   * fleet.yaml `labels`: the bundle's labels, matched by other bundles' `dependsOn` selectors
+   * (docs/semantics.md#dependencies-between-bundles). Not content: changing them keeps the revision.
+   */
+  labels?: { [key: string]: string };
+  /**
+   * fleet.yaml `dependsOn` as JSON (a list of {name} or {selector}); "" means none
+   * (docs/semantics.md#dependencies-between-bundles).
+   */
+  dependsOnJson?: string;
+  /**
    * Neither set: a Fleet rollout with the default rolloutStrategy.
    */
   rollout?: "rolloutStrategyJson" | "updateStrategyName";
@@ -132,6 +142,16 @@ export interface BundleSpec__Output {
    * hub renders from `files`; "" means none.
    */
   kustomizeJson: string;
+  /**
+   * fleet.yaml `labels`: the bundle's labels, matched by other bundles' `dependsOn` selectors
+   * (docs/semantics.md#dependencies-between-bundles). Not content: changing them keeps the revision.
+   */
+  labels: { [key: string]: string };
+  /**
+   * fleet.yaml `dependsOn` as JSON (a list of {name} or {selector}); "" means none
+   * (docs/semantics.md#dependencies-between-bundles).
+   */
+  dependsOnJson: string;
   /**
    * Neither set: a Fleet rollout with the default rolloutStrategy.
    */

@@ -11,6 +11,10 @@ export const HoldReason = {
   HOLD_REASON_MAX_UNAVAILABLE: "HOLD_REASON_MAX_UNAVAILABLE",
   HOLD_REASON_MAX_NEW: "HOLD_REASON_MAX_NEW",
   HOLD_REASON_PARTITIONS_NOT_READY: "HOLD_REASON_PARTITIONS_NOT_READY",
+  /**
+   * A bundle it depends on is not Ready on the cluster (docs/semantics.md#dependencies-between-bundles).
+   */
+  HOLD_REASON_DEPENDENCIES_NOT_READY: "HOLD_REASON_DEPENDENCIES_NOT_READY",
 } as const;
 
 /**
@@ -28,7 +32,12 @@ export type HoldReason =
   | "HOLD_REASON_MAX_NEW"
   | 4
   | "HOLD_REASON_PARTITIONS_NOT_READY"
-  | 5;
+  | 5
+  /**
+   * A bundle it depends on is not Ready on the cluster (docs/semantics.md#dependencies-between-bundles).
+   */
+  | "HOLD_REASON_DEPENDENCIES_NOT_READY"
+  | 6;
 
 /**
  * Why a target without the current revision was not released.
