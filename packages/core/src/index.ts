@@ -225,7 +225,12 @@ export type {
   HelmValues,
   HelmValuesFrom,
 } from "./fleet/helm-options.js";
-export { bundleTargets, matchesTarget } from "./fleet/bundle-targets.js";
+export {
+  bundleTargets,
+  matchesTarget,
+  targetDecision,
+  type TargetDecision,
+} from "./fleet/bundle-targets.js";
 export type { BundleTarget } from "./fleet/bundle-targets.js";
 export { applyMergePatch } from "./fleet/merge-patch.js";
 export {
