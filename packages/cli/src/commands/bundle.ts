@@ -3,7 +3,6 @@
  * targets, described by a Fleet-style fleet.yaml.
  */
 import { basename, resolve } from "node:path";
-import type { wire } from "@flotilla/protocol";
 import { EXIT_OK } from "../io.js";
 import {
   adminCommand,
