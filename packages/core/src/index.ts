@@ -248,7 +248,12 @@ export {
   parseKustomizeOptions,
 } from "./fleet/kustomize-options.js";
 export type { KustomizeOptions } from "./fleet/kustomize-options.js";
-export { bundleTargets, matchesTarget } from "./fleet/bundle-targets.js";
+export {
+  bundleTargets,
+  matchesTarget,
+  targetDecision,
+  type TargetDecision,
+} from "./fleet/bundle-targets.js";
 export type { BundleTarget } from "./fleet/bundle-targets.js";
 export { applyMergePatch } from "./fleet/merge-patch.js";
 export {

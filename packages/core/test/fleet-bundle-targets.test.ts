@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { parseBundleSpec } from "../src/fleet/bundle-spec.js";
-import { bundleTargets, matchesTarget } from "../src/fleet/bundle-targets.js";
+import {
+  bundleTargets,
+  matchesTarget,
+  targetDecision,
+} from "../src/fleet/bundle-targets.js";
 import { DISPLAY_NAME_LABEL } from "../src/fleet/partitions.js";
 import { cluster, fleetOf, group } from "./fleet-fixtures.js";
 
@@ -212,5 +216,59 @@ describe("matchesTarget", () => {
         [],
       ),
     ).toBe(false);
+  });
+});
+
+describe("targetDecision", () => {
+  const decide = (raw: unknown, name: string) => {
+    const parsed = parseBundleSpec(raw, "bundle");
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+    const found = FLEET.find((c) => c.name === name);
+    if (found === undefined) throw new Error(name);
+    return targetDecision(parsed.value, found, GROUPS);
+  };
+  const raw = {
+    defaultNamespace: "app",
+    targets: [
+      { clusterSelector: { matchLabels: { env: "dev" } }, doNotDeploy: true },
+      {
+        clusterSelector: {
+          matchExpressions: [{ key: "env", operator: "Exists" }],
+        },
+      },
+    ],
+    targetCustomizations: [
+      { name: "legacy", clusterGroup: "legacy", doNotDeploy: true },
+      {
+        name: "us",
+        clusterSelector: { matchLabels: { region: "us-east" } },
+        defaultNamespace: "app-us",
+      },
+    ],
+  };
+
+  it("gives the target with its customization, as bundleTargets does", () => {
+    expect(decide(raw, "prod-us-1").target).toMatchObject({
+      customization: 1,
+      namespace: "app-us",
+      targetNamespace: "",
+    });
+    expect(decide(raw, "prod-eu-1").target).toMatchObject({ namespace: "app" });
+  });
+
+  it("says which entry keeps a cluster out, or that none matches", () => {
+    expect(decide(raw, "dev-1")).toEqual({
+      notTargeted:
+        "the first entry of targets it matches (targets[0]) sets doNotDeploy",
+    });
+    expect(decide(raw, "prod-us-2")).toEqual({
+      notTargeted:
+        "the target customization it matches (targetCustomizations[0]) sets doNotDeploy",
+    });
+    expect(
+      decide({ ...raw, targets: [{ clusterName: "elsewhere" }] }, "dev-1"),
+    ).toEqual({
+      notTargeted: "no entry of targets matches it",
+    });
   });
 });

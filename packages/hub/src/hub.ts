@@ -34,6 +34,7 @@ import {
   type ClusterRegistry,
 } from "./clusters/cluster-registry.js";
 import type { BundleMethod } from "./bundles/admin-bundles.js";
+import type { ClusterBundle } from "./bundles/bundle-views.js";
 import { fleetHandlers } from "./grpc/admin-fleet.js";
 import { createAdminStreams } from "./grpc/admin-streams.js";
 import { securityHandlers } from "./grpc/admin-security.js";
@@ -124,6 +125,8 @@ export interface BundleService {
   /** A pass (releases, holds); called on the pass interval. */
   tick(): void;
   preview(name: string): PlanOutput;
+  /** Every bundle that targets `cluster`, with its state there. */
+  clusterBundles(cluster: string): Promise<readonly ClusterBundle[]>;
   readonly handlers: Pick<Handlers, BundleMethod>;
 }
 
@@ -629,6 +632,7 @@ export function createHub(options: HubOptions): Hub {
       registry,
       groups,
       intents,
+      bundlesOn: (cluster) => bundles.clusterBundles(cluster),
       ...(security === undefined
         ? {}
         : { forgetIdentity: (cluster) => identities.forget(cluster) }),

@@ -110,7 +110,7 @@ describe("the role table", () => {
       ].sort(),
     );
     for (const method of byRole("viewer")) {
-      expect(method).toMatch(/^(List|Get|Watch|PreviewPlan)/);
+      expect(method).toMatch(/^(List|Get|Watch|PreviewPlan|RenderBundle)/);
     }
     for (const method of [
       "PutObject",

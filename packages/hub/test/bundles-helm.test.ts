@@ -98,6 +98,57 @@ describe("Helm bundles on the hub", () => {
     expect(changed.changed).toBe(true);
   });
 
+  test("RenderBundle renders a cluster's variant with its Kubernetes version, noting valuesFrom", async () => {
+    await using h = await startHarness(
+      [
+        { ...cluster("a"), kubernetesVersion: "1.30.2" },
+        { ...cluster("b", { region: "eu" }) },
+      ],
+      { helm: { helm } },
+    );
+    const dir = join(ROOT, "examples/helm-bundle");
+    const fleet = parse(
+      await readFile(join(dir, "fleet.yaml"), "utf8"),
+    ) as Record<string, unknown>;
+    const withRefs = {
+      ...fleet,
+      helm: {
+        ...(fleet["helm"] as object),
+        valuesFrom: [{ configMapKeyRef: { name: "site", key: "values.yaml" } }],
+      },
+    };
+    const spec = await helmSpec(dir, withRefs);
+    const a = await h.manager.render("a", { spec });
+    expect(a).toMatchObject({ helm: true, contentKey: "greeter" });
+    expect(a.objects.map((o) => [o.kind, o.metadata.namespace])).toEqual([
+      ["ConfigMap", "greeter"],
+      ["Service", "greeter"],
+    ]);
+    expect(a.notes).toContain(
+      "valuesFrom is read on the cluster, not here: ConfigMap greeter/site key values.yaml left out",
+    );
+    expect(a.notes.join("\n")).not.toContain("no Kubernetes version");
+    const b = await h.manager.render("b", { spec });
+    expect(b).toMatchObject({
+      customizationName: "eu",
+      contentKey: "greeter#c0",
+    });
+    const config = b.objects.find((o) => o.kind === "ConfigMap") as
+      { data?: Record<string, string> } | undefined;
+    expect(config?.data).toMatchObject({ color: "green", replicas: "3" });
+    expect(b.notes.join("\n")).toContain(
+      "the cluster has reported no Kubernetes version",
+    );
+
+    // Applied, the stored content renders to the same objects.
+    await h.manager.apply(spec, "helm");
+    const stored = await h.manager.render("b", {
+      name: "greeter",
+      revision: "",
+    });
+    expect(stored.objects).toEqual(b.objects);
+  });
+
   test("builds a file:// dependency that is not vendored in charts/", async () => {
     await using h = await startHarness([cluster("a")], { helm: { helm } });
     const applied = await h.manager.apply(

@@ -7,7 +7,9 @@
 import { join } from "node:path";
 import { formatProblem, type Problem } from "@flotilla/core";
 import { MAX_INLINE_MANIFEST_BYTES, type wire } from "@flotilla/protocol";
+import type { HubClient } from "../hub/hub-client.js";
 import type { ProblemLines } from "../hub/hub-errors.js";
+import { putObject } from "../hub/put-object.js";
 import { stripField } from "../hub/file-problems.js";
 import { FLEET_YAML, type BundleDir, type ManifestFile } from "./bundle-dir.js";
 
@@ -27,6 +29,28 @@ export function filesToUpload(manifests: readonly ManifestFile[]): Set<string> {
     inline -= m.content.byteLength;
   }
   return upload;
+}
+
+/**
+ * The BundleSpec of `dir` as sent to the hub: the files {@link filesToUpload} picks uploaded with
+ * PutObject first (`uploaded` counts them), the rest inline.
+ */
+export async function sendableSpec(
+  hub: HubClient,
+  dir: BundleDir,
+  settings: BundleSettings,
+): Promise<{ readonly bundle: wire.BundleSpec; readonly uploaded: number }> {
+  const all = [...dir.manifests, ...dir.files];
+  const upload = filesToUpload(all);
+  const objects = new Map<string, wire.ObjectRef__Output>();
+  for (const m of all)
+    if (upload.has(m.path))
+      objects.set(m.path, await putObject(hub, m.content));
+  const bundle = bundleSpec(dir, settings, (m) => {
+    const object = objects.get(m.path);
+    return object === undefined ? { yaml: m.content } : { object };
+  });
+  return { bundle, uploaded: upload.size };
 }
 
 /** Where the bundle's settings come from, for the spec. */

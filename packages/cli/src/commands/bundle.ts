@@ -3,7 +3,6 @@
  * targets, described by a Fleet-style fleet.yaml.
  */
 import { basename, resolve } from "node:path";
-import type { wire } from "@flotilla/protocol";
 import { EXIT_OK } from "../io.js";
 import {
   adminCommand,
@@ -14,7 +13,6 @@ import {
 import { present } from "../hub/answer.js";
 import { printJson, printLines } from "../hub/output.js";
 import { listAll } from "../hub/pages.js";
-import { putObject } from "../hub/put-object.js";
 import {
   bundleDetail,
   bundleTable,
@@ -23,11 +21,8 @@ import {
 } from "../render/bundle-view.js";
 import { warningLines } from "../render/sections.js";
 import { readBundleDir, FLEET_YAML } from "./bundle-dir.js";
-import {
-  bundleProblemLines,
-  bundleSpec,
-  filesToUpload,
-} from "./bundle-request.js";
+import { bundleProblemLines, sendableSpec } from "./bundle-request.js";
+import { render } from "./bundle-render-command.js";
 import type { Noun, PositionalSpec } from "./command.js";
 import { compact } from "@flotilla/core";
 
@@ -96,16 +91,11 @@ const apply = adminCommand({
   run: async (ctx, input) => {
     const { dir } = input;
     ctx.problemLines(bundleProblemLines(input.dirPath, dir, input.nameFrom));
-    const all = [...dir.manifests, ...dir.files];
-    const upload = filesToUpload(all);
-    const objects = new Map<string, wire.ObjectRef__Output>();
-    for (const m of all)
-      if (upload.has(m.path))
-        objects.set(m.path, await putObject(ctx.hub, m.content));
-    const bundle = bundleSpec(dir, input.settings, (m) => {
-      const object = objects.get(m.path);
-      return object === undefined ? { yaml: m.content } : { object };
-    });
+    const { bundle, uploaded } = await sendableSpec(
+      ctx.hub,
+      dir,
+      input.settings,
+    );
     const answer = await ctx.hub.call("applyBundle", {
       bundle,
       reason: ctx.reason,
@@ -124,7 +114,7 @@ const apply = adminCommand({
         (answer.changed
           ? "(new revision)"
           : "(unchanged: same content as the current revision)"),
-      `  ${manifests}${upload.size > 0 ? `, ${String(upload.size)} uploaded separately` : ""}`,
+      `  ${manifests}${uploaded > 0 ? `, ${String(uploaded)} uploaded separately` : ""}`,
       `  ${countsLine(applied.counts, ctx.render)}`,
       ...warningLines(answer.warnings, ctx.render),
     ]);
@@ -297,5 +287,6 @@ export const bundleNoun: Noun = {
     pauseCommand(true),
     pauseCommand(false),
     redeploy,
+    render,
   ],
 };

@@ -1,6 +1,7 @@
 /**
  * `flotilla cluster list|get|label|pause|unpause|remove`: the fleet as the hub sees it.
  */
+import { clusterBundleLines } from "../render/bundle-view.js";
 import {
   fail,
   formatProblem,
@@ -107,20 +108,22 @@ const list = adminCommand({
 
 const get = adminCommand({
   name: "cluster get",
-  summary: "show one cluster: facts, node pools, maintenance windows",
+  summary:
+    "show one cluster: facts, node pools, maintenance windows, the bundles on it",
   description:
     "Shows what the cluster's agent last reported (version, region, node pools, the owner's\n" +
-    "maintenance windows and freezes) and what the hub holds (labels, groups, intent generations).",
+    "maintenance windows and freezes) and what the hub holds (labels, groups, intent generations),\n" +
+    "then every bundle that targets it: state, current, released and applied revision, hold reason.",
   positionals: [NAME],
   prepare: (args) => prepared(args.positional("NAME") ?? ""),
   run: async (ctx, name) => {
-    const { cluster } = await ctx.hub.call("getCluster", { name });
-    if (ctx.json) printJson(ctx.io, { cluster });
+    const { cluster, bundles } = await ctx.hub.call("getCluster", { name });
+    if (ctx.json) printJson(ctx.io, { cluster, bundles });
     else
-      printLines(
-        ctx.io,
-        clusterDetail(present(cluster, "cluster"), ctx.render, ctx.io.now()),
-      );
+      printLines(ctx.io, [
+        ...clusterDetail(present(cluster, "cluster"), ctx.render, ctx.io.now()),
+        ...clusterBundleLines(bundles, ctx.render, ctx.io.now()),
+      ]);
     return EXIT_OK;
   },
 });

@@ -60,6 +60,8 @@ export interface AdminCommandSpec<P> {
    * comes from FLOTILLA_ACTOR or the OS user.
    */
   readonly ownsActorOption?: boolean;
+  /** Replaces `-o table|json` (bundle render: `-o yaml|json`). */
+  readonly output?: OptionSpec;
   /** Checks and reads the input before connecting. */
   readonly prepare: (
     args: ParsedArgs,
@@ -101,6 +103,7 @@ export function adminCommand<P>(spec: AdminCommandSpec<P>): Command {
       ...spec.options,
       ...(spec.mutating === true ? REASON_OPTION : {}),
       ...OUTPUT_OPTION,
+      ...compact({ output: spec.output }),
       ...hubOptions(spec.ownsActorOption === true),
     },
     run: async (args, io) => {

@@ -231,3 +231,45 @@ export function bundleDetail(
     );
   return lines;
 }
+
+/** `cluster get`'s bundles: every bundle on the cluster with its state there (Fleet's BundleDeployments). */
+export function clusterBundleLines(
+  bundles: readonly wire.ClusterBundleStatus__Output[],
+  options: RenderOptions,
+  nowMs: number,
+): string[] {
+  if (bundles.length === 0) return ["", "No bundle targets it."];
+  const columns: Column<wire.ClusterBundleStatus__Output>[] = [
+    { header: "BUNDLE", cell: (b) => b.bundle },
+    {
+      header: "STATE",
+      cell: (b) =>
+        styleState(
+          options.style,
+          enumWord(b.status?.state ?? "", "BUNDLE_CLUSTER_STATE_"),
+        ),
+    },
+    { header: "REVISION", cell: (b) => shortRevision(b.revision) },
+    {
+      header: "RELEASED",
+      cell: (b) => shortRevision(b.status?.releasedRevision),
+    },
+    {
+      header: "APPLIED",
+      cell: (b) => shortRevision(b.status?.appliedRevision),
+    },
+    {
+      header: "HELD",
+      cell: (b) => (b.status === null ? "-" : heldWord(b.status, nowMs)),
+    },
+    {
+      header: "MESSAGE",
+      cell: (b) => (b.status === null ? "" : messageOf(b.status)),
+    },
+  ];
+  return [
+    "",
+    `Bundles (${String(bundles.length)}):`,
+    ...renderTable(columns, bundles, options.style),
+  ];
+}

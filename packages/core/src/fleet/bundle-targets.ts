@@ -37,6 +37,45 @@ export function matchesTarget(
   return matchesPartition(matcher, cluster, groups);
 }
 
+/** Whether a cluster is a target of a bundle: its target, or why it is not. */
+export type TargetDecision =
+  | { readonly target: BundleTarget }
+  | { readonly target?: undefined; readonly notTargeted: string };
+
+/** Whether `spec` deploys to `cluster` (groups from `clusterGroups`), with what, or why not. */
+export function targetDecision(
+  spec: FleetBundleSpec,
+  cluster: Cluster,
+  clusterGroups: readonly ClusterGroup[],
+): TargetDecision {
+  const groups = groupsOfCluster(cluster, clusterGroups);
+  const entry = spec.targets.findIndex((t) =>
+    matchesTarget(t, cluster, groups),
+  );
+  if (entry === -1) return { notTargeted: "no entry of targets matches it" };
+  if (spec.targets[entry]?.doNotDeploy === true)
+    return {
+      notTargeted: `the first entry of targets it matches (targets[${String(entry)}]) sets doNotDeploy`,
+    };
+  const index = spec.targetCustomizations.findIndex((c) =>
+    matchesTarget(c, cluster, groups),
+  );
+  const customization =
+    index === -1 ? undefined : spec.targetCustomizations[index];
+  if (customization?.doNotDeploy === true)
+    return {
+      notTargeted: `the target customization it matches (targetCustomizations[${String(index)}]) sets doNotDeploy`,
+    };
+  return {
+    target: {
+      cluster,
+      ...(customization === undefined ? {} : { customization: index }),
+      namespace: customization?.defaultNamespace ?? spec.defaultNamespace,
+      targetNamespace: customization?.targetNamespace ?? spec.targetNamespace,
+    },
+  };
+}
+
 /** The clusters `spec` deploys to, in byte order of their names, each with its customization. */
 export function bundleTargets(
   spec: FleetBundleSpec,
@@ -47,21 +86,8 @@ export function bundleTargets(
   for (const cluster of [...clusters].sort((a, b) =>
     compareNames(a.name, b.name),
   )) {
-    const groups = groupsOfCluster(cluster, clusterGroups);
-    const target = spec.targets.find((t) => matchesTarget(t, cluster, groups));
-    if (target === undefined || target.doNotDeploy) continue;
-    const index = spec.targetCustomizations.findIndex((c) =>
-      matchesTarget(c, cluster, groups),
-    );
-    const customization =
-      index === -1 ? undefined : spec.targetCustomizations[index];
-    if (customization?.doNotDeploy === true) continue;
-    out.push({
-      cluster,
-      ...(customization === undefined ? {} : { customization: index }),
-      namespace: customization?.defaultNamespace ?? spec.defaultNamespace,
-      targetNamespace: customization?.targetNamespace ?? spec.targetNamespace,
-    });
+    const { target } = targetDecision(spec, cluster, clusterGroups);
+    if (target !== undefined) out.push(target);
   }
   return out;
 }

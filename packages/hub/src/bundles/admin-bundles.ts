@@ -1,11 +1,11 @@
 /**
  * AdminService: bundles (PutObject, ApplyBundle, ListBundles, GetBundle, DeleteBundle, PauseBundle,
- * ResumeBundle, RedeployBundle). Requests
+ * ResumeBundle, RedeployBundle, RenderBundle). Requests
  * are validated before anything is read or written: bad fields are INVALID_ARGUMENT with their
  * path (`bundle.targets[0].clusterSelector`), unknown bundles NOT_FOUND. State-changing calls are
  * audited (targetKind "bundle"; uploads "object").
  */
-import { FlotillaError } from "@flotilla/core";
+import { compact } from "@flotilla/core";
 import {
   bundleStatusToWire,
   bundleToWire,
@@ -13,9 +13,10 @@ import {
 } from "@flotilla/protocol";
 import { paginate } from "../grpc/pages.js";
 import { audited, unary, type AuditDeps } from "../grpc/unary.js";
-import { nameProblem } from "../names.js";
+import { requireName } from "../grpc/admin-fleet.js";
 import type { BundleManager } from "./bundle-manager.js";
 import { putObjectHandler } from "./put-object.js";
+import type { ClusterRender } from "./cluster-render.js";
 
 /** What the bundle handlers need. */
 export interface BundleHandlerDeps extends AuditDeps {
@@ -34,13 +35,37 @@ export type BundleMethod =
   | "DeleteBundle"
   | "PauseBundle"
   | "ResumeBundle"
-  | "RedeployBundle";
+  | "RedeployBundle"
+  | "RenderBundle";
 
 function requireBundleName(name: unknown): string {
-  const problem = nameProblem(name, "name");
-  if (problem !== undefined)
-    throw FlotillaError.invalid("bundle request", [problem]);
-  return name as string;
+  return requireName(name, "name", "bundle request");
+}
+
+/** RenderBundle's answer. */
+function renderToWire(r: ClusterRender): wire.RenderBundleResponse {
+  return {
+    bundle: r.bundle,
+    cluster: r.cluster,
+    revision: r.revision,
+    targeted: r.notTargeted === undefined,
+    notTargeted: r.notTargeted ?? "",
+    contentKey: r.contentKey,
+    contentDigest: r.contentDigest ?? "",
+    ...compact({ customizationIndex: r.customizationIndex }),
+    customizationName: r.customizationName ?? "",
+    defaultNamespace: r.defaultNamespace,
+    targetNamespace: r.targetNamespace,
+    helm: r.helm,
+    objects: r.objects.map((o) => ({
+      apiVersion: o.apiVersion,
+      kind: o.kind,
+      namespace: o.metadata.namespace ?? "",
+      name: o.metadata.name,
+      objectJson: JSON.stringify(o),
+    })),
+    notes: [...r.notes],
+  };
 }
 
 /** The AdminService handlers for bundles. */
@@ -127,6 +152,24 @@ export function bundleHandlers(
         },
       ),
     ),
+
+    // Read only: not audited (it changes nothing).
+    RenderBundle: unary<
+      wire.RenderBundleRequest__Output,
+      wire.RenderBundleResponse
+    >(async (request, context) => {
+      const cluster = requireName(request.cluster, "cluster", "render");
+      const source =
+        request.source === "name" || request.bundle == null
+          ? {
+              name: requireName(request.name ?? "", "name", "render"),
+              revision: request.revision,
+            }
+          : { spec: request.bundle };
+      return renderToWire(
+        await deps.bundles.render(cluster, source, { signal: context.signal }),
+      );
+    }),
 
     PauseBundle: pauseHandler(deps, "PauseBundle", true),
     ResumeBundle: pauseHandler(deps, "ResumeBundle", false),

@@ -13,7 +13,9 @@
 import {
   bundleSpecWarnings,
   bundleTargets,
+  compact,
   FlotillaError,
+  type Cluster,
   matchesSelector,
   planFleet,
   showValue,
@@ -67,6 +69,13 @@ import type { ContentKeys } from "../security/content-keys.js";
 import { createPassLoop, type PassBatch } from "./pass-loop.js";
 import type { HelmSupport } from "./helm-chart.js";
 import type { KustomizeSupport } from "./kustomize.js";
+import {
+  clusterBundles,
+  renderApplied,
+  renderPrepared,
+  type ClusterBundle,
+} from "./bundle-views.js";
+import type { ClusterRender } from "./cluster-render.js";
 
 /** What bundles need of the intent publisher's content store. */
 export type BundleContentStore = Pick<
@@ -177,6 +186,18 @@ export interface BundleManager {
     content: Uint8Array,
     options?: { readonly signal?: AbortSignal },
   ): Promise<string>;
+  /**
+   * What `cluster` gets from `source`: a spec (checked as apply checks it: INVALID_ARGUMENT; stored
+   * nowhere) or an applied bundle's name (`revision` "" for the current one). NOT_FOUND for an
+   * unknown cluster, bundle or revision (docs/bundles.md#what-a-cluster-gets).
+   */
+  render(
+    cluster: string,
+    source: RenderSource,
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<ClusterRender>;
+  /** Every bundle that targets `cluster`, with its state there; NOT_FOUND for an unknown cluster. */
+  clusterBundles(cluster: string): Promise<ClusterBundle[]>;
   /** The plan of the bundle's rollout over its current targets (only those `selector` matches). */
   preview(name: string, selector?: LabelSelector): PlanOutput;
   /** A counted status report (of the cluster's current intent generation); other subjects are ignored. */
@@ -190,6 +211,11 @@ export interface BundleManager {
   /** Resolves once no pass is running or waiting (tests, shutdown). */
   idle(): Promise<void>;
 }
+
+/** What RenderBundle renders: a spec not applied, or an applied bundle. */
+export type RenderSource =
+  | { readonly spec: wire.BundleSpec__Output | null | undefined }
+  | { readonly name: string; readonly revision: string };
 
 interface Loaded {
   readonly record: BundleRecord;
@@ -323,6 +349,16 @@ export function createBundleManager(
       record: b.record,
       counts: countsOf(evaluation, b.record.revision),
     };
+  };
+
+  const registered = (name: string): Cluster => {
+    const found = deps.directory.cluster(name);
+    if (found === undefined)
+      throw new FlotillaError(
+        "not_found",
+        `Cluster ${showValue(name)} is not registered`,
+      );
+    return found;
   };
 
   // A change of the stored record that keeps its revision (pause, resume, redeploy).
@@ -511,6 +547,45 @@ export function createBundleManager(
         throw FlotillaError.invalid("redeploy", problems);
       return changeRecord(name, reason, "Bundle redeployed", (record) =>
         redeployed(record, clusters, targets),
+      );
+    },
+
+    async render(clusterName, source, { signal } = {}) {
+      const cluster = registered(clusterName);
+      const target = {
+        cluster,
+        groups: deps.directory.groups(),
+        ...compact({ signal }),
+      };
+      if ("spec" in source) {
+        const prepared = await prepareBundle(
+          source.spec,
+          deps.objects,
+          signal,
+          deps.helm,
+        );
+        return renderPrepared(deps, prepared, target);
+      }
+      return renderApplied(
+        { ...deps, ...compact({ helm: deps.helm }) },
+        loaded(source.name),
+        source.revision,
+        target,
+      );
+    },
+
+    async clusterBundles(clusterName) {
+      const cluster = registered(clusterName);
+      const live = [...bundles.values()].filter((b) => !b.deleting);
+      return await clusterBundles(
+        {
+          intents: deps.intents,
+          observations,
+          isUnreachable: (c) => deps.directory.isUnreachable(c),
+        },
+        live,
+        cluster,
+        deps.directory.groups(),
       );
     },
 

@@ -111,6 +111,43 @@ export function countsOf(
   return counts;
 }
 
+/** What the hub knows of one target, for {@link clusterView}. */
+export interface TargetFacts {
+  readonly deployment: DeploymentObservation | undefined;
+  readonly report: BundleReport | undefined;
+  /** The last pass's hold of the cluster, if it held it. */
+  readonly held: PassResult["held"][number] | undefined;
+  readonly partition: string | undefined;
+}
+
+/** The view of one target `cluster` in `state` (docs/semantics.md#cluster-states). */
+export function clusterView(
+  cluster: string,
+  state: BundleClusterState,
+  facts: TargetFacts,
+): BundleClusterView {
+  const d = facts.deployment ?? NO_DEPLOYMENT;
+  const { report } = facts;
+  const waiting = state === "Pending" || state === "OutOfSync";
+  const held = waiting ? facts.held : undefined;
+  return {
+    cluster,
+    state,
+    ...compact({
+      partition: facts.partition,
+      releasedRevision: d.releasedRevision,
+      appliedRevision: d.appliedRevision,
+    }),
+    ...(held === undefined ? {} : { held: held.reason }),
+    ...compact({ nextOpeningMs: held?.nextOpeningMs }),
+    message: held?.message ?? report?.error ?? report?.message ?? "",
+    reasons: report?.reasons ?? [],
+    reasonsTruncated: report?.reasonsTruncated ?? 0,
+    unreachable: d.unreachable,
+    ...(report === undefined ? {} : { updatedAtMs: report.observedAtMs }),
+  };
+}
+
 /**
  * The status of `record`: states from `evaluation` (now), partitions and hold reasons from
  * `pass` (the last published pass of this revision, else the evaluation's own).
@@ -125,29 +162,13 @@ export function bundleStatus(
     for (const c of p.clusters) partitionOf.set(c, p.name);
   const heldOf = new Map(pass.held.map((h) => [h.cluster, h]));
   const clusters = [...targetStates(evaluation, record.revision)].map(
-    ([cluster, state]): BundleClusterView => {
-      const d = evaluation.deployments.get(cluster) ?? NO_DEPLOYMENT;
-      const report = evaluation.reports.get(cluster);
-      const waiting = state === "Pending" || state === "OutOfSync";
-      const held = waiting ? heldOf.get(cluster) : undefined;
-      const partition = partitionOf.get(cluster);
-      return {
-        cluster,
-        state,
-        ...compact({
-          partition,
-          releasedRevision: d.releasedRevision,
-          appliedRevision: d.appliedRevision,
-        }),
-        ...(held === undefined ? {} : { held: held.reason }),
-        ...compact({ nextOpeningMs: held?.nextOpeningMs }),
-        message: held?.message ?? report?.error ?? report?.message ?? "",
-        reasons: report?.reasons ?? [],
-        reasonsTruncated: report?.reasonsTruncated ?? 0,
-        unreachable: d.unreachable,
-        ...(report === undefined ? {} : { updatedAtMs: report.observedAtMs }),
-      };
-    },
+    ([cluster, state]) =>
+      clusterView(cluster, state, {
+        deployment: evaluation.deployments.get(cluster),
+        report: evaluation.reports.get(cluster),
+        held: heldOf.get(cluster),
+        partition: partitionOf.get(cluster),
+      }),
   );
   return {
     summary: { record, counts: countsOf(evaluation, record.revision) },

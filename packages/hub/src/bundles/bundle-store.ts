@@ -43,6 +43,22 @@ export interface WrittenBundle {
 /** Compare-and-set attempts before an apply gives up on a record that keeps changing. */
 const MAX_ATTEMPTS = 5;
 
+/** The revision of `bundle` whose renderer input files are stored as `files`. */
+export function preparedRevision(
+  bundle: PreparedBundle,
+  files: readonly { readonly path: string; readonly digest: string }[],
+): string {
+  return bundleRevision(
+    bundle.objects,
+    bundle.spec.defaultNamespace,
+    bundle.spec.targetNamespace,
+    bundle.targetCustomizationsValue,
+    files,
+    bundle.helm,
+    bundle.kustomize,
+  );
+}
+
 /**
  * Stores `bundle`; resolves with what is stored now. `onStored` hears the digest of every content
  * it stored, so that a caller whose write fails later can collect what is left unreferenced.
@@ -76,15 +92,7 @@ export async function writeBundle(
   };
   const manifests = await stored(bundle.manifests);
   const files = await stored(bundle.files);
-  const revision = bundleRevision(
-    bundle.objects,
-    bundle.spec.defaultNamespace,
-    bundle.spec.targetNamespace,
-    bundle.targetCustomizationsValue,
-    files,
-    bundle.helm,
-    bundle.kustomize,
-  );
+  const revision = preparedRevision(bundle, files);
   const key = bundleKey(bundle.name);
   // The same revision keeps its stored content: a packaged chart differs from byte to byte
   // between two packagings of the same files (timestamps), and must not look like new content.

@@ -10,6 +10,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  compact,
   fail,
   helmValuesFor,
   isLocalChart,
@@ -237,6 +238,45 @@ export async function chartArchive(
   return ok(fetched.value.archive);
 }
 
+/** How {@link renderChart} renders: the cluster's Kubernetes version (`--kube-version`), if known. */
+export interface ChartRenderOptions {
+  readonly kubeVersion?: string;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * `helm template` of `helm` (one content's chart and merged values, without valuesFrom): the
+ * rendered manifests, or helm's error.
+ */
+export async function renderChart(
+  helmBinary: string,
+  helm: BundleHelm,
+  { kubeVersion, signal }: ChartRenderOptions = {},
+): Promise<Result<string>> {
+  const work = await mkdtemp(join(tmpdir(), "flotilla-helm-render-"));
+  try {
+    const chart = join(work, "chart.tgz");
+    const values = join(work, "values.json");
+    await writeFile(chart, Buffer.from(helm.chart, "base64"));
+    await writeFile(values, JSON.stringify(helm.values));
+    const rendered = await runHelm(
+      helmBinary,
+      helmTemplateArgs(
+        helm,
+        chart,
+        [values],
+        kubeVersion === undefined
+          ? undefined
+          : { kubeVersion, apiVersions: [] },
+      ),
+      signal ? { signal } : {},
+    );
+    return rendered.ok ? ok(rendered.value.stdout) : rendered;
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
 /**
  * A trial `helm template` of `helm` (one content's chart and values, default capabilities, no
  * valuesFrom): helm's error as the problem, at `path`, naming `variant`.
@@ -248,25 +288,12 @@ export async function trialRender(
   path: string,
   signal?: AbortSignal,
 ): Promise<Problem[]> {
-  const work = await mkdtemp(join(tmpdir(), "flotilla-helm-trial-"));
-  try {
-    const chart = join(work, "chart.tgz");
-    const values = join(work, "values.json");
-    await writeFile(chart, Buffer.from(helm.chart, "base64"));
-    await writeFile(values, JSON.stringify(helm.values));
-    const rendered = await runHelm(
-      helmBinary,
-      helmTemplateArgs(helm, chart, [values]),
-      signal ? { signal } : {},
-    );
-    if (rendered.ok) return [];
-    return rendered.problems.map((p) => ({
-      path,
-      message: `the chart does not render for ${variant}: ${p.message}`,
-    }));
-  } finally {
-    await rm(work, { recursive: true, force: true });
-  }
+  const rendered = await renderChart(helmBinary, helm, compact({ signal }));
+  if (rendered.ok) return [];
+  return rendered.problems.map((p) => ({
+    path,
+    message: `the chart does not render for ${variant}: ${p.message}`,
+  }));
 }
 
 /** What {@link helmVariants} works from. */

@@ -11,7 +11,12 @@ import {
   type Problem,
   compact,
 } from "@flotilla/core";
-import { clusterFactsToWire, type wire } from "@flotilla/protocol";
+import {
+  bundleClusterToWire,
+  clusterFactsToWire,
+  type wire,
+} from "@flotilla/protocol";
+import type { ClusterBundle } from "../bundles/bundle-views.js";
 import type {
   ClusterRegistry,
   ClusterStatus,
@@ -48,6 +53,8 @@ export interface FleetHandlerDeps extends AuditDeps {
    * (cluster-identities.ts). Absent: the hub registers no agents (plaintext).
    */
   readonly forgetIdentity?: (cluster: string) => Promise<void>;
+  /** Every bundle that targets the cluster, with its state there (GetCluster); absent: none. */
+  readonly bundlesOn?: (cluster: string) => Promise<readonly ClusterBundle[]>;
 }
 
 export function fleetHandlers(
@@ -153,7 +160,16 @@ export function fleetHandlers(
 
     GetCluster: unary(async (request) => {
       const name = requireName(request.name, "name", "cluster");
-      return { cluster: await clusterToWire(clusterStatus(name)) };
+      const cluster = await clusterToWire(clusterStatus(name));
+      const bundles = (await deps.bundlesOn?.(name)) ?? [];
+      return {
+        cluster,
+        bundles: bundles.map((b) => ({
+          bundle: b.bundle,
+          revision: b.revision,
+          status: bundleClusterToWire(b.view),
+        })),
+      };
     }),
 
     LabelCluster: unary(

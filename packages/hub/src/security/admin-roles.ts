@@ -38,6 +38,7 @@ export const ADMIN_METHOD_ROLES = {
   PauseBundle: "operator",
   ResumeBundle: "operator",
   RedeployBundle: "operator",
+  RenderBundle: "viewer",
   // Strategies say how every later run behaves: admin.
   CreateUpdateStrategy: "admin",
   UpdateUpdateStrategy: "admin",

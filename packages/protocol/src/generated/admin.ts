@@ -87,6 +87,10 @@ import type {
   Cluster__Output as _flotilla_v1_Cluster__Output,
 } from "./flotilla/v1/Cluster.js";
 import type {
+  ClusterBundleStatus as _flotilla_v1_ClusterBundleStatus,
+  ClusterBundleStatus__Output as _flotilla_v1_ClusterBundleStatus__Output,
+} from "./flotilla/v1/ClusterBundleStatus.js";
+import type {
   ClusterFacts as _flotilla_v1_ClusterFacts,
   ClusterFacts__Output as _flotilla_v1_ClusterFacts__Output,
 } from "./flotilla/v1/ClusterFacts.js";
@@ -519,6 +523,18 @@ import type {
   RemoveReleaseResponse__Output as _flotilla_v1_RemoveReleaseResponse__Output,
 } from "./flotilla/v1/RemoveReleaseResponse.js";
 import type {
+  RenderBundleRequest as _flotilla_v1_RenderBundleRequest,
+  RenderBundleRequest__Output as _flotilla_v1_RenderBundleRequest__Output,
+} from "./flotilla/v1/RenderBundleRequest.js";
+import type {
+  RenderBundleResponse as _flotilla_v1_RenderBundleResponse,
+  RenderBundleResponse__Output as _flotilla_v1_RenderBundleResponse__Output,
+} from "./flotilla/v1/RenderBundleResponse.js";
+import type {
+  RenderedObject as _flotilla_v1_RenderedObject,
+  RenderedObject__Output as _flotilla_v1_RenderedObject__Output,
+} from "./flotilla/v1/RenderedObject.js";
+import type {
   ResourceReason as _flotilla_v1_ResourceReason,
   ResourceReason__Output as _flotilla_v1_ResourceReason__Output,
 } from "./flotilla/v1/ResourceReason.js";
@@ -758,6 +774,10 @@ export interface ProtoGrpcType {
       Cluster: MessageTypeDefinition<
         _flotilla_v1_Cluster,
         _flotilla_v1_Cluster__Output
+      >;
+      ClusterBundleStatus: MessageTypeDefinition<
+        _flotilla_v1_ClusterBundleStatus,
+        _flotilla_v1_ClusterBundleStatus__Output
       >;
       ClusterFacts: MessageTypeDefinition<
         _flotilla_v1_ClusterFacts,
@@ -1196,6 +1216,18 @@ export interface ProtoGrpcType {
       RemoveReleaseResponse: MessageTypeDefinition<
         _flotilla_v1_RemoveReleaseResponse,
         _flotilla_v1_RemoveReleaseResponse__Output
+      >;
+      RenderBundleRequest: MessageTypeDefinition<
+        _flotilla_v1_RenderBundleRequest,
+        _flotilla_v1_RenderBundleRequest__Output
+      >;
+      RenderBundleResponse: MessageTypeDefinition<
+        _flotilla_v1_RenderBundleResponse,
+        _flotilla_v1_RenderBundleResponse__Output
+      >;
+      RenderedObject: MessageTypeDefinition<
+        _flotilla_v1_RenderedObject,
+        _flotilla_v1_RenderedObject__Output
       >;
       ResourceReason: MessageTypeDefinition<
         _flotilla_v1_ResourceReason,

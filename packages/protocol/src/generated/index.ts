@@ -94,6 +94,10 @@ export {
 } from "./flotilla/v1/BundleSpec.js";
 export { type Cluster, type Cluster__Output } from "./flotilla/v1/Cluster.js";
 export {
+  type ClusterBundleStatus,
+  type ClusterBundleStatus__Output,
+} from "./flotilla/v1/ClusterBundleStatus.js";
+export {
   type ClusterFacts,
   type ClusterFacts__Output,
 } from "./flotilla/v1/ClusterFacts.js";
@@ -556,6 +560,18 @@ export {
   type RemoveReleaseResponse,
   type RemoveReleaseResponse__Output,
 } from "./flotilla/v1/RemoveReleaseResponse.js";
+export {
+  type RenderBundleRequest,
+  type RenderBundleRequest__Output,
+} from "./flotilla/v1/RenderBundleRequest.js";
+export {
+  type RenderBundleResponse,
+  type RenderBundleResponse__Output,
+} from "./flotilla/v1/RenderBundleResponse.js";
+export {
+  type RenderedObject,
+  type RenderedObject__Output,
+} from "./flotilla/v1/RenderedObject.js";
 export {
   type RenewIdentityRequest,
   type RenewIdentityRequest__Output,

@@ -333,6 +333,14 @@ import type {
   RemoveReleaseResponse__Output as _flotilla_v1_RemoveReleaseResponse__Output,
 } from "../../flotilla/v1/RemoveReleaseResponse.js";
 import type {
+  RenderBundleRequest as _flotilla_v1_RenderBundleRequest,
+  RenderBundleRequest__Output as _flotilla_v1_RenderBundleRequest__Output,
+} from "../../flotilla/v1/RenderBundleRequest.js";
+import type {
+  RenderBundleResponse as _flotilla_v1_RenderBundleResponse,
+  RenderBundleResponse__Output as _flotilla_v1_RenderBundleResponse__Output,
+} from "../../flotilla/v1/RenderBundleResponse.js";
+import type {
   ResumeBundleRequest as _flotilla_v1_ResumeBundleRequest,
   ResumeBundleRequest__Output as _flotilla_v1_ResumeBundleRequest__Output,
 } from "../../flotilla/v1/ResumeBundleRequest.js";
@@ -2217,6 +2225,55 @@ export interface AdminServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_flotilla_v1_RemoveReleaseResponse__Output>,
   ): grpc.ClientUnaryCall;
 
+  /**
+   * What one cluster gets from a bundle (a spec not applied, or an applied bundle): the objects
+   * after customizations, Helm and the namespace rules. Stores nothing.
+   */
+  RenderBundle(
+    argument: _flotilla_v1_RenderBundleRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_RenderBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RenderBundle(
+    argument: _flotilla_v1_RenderBundleRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_RenderBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RenderBundle(
+    argument: _flotilla_v1_RenderBundleRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_RenderBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RenderBundle(
+    argument: _flotilla_v1_RenderBundleRequest,
+    callback: grpc.requestCallback<_flotilla_v1_RenderBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  /**
+   * What one cluster gets from a bundle (a spec not applied, or an applied bundle): the objects
+   * after customizations, Helm and the namespace rules. Stores nothing.
+   */
+  renderBundle(
+    argument: _flotilla_v1_RenderBundleRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_RenderBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  renderBundle(
+    argument: _flotilla_v1_RenderBundleRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_RenderBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  renderBundle(
+    argument: _flotilla_v1_RenderBundleRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_RenderBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  renderBundle(
+    argument: _flotilla_v1_RenderBundleRequest,
+    callback: grpc.requestCallback<_flotilla_v1_RenderBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
   ResumeBundle(
     argument: _flotilla_v1_ResumeBundleRequest,
     metadata: grpc.Metadata,
@@ -2899,6 +2956,15 @@ export interface AdminServiceHandlers
     _flotilla_v1_RemoveReleaseResponse
   >;
 
+  /**
+   * What one cluster gets from a bundle (a spec not applied, or an applied bundle): the objects
+   * after customizations, Helm and the namespace rules. Stores nothing.
+   */
+  RenderBundle: grpc.handleUnaryCall<
+    _flotilla_v1_RenderBundleRequest__Output,
+    _flotilla_v1_RenderBundleResponse
+  >;
+
   ResumeBundle: grpc.handleUnaryCall<
     _flotilla_v1_ResumeBundleRequest__Output,
     _flotilla_v1_ResumeBundleResponse
@@ -3204,6 +3270,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_RemoveReleaseResponse,
     _flotilla_v1_RemoveReleaseRequest__Output,
     _flotilla_v1_RemoveReleaseResponse__Output
+  >;
+  RenderBundle: MethodDefinition<
+    _flotilla_v1_RenderBundleRequest,
+    _flotilla_v1_RenderBundleResponse,
+    _flotilla_v1_RenderBundleRequest__Output,
+    _flotilla_v1_RenderBundleResponse__Output
   >;
   ResumeBundle: MethodDefinition<
     _flotilla_v1_ResumeBundleRequest,

@@ -5,11 +5,23 @@ import type {
   Cluster as _flotilla_v1_Cluster,
   Cluster__Output as _flotilla_v1_Cluster__Output,
 } from "../../flotilla/v1/Cluster.js";
+import type {
+  ClusterBundleStatus as _flotilla_v1_ClusterBundleStatus,
+  ClusterBundleStatus__Output as _flotilla_v1_ClusterBundleStatus__Output,
+} from "../../flotilla/v1/ClusterBundleStatus.js";
 
 export interface GetClusterResponse {
   cluster?: _flotilla_v1_Cluster | null;
+  /**
+   * Every bundle that targets the cluster (Fleet's BundleDeployments), by bundle name.
+   */
+  bundles?: _flotilla_v1_ClusterBundleStatus[];
 }
 
 export interface GetClusterResponse__Output {
   cluster: _flotilla_v1_Cluster__Output | null;
+  /**
+   * Every bundle that targets the cluster (Fleet's BundleDeployments), by bundle name.
+   */
+  bundles: _flotilla_v1_ClusterBundleStatus__Output[];
 }
