@@ -226,6 +226,18 @@ export type {
   HelmValuesFrom,
 } from "./fleet/helm-options.js";
 export { bundleTargets, matchesTarget } from "./fleet/bundle-targets.js";
+export {
+  parseCorrectDrift,
+  parseAnnotations,
+  driftCorrectionFor,
+  namespaceMetadataFor,
+  MAX_NAMESPACE_ANNOTATION_CHARS,
+} from "./fleet/deploy-options.js";
+export type {
+  DriftCorrection,
+  NamespaceMetadata,
+  DeployOptions,
+} from "./fleet/deploy-options.js";
 export type { BundleTarget } from "./fleet/bundle-targets.js";
 export { applyMergePatch } from "./fleet/merge-patch.js";
 export {
@@ -324,6 +336,7 @@ export {
 export type {
   ClusterIntent,
   BundleIntent,
+  IntentDriftCorrection,
   UpgradeIntent,
   IntentChange,
   IntentChanges,

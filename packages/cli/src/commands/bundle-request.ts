@@ -60,6 +60,9 @@ export function bundleSpec(
         : { rolloutStrategyJson: JSON.stringify(fleet.rolloutStrategy) }),
     paused: fleet.paused ?? false,
     helmJson: json(fleet.helm),
+    correctDriftJson: json(fleet.correctDrift),
+    namespaceLabelsJson: json(fleet.namespaceLabels),
+    namespaceAnnotationsJson: json(fleet.namespaceAnnotations),
   };
 }
 
@@ -83,6 +86,15 @@ const FLEET_FIELDS: readonly (readonly [string, string])[] = [
   ["helmJson", "helm"],
   ["helm_json", "helm"],
   ["helm", "helm"],
+  ["correctDriftJson", "correctDrift"],
+  ["correct_drift_json", "correctDrift"],
+  ["correctDrift", "correctDrift"],
+  ["namespaceLabelsJson", "namespaceLabels"],
+  ["namespace_labels_json", "namespaceLabels"],
+  ["namespaceLabels", "namespaceLabels"],
+  ["namespaceAnnotationsJson", "namespaceAnnotations"],
+  ["namespace_annotations_json", "namespaceAnnotations"],
+  ["namespaceAnnotations", "namespaceAnnotations"],
 ];
 
 /**

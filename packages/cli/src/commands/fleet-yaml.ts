@@ -15,6 +15,9 @@ export const FLEET_YAML_FIELDS = [
   "rolloutStrategy",
   "paused",
   "helm",
+  "correctDrift",
+  "namespaceLabels",
+  "namespaceAnnotations",
 ] as const;
 
 /** What fleet.yaml says, its Fleet fields still raw for the hub. */
@@ -30,6 +33,11 @@ export interface FleetYaml {
   readonly paused?: boolean;
   /** `helm`: a Helm bundle (docs/bundles.md#helm-bundles), checked by core's parser. */
   readonly helm?: unknown;
+  /** Drift correction (docs/semantics.md#drift-correction), checked by core's parser. */
+  readonly correctDrift?: unknown;
+  /** The namespace's labels and annotations (docs/bundles.md#namespace-labels-and-annotations). */
+  readonly namespaceLabels?: unknown;
+  readonly namespaceAnnotations?: unknown;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>

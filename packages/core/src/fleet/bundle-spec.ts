@@ -4,7 +4,8 @@
  * `namespace` (Fleet's meanings, namespace-rules.ts), `targets` (which clusters),
  * `targetCustomizations` (per-cluster options: the namespaces and
  * flotilla's own `patches`, merge patches of the manifests, customize.ts), the `rolloutStrategy`
- * and `paused`. Fleet's own field names and shapes are accepted as they are; fields flotilla does
+ * and `paused`, and the deployment options of deploy-options.ts (`correctDrift`,
+ * `namespaceLabels`, `namespaceAnnotations`, at the top and per customization). Fleet's own field names and shapes are accepted as they are; fields flotilla does
  * not implement are refused by name rather than silently ignored, so a fleet.yaml never means
  * something other than what its author expects. Which clusters a spec targets: bundle-targets.ts.
  */
@@ -27,6 +28,11 @@ import {
   type HelmOptions,
   type HelmValueLayers,
 } from "./helm-options.js";
+import {
+  deployOptionsOf,
+  deployOptionsShape,
+  type DeployOptions,
+} from "./deploy-options.js";
 
 /**
  * One entry of `targets` (or the matcher part of a customization). Every criterion that is set must
@@ -46,7 +52,8 @@ export interface BundleTargetMatcher {
 }
 
 /** One entry of `targetCustomizations`: a matcher and what it changes for the clusters it matches. */
-export interface BundleTargetCustomization extends BundleTargetMatcher {
+export interface BundleTargetCustomization
+  extends BundleTargetMatcher, DeployOptions {
   /** Default namespace for these clusters, instead of the bundle's. */
   readonly defaultNamespace?: string;
   /** fleet.yaml `namespace` for these clusters, instead of the bundle's (namespace-rules.ts). */
@@ -58,7 +65,7 @@ export interface BundleTargetCustomization extends BundleTargetMatcher {
 }
 
 /** A parsed fleet.yaml-shaped bundle document. */
-export interface FleetBundleSpec {
+export interface FleetBundleSpec extends DeployOptions {
   /** fleet.yaml `name`, when the document carries one. */
   readonly name?: string;
   /** fleet.yaml `defaultNamespace`: namespace of namespaced resources that set none; "" for none. */
@@ -197,6 +204,7 @@ const customizationSchema = fleetObject({
   patches: z.array(patchSchema).nullish(),
   // Parsed by parseHelmCustomization.
   helm: z.unknown().optional(),
+  ...deployOptionsShape,
 });
 
 // YAML writes an empty field as null: it means "unset", as in Fleet's Go structs.
@@ -215,6 +223,7 @@ const documentSchema = fleetObject({
   paused: z.boolean().nullish(),
   // Parsed by parseHelmOptions.
   helm: z.unknown().optional(),
+  ...deployOptionsShape,
 });
 
 type RawMatcher = z.infer<typeof targetSchema>;
@@ -275,10 +284,12 @@ export function parseBundleSpec(
         ? {}
         : { patches: c.patches.map(patchOf) }),
       ...compact({ helm: helm.customizations.get(i) }),
+      ...deployOptionsOf(c),
     })),
     rolloutStrategy: strategy.value,
     paused: d.paused ?? false,
     ...compact({ helm: helm.bundle }),
+    ...deployOptionsOf(d),
   });
 }
 

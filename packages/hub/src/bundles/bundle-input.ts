@@ -49,7 +49,12 @@ export interface PreparedBundle {
   /** fleet.yaml `helm` as given ("" for none) and parsed, with the chart's digest (the revision). */
   readonly helmJson: string;
   readonly helm?: { readonly options: unknown; readonly chartDigest: string };
-  /** `targetCustomizations` as parsed JSON: part of the revision (it decides what clusters get). */
+  /** fleet.yaml `correctDrift`, `namespaceLabels`, `namespaceAnnotations` as given ("" for none). */
+  readonly optionsJson: DeployOptionTexts;
+  /**
+   * `targetCustomizations` as parsed JSON: part of the revision (it decides what clusters get),
+   * without `correctDrift`, which decides how drift is handled, not what is deployed.
+   */
   readonly targetCustomizationsValue: unknown;
   readonly manifests: readonly PreparedManifest[];
   /** Renderer input files (BundleSpec.files), checked paths, in request order. */
@@ -58,6 +63,23 @@ export interface PreparedBundle {
   /** The contents targets can get (customization patches applied), by `contents` key. */
   readonly variants: readonly ContentVariant[];
   readonly warnings: readonly PlanWarning[];
+}
+
+/** The deployment-option fields of a request or record as their JSON texts ("" for none). */
+export interface DeployOptionTexts {
+  readonly correctDriftJson: string;
+  readonly namespaceLabelsJson: string;
+  readonly namespaceAnnotationsJson: string;
+}
+
+/** `customizations` without their `correctDrift` (it is not part of the revision). */
+function revisionCustomizations(customizations: unknown): unknown {
+  if (!Array.isArray(customizations)) return customizations;
+  return customizations.map((c: unknown) => {
+    if (typeof c !== "object" || c === null || !("correctDrift" in c)) return c;
+    const { correctDrift: _ignored, ...rest } = c as Record<string, unknown>;
+    return rest;
+  });
 }
 
 /** Parses a `*_json` field within core's input bounds; "" is undefined. Problems go to `field`. */
@@ -78,6 +100,9 @@ export function bundleDocument(fields: {
   readonly rolloutStrategy: unknown;
   readonly paused: boolean;
   readonly helm?: unknown;
+  readonly correctDrift?: unknown;
+  readonly namespaceLabels?: unknown;
+  readonly namespaceAnnotations?: unknown;
 }): Record<string, unknown> {
   return {
     defaultNamespace: fields.defaultNamespace,
@@ -88,6 +113,9 @@ export function bundleDocument(fields: {
       targetCustomizations: fields.targetCustomizations,
       rolloutStrategy: fields.rolloutStrategy,
       helm: fields.helm,
+      correctDrift: fields.correctDrift,
+      namespaceLabels: fields.namespaceLabels,
+      namespaceAnnotations: fields.namespaceAnnotations,
     }),
   };
 }
@@ -135,6 +163,28 @@ export async function prepareBundle(
   );
   const helmJson = request.helmJson ?? "";
   const helmValue = jsonField(helmJson, "bundle.helm", problems);
+  const optionsJson: DeployOptionTexts = {
+    correctDriftJson: request.correctDriftJson ?? "",
+    namespaceLabelsJson: request.namespaceLabelsJson ?? "",
+    namespaceAnnotationsJson: request.namespaceAnnotationsJson ?? "",
+  };
+  const options = {
+    correctDrift: jsonField(
+      optionsJson.correctDriftJson,
+      "bundle.correctDrift",
+      problems,
+    ),
+    namespaceLabels: jsonField(
+      optionsJson.namespaceLabelsJson,
+      "bundle.namespaceLabels",
+      problems,
+    ),
+    namespaceAnnotations: jsonField(
+      optionsJson.namespaceAnnotationsJson,
+      "bundle.namespaceAnnotations",
+      problems,
+    ),
+  };
   const spec = parseBundleSpec(
     bundleDocument({
       // The legacy field meant the default namespace (docs/semantics.md#namespaces).
@@ -148,6 +198,7 @@ export async function prepareBundle(
       rolloutStrategy: strategy,
       paused: request.paused,
       helm: helmValue,
+      ...options,
     }),
     "bundle",
   );
@@ -241,7 +292,8 @@ export async function prepareBundle(
           ? undefined
           : { options: helmValue, chartDigest },
     }),
-    targetCustomizationsValue: customizations,
+    optionsJson,
+    targetCustomizationsValue: revisionCustomizations(customizations),
     manifests,
     files,
     objects: parsedObjects,
@@ -389,6 +441,9 @@ export function storedBundleSpec(record: BundleRecord): FleetBundleSpec {
       rolloutStrategy: json(record.rolloutStrategyJson),
       paused: record.paused,
       helm: json(record.helmJson ?? ""),
+      correctDrift: json(record.correctDriftJson ?? ""),
+      namespaceLabels: json(record.namespaceLabelsJson ?? ""),
+      namespaceAnnotations: json(record.namespaceAnnotationsJson ?? ""),
     }),
     "bundle",
   );

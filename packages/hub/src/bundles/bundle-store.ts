@@ -15,7 +15,11 @@ import {
   type Entry,
   type StateStore,
 } from "../store/state-store.js";
-import type { PreparedBundle, PreparedManifest } from "./bundle-input.js";
+import type {
+  DeployOptionTexts,
+  PreparedBundle,
+  PreparedManifest,
+} from "./bundle-input.js";
 import {
   BUNDLES,
   bundleKey,
@@ -83,6 +87,7 @@ export async function writeBundle(
     bundle.targetCustomizationsValue,
     files,
     bundle.helm,
+    bundle.spec,
   );
   const key = bundleKey(bundle.name);
   // The same revision keeps its stored content: a packaged chart differs from byte to byte
@@ -106,6 +111,7 @@ export async function writeBundle(
       ...compact({
         files: files.length === 0 ? undefined : files,
         helmJson: bundle.helmJson === "" ? undefined : bundle.helmJson,
+        ...optionTexts(bundle.optionsJson),
       }),
       targetsJson: bundle.targetsJson,
       targetCustomizationsJson: bundle.targetCustomizationsJson,
@@ -230,4 +236,11 @@ export async function updateBundleRecord(
       if (!isRevisionConflict(error) || attempt >= MAX_ATTEMPTS) throw error;
     }
   }
+}
+
+/** The deployment-option texts of a record, those not given left out. */
+function optionTexts(texts: DeployOptionTexts): Partial<DeployOptionTexts> {
+  return Object.fromEntries(
+    Object.entries(texts).filter(([, text]) => text !== ""),
+  );
 }

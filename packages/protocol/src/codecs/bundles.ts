@@ -41,6 +41,13 @@ export interface BundleRecord {
   readonly files?: readonly ManifestRef[];
   /** fleet.yaml `helm` as given (JSON); absent for a bundle that is not a Helm chart. */
   readonly helmJson?: string;
+  /**
+   * fleet.yaml `correctDrift`, `namespaceLabels`, `namespaceAnnotations` as given (JSON); absent
+   * when not set (docs/semantics.md#drift-correction, docs/bundles.md#namespace-labels-and-annotations).
+   */
+  readonly correctDriftJson?: string;
+  readonly namespaceLabelsJson?: string;
+  readonly namespaceAnnotationsJson?: string;
   /** The JSON texts exactly as given ("" for none). */
   readonly targetsJson: string;
   readonly targetCustomizationsJson: string;
@@ -146,6 +153,9 @@ export function bundleSpecToWire(record: BundleRecord): wire.BundleSpec {
     ...compact({
       files: record.files?.map(refToWire),
       helmJson: record.helmJson,
+      correctDriftJson: record.correctDriftJson,
+      namespaceLabelsJson: record.namespaceLabelsJson,
+      namespaceAnnotationsJson: record.namespaceAnnotationsJson,
     }),
     targetsJson: record.targetsJson,
     targetCustomizationsJson: record.targetCustomizationsJson,

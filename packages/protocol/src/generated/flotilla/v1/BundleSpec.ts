@@ -62,6 +62,19 @@ export interface BundleSpec {
    */
   targetNamespace?: string;
   /**
+   * fleet.yaml `correctDrift` as JSON (docs/semantics.md#drift-correction); "" means none. Not part
+   * of the revision.
+   */
+  correctDriftJson?: string;
+  /**
+   * fleet.yaml `namespaceLabels` as JSON (docs/bundles.md#namespace-labels-and-annotations); "" means none.
+   */
+  namespaceLabelsJson?: string;
+  /**
+   * fleet.yaml `namespaceAnnotations` as JSON; "" means none.
+   */
+  namespaceAnnotationsJson?: string;
+  /**
    * Neither set: a Fleet rollout with the default rolloutStrategy.
    */
   rollout?: "rolloutStrategyJson" | "updateStrategyName";
@@ -122,6 +135,19 @@ export interface BundleSpec__Output {
    * are refused (docs/semantics.md#namespaces).
    */
   targetNamespace: string;
+  /**
+   * fleet.yaml `correctDrift` as JSON (docs/semantics.md#drift-correction); "" means none. Not part
+   * of the revision.
+   */
+  correctDriftJson: string;
+  /**
+   * fleet.yaml `namespaceLabels` as JSON (docs/bundles.md#namespace-labels-and-annotations); "" means none.
+   */
+  namespaceLabelsJson: string;
+  /**
+   * fleet.yaml `namespaceAnnotations` as JSON; "" means none.
+   */
+  namespaceAnnotationsJson: string;
   /**
    * Neither set: a Fleet rollout with the default rolloutStrategy.
    */
