@@ -154,6 +154,96 @@ test("an agent on a kubeconfig reports the API server's facts and applies its in
   expect(agent.stderr).toBe("");
 }, 20_000);
 
+test("correctDrift switched on in the intent restores a hand edit without applying again; the content's namespace labels land on the namespace", async () => {
+  await using kube = await startKubeApiServer({ gitVersion: "v1.31.2+k3s1" });
+  kube.put({
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name: "flotilla" },
+  });
+  const kubeconfig = join(dir, "kubeconfig-drift.json");
+  await writeFile(kubeconfig, kube.kubeconfig({ namespace: "flotilla" }));
+  await using hub = await FakeHub.start();
+  const intents = await TestIntents.open(nc, "drift");
+  // "apps" does not exist: the agent creates it with the labels.
+  const digest = await intents.putContent({
+    ...bundleContent("web", "r1"),
+    namespaceLabels: { team: "web" },
+    namespaceAnnotations: { "example.com/owner": "web team" },
+  });
+  const intent = (generation: number, correctDrift?: { force: boolean }) => ({
+    apiVersion: "flotilla.dev/v1" as const,
+    cluster: "edge-1",
+    generation,
+    bundles: {
+      web: {
+        revision: "r1",
+        digest,
+        ...(correctDrift === undefined ? {} : { correctDrift }),
+      },
+    },
+  });
+  await intents.publish(intent(1));
+  const agent = runAgent(kubeconfig, hub.address, "drift");
+  const lastStatus = () => hub.statusesOf("edge-1").at(-1);
+  try {
+    await waitFor(
+      () => {
+        rollOutDeployments(kube);
+        return lastStatus()?.phase === "Ready";
+      },
+      { timeoutMs: 10_000, message: `Ready (stderr: ${agent.stderr})` },
+    );
+    const ns = kube.object("Namespace", "", "apps")?.metadata as
+      Record<string, unknown> | undefined;
+    expect(ns).toMatchObject({
+      labels: { team: "web" },
+      annotations: { "example.com/owner": "web team" },
+    });
+    kube.edit("ConfigMap", "apps", "web-config", (c) => {
+      (c.data as Record<string, string>).revision = "edited by hand";
+    });
+    await waitFor(() => lastStatus()?.phase === "Modified", {
+      timeoutMs: 10_000,
+      message: "the drift reported",
+    });
+    const applies = kube
+      .requests()
+      .filter(
+        (r) => r.verb === "patch" && r.path.endsWith("/deployments/web"),
+      ).length;
+
+    await intents.publish(intent(2, { force: false }));
+    await waitFor(
+      () => {
+        const last = lastStatus();
+        return last?.generation === 2 && last.phase === "Ready";
+      },
+      { timeoutMs: 10_000, message: "Ready at generation 2" },
+    );
+    expect(kube.object("ConfigMap", "apps", "web-config")?.data).toEqual({
+      revision: "r1",
+    });
+    // Only the drifted object was written: the revision was not applied again.
+    expect(
+      kube
+        .requests()
+        .filter(
+          (r) => r.verb === "patch" && r.path.endsWith("/deployments/web"),
+        ).length,
+    ).toBe(applies);
+    expect(
+      hub
+        .statusesOf("edge-1")
+        .filter((st) => st.generation === 2)
+        .map((st) => st.phase),
+    ).not.toContain("Applying");
+  } finally {
+    agent.stop();
+  }
+  expect(await agent.exited).toBe(0);
+}, 20_000);
+
 /** Runs the agent through `main` for cluster edge-1 on `kubeconfig`, until `stop()`. */
 function runAgent(
   kubeconfig: string,

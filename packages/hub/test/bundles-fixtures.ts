@@ -111,6 +111,9 @@ export function bundleSpec(
     ],
     files: [],
     helmJson: "",
+    correctDriftJson: "",
+    namespaceLabelsJson: "",
+    namespaceAnnotationsJson: "",
     targetsJson: JSON.stringify(targets ?? [{ clusterSelector: {} }]),
     targetCustomizationsJson:
       customizations === undefined ? "" : JSON.stringify(customizations),

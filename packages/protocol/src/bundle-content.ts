@@ -145,12 +145,12 @@ function metadataMap(maxValue: number) {
   return z
     .record(
       boundedString(317, 1).refine((k) => labelKeyProblem(k) === undefined, {
-        message: "must be a qualified name (prefix/name)",
+        error: "must be a qualified name (prefix/name)",
       }),
       boundedString(maxValue),
     )
     .refine((m) => Object.keys(m).length <= MAX_LABELS, {
-      message: `must have at most ${String(MAX_LABELS)} entries`,
+      error: `must have at most ${String(MAX_LABELS)} entries`,
     });
 }
 

@@ -77,8 +77,9 @@ function revisionCustomizations(customizations: unknown): unknown {
   if (!Array.isArray(customizations)) return customizations;
   return customizations.map((c: unknown) => {
     if (typeof c !== "object" || c === null || !("correctDrift" in c)) return c;
-    const { correctDrift: _ignored, ...rest } = c as Record<string, unknown>;
-    return rest;
+    return Object.fromEntries(
+      Object.entries(c).filter(([key]) => key !== "correctDrift"),
+    );
   });
 }
 

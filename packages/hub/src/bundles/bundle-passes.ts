@@ -215,13 +215,13 @@ async function refreshHeld(
       held.correctDrift?.force === correctDrift?.force
     )
       continue;
-    const { correctDrift: _previous, ...rest } = held;
     try {
       await deps.intents.change(cluster.name, [
         {
           type: "SetBundle",
           bundle,
-          ...rest,
+          revision: held.revision,
+          digest: held.digest,
           key,
           forceSync,
           ...compact({ correctDrift }),
