@@ -11,8 +11,10 @@ import {
   startKubeApiServer,
   startNatsServer,
   waitFor,
+  type KubeApiServer,
   type NatsServer,
 } from "@flotilla/testkit";
+import type { BundleContent } from "@flotilla/protocol";
 import { pino } from "pino";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { main } from "../src/main.js";
@@ -161,31 +163,13 @@ test("correctDrift switched on in the intent restores a hand edit without applyi
     kind: "Namespace",
     metadata: { name: "flotilla" },
   });
-  const kubeconfig = join(dir, "kubeconfig-drift.json");
-  await writeFile(kubeconfig, kube.kubeconfig({ namespace: "flotilla" }));
-  await using hub = await FakeHub.start();
-  const intents = await TestIntents.open(nc, "drift");
   // "apps" does not exist: the agent creates it with the labels.
-  const digest = await intents.putContent({
+  await using run = await agentHoldingWeb(kube, "drift", {
     ...bundleContent("web", "r1"),
     namespaceLabels: { team: "web" },
     namespaceAnnotations: { "example.com/owner": "web team" },
   });
-  const intent = (generation: number, correctDrift?: { force: boolean }) => ({
-    apiVersion: "flotilla.dev/v1" as const,
-    cluster: "edge-1",
-    generation,
-    bundles: {
-      web: {
-        revision: "r1",
-        digest,
-        ...(correctDrift === undefined ? {} : { correctDrift }),
-      },
-    },
-  });
-  await intents.publish(intent(1));
-  const agent = runAgent(kubeconfig, hub.address, "drift");
-  const lastStatus = () => hub.statusesOf("edge-1").at(-1);
+  const { hub, agent, lastStatus } = run;
   try {
     await waitFor(
       () => {
@@ -213,7 +197,7 @@ test("correctDrift switched on in the intent restores a hand edit without applyi
         (r) => r.verb === "patch" && r.path.endsWith("/deployments/web"),
       ).length;
 
-    await intents.publish(intent(2, { force: false }));
+    await run.publish(2, { correctDrift: { force: false } });
     await waitFor(
       () => {
         const last = lastStatus();
@@ -243,6 +227,38 @@ test("correctDrift switched on in the intent restores a hand edit without applyi
   }
   expect(await agent.exited).toBe(0);
 }, 20_000);
+
+/**
+ * An agent for edge-1 on `kube` whose intent (generation 1) holds bundle web at r1 with `content`;
+ * `publish` sends a later generation with more fields in web's entry. Disposing stops the hub.
+ */
+async function agentHoldingWeb(
+  kube: KubeApiServer,
+  prefix: string,
+  content: BundleContent,
+) {
+  const kubeconfig = join(dir, `kubeconfig-${prefix}.json`);
+  await writeFile(kubeconfig, kube.kubeconfig({ namespace: "flotilla" }));
+  const hub = await FakeHub.start();
+  const intents = await TestIntents.open(nc, prefix);
+  const digest = await intents.putContent(content);
+  const publish = (generation: number, entry: Record<string, unknown> = {}) =>
+    intents.publish({
+      apiVersion: "flotilla.dev/v1",
+      cluster: "edge-1",
+      generation,
+      bundles: { web: { revision: "r1", digest, ...entry } },
+    });
+  await publish(1);
+  const agent = runAgent(kubeconfig, hub.address, prefix);
+  return {
+    hub,
+    agent,
+    publish,
+    lastStatus: () => hub.statusesOf("edge-1").at(-1),
+    [Symbol.asyncDispose]: () => hub[Symbol.asyncDispose](),
+  };
+}
 
 /** Runs the agent through `main` for cluster edge-1 on `kubeconfig`, until `stop()`. */
 function runAgent(
@@ -293,26 +309,12 @@ test("a redeploy (a grown forceSync, same revision) restores an object changed b
   await using kube = await startKubeApiServer({ gitVersion: "v1.31.2+k3s1" });
   for (const name of ["flotilla", "apps"])
     kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
-  const kubeconfig = join(dir, "kubeconfig-redeploy.json");
-  await writeFile(kubeconfig, kube.kubeconfig({ namespace: "flotilla" }));
-  await using hub = await FakeHub.start();
-  const intents = await TestIntents.open(nc, "redeploy");
-  const digest = await intents.putContent(bundleContent("web", "r1"));
-  const intent = (generation: number, forceSync?: number) => ({
-    apiVersion: "flotilla.dev/v1" as const,
-    cluster: "edge-1",
-    generation,
-    bundles: {
-      web: {
-        revision: "r1",
-        digest,
-        ...(forceSync === undefined ? {} : { forceSync }),
-      },
-    },
-  });
-  await intents.publish(intent(1));
-  const agent = runAgent(kubeconfig, hub.address, "redeploy");
-  const lastStatus = () => hub.statusesOf("edge-1").at(-1);
+  await using run = await agentHoldingWeb(
+    kube,
+    "redeploy",
+    bundleContent("web", "r1"),
+  );
+  const { agent, lastStatus } = run;
   try {
     await waitFor(
       () => {
@@ -328,7 +330,7 @@ test("a redeploy (a grown forceSync, same revision) restores an object changed b
       message: "the drift reported",
     });
 
-    await intents.publish(intent(2, 1));
+    await run.publish(2, { forceSync: 1 });
     await waitFor(
       () => {
         rollOutDeployments(kube);
