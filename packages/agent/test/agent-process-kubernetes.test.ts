@@ -171,13 +171,7 @@ test("correctDrift switched on in the intent restores a hand edit without applyi
   });
   const { hub, agent, lastStatus } = run;
   try {
-    await waitFor(
-      () => {
-        rollOutDeployments(kube);
-        return lastStatus()?.phase === "Ready";
-      },
-      { timeoutMs: 10_000, message: `Ready (stderr: ${agent.stderr})` },
-    );
+    await run.ready();
     const ns = kube.object("Namespace", "", "apps")?.metadata as
       Record<string, unknown> | undefined;
     expect(ns).toMatchObject({
@@ -251,11 +245,21 @@ async function agentHoldingWeb(
     });
   await publish(1);
   const agent = runAgent(kubeconfig, hub.address, prefix);
+  const lastStatus = () => hub.statusesOf("edge-1").at(-1);
   return {
     hub,
     agent,
     publish,
-    lastStatus: () => hub.statusesOf("edge-1").at(-1),
+    lastStatus,
+    /** Waits for Ready, playing the Deployment controller. */
+    ready: () =>
+      waitFor(
+        () => {
+          rollOutDeployments(kube);
+          return lastStatus()?.phase === "Ready";
+        },
+        { timeoutMs: 10_000, message: `Ready (stderr: ${agent.stderr})` },
+      ),
     [Symbol.asyncDispose]: () => hub[Symbol.asyncDispose](),
   };
 }
@@ -316,13 +320,7 @@ test("a redeploy (a grown forceSync, same revision) restores an object changed b
   );
   const { agent, lastStatus } = run;
   try {
-    await waitFor(
-      () => {
-        rollOutDeployments(kube);
-        return lastStatus()?.phase === "Ready";
-      },
-      { timeoutMs: 10_000, message: `Ready (stderr: ${agent.stderr})` },
-    );
+    await run.ready();
     const config = kube.object("ConfigMap", "apps", "web-config");
     kube.put({ ...config, data: { revision: "edited by hand" } });
     await waitFor(() => lastStatus()?.phase === "Modified", {
