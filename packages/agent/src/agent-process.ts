@@ -293,7 +293,7 @@ export async function runAgentProcess(
           "internal",
           `No NATS connection for cluster ${c.name}`,
         );
-      const cluster = c.create();
+      const cluster = c.create({ metrics });
       clusters.push(cluster);
       await cluster.start({ signal });
       const agent = createAgent(

@@ -11,8 +11,10 @@ import {
   startKubeApiServer,
   startNatsServer,
   waitFor,
+  type KubeApiServer,
   type NatsServer,
 } from "@flotilla/testkit";
+import type { BundleContent } from "@flotilla/protocol";
 import { pino } from "pino";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { main } from "../src/main.js";
@@ -154,6 +156,114 @@ test("an agent on a kubeconfig reports the API server's facts and applies its in
   expect(agent.stderr).toBe("");
 }, 20_000);
 
+test("correctDrift switched on in the intent restores a hand edit without applying again; the content's namespace labels land on the namespace", async () => {
+  await using kube = await startKubeApiServer({ gitVersion: "v1.31.2+k3s1" });
+  kube.put({
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name: "flotilla" },
+  });
+  // "apps" does not exist: the agent creates it with the labels.
+  await using run = await agentHoldingWeb(kube, "drift", {
+    ...bundleContent("web", "r1"),
+    namespaceLabels: { team: "web" },
+    namespaceAnnotations: { "example.com/owner": "web team" },
+  });
+  const { hub, agent, lastStatus } = run;
+  try {
+    await run.ready();
+    const ns = kube.object("Namespace", "", "apps")?.metadata as
+      Record<string, unknown> | undefined;
+    expect(ns).toMatchObject({
+      labels: { team: "web" },
+      annotations: { "example.com/owner": "web team" },
+    });
+    kube.edit("ConfigMap", "apps", "web-config", (c) => {
+      (c.data as Record<string, string>).revision = "edited by hand";
+    });
+    await waitFor(() => lastStatus()?.phase === "Modified", {
+      timeoutMs: 10_000,
+      message: "the drift reported",
+    });
+    const applies = kube
+      .requests()
+      .filter(
+        (r) => r.verb === "patch" && r.path.endsWith("/deployments/web"),
+      ).length;
+
+    await run.publish(2, { correctDrift: { force: false } });
+    await waitFor(
+      () => {
+        const last = lastStatus();
+        return last?.generation === 2 && last.phase === "Ready";
+      },
+      { timeoutMs: 10_000, message: "Ready at generation 2" },
+    );
+    expect(kube.object("ConfigMap", "apps", "web-config")?.data).toEqual({
+      revision: "r1",
+    });
+    // Only the drifted object was written: the revision was not applied again.
+    expect(
+      kube
+        .requests()
+        .filter(
+          (r) => r.verb === "patch" && r.path.endsWith("/deployments/web"),
+        ).length,
+    ).toBe(applies);
+    expect(
+      hub
+        .statusesOf("edge-1")
+        .filter((st) => st.generation === 2)
+        .map((st) => st.phase),
+    ).not.toContain("Applying");
+  } finally {
+    agent.stop();
+  }
+  expect(await agent.exited).toBe(0);
+}, 20_000);
+
+/**
+ * An agent for edge-1 on `kube` whose intent (generation 1) holds bundle web at r1 with `content`;
+ * `publish` sends a later generation with more fields in web's entry. Disposing stops the hub.
+ */
+async function agentHoldingWeb(
+  kube: KubeApiServer,
+  prefix: string,
+  content: BundleContent,
+) {
+  const kubeconfig = join(dir, `kubeconfig-${prefix}.json`);
+  await writeFile(kubeconfig, kube.kubeconfig({ namespace: "flotilla" }));
+  const hub = await FakeHub.start();
+  const intents = await TestIntents.open(nc, prefix);
+  const digest = await intents.putContent(content);
+  const publish = (generation: number, entry: Record<string, unknown> = {}) =>
+    intents.publish({
+      apiVersion: "flotilla.dev/v1",
+      cluster: "edge-1",
+      generation,
+      bundles: { web: { revision: "r1", digest, ...entry } },
+    });
+  await publish(1);
+  const agent = runAgent(kubeconfig, hub.address, prefix);
+  const lastStatus = () => hub.statusesOf("edge-1").at(-1);
+  return {
+    hub,
+    agent,
+    publish,
+    lastStatus,
+    /** Waits for Ready, playing the Deployment controller. */
+    ready: () =>
+      waitFor(
+        () => {
+          rollOutDeployments(kube);
+          return lastStatus()?.phase === "Ready";
+        },
+        { timeoutMs: 10_000, message: `Ready (stderr: ${agent.stderr})` },
+      ),
+    [Symbol.asyncDispose]: () => hub[Symbol.asyncDispose](),
+  };
+}
+
 /** Runs the agent through `main` for cluster edge-1 on `kubeconfig`, until `stop()`. */
 function runAgent(
   kubeconfig: string,
@@ -203,34 +313,14 @@ test("a redeploy (a grown forceSync, same revision) restores an object changed b
   await using kube = await startKubeApiServer({ gitVersion: "v1.31.2+k3s1" });
   for (const name of ["flotilla", "apps"])
     kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
-  const kubeconfig = join(dir, "kubeconfig-redeploy.json");
-  await writeFile(kubeconfig, kube.kubeconfig({ namespace: "flotilla" }));
-  await using hub = await FakeHub.start();
-  const intents = await TestIntents.open(nc, "redeploy");
-  const digest = await intents.putContent(bundleContent("web", "r1"));
-  const intent = (generation: number, forceSync?: number) => ({
-    apiVersion: "flotilla.dev/v1" as const,
-    cluster: "edge-1",
-    generation,
-    bundles: {
-      web: {
-        revision: "r1",
-        digest,
-        ...(forceSync === undefined ? {} : { forceSync }),
-      },
-    },
-  });
-  await intents.publish(intent(1));
-  const agent = runAgent(kubeconfig, hub.address, "redeploy");
-  const lastStatus = () => hub.statusesOf("edge-1").at(-1);
+  await using run = await agentHoldingWeb(
+    kube,
+    "redeploy",
+    bundleContent("web", "r1"),
+  );
+  const { agent, lastStatus } = run;
   try {
-    await waitFor(
-      () => {
-        rollOutDeployments(kube);
-        return lastStatus()?.phase === "Ready";
-      },
-      { timeoutMs: 10_000, message: `Ready (stderr: ${agent.stderr})` },
-    );
+    await run.ready();
     const config = kube.object("ConfigMap", "apps", "web-config");
     kube.put({ ...config, data: { revision: "edited by hand" } });
     await waitFor(() => lastStatus()?.phase === "Modified", {
@@ -238,7 +328,7 @@ test("a redeploy (a grown forceSync, same revision) restores an object changed b
       message: "the drift reported",
     });
 
-    await intents.publish(intent(2, 1));
+    await run.publish(2, { forceSync: 1 });
     await waitFor(
       () => {
         rollOutDeployments(kube);

@@ -302,7 +302,7 @@ describe("drift through the client-node gateway", () => {
       bundle: "web",
       revision: "1",
       manifests: deployments("a", "b"),
-      correctDrift: true,
+      correctDrift: { force: false },
     });
     rollOutDeployments(s.server);
     await waitFor(() => s.gateway.status("web")?.phase === "Ready");

@@ -257,12 +257,16 @@ describe("the simulated gateway", () => {
       bundle: "web",
       revision: "1",
       manifests: deployments("a"),
-      correctDrift: true,
+      correctDrift: { force: false },
     });
     await clock.advance(10_000);
     kube.drift("web", { kind: "Deployment", name: "a" });
     expect(phases().slice(-2)).toEqual(["Modified@1", "Ready@1"]);
     expect(kube.status("web")?.phase).toBe("Ready");
+    // Turned off without a new apply: drift is reported and stays.
+    kube.setCorrectDrift("web", undefined);
+    kube.drift("web", { kind: "Deployment", name: "a" });
+    expect(kube.status("web")?.phase).toBe("Modified");
   });
 
   it("abandons an apply whose signal aborts: rejects with the reason, previous revision stands, no timers left", async () => {

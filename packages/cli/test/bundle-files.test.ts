@@ -109,3 +109,42 @@ describe("sending files", () => {
     ).toEqual(["/src/web/charts/big.tgz: object.digest: is unknown"]);
   });
 });
+
+describe("fleet.yaml deployment options", () => {
+  const dir: BundleDir = {
+    fleet: {
+      correctDrift: { enabled: true, force: true },
+      namespaceLabels: { team: "web" },
+      namespaceAnnotations: { "example.com/owner": "web team" },
+    },
+    hasFleetYaml: true,
+    manifests: [],
+    files: [],
+  };
+
+  it("sends correctDrift, namespaceLabels and namespaceAnnotations as their JSON", () => {
+    const spec = bundleSpec(dir, { name: "web" }, (m) => ({ yaml: m.content }));
+    expect(spec).toMatchObject({
+      correctDriftJson: '{"enabled":true,"force":true}',
+      namespaceLabelsJson: '{"team":"web"}',
+      namespaceAnnotationsJson: '{"example.com/owner":"web team"}',
+    });
+  });
+
+  it("maps the hub's problems about them back to fleet.yaml", () => {
+    const lines = bundleProblemLines("/src/web", dir, "directory");
+    expect(
+      lines([
+        {
+          path: "bundle.correctDrift.enabled",
+          message: "must be a boolean",
+          value: "yes",
+        },
+        { path: "bundle.namespaceLabels.team", message: "is bad" },
+      ]),
+    ).toEqual([
+      '/src/web/fleet.yaml: correctDrift.enabled: must be a boolean (got "yes")',
+      "/src/web/fleet.yaml: namespaceLabels.team: is bad",
+    ]);
+  });
+});

@@ -254,6 +254,18 @@ export {
   targetDecision,
   type TargetDecision,
 } from "./fleet/bundle-targets.js";
+export {
+  parseCorrectDrift,
+  parseAnnotations,
+  driftCorrectionFor,
+  namespaceMetadataFor,
+  MAX_NAMESPACE_ANNOTATION_CHARS,
+} from "./fleet/deploy-options.js";
+export type {
+  DriftCorrection,
+  NamespaceMetadata,
+  DeployOptions,
+} from "./fleet/deploy-options.js";
 export type { BundleTarget } from "./fleet/bundle-targets.js";
 export { applyMergePatch } from "./fleet/merge-patch.js";
 export {
@@ -352,6 +364,7 @@ export {
 export type {
   ClusterIntent,
   BundleIntent,
+  IntentDriftCorrection,
   UpgradeIntent,
   IntentChange,
   IntentChanges,

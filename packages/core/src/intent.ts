@@ -31,6 +31,18 @@ export interface BundleIntent {
    * never redeployed read the same to agents that do not know the field.
    */
   readonly forceSync?: number;
+  /**
+   * fleet.yaml `correctDrift` for this cluster when enabled (docs/semantics.md#drift-correction):
+   * the agent restores drifted objects, taking other appliers' fields only with `force`. Absent
+   * means drift is reported, not corrected. It is not part of the revision: changing it changes
+   * the intent, not the content.
+   */
+  readonly correctDrift?: IntentDriftCorrection;
+}
+
+/** The intent's form of an enabled drift correction. */
+export interface IntentDriftCorrection {
+  readonly force: boolean;
 }
 
 /** The upgrade part of an intent: one member of one staged run. */
@@ -65,6 +77,7 @@ export type IntentChange =
       readonly digest: string;
       readonly key?: string;
       readonly forceSync?: number;
+      readonly correctDrift?: IntentDriftCorrection;
     }
   | { readonly type: "RemoveBundle"; readonly bundle: string }
   | { readonly type: "SetUpgrade"; readonly upgrade: UpgradeIntent }
@@ -97,7 +110,8 @@ export function changeIntent(
         current?.revision === change.revision &&
         current.digest === change.digest &&
         current.key === change.key &&
-        current.forceSync === forceSync
+        current.forceSync === forceSync &&
+        current.correctDrift?.force === change.correctDrift?.force
       )
         return intent;
       return next({
@@ -106,7 +120,11 @@ export function changeIntent(
           [change.bundle]: {
             revision: change.revision,
             digest: change.digest,
-            ...compact({ key: change.key, forceSync }),
+            ...compact({
+              key: change.key,
+              forceSync,
+              correctDrift: change.correctDrift,
+            }),
           },
         },
       });
@@ -194,6 +212,7 @@ const intentSchema = strictObject({
         .min(1)
         .max(Number.MAX_SAFE_INTEGER)
         .optional(),
+      correctDrift: strictObject({ force: z.boolean() }).optional(),
     }),
   ),
   upgrade: strictObject({

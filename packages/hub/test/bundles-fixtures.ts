@@ -115,6 +115,9 @@ export function bundleSpec(
     files: [],
     helmJson: "",
     kustomizeJson: "",
+    correctDriftJson: "",
+    namespaceLabelsJson: "",
+    namespaceAnnotationsJson: "",
     targetsJson: JSON.stringify(targets ?? [{ clusterSelector: {} }]),
     targetCustomizationsJson:
       customizations === undefined ? "" : JSON.stringify(customizations),

@@ -11,6 +11,9 @@ import {
   boundsProblems,
   canonicalJson,
   fail,
+  labelKeyProblem,
+  MAX_LABELS,
+  MAX_NAMESPACE_ANNOTATION_CHARS,
   type Result,
 } from "@flotilla/core";
 import { z } from "zod";
@@ -50,6 +53,13 @@ export interface BundleContent {
    * empty and the rendered objects take its place.
    */
   readonly helm?: BundleHelm;
+  /**
+   * fleet.yaml `namespaceLabels` / `namespaceAnnotations` for this cluster
+   * (docs/bundles.md#namespace-labels-and-annotations): the agent creates the namespace the
+   * bundle deploys into (`targetNamespace`, else `namespace`) and sets them on it.
+   */
+  readonly namespaceLabels?: Readonly<Record<string, string>>;
+  readonly namespaceAnnotations?: Readonly<Record<string, string>>;
 }
 
 /** A `valuesFrom` entry, read by the agent on its cluster. */
@@ -139,7 +149,23 @@ const contentSchema = z.strictObject({
       `must have at most ${String(MAX_BUNDLE_RESOURCES)} items`,
     ),
   helm: helmSchema.optional(),
+  namespaceLabels: metadataMap(63).optional(),
+  namespaceAnnotations: metadataMap(MAX_NAMESPACE_ANNOTATION_CHARS).optional(),
 });
+
+/** Namespace labels or annotations: qualified-name keys, bounded values, at most MAX_LABELS. */
+function metadataMap(maxValue: number) {
+  return z
+    .record(
+      boundedString(317, 1).refine((k) => labelKeyProblem(k) === undefined, {
+        error: "must be a qualified name (prefix/name)",
+      }),
+      boundedString(maxValue),
+    )
+    .refine((m) => Object.keys(m).length <= MAX_LABELS, {
+      error: `must have at most ${String(MAX_LABELS)} entries`,
+    });
+}
 
 /** Encodes content as canonical UTF-8 JSON (its digest is the bundle's content digest). */
 export function encodeBundleContent(content: BundleContent): Uint8Array {

@@ -5,7 +5,8 @@
  * LIST with label and field selectors, server-side apply (`application/apply-patch+yaml` with a
  * JSON body, `fieldManager`, `force`, 409 on conflicts), merge patches, create, replace, DELETE,
  * WATCH, and the `/status` subresource. Hooks let a test play the rest of the cluster: controllers
- * (`setStatus`, `establishCrd`), other users (`edit`, `put`, `remove`) and RBAC (`forbid`).
+ * (`setStatus`, `establishCrd`), other users (`edit`, `put`, `remove`), RBAC (`forbid`) and
+ * immutable fields (`immutable`).
  *
  * Not modelled: authentication, admission, finalizers and graceful deletion (deletes are
  * immediate), list-map merging of server-side apply (lists are atomic), pagination, protobuf.
@@ -50,6 +51,12 @@ export interface KubeApiServer extends AsyncDisposable {
   establishCrd(name: string): void;
   /** Answers 403 Forbidden to `verb` ("*" for all) on `resource` (plural, e.g. "deployments"; "*" for all). */
   forbid(verb: string, resource: string): void;
+  /**
+   * Makes `field` (a dotted path such as `spec.selector`) of existing objects of `kind`
+   * immutable, as Kubernetes' validation does for some fields: a write that changes it is answered
+   * 422 Invalid "field is immutable" (hooks such as `edit` and `put` included).
+   */
+  immutable(kind: string, field: string): void;
   /** Undoes {@link KubeApiServer.forbid}. */
   allow(verb: string, resource: string): void;
   /**
@@ -165,6 +172,9 @@ export async function startKubeApiServer(
     },
     forbid: (verb, resource) => forbidden.add(`${verb} ${resource}`),
     allow: (verb, resource) => forbidden.delete(`${verb} ${resource}`),
+    immutable: (kind, field) => {
+      store.setImmutable(kind, field);
+    },
     edit: (kind, namespace, name, mutate, manager = "kubectl-edit") => {
       const type = typeOfKind(kind);
       store.update(

@@ -11,6 +11,7 @@ import {
   cloneJson,
   deletePath,
   isJsonObject,
+  getPath,
   jsonEqual,
   type FieldPath,
   type JsonObject,
@@ -300,6 +301,33 @@ export class KubeStore {
     return found;
   }
 
+  /** Fields (dotted paths) that may not change once an object of the kind exists, by kind. */
+  private readonly immutable = new Map<string, string[]>();
+
+  /** Makes `field` (`spec.selector`) of existing objects of `kind` immutable. */
+  setImmutable(kind: string, field: string): void {
+    this.immutable.set(kind, [...(this.immutable.get(kind) ?? []), field]);
+  }
+
+  private checkImmutable(
+    type: ResourceType,
+    name: string,
+    old: JsonObject,
+    next: JsonObject,
+  ): void {
+    for (const field of this.immutable.get(type.kind) ?? []) {
+      const path = field.split(".");
+      const value = getPath(next, path);
+      if (jsonEqual(getPath(old, path), value)) continue;
+      const what = type.group === "" ? type.kind : `${type.kind}.${type.group}`;
+      throw new KubeApiError(
+        422,
+        "Invalid",
+        `${what} "${name}" is invalid: ${field}: Invalid value: ${JSON.stringify(value ?? null)}: field is immutable`,
+      );
+    }
+  }
+
   private key(type: ResourceType, namespace: string, name: string): string {
     return `${type.group}|${type.plural}|${type.namespaced ? namespace : ""}|${name}`;
   }
@@ -334,6 +362,7 @@ export class KubeStore {
     const object = cloneJson(content);
     const metadata = meta(object);
     const old = existing?.object;
+    if (old !== undefined) this.checkImmutable(type, name, old, object);
     const oldMeta = old ? meta(old) : {};
     object.apiVersion = groupVersion(type);
     object.kind = type.kind;

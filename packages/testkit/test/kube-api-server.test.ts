@@ -130,6 +130,47 @@ describe("the local Kubernetes API server", () => {
     expect(forced.body.data).toEqual({ x: "1" });
   });
 
+  test("answers 422 to a write that changes an immutable field, even forced; other fields still change", async () => {
+    await using server = await startKubeApiServer();
+    server.immutable("ConfigMap", "data.x");
+    await call(server, "PATCH", cmPath("c"), cm("c", { x: "1", y: "1" }));
+    const refused = await call(
+      server,
+      "PATCH",
+      cmPath("c", "fieldManager=a&force=true"),
+      cm("c", { x: "2", y: "1" }),
+    );
+    expect(refused).toMatchObject({
+      status: 422,
+      body: {
+        reason: "Invalid",
+        message:
+          'ConfigMap "c" is invalid: data.x: Invalid value: "2": field is immutable',
+      },
+    });
+    expect(() => {
+      server.edit("ConfigMap", "default", "c", (o) => {
+        (o.data as Record<string, string>).x = "3";
+      });
+    }).toThrow("field is immutable");
+    const changed = await call(
+      server,
+      "PATCH",
+      cmPath("c"),
+      cm("c", { x: "1", y: "2" }),
+    );
+    expect(changed.body.data).toEqual({ x: "1", y: "2" });
+    // Deleted and created again, the object takes the new value.
+    server.remove("ConfigMap", "default", "c");
+    const created = await call(
+      server,
+      "PATCH",
+      cmPath("c"),
+      cm("c", { x: "2", y: "2" }),
+    );
+    expect(created.body.data).toEqual({ x: "2", y: "2" });
+  });
+
   test("stores nothing on a dry run, and refuses objects in a missing namespace", async () => {
     await using server = await startKubeApiServer();
     const dry = await call(

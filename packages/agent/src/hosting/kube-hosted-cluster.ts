@@ -40,9 +40,14 @@ export function kubernetesCluster(
     name: backend.clusterName,
     secretIdentityStore: (name) =>
       createSecretIdentityStore({ kubeConfig }, { namespace, name }),
-    create: () => {
+    create: (context = {}) => {
       const cluster = createKubernetesBackend(
-        { kubeConfig, logger, clock: systemClock },
+        {
+          kubeConfig,
+          logger,
+          clock: systemClock,
+          ...compact({ metrics: context.metrics }),
+        },
         {
           clusterName: backend.clusterName,
           namespace,

@@ -3,6 +3,9 @@
  * 1. a server-side dry run of every object whose kind and namespace exist already, so RBAC
  *    refusals, field-ownership conflicts and invalid objects refuse the revision before anything
  *    changes;
+ *    Then the namespace the bundle deploys into gets its fleet.yaml labels and annotations
+ *    (namespace-metadata.ts), which creates it when missing (objects in a namespace about to be
+ *    created are not dry-run, as for the bundle's own Namespaces);
  * 2. when the revision adds objects, the inventory is widened first (previous objects plus new
  *    ones, previous revision), so an apply that stops half-way leaves nothing untracked;
  * 3. server-side apply in order (CRDs, waiting until each is Established, then Namespaces, then the
@@ -25,6 +28,10 @@ import {
 } from "./kube-client.js";
 import { resourceKey, type ResourceRef } from "./manifest.js";
 import { readinessOf } from "./readiness.js";
+import {
+  applyNamespaceMetadata,
+  type NamespaceMetadataRequest,
+} from "./namespace-metadata.js";
 
 /** A revision the cluster refused; `message` names the object and the reason. */
 export class ApplyRefused extends Error {
@@ -45,6 +52,11 @@ export interface ApplyPlannedOptions {
   readonly crdTimeoutMs: number;
   readonly pollIntervalMs: number;
   readonly signal: AbortSignal;
+  /** The namespace metadata to apply on its own (not merged into a planned Namespace). */
+  readonly namespaceMetadata?: {
+    readonly ns: NamespaceMetadataRequest;
+    readonly manager: string;
+  };
 }
 
 /** `Deployment shop/web`, `Namespace shop`. */
@@ -138,6 +150,25 @@ export async function applyPlanned(
   const created = new Set(
     planned.filter((p) => p.ref.kind === "Namespace").map((p) => p.ref.name),
   );
+  const meta = o.namespaceMetadata;
+  const nsRef: ResourceRef = {
+    apiVersion: "v1",
+    kind: "Namespace",
+    namespace: "",
+    name: meta?.ns.name ?? "",
+  };
+  if (
+    meta !== undefined &&
+    (Object.keys(meta.ns.labels).length > 0 ||
+      Object.keys(meta.ns.annotations).length > 0) &&
+    (await step(
+      nsRef,
+      "Cannot read",
+      () => client.get(nsRef, { signal }),
+      signal,
+    )) === undefined
+  )
+    created.add(meta.ns.name);
   for (const p of planned) {
     if (p.definedByBundle || created.has(p.ref.namespace)) continue;
     await step(
@@ -147,6 +178,17 @@ export async function applyPlanned(
       signal,
     );
   }
+  if (meta !== undefined)
+    await step(
+      nsRef,
+      "Cannot set the labels and annotations of",
+      () =>
+        applyNamespaceMetadata(client, meta.ns, {
+          manager: meta.manager,
+          signal,
+        }),
+      signal,
+    );
 
   const previousRefs = o.previous?.refs ?? [];
   const kept = new Set(previousRefs.map(resourceKey));

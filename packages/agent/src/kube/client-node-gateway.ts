@@ -3,14 +3,14 @@
  * field manager `flotilla-agent`, an inventory ConfigMap per bundle (inventory.ts) for prune,
  * removal and `listBundles`, the checks of bundle-plan.ts before anything is sent, the apply steps
  * of bundle-apply.ts, and readiness and drift followed by watches (bundle-tracker.ts). A bundle
- * asked to `correctDrift` has its Modified or Missing objects re-applied, forcing field ownership
- * back (someone else's edit made them the owner of the fields they changed).
+ * asked to `correctDrift` has its Modified or Missing objects restored (drift-correction.ts,
+ * docs/agent.md#drift-correction); `setCorrectDrift` changes that without applying again.
  *
  * Conflicts: applies use `force` from the request (a redeploy), else from the options (default
  * false), so a field another manager
  * owns with a different value fails the revision with the API server's conflict message.
  */
-import { FlotillaError } from "@flotilla/core";
+import { compact, FlotillaError } from "@flotilla/core";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import type { Clock } from "@flotilla/node";
@@ -18,7 +18,11 @@ import { applyPlanned, ApplyRefused, deleteOwned } from "./bundle-apply.js";
 import { bundleStatus, createBundleObserver } from "./bundle-observer.js";
 import { planBundle } from "./bundle-plan.js";
 import { trackBundle, type BundleTracker } from "./bundle-tracker.js";
-import type { BundleStatus, KubeGateway } from "./gateway.js";
+import type {
+  BundleStatus,
+  DriftCorrectionMode,
+  KubeGateway,
+} from "./gateway.js";
 import {
   deleteInventory,
   listInventories,
@@ -27,6 +31,7 @@ import {
 import { createKubeClient, KubeCallError } from "./kube-client.js";
 import { deleteOrder } from "./apply-order.js";
 import { createStatusListeners } from "./status-listeners.js";
+import { mergeIntoPlanned, namespaceManager } from "./namespace-metadata.js";
 
 /** Dependencies of {@link createClientNodeGateway}. */
 export interface ClientNodeGatewayDeps {
@@ -35,6 +40,10 @@ export interface ClientNodeGatewayDeps {
   readonly fieldManager?: string;
   readonly logger: Logger;
   readonly clock: Clock;
+  /** Jitter of the drift-correction back-off; default Math.random. */
+  readonly random?: () => number;
+  /** Called after every drift correction of one object (the agent counts them). */
+  readonly onDriftCorrection?: (bundle: string, result: "ok" | "error") => void;
 }
 
 /** Options of {@link createClientNodeGateway}. */
@@ -51,6 +60,11 @@ export interface ClientNodeGatewayOptions {
   readonly watchRetryMs?: number;
   /** Largest manifest accepted (JSON bytes); default 1048576, Kubernetes' object data limit. */
   readonly maxManifestBytes?: number;
+  /** Back-off between corrections of one object: first pause, cap; default 1000 and 300000 ms. */
+  readonly driftBackoff?: {
+    readonly initialMs?: number;
+    readonly maxMs?: number;
+  };
 }
 
 /** The gateway plus its lifecycle. */
@@ -63,6 +77,9 @@ interface Held {
   status: BundleStatus;
   tracker?: BundleTracker;
   applying?: AbortController;
+  correctDrift?: DriftCorrectionMode | undefined;
+  /** Looks at the tracked objects again (after a change of `correctDrift`). */
+  observe?: () => void;
 }
 
 function reasonOf(error: unknown): string {
@@ -79,10 +96,8 @@ export function createClientNodeGateway(
 ): ClientNodeGateway {
   const { clock } = deps;
   const logger = deps.logger.child({ component: "kube-gateway" });
-  const client = createKubeClient(
-    deps.kubeConfig,
-    deps.fieldManager ?? "flotilla-agent",
-  );
+  const fieldManager = deps.fieldManager ?? "flotilla-agent";
+  const client = createKubeClient(deps.kubeConfig, fieldManager);
   const held = new Map<string, Held>();
   const listeners = createStatusListeners();
   const lifetime = new AbortController();
@@ -145,6 +160,8 @@ export function createClientNodeGateway(
         status: statusOf(req.bundle, req.revision, "Applying", [], 0),
       };
       held.set(req.bundle, h);
+      // Set now: a setCorrectDrift while this apply runs must not be undone when it ends.
+      h.correctDrift = req.correctDrift;
       h.applying?.abort(`superseded by revision "${req.revision}"`);
       const applying = new AbortController();
       h.applying = applying;
@@ -187,6 +204,12 @@ export function createClientNodeGateway(
           signal,
         });
         if (typeof planned === "string") return fail(planned);
+        const deployNs = {
+          name: req.targetNamespace ?? req.namespace ?? "default",
+          labels: req.namespaceLabels ?? {},
+          annotations: req.namespaceAnnotations ?? {},
+        };
+        const withMetadata = mergeIntoPlanned(planned, deployNs);
         const inventory = await readInventory(client, ns, req.bundle, signal);
         const applied = await applyPlanned(
           {
@@ -201,13 +224,20 @@ export function createClientNodeGateway(
             crdTimeoutMs: options.crdTimeoutMs ?? 60_000,
             pollIntervalMs: options.pollIntervalMs ?? 500,
             signal,
+            ...(withMetadata.merged
+              ? {}
+              : {
+                  namespaceMetadata: {
+                    ns: deployNs,
+                    manager: namespaceManager(fieldManager, req.bundle),
+                  },
+                }),
           },
-          planned,
+          withMetadata.planned,
         );
         signal.throwIfAborted();
         h.applying = undefined;
         h.tracker?.stop();
-        const correctDrift = req.correctDrift ?? false;
         const result = publish(
           h,
           statusOf(req.bundle, req.revision, "Applied", [], applied.length, {
@@ -228,11 +258,21 @@ export function createClientNodeGateway(
         );
         h.tracker = tracker;
         observe = createBundleObserver(
-          { client, logger, now: () => clock.now(), signal: lifetime.signal },
+          {
+            client,
+            logger,
+            clock,
+            signal: lifetime.signal,
+            backoff: compact({
+              ...options.driftBackoff,
+              random: deps.random,
+            }),
+            ...compact({ onCorrection: deps.onDriftCorrection }),
+          },
           {
             bundle: req.bundle,
             revision: req.revision,
-            correctDrift,
+            correctDrift: () => h.correctDrift,
             objects: applied,
             tracker,
             current: () => h.status,
@@ -245,6 +285,7 @@ export function createClientNodeGateway(
               held.get(req.bundle) === h,
           },
         );
+        h.observe = observe;
         observe();
         return result;
       } catch (error) {
@@ -294,6 +335,13 @@ export function createClientNodeGateway(
         callOptions.signal,
       );
       return found.map(({ bundle, revision }) => ({ bundle, revision }));
+    },
+
+    setCorrectDrift(bundle, mode) {
+      const h = held.get(bundle);
+      if (h === undefined) return;
+      h.correctDrift = mode;
+      h.observe?.();
     },
 
     status: (bundle) => held.get(bundle)?.status,

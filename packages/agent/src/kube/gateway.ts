@@ -48,13 +48,33 @@ export interface ApplyBundleRequest {
    * CRDs) are placed here, by discovery.
    */
   readonly targetNamespace?: string;
-  /** Re-apply as soon as drift is seen (Fleet `correctDrift`); otherwise report `Modified`. */
-  readonly correctDrift?: boolean;
+  /**
+   * Restore drifted and missing objects (fleet.yaml `correctDrift`, docs/agent.md#drift-correction);
+   * absent: report `Modified` and leave them.
+   */
+  readonly correctDrift?: DriftCorrectionMode;
+  /**
+   * fleet.yaml `namespaceLabels` / `namespaceAnnotations`
+   * (docs/bundles.md#namespace-labels-and-annotations): set on the namespace the bundle deploys
+   * into (`targetNamespace`, else `namespace`), created when missing.
+   */
+  readonly namespaceLabels?: Readonly<Record<string, string>>;
+  readonly namespaceAnnotations?: Readonly<Record<string, string>>;
   /**
    * Take back fields other managers changed (server-side apply with force) for this apply, as a
    * redeploy does (docs/semantics.md#redeploying-a-bundle); otherwise the gateway's own setting.
    */
   readonly force?: boolean;
+}
+
+/** How drift is corrected (docs/agent.md#drift-correction). */
+export interface DriftCorrectionMode {
+  /**
+   * Also take fields that other server-side appliers own, and delete and re-create an object
+   * whose re-apply fails on an immutable field. Without it, only changes made by updates
+   * (`kubectl edit`, `scale`, `patch`) are taken back.
+   */
+  readonly force: boolean;
 }
 
 /** A bundle status as the gateway reports it; the agent turns it into a protocol StatusReport. */
@@ -104,7 +124,8 @@ export type BundleStatusListener = (status: BundleStatus) => void;
  *   they were: nothing is half-applied. Invalid manifests are refused before anything is sent.
  * * After `Applied`, readiness is observed continuously and reported through `watch`: `NotReady`
  *   (with the objects that are not Ready) until every object is Ready, then `Ready`; `Modified`
- *   when a Ready bundle's objects drift (re-applied at once when `correctDrift` was requested).
+ *   when a Ready bundle's objects drift (restored when `correctDrift` asks for it, with a back-off
+ *   per object while a restore keeps failing).
  * * Re-applying the revision the cluster holds is harmless (same objects, drift corrected).
  * * At most one apply per bundle runs at a time; a newer apply of the same bundle supersedes one
  *   in flight. Different bundles apply concurrently.
@@ -122,6 +143,11 @@ export interface KubeGateway {
   removeBundle(bundle: string, options?: GatewayCallOptions): Promise<void>;
   /** Bundles whose inventory is in the cluster, so a restarted agent can prune those it no longer targets. */
   listBundles(options?: GatewayCallOptions): Promise<readonly AppliedBundle[]>;
+  /**
+   * Changes how a held bundle's drift is corrected without applying it again (undefined: report
+   * drift only); a bundle the gateway does not hold is ignored.
+   */
+  setCorrectDrift(bundle: string, mode: DriftCorrectionMode | undefined): void;
   /** The latest status of a bundle, or undefined when the gateway knows nothing of it. */
   status(bundle: string): BundleStatus | undefined;
   /**

@@ -65,10 +65,17 @@ export interface KubeClient {
   ): Promise<ApiResource | undefined>;
   /** A discovery document (`/version`, `/api`, `/apis`, `/apis/GROUP/VERSION`) as JSON. */
   discovery(path: string, options?: CallOptions): Promise<KubeObject>;
-  /** Server-side apply of `object` (namespace already set when namespaced). */
+  /**
+   * Server-side apply of `object` (namespace already set when namespaced), as the client's field
+   * manager unless `fieldManager` names another.
+   */
   apply(
     object: KubeObject,
-    options: CallOptions & { force: boolean; dryRun?: boolean },
+    options: CallOptions & {
+      force: boolean;
+      dryRun?: boolean;
+      fieldManager?: string;
+    },
   ): Promise<KubeObject>;
   /** The object, or undefined when it does not exist. */
   get(ref: ResourceRef, options?: CallOptions): Promise<KubeObject | undefined>;
@@ -245,7 +252,7 @@ export function createKubeClient(
         body: object,
         contentType: "application/apply-patch+yaml",
         query: {
-          fieldManager,
+          fieldManager: options.fieldManager ?? fieldManager,
           force: String(options.force),
           ...(options.dryRun === true ? { dryRun: "All" } : {}),
         },

@@ -36,6 +36,8 @@ export interface AgentMetrics {
   upgradeFinished(outcome: "Succeeded" | "Failed", durationMs: number): void;
   /** A bundle the agent follows went from another phase to Modified: its objects drifted. */
   driftDetected(bundle: string): void;
+  /** One correction of one drifted object (docs/agent.md#drift-correction), by outcome. */
+  driftCorrected(bundle: string, result: "ok" | "error"): void;
 }
 
 /** Metrics that go nowhere. */
@@ -53,6 +55,7 @@ export const noopMetrics: AgentMetrics = {
   applyFinished: () => undefined,
   upgradeFinished: () => undefined,
   driftDetected: () => undefined,
+  driftCorrected: () => undefined,
 };
 
 /** Registers the agent's metrics in `registry`. */
@@ -127,6 +130,12 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     labelNames: ["bundle"] as const,
     registers,
   });
+  const corrections = new Counter({
+    name: "flotilla_agent_drift_corrections_total",
+    help: "Corrections of drifted or missing objects (correctDrift), by bundle and result (ok, error)",
+    labelNames: ["bundle", "result"] as const,
+    registers,
+  });
   return {
     sessionConnected: () => {
       sessions.inc();
@@ -166,6 +175,9 @@ export function createAgentMetrics(registry: Registry): AgentMetrics {
     },
     driftDetected: (bundle) => {
       drifts.inc({ bundle });
+    },
+    driftCorrected: (bundle, result) => {
+      corrections.inc({ bundle, result });
     },
   };
 }

@@ -114,7 +114,12 @@ export async function applyBundleItem(
         ...(namespace === "" ? {} : { namespace }),
         // A redeploy restores what others changed: it takes their fields back.
         ...(item.redeploy === true ? { force: true } : {}),
-        ...compact({ targetNamespace: content.targetNamespace }),
+        ...compact({
+          targetNamespace: content.targetNamespace,
+          correctDrift: item.correctDrift,
+          namespaceLabels: content.namespaceLabels,
+          namespaceAnnotations: content.namespaceAnnotations,
+        }),
       },
       { signal },
     );

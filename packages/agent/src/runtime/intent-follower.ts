@@ -188,8 +188,14 @@ export class IntentFollower {
         held.digest === wanted.digest &&
         held.key === wanted.key &&
         held.forceSync === (wanted.forceSync ?? 0)
-      )
+      ) {
+        if (held.correctDrift?.force !== wanted.correctDrift?.force) {
+          // How drift is handled is no content: the gateway is told, nothing is applied again.
+          held.correctDrift = wanted.correctDrift;
+          this.#deps.backend.kube.setCorrectDrift(name, wanted.correctDrift);
+        }
         continue;
+      }
       held?.work.abort();
       const item: BundleItem = {
         kind: "bundle",
@@ -198,6 +204,7 @@ export class IntentFollower {
         digest: wanted.digest,
         key: wanted.key,
         forceSync: wanted.forceSync ?? 0,
+        correctDrift: wanted.correctDrift,
         ...(held?.revision === wanted.revision &&
         held.digest === wanted.digest &&
         held.forceSync < (wanted.forceSync ?? 0)

@@ -8,7 +8,7 @@ import type {
   StatusPhase,
   StatusSubject,
 } from "@flotilla/protocol";
-import type { BundleStatus } from "../kube/gateway.js";
+import type { BundleStatus, DriftCorrectionMode } from "../kube/gateway.js";
 import type { HandledItem } from "./progress-store.js";
 import { compact } from "@flotilla/core";
 
@@ -44,6 +44,11 @@ export interface BundleItem extends ItemBase {
   readonly forceSync: number;
   /** Set when the item replaces one of the same content with a lower forceSync: a redeploy. */
   readonly redeploy?: true;
+  /**
+   * The intent's `correctDrift` (docs/agent.md#drift-correction); it may change while the item
+   * stands: that is no new apply.
+   */
+  correctDrift: DriftCorrectionMode | undefined;
 }
 
 /** The intent's upgrade. */

@@ -29,6 +29,7 @@ import {
   type ConfigMapMaintenanceSource,
 } from "../windows/configmap-maintenance-source.js";
 import type { AgentBackend } from "./agent-backend.js";
+import type { AgentMetrics } from "../metrics/agent-metrics.js";
 import { createDriverCatalogue } from "./driver-catalogue.js";
 import { createCapabilitiesSource } from "../kube/helm-capabilities.js";
 import { createHelmRenderer } from "../kube/helm-render.js";
@@ -58,6 +59,8 @@ export interface KubernetesBackendDeps {
   readonly kubeConfig: KubeConfig;
   readonly logger: Logger;
   readonly clock: Clock;
+  /** Counts drift corrections (docs/metrics.md); none when absent. */
+  readonly metrics?: Pick<AgentMetrics, "driftCorrected">;
 }
 
 /** Options of {@link createKubernetesBackend}. */
@@ -133,7 +136,14 @@ export function createKubernetesBackend(
 ): KubernetesBackend {
   const logger = deps.logger.child({ cluster: options.clusterName });
   const kube = createClientNodeGateway(
-    { kubeConfig: deps.kubeConfig, logger, clock: deps.clock },
+    {
+      kubeConfig: deps.kubeConfig,
+      logger,
+      clock: deps.clock,
+      onDriftCorrection: (bundle, result) => {
+        deps.metrics?.driftCorrected(bundle, result);
+      },
+    },
     { namespace: options.namespace, force: options.forceConflicts ?? false },
   );
   const windows = createConfigMapMaintenanceSource(

@@ -250,7 +250,7 @@ export function createSimulatedGateway(
         );
       h.applied = { revision: req.revision, refs: refs.value };
       h.tracking = true;
-      h.correctDrift = req.correctDrift ?? false;
+      h.correctDrift = req.correctDrift !== undefined;
       h.modified.clear();
       const applied = publish(
         h,
@@ -284,6 +284,11 @@ export function createSimulatedGateway(
             out.push({ bundle, revision: h.applied.revision });
         resolve(out.sort((a, b) => (a.bundle < b.bundle ? -1 : 1)));
       });
+    },
+
+    setCorrectDrift(bundle, mode) {
+      const h = held.get(bundle);
+      if (h !== undefined) h.correctDrift = mode !== undefined;
     },
 
     status: (bundle) => held.get(bundle)?.status,

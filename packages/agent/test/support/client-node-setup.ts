@@ -13,7 +13,7 @@ import {
   type ClientNodeGateway,
   type KubeGateway,
 } from "@flotilla/agent";
-import { systemClock } from "@flotilla/node";
+import { systemClock, type Clock } from "@flotilla/node";
 import {
   startKubeApiServer,
   waitFor,
@@ -38,6 +38,10 @@ export async function setup(
   options: {
     crdEstablishment?: "immediate" | "manual";
     force?: boolean;
+    /** Default the system clock. */
+    clock?: Clock;
+    onDriftCorrection?: (bundle: string, result: "ok" | "error") => void;
+    driftBackoff?: { initialMs?: number; maxMs?: number };
   } = {},
 ): Promise<Setup> {
   const server = await startKubeApiServer({
@@ -57,13 +61,21 @@ export async function setup(
       {
         kubeConfig: loadKubeConfig({ kubeconfig }),
         logger: pino({ level: "silent" }),
-        clock: systemClock,
+        clock: options.clock ?? systemClock,
+        // No jitter: back-off pauses are exactly the ceilings.
+        random: () => 0.5,
+        ...(options.onDriftCorrection === undefined
+          ? {}
+          : { onDriftCorrection: options.onDriftCorrection }),
       },
       {
         namespace: AGENT_NS,
         force: options.force ?? false,
         pollIntervalMs: 10,
         watchRetryMs: 20,
+        ...(options.driftBackoff === undefined
+          ? {}
+          : { driftBackoff: options.driftBackoff }),
       },
     );
     await gateway.start();

@@ -87,6 +87,9 @@ export function bundleSpec(
     kustomizeJson: json(fleet.kustomize),
     labels: { ...fleet.labels },
     dependsOnJson: json(fleet.dependsOn),
+    correctDriftJson: json(fleet.correctDrift),
+    namespaceLabelsJson: json(fleet.namespaceLabels),
+    namespaceAnnotationsJson: json(fleet.namespaceAnnotations),
   };
 }
 
@@ -117,6 +120,15 @@ const FLEET_FIELDS: readonly (readonly [string, string])[] = [
   ["dependsOnJson", "dependsOn"],
   ["depends_on_json", "dependsOn"],
   ["dependsOn", "dependsOn"],
+  ["correctDriftJson", "correctDrift"],
+  ["correct_drift_json", "correctDrift"],
+  ["correctDrift", "correctDrift"],
+  ["namespaceLabelsJson", "namespaceLabels"],
+  ["namespace_labels_json", "namespaceLabels"],
+  ["namespaceLabels", "namespaceLabels"],
+  ["namespaceAnnotationsJson", "namespaceAnnotations"],
+  ["namespace_annotations_json", "namespaceAnnotations"],
+  ["namespaceAnnotations", "namespaceAnnotations"],
 ];
 
 /**

@@ -18,6 +18,9 @@ export const FLEET_YAML_FIELDS = [
   "kustomize",
   "labels",
   "dependsOn",
+  "correctDrift",
+  "namespaceLabels",
+  "namespaceAnnotations",
 ] as const;
 
 /** What fleet.yaml says, its Fleet fields still raw for the hub. */
@@ -39,6 +42,11 @@ export interface FleetYaml {
   readonly labels?: Readonly<Record<string, string>>;
   /** Bundles to wait for, by name or selector; checked by core's parser, sent as JSON. */
   readonly dependsOn?: unknown;
+  /** Drift correction (docs/semantics.md#drift-correction), checked by core's parser. */
+  readonly correctDrift?: unknown;
+  /** The namespace's labels and annotations (docs/bundles.md#namespace-labels-and-annotations). */
+  readonly namespaceLabels?: unknown;
+  readonly namespaceAnnotations?: unknown;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>

@@ -4,7 +4,8 @@
  * `namespace` (Fleet's meanings, namespace-rules.ts), `targets` (which clusters),
  * `targetCustomizations` (per-cluster options: the namespaces and
  * flotilla's own `patches`, merge patches of the manifests, customize.ts), the `rolloutStrategy`
- * and `paused`. Fleet's own field names and shapes are accepted as they are; fields flotilla does
+ * and `paused`, and the deployment options of deploy-options.ts (`correctDrift`,
+ * `namespaceLabels`, `namespaceAnnotations`, at the top and per customization). Fleet's own field names and shapes are accepted as they are; fields flotilla does
  * not implement are refused by name rather than silently ignored, so a fleet.yaml never means
  * something other than what its author expects. Which clusters a spec targets: bundle-targets.ts.
  */
@@ -34,6 +35,11 @@ import {
   parseKustomizeOptions,
   type KustomizeOptions,
 } from "./kustomize-options.js";
+import {
+  deployOptionsOf,
+  deployOptionsShape,
+  type DeployOptions,
+} from "./deploy-options.js";
 
 /**
  * One entry of `targets` (or the matcher part of a customization). Every criterion that is set must
@@ -53,7 +59,8 @@ export interface BundleTargetMatcher {
 }
 
 /** One entry of `targetCustomizations`: a matcher and what it changes for the clusters it matches. */
-export interface BundleTargetCustomization extends BundleTargetMatcher {
+export interface BundleTargetCustomization
+  extends BundleTargetMatcher, DeployOptions {
   /** Default namespace for these clusters, instead of the bundle's. */
   readonly defaultNamespace?: string;
   /** fleet.yaml `namespace` for these clusters, instead of the bundle's (namespace-rules.ts). */
@@ -67,7 +74,7 @@ export interface BundleTargetCustomization extends BundleTargetMatcher {
 }
 
 /** A parsed fleet.yaml-shaped bundle document. */
-export interface FleetBundleSpec {
+export interface FleetBundleSpec extends DeployOptions {
   /** fleet.yaml `name`, when the document carries one. */
   readonly name?: string;
   /** fleet.yaml `defaultNamespace`: namespace of namespaced resources that set none; "" for none. */
@@ -217,6 +224,7 @@ const customizationSchema = fleetObject({
   helm: z.unknown().optional(),
   // Parsed by parseKustomizeOptions.
   kustomize: z.unknown().optional(),
+  ...deployOptionsShape,
 });
 
 // YAML writes an empty field as null: it means "unset", as in Fleet's Go structs.
@@ -240,6 +248,7 @@ const documentSchema = fleetObject({
   // Parsed by parseLabels and parseDependsOn.
   labels: z.unknown().optional(),
   dependsOn: z.unknown().optional(),
+  ...deployOptionsShape,
 });
 
 type RawMatcher = z.infer<typeof targetSchema>;
@@ -325,6 +334,7 @@ export function parseBundleSpec(
         helm: helm.customizations.get(i),
         kustomize: kustomize.customizations.get(i),
       }),
+      ...deployOptionsOf(c),
     })),
     rolloutStrategy: strategy.value,
     paused: d.paused ?? false,
@@ -334,6 +344,7 @@ export function parseBundleSpec(
       labels: Object.keys(labels.value).length === 0 ? undefined : labels.value,
       dependsOn: dependsOn.value.length === 0 ? undefined : dependsOn.value,
     }),
+    ...deployOptionsOf(d),
   });
 }
 

@@ -18,6 +18,9 @@ export const SUPPORTED_BUNDLE_KEYS: readonly string[] = [
   "kustomize",
   "labels",
   "dependsOn",
+  "correctDrift",
+  "namespaceLabels",
+  "namespaceAnnotations",
 ];
 
 // Helm options given at the top instead of under `helm:`.
@@ -38,9 +41,6 @@ export const UNSUPPORTED_FLEET_KEYS: readonly string[] = [
   "ignore",
   "overrideTargets",
   "imageScans",
-  "correctDrift",
-  "namespaceLabels",
-  "namespaceAnnotations",
   "serviceAccount",
   "forceSyncGeneration",
   "targetRestrictions",

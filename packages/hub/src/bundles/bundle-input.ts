@@ -59,7 +59,12 @@ export interface PreparedBundle {
   /** fleet.yaml `kustomize` as given ("" for none), and parsed (part of the revision). */
   readonly kustomizeJson: string;
   readonly kustomize?: unknown;
-  /** `targetCustomizations` as parsed JSON: part of the revision (it decides what clusters get). */
+  /** fleet.yaml `correctDrift`, `namespaceLabels`, `namespaceAnnotations` as given ("" for none). */
+  readonly optionsJson: DeployOptionTexts;
+  /**
+   * `targetCustomizations` as parsed JSON: part of the revision (it decides what clusters get),
+   * without `correctDrift`, which decides how drift is handled, not what is deployed.
+   */
   readonly targetCustomizationsValue: unknown;
   readonly manifests: readonly PreparedManifest[];
   /** Renderer input files (BundleSpec.files), checked paths, in request order. */
@@ -68,6 +73,24 @@ export interface PreparedBundle {
   /** The contents targets can get (customization patches applied), by `contents` key. */
   readonly variants: readonly ContentVariant[];
   readonly warnings: readonly PlanWarning[];
+}
+
+/** The deployment-option fields of a request or record as their JSON texts ("" for none). */
+export interface DeployOptionTexts {
+  readonly correctDriftJson: string;
+  readonly namespaceLabelsJson: string;
+  readonly namespaceAnnotationsJson: string;
+}
+
+/** `customizations` without their `correctDrift` (it is not part of the revision). */
+function revisionCustomizations(customizations: unknown): unknown {
+  if (!Array.isArray(customizations)) return customizations;
+  return customizations.map((c: unknown) => {
+    if (typeof c !== "object" || c === null || !("correctDrift" in c)) return c;
+    return Object.fromEntries(
+      Object.entries(c).filter(([key]) => key !== "correctDrift"),
+    );
+  });
 }
 
 /** Parses a `*_json` field within core's input bounds; "" is undefined. Problems go to `field`. */
@@ -91,6 +114,9 @@ export function bundleDocument(fields: {
   readonly kustomize?: unknown;
   readonly labels?: unknown;
   readonly dependsOn?: unknown;
+  readonly correctDrift?: unknown;
+  readonly namespaceLabels?: unknown;
+  readonly namespaceAnnotations?: unknown;
 }): Record<string, unknown> {
   return {
     defaultNamespace: fields.defaultNamespace,
@@ -104,6 +130,9 @@ export function bundleDocument(fields: {
       kustomize: fields.kustomize,
       labels: fields.labels,
       dependsOn: fields.dependsOn,
+      correctDrift: fields.correctDrift,
+      namespaceLabels: fields.namespaceLabels,
+      namespaceAnnotations: fields.namespaceAnnotations,
     }),
   };
 }
@@ -156,6 +185,28 @@ export async function prepareBundle(
   const kustomizeValue = jsonField(kustomizeJson, "bundle.kustomize", problems);
   const dependsOnJson = request.dependsOnJson ?? "";
   const dependsOn = jsonField(dependsOnJson, "bundle.dependsOn", problems);
+  const optionsJson: DeployOptionTexts = {
+    correctDriftJson: request.correctDriftJson ?? "",
+    namespaceLabelsJson: request.namespaceLabelsJson ?? "",
+    namespaceAnnotationsJson: request.namespaceAnnotationsJson ?? "",
+  };
+  const options = {
+    correctDrift: jsonField(
+      optionsJson.correctDriftJson,
+      "bundle.correctDrift",
+      problems,
+    ),
+    namespaceLabels: jsonField(
+      optionsJson.namespaceLabelsJson,
+      "bundle.namespaceLabels",
+      problems,
+    ),
+    namespaceAnnotations: jsonField(
+      optionsJson.namespaceAnnotationsJson,
+      "bundle.namespaceAnnotations",
+      problems,
+    ),
+  };
   const spec = parseBundleSpec(
     bundleDocument({
       // The legacy field meant the default namespace (docs/semantics.md#namespaces).
@@ -172,6 +223,7 @@ export async function prepareBundle(
       kustomize: kustomizeValue,
       labels: request.labels,
       dependsOn,
+      ...options,
     }),
     "bundle",
   );
@@ -286,7 +338,8 @@ export async function prepareBundle(
           ? undefined
           : { options: helmValue, chartDigest },
     }),
-    targetCustomizationsValue: customizations,
+    optionsJson,
+    targetCustomizationsValue: revisionCustomizations(customizations),
     manifests,
     files,
     objects: parsedObjects,
@@ -472,6 +525,9 @@ export function storedBundleSpec(record: BundleRecord): FleetBundleSpec {
       kustomize: json(record.kustomizeJson ?? ""),
       labels: record.labels,
       dependsOn: json(record.dependsOnJson ?? ""),
+      correctDrift: json(record.correctDriftJson ?? ""),
+      namespaceLabels: json(record.namespaceLabelsJson ?? ""),
+      namespaceAnnotations: json(record.namespaceAnnotationsJson ?? ""),
     }),
     "bundle",
   );

@@ -8,10 +8,13 @@
 import {
   bundleTargets,
   dependencyHolds,
+  compact,
+  driftCorrectionFor,
   rolloutPass,
   type DependencyState,
   type DeploymentObservation,
   type FleetBundleSpec,
+  type IntentDriftCorrection,
 } from "@flotilla/core";
 import type { ClusterDirectory } from "../clusters/cluster-directory.js";
 import type { IntentWriter } from "../intents/intent-writer.js";
@@ -147,6 +150,9 @@ export async function runBundlePass(
   const keyOf = new Map(
     evaluation.targets.map((t) => [t.cluster.name, contentKey(spec, t)]),
   );
+  const driftOf = new Map(
+    evaluation.targets.map((t) => [t.cluster.name, intentDriftOf(spec, t)]),
+  );
   // Releases go to different clusters: publish them side by side, a bounded number at a time.
   await inBatches(
     evaluation.pass.release,
@@ -171,6 +177,7 @@ export async function runBundlePass(
             digest,
             key: deps.contentKeys.keyOf(digest),
             forceSync: forceSyncOf(record, release.cluster),
+            ...compact({ correctDrift: driftOf.get(release.cluster) }),
           },
         ]);
         log.info(
@@ -192,27 +199,47 @@ export async function runBundlePass(
     },
   );
   await removeFromUntargeted(deps, record.name, keyOf, log);
-  await refreshHeld(deps, record, evaluation, keyOf, log);
+  await refreshHeld(deps, subject, evaluation, keyOf, log);
   return evaluation;
+}
+
+/**
+ * A target's `correctDrift` in the intent's form: its customization's, else the bundle's
+ * (docs/semantics.md#drift-correction); undefined unless enabled.
+ */
+function intentDriftOf(
+  spec: FleetBundleSpec,
+  target: Evaluation["targets"][number],
+): IntentDriftCorrection | undefined {
+  const chosen = driftCorrectionFor(
+    spec,
+    target.customization === undefined
+      ? undefined
+      : spec.targetCustomizations[target.customization],
+  );
+  return chosen === undefined ? undefined : { force: chosen.force };
 }
 
 /**
  * Brings the entry of every target whose intent holds the bundle (at any revision) up to date
  * without changing its revision: the content key, for entries written before content was sealed
  * (without it the agent could not fetch that content again), the redeploy counter, which makes
- * the agent apply what it holds again (docs/semantics.md#redeploying-a-bundle), and, at the
- * current revision, the content of the cluster's customization (`contentKeys`), which changes
- * when its labels or groups do after the release (a cluster released before its labels arrived).
+ * the agent apply what it holds again (docs/semantics.md#redeploying-a-bundle), `correctDrift`,
+ * which is not content: a change reaches the agents without a new revision
+ * (docs/semantics.md#drift-correction), and, at the current revision, the content of the
+ * cluster's customization (`contentKeys`), which changes when its labels or groups do after the
+ * release (a cluster released before its labels arrived).
  */
 async function refreshHeld(
   deps: PassDeps,
-  record: BundleRecord,
+  { record, spec }: PassSubject,
   evaluation: Evaluation,
   contentKeys: ReadonlyMap<string, string>,
   log: Logger,
 ): Promise<void> {
   const bundle = record.name;
-  for (const { cluster } of evaluation.targets) {
+  for (const target of evaluation.targets) {
+    const { cluster } = target;
     const held = deps.intents.peek(cluster.name)?.intent.bundles[bundle];
     if (held === undefined) continue;
     const own = record.contents[contentKeys.get(cluster.name) ?? ""];
@@ -222,15 +249,25 @@ async function refreshHeld(
         : held.digest;
     const key = deps.contentKeys.keyOf(digest);
     const forceSync = forceSyncOf(record, cluster.name);
+    const correctDrift = intentDriftOf(spec, target);
     if (
       digest === held.digest &&
       held.key === key &&
-      (held.forceSync ?? 0) === forceSync
+      (held.forceSync ?? 0) === forceSync &&
+      held.correctDrift?.force === correctDrift?.force
     )
       continue;
     try {
       await deps.intents.change(cluster.name, [
-        { type: "SetBundle", bundle, ...held, digest, key, forceSync },
+        {
+          type: "SetBundle",
+          bundle,
+          revision: held.revision,
+          digest,
+          key,
+          forceSync,
+          ...compact({ correctDrift }),
+        },
       ]);
       if (digest !== held.digest)
         log.info(

@@ -24,7 +24,10 @@ import {
   fail,
   joinPath,
   movedMessage,
+  namespaceMetadataFor,
   ok,
+  type DeployOptions,
+  type NamespaceMetadata,
   placeObjects,
   type FleetBundleSpec,
   type PlanWarning,
@@ -44,8 +47,9 @@ const REVISION_HEX_DIGITS = 16;
 /**
  * The revision of `objects` under the default `namespace`, fleet.yaml `namespace`
  * (`targetNamespace`), `targetCustomizations` (the parsed JSON) and the renderer input `files`
- * (their paths and digests). Without a target namespace, files or Helm options it is what it was
- * before those existed.
+ * (their paths and digests), and the bundle's namespace labels and annotations (`options`; its
+ * `correctDrift` is not content). Without a target namespace, files, Helm options or namespace
+ * metadata it is what it was before those existed.
  */
 export function bundleRevision(
   objects: readonly KubernetesObject[],
@@ -55,6 +59,7 @@ export function bundleRevision(
   files: readonly { readonly path: string; readonly digest: string }[] = [],
   helm?: { readonly options: unknown; readonly chartDigest: string },
   kustomize?: unknown,
+  options: DeployOptions = {},
 ): string {
   const text = canonicalJson({
     resources: objects,
@@ -66,6 +71,8 @@ export function bundleRevision(
         files.length === 0 ? undefined : files.map((f) => [f.path, f.digest]),
       helm,
       kustomize,
+      namespaceLabels: options.namespaceLabels,
+      namespaceAnnotations: options.namespaceAnnotations,
     }),
   });
   return sha256Digest(text).slice(
@@ -86,6 +93,8 @@ export interface ContentVariant {
   readonly customization?: number;
   /** A Helm bundle's chart and this variant's values (helm-chart.ts). */
   readonly helm?: BundleHelm;
+  /** Labels and annotations of the namespace it deploys into; empty maps for none. */
+  readonly namespaceMetadata?: NamespaceMetadata;
 }
 
 /** What decides a target's content: its namespaces and the customization it got. */
@@ -111,8 +120,8 @@ export function contentKey(spec: FleetBundleSpec, t: ContentTarget): string {
 }
 
 /**
- * Whether a customization changes what its clusters get beyond namespaces: patches, Helm values
- * or a kustomization of its own.
+ * Whether a customization changes what its clusters get beyond namespaces: patches, Helm values,
+ * a kustomization of its own, namespace labels or annotations.
  */
 function hasOwnContent(
   c: FleetBundleSpec["targetCustomizations"][number] | undefined,
@@ -121,7 +130,9 @@ function hasOwnContent(
     c !== undefined &&
     ((c.patches ?? []).length > 0 ||
       c.helm !== undefined ||
-      c.kustomize !== undefined)
+      c.kustomize !== undefined ||
+      c.namespaceLabels !== undefined ||
+      c.namespaceAnnotations !== undefined)
   );
 }
 
@@ -170,11 +181,18 @@ export function contentVariants(
       const message = `${m.path}: ${movedMessage(m)}`;
       warnings.set(message, { code: "NamespaceMovesObject", message });
     }
+    const metadata = namespaceMetadataFor(
+      spec,
+      t.customization === undefined
+        ? undefined
+        : spec.targetCustomizations[t.customization],
+    );
     variants.set(key, {
       key,
       namespace: t.namespace,
       targetNamespace: t.targetNamespace,
       objects: placed.value.objects,
+      namespaceMetadata: metadata,
       ...(key.includes("#c")
         ? compact({ customization: t.customization })
         : {}),
@@ -236,6 +254,16 @@ export function renderContent(
       ? {}
       : { targetNamespace: variant.targetNamespace }),
     resources: variant.objects,
-    ...compact({ helm: variant.helm }),
+    ...compact({
+      helm: variant.helm,
+      namespaceLabels: nonEmpty(variant.namespaceMetadata?.labels),
+      namespaceAnnotations: nonEmpty(variant.namespaceMetadata?.annotations),
+    }),
   });
+}
+
+function nonEmpty(
+  map: Readonly<Record<string, string>> | undefined,
+): Readonly<Record<string, string>> | undefined {
+  return map === undefined || Object.keys(map).length === 0 ? undefined : map;
 }

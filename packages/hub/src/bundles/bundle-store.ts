@@ -15,7 +15,11 @@ import {
   type Entry,
   type StateStore,
 } from "../store/state-store.js";
-import type { PreparedBundle, PreparedManifest } from "./bundle-input.js";
+import type {
+  DeployOptionTexts,
+  PreparedBundle,
+  PreparedManifest,
+} from "./bundle-input.js";
 import {
   BUNDLES,
   bundleKey,
@@ -56,6 +60,7 @@ export function preparedRevision(
     files,
     bundle.helm,
     bundle.kustomize,
+    bundle.spec,
   );
 }
 
@@ -117,6 +122,7 @@ export async function writeBundle(
         helmJson: bundle.helmJson === "" ? undefined : bundle.helmJson,
         kustomizeJson:
           bundle.kustomizeJson === "" ? undefined : bundle.kustomizeJson,
+        ...optionTexts(bundle.optionsJson),
       }),
       targetsJson: bundle.targetsJson,
       targetCustomizationsJson: bundle.targetCustomizationsJson,
@@ -247,4 +253,11 @@ export async function updateBundleRecord(
       if (!isRevisionConflict(error) || attempt >= MAX_ATTEMPTS) throw error;
     }
   }
+}
+
+/** The deployment-option texts of a record, those not given left out. */
+function optionTexts(texts: DeployOptionTexts): Partial<DeployOptionTexts> {
+  return Object.fromEntries(
+    Object.entries(texts).filter(([, text]) => text !== ""),
+  );
 }

@@ -43,6 +43,13 @@ export interface BundleRecord {
   readonly helmJson?: string;
   /** fleet.yaml `kustomize` as given (JSON); absent for a bundle that is not a Kustomize one. */
   readonly kustomizeJson?: string;
+  /**
+   * fleet.yaml `correctDrift`, `namespaceLabels`, `namespaceAnnotations` as given (JSON); absent
+   * when not set (docs/semantics.md#drift-correction, docs/bundles.md#namespace-labels-and-annotations).
+   */
+  readonly correctDriftJson?: string;
+  readonly namespaceLabelsJson?: string;
+  readonly namespaceAnnotationsJson?: string;
   /** The JSON texts exactly as given ("" for none). */
   readonly targetsJson: string;
   readonly targetCustomizationsJson: string;
@@ -154,6 +161,9 @@ export function bundleSpecToWire(record: BundleRecord): wire.BundleSpec {
       files: record.files?.map(refToWire),
       helmJson: record.helmJson,
       kustomizeJson: record.kustomizeJson,
+      correctDriftJson: record.correctDriftJson,
+      namespaceLabelsJson: record.namespaceLabelsJson,
+      namespaceAnnotationsJson: record.namespaceAnnotationsJson,
     }),
     targetsJson: record.targetsJson,
     targetCustomizationsJson: record.targetCustomizationsJson,

@@ -67,6 +67,19 @@ export interface BundleSpec {
    */
   kustomizeJson?: string;
   /**
+   * fleet.yaml `correctDrift` as JSON (docs/semantics.md#drift-correction); "" means none. Not part
+   * of the revision.
+   */
+  correctDriftJson?: string;
+  /**
+   * fleet.yaml `namespaceLabels` as JSON (docs/bundles.md#namespace-labels-and-annotations); "" means none.
+   */
+  namespaceLabelsJson?: string;
+  /**
+   * fleet.yaml `namespaceAnnotations` as JSON; "" means none.
+   */
+  namespaceAnnotationsJson?: string;
+  /**
    * fleet.yaml `labels`: the bundle's labels, matched by other bundles' `dependsOn` selectors
    * (docs/semantics.md#dependencies-between-bundles). Not content: changing them keeps the revision.
    */
@@ -142,6 +155,19 @@ export interface BundleSpec__Output {
    * hub renders from `files`; "" means none.
    */
   kustomizeJson: string;
+  /**
+   * fleet.yaml `correctDrift` as JSON (docs/semantics.md#drift-correction); "" means none. Not part
+   * of the revision.
+   */
+  correctDriftJson: string;
+  /**
+   * fleet.yaml `namespaceLabels` as JSON (docs/bundles.md#namespace-labels-and-annotations); "" means none.
+   */
+  namespaceLabelsJson: string;
+  /**
+   * fleet.yaml `namespaceAnnotations` as JSON; "" means none.
+   */
+  namespaceAnnotationsJson: string;
   /**
    * fleet.yaml `labels`: the bundle's labels, matched by other bundles' `dependsOn` selectors
    * (docs/semantics.md#dependencies-between-bundles). Not content: changing them keeps the revision.
