@@ -315,7 +315,7 @@ describe("flotilla bundle apply", () => {
     const file = join(dir.path, "fleet.yaml");
     // Core's bundle-spec parser (the hub's) checks fleet.yaml before anything is sent.
     expect(err.trimEnd().split("\n").sort()).toEqual([
-      `${file}: imageScans: fleet.yaml field "imageScans" is not supported by flotilla (got [])`,
+      `${file}: imageScans: fleet.yaml field "imageScans" is not supported by flotilla: image scanning (deprecated in Fleet) has no counterpart (got [])`,
       `${file}: paused: must be boolean (got "yes please")`,
       `${file}: rolloutStrategyy: unknown field; did you mean "rolloutStrategy"?`,
     ]);

@@ -400,3 +400,7 @@ export type {
   ChannelTarget,
   ChannelPlanOutput,
 } from "./preview-types.js";
+export {
+  SUPPORTED_BUNDLE_KEYS,
+  UNSUPPORTED_FLEET_KEYS,
+} from "./fleet/fleet-yaml-keys.js";

@@ -136,7 +136,8 @@ describe("parseBundleSpec", () => {
       },
       {
         path: "bundle.yaml",
-        message: 'fleet.yaml field "yaml" is not supported by flotilla',
+        message:
+          'fleet.yaml field "yaml" is not supported by flotilla: overlay files are not read: change objects per target with targetCustomizations[].patches',
         value: { overlays: ["prod"] },
       },
       {

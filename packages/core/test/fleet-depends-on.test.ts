@@ -49,7 +49,7 @@ describe("fleet.yaml labels and dependsOn", () => {
   it("are supported keys, no longer refused as unsupported", () => {
     for (const key of ["labels", "dependsOn"]) {
       expect(SUPPORTED_BUNDLE_KEYS).toContain(key);
-      expect(UNSUPPORTED_FLEET_KEYS).not.toContain(key);
+      expect(Object.keys(UNSUPPORTED_FLEET_KEYS)).not.toContain(key);
       expect(FLEET_YAML_KEYS).toContain(key);
     }
   });

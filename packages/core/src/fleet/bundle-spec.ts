@@ -23,7 +23,11 @@ import { fail, joinPath, ok, type Problem, type Result } from "../result.js";
 import { DNS_LABEL, parseWith, unknownFieldMessage } from "../schema.js";
 import { parseRolloutStrategy, type FleetRolloutStrategy } from "./strategy.js";
 import { patchProblem, type ManifestPatch } from "./customize.js";
-import { HELM_KEYS, UNSUPPORTED_FLEET_KEYS } from "./fleet-yaml-keys.js";
+import {
+  HELM_KEYS,
+  UNSUPPORTED_FLEET_KEYS,
+  isUnsupportedFleetKey,
+} from "./fleet-yaml-keys.js";
 import { parseDependsOn, type BundleDependency } from "./depends-on.js";
 import {
   parseHelmCustomization,
@@ -106,10 +110,10 @@ const HELM_MESSAGE = "is a Helm option: put it under helm:";
 function unsupportedKeyMessage(key: string, known: readonly string[]): string {
   if (HELM_KEYS.includes(key)) return HELM_MESSAGE;
   if (key === "targetNamespace" && known.includes("namespace")) {
-    return 'is Fleet\'s internal name of the fleet.yaml field "namespace": write "namespace"';
+    return `is ${UNSUPPORTED_FLEET_KEYS["targetNamespace"] ?? ""}`;
   }
-  if (UNSUPPORTED_FLEET_KEYS.includes(key)) {
-    return `fleet.yaml field "${key}" is not supported by flotilla`;
+  if (isUnsupportedFleetKey(key)) {
+    return `fleet.yaml field "${key}" is not supported by flotilla: ${UNSUPPORTED_FLEET_KEYS[key] ?? ""}`;
   }
   return unknownFieldMessage(key, known);
 }

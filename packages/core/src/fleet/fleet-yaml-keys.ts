@@ -30,25 +30,43 @@ export const HELM_KEYS: readonly string[] = [
   "valuesFiles",
 ];
 
-// fleet.yaml and BundleDeploymentOptions fields flotilla does not implement.
-export const UNSUPPORTED_FLEET_KEYS: readonly string[] = [
-  "targetNamespace",
-  "yaml",
-  "diff",
-  "keepResources",
-  "deleteCRDResources",
-  "deleteNamespace",
-  "ignore",
-  "overrideTargets",
-  "imageScans",
-  "serviceAccount",
-  "forceSyncGeneration",
-  "targetRestrictions",
-];
+/**
+ * fleet.yaml and BundleDeploymentOptions fields flotilla does not implement, each with the reason
+ * the refusal gives. docs/bundles.md#fleetyaml-keys lists the same keys and reasons (a test keeps
+ * them equal).
+ */
+export const UNSUPPORTED_FLEET_KEYS: Readonly<Record<string, string>> = {
+  targetNamespace:
+    'Fleet\'s internal name of the fleet.yaml field "namespace": write "namespace"',
+  yaml: "overlay files are not read: change objects per target with targetCustomizations[].patches",
+  diff: "the agent compares only the fields a bundle's manifests set, so fields other controllers set are never drift: leave such a field out of the manifests",
+  keepResources:
+    "removing a bundle deletes the objects it applied: take an object out of the bundle's manifests first to keep it, as a new revision",
+  deleteCRDResources:
+    "removing a bundle deletes every object it applied, CustomResourceDefinitions included",
+  deleteNamespace:
+    "removing a bundle never deletes the namespace it deployed into, unless the Namespace is one of its manifests",
+  ignore:
+    "readiness follows the agent's rules per kind (docs/agent.md): conditions cannot be ignored",
+  overrideTargets:
+    "a GitRepo field: a bundle's targets are its fleet.yaml targets",
+  imageScans: "image scanning (deprecated in Fleet) has no counterpart",
+  serviceAccount:
+    "the agent applies every bundle with its own identity: limit it with the agent chart's RBAC",
+  forceSyncGeneration:
+    "run flotilla bundle redeploy NAME to apply a bundle again now",
+  targetRestrictions:
+    "a GitRepo field: a bundle's targets are its fleet.yaml targets",
+};
+
+/** Whether `key` is a Fleet field flotilla refuses with a reason. */
+export function isUnsupportedFleetKey(key: string): boolean {
+  return Object.hasOwn(UNSUPPORTED_FLEET_KEYS, key);
+}
 
 /** Every fleet.yaml key flotilla knows but rolloutStrategy: one of them marks a fleet.yaml. */
 export const FLEET_YAML_KEYS: readonly string[] = [
   ...SUPPORTED_BUNDLE_KEYS,
   ...HELM_KEYS,
-  ...UNSUPPORTED_FLEET_KEYS,
+  ...Object.keys(UNSUPPORTED_FLEET_KEYS),
 ].filter((key) => key !== "rolloutStrategy");
