@@ -3,25 +3,13 @@
  * uses) so that mistakes are reported with fleet.yaml's own field paths before anything is sent.
  * The fields still travel as the user's own JSON: the hub parses them again.
  */
-import { fail, ok, parseBundleSpec, type Result } from "@flotilla/core";
-
-/** The fleet.yaml keys flotilla reads. */
-export const FLEET_YAML_FIELDS = [
-  "name",
-  "defaultNamespace",
-  "namespace",
-  "targets",
-  "targetCustomizations",
-  "rolloutStrategy",
-  "paused",
-  "helm",
-  "kustomize",
-  "labels",
-  "dependsOn",
-  "correctDrift",
-  "namespaceLabels",
-  "namespaceAnnotations",
-] as const;
+import {
+  fail,
+  ok,
+  parseBundleSpec,
+  SUPPORTED_BUNDLE_KEYS,
+  type Result,
+} from "@flotilla/core";
 
 /** What fleet.yaml says, its Fleet fields still raw for the hub. */
 export interface FleetYaml {
@@ -71,7 +59,7 @@ export function parseFleetYaml(raw: unknown): Result<FleetYaml> {
   const field = (key: string): unknown => raw[key] ?? undefined;
   // Every field was checked above: the types are what FleetYaml says.
   const value: Record<string, unknown> = {};
-  for (const key of FLEET_YAML_FIELDS)
+  for (const key of SUPPORTED_BUNDLE_KEYS)
     if (field(key) !== undefined) value[key] = field(key);
   return ok(value);
 }
