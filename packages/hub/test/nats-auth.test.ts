@@ -431,6 +431,19 @@ describe("revoking an agent's user", () => {
     const epsilon = await agentUser("epsilon");
     try {
       await account.revoke([epsilon.user]);
+      // A push the server did not answer in time is retried in the background: the server has
+      // the revocation once it refuses the user, and only then does a restart test anything.
+      await waitFor(
+        async () => {
+          try {
+            await (await connectWith(epsilon.creds, "epsilon")).close();
+            return false;
+          } catch {
+            return true;
+          }
+        },
+        { timeoutMs: 30_000, message: "the server to take the revocation" },
+      );
       await server.restart();
       await expect(connectWith(epsilon.creds, "epsilon")).rejects.toThrow(
         /Authorization Violation/,
