@@ -7,7 +7,14 @@
  * a revoked agent user is disconnected and refused, also after the server restarts.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import {
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -24,7 +31,7 @@ import {
   credsAuthenticator,
   type NatsConnection,
 } from "@nats-io/transport-node";
-import { fromSeed } from "@nats-io/jwt";
+import { decode, fromSeed } from "@nats-io/jwt";
 import { pino } from "pino";
 import {
   contentKeysOfSecret,
@@ -78,6 +85,25 @@ function connectWith(creds: string, cluster?: string): Promise<NatsConnection> {
       ? {}
       : { inboxPrefix: agentInboxPrefix(cluster) }),
   });
+}
+
+/** Waits (up to 30 s, for `what`) until the server refuses a connection with `creds`. */
+function untilRefused(
+  creds: string,
+  cluster: string,
+  what: string,
+): Promise<unknown> {
+  return waitFor(
+    async () => {
+      try {
+        await (await connectWith(creds, cluster)).close();
+        return false;
+      } catch {
+        return true;
+      }
+    },
+    { timeoutMs: 30_000, message: what },
+  );
 }
 
 /** The server's errors on a connection (permission violations arrive this way). */
@@ -350,6 +376,7 @@ describe("an agent's NATS user", () => {
 describe("revoking an agent's user", () => {
   async function agentsAccountOf(
     store: ReturnType<typeof createMemoryStore>,
+    issuedAtS = decode(setup.agentsAccount.jwt).iat,
   ): Promise<AgentsAccount> {
     const account = createAgentsAccount({
       store,
@@ -363,6 +390,7 @@ describe("revoking an agent's user", () => {
       template: {
         name: setup.agentsAccount.name,
         publicKey: setup.agentsAccount.publicKey,
+        issuedAtS,
         claims: agentsAccountClaims({
           flotillaAccount: setup.account.publicKey,
           signingKey: fromSeed(
@@ -424,6 +452,23 @@ describe("revoking an agent's user", () => {
     }
   });
 
+  test("pushes in a later second than the setup's JWT, which the server preloads at every start", async () => {
+    const store = createMemoryStore();
+    await store.start();
+    // A setup made in this very second: a push in it would lose to the preload.
+    const setupS = Math.floor(Date.now() / 1000);
+    const account = await agentsAccountOf(store, setupS);
+    try {
+      const stored = await readFile(
+        join(resolverDir, `${setup.agentsAccount.publicKey}.jwt`),
+        "utf8",
+      );
+      expect(decode(stored.trim()).iat).toBeGreaterThan(setupS);
+    } finally {
+      await account.stop();
+    }
+  });
+
   test("holds after the server restarts, and is pushed again when the server lost its resolver directory", async () => {
     const store = createMemoryStore();
     await store.start();
@@ -433,16 +478,10 @@ describe("revoking an agent's user", () => {
       await account.revoke([epsilon.user]);
       // A push the server did not answer in time is retried in the background: the server has
       // the revocation once it refuses the user, and only then does a restart test anything.
-      await waitFor(
-        async () => {
-          try {
-            await (await connectWith(epsilon.creds, "epsilon")).close();
-            return false;
-          } catch {
-            return true;
-          }
-        },
-        { timeoutMs: 30_000, message: "the server to take the revocation" },
+      await untilRefused(
+        epsilon.creds,
+        "epsilon",
+        "the server to take the revocation",
       );
       await server.restart();
       await expect(connectWith(epsilon.creds, "epsilon")).rejects.toThrow(
@@ -453,16 +492,10 @@ describe("revoking an agent's user", () => {
       await server.halt();
       await rm(resolverDir, { recursive: true, force: true });
       await server.restart();
-      await waitFor(
-        async () => {
-          try {
-            await (await connectWith(epsilon.creds, "epsilon")).close();
-            return false;
-          } catch {
-            return true;
-          }
-        },
-        { timeoutMs: 30_000, message: "the revocation to be pushed again" },
+      await untilRefused(
+        epsilon.creds,
+        "epsilon",
+        "the revocation to be pushed again",
       );
     } finally {
       await account.stop();

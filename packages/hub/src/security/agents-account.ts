@@ -13,7 +13,12 @@
  * fails is tried again with backoff until one succeeds. Entries are dropped once their user has
  * expired anyway.
  */
-import { encodeAccount, type Account, type KeyPair } from "@nats-io/jwt";
+import {
+  decode,
+  encodeAccount,
+  type Account,
+  type KeyPair,
+} from "@nats-io/jwt";
 import { FlotillaError, showValue } from "@flotilla/core";
 import { backoffCeilingMs } from "@flotilla/node";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -66,6 +71,12 @@ export interface AgentsAccountTemplate {
   readonly publicKey: string;
   /** Its claims, without revocations. */
   readonly claims: Partial<Account>;
+  /**
+   * When the setup's JWT was issued (its `iat`, unix seconds): the servers preload that JWT at
+   * every start and keep it over a stored one issued in the same second, so every push is issued
+   * in a later second.
+   */
+  readonly issuedAtS: number;
 }
 
 export interface AgentsAccountDeps {
@@ -124,9 +135,8 @@ export function createAgentsAccount(
     };
   };
 
-  const pushOnce = async (): Promise<void> => {
-    const { revocations } = await read(undefined);
-    const jwt = await encodeAccount(
+  const encode = (revocations: readonly Revocation[]): Promise<string> =>
+    encodeAccount(
       template.name,
       template.publicKey,
       {
@@ -141,6 +151,20 @@ export function createAgentsAccount(
       },
       { signer: deps.signer },
     );
+
+  const pushOnce = async (): Promise<void> => {
+    const { revocations } = await read(undefined);
+    let jwt = await encode(revocations);
+    // The JWT library stamps `iat` from the wall clock; one issued in the setup's second would
+    // lose to the preload at the server's next start (docs/security.md, "Removing a cluster").
+    // A setup clock ahead of this one is waited for up to a few seconds.
+    if (decode<Account>(jwt).iat <= template.issuedAtS) {
+      const wait = (template.issuedAtS + 1) * 1000 - Date.now();
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(Math.max(wait, 0), 5_000)),
+      );
+      jwt = await encode(revocations);
+    }
     const reply = await deps.system.request(CLAIMS_UPDATE_SUBJECT, jwt, {
       timeout: timeoutMs,
     });

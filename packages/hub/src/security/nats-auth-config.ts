@@ -216,6 +216,7 @@ async function readTemplate(
   return {
     name: claims.name,
     publicKey: claims.sub,
+    issuedAtS: claims.iat,
     claims: agentsAccountClaims({
       flotillaAccount: expected.flotillaAccount,
       signingKey: expected.signingKey,
