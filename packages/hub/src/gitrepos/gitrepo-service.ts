@@ -1,5 +1,5 @@
 /**
- * Git repositories as a bundle source (docs/gitops.md): what the admin API asks of the hub's
+ * Git repositories as a bundle source: what the admin API asks of the hub's
  * GitRepo manager. The manager keeps each repository's spec, credentials and status in the state
  * store, follows the repository (polling, and at once on a verified webhook or `sync`), and turns
  * the bundle directories of each new commit into bundle revisions through the bundle manager.
