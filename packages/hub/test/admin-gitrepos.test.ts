@@ -292,7 +292,7 @@ async function serve(withManager = true): Promise<Served> {
   };
 }
 
-const SPEC: wire.GitRepoSpec = {
+const APPS_SPEC: wire.GitRepoSpec = {
   repo: "https://git.example.com/fleet/apps.git",
   branch: "main",
   paths: ["web", "db"],
@@ -314,7 +314,7 @@ describe("git repository methods", () => {
     await using hub = await serve();
     const added = await hub.call("admin", "addGitRepo", {
       name: "apps",
-      spec: SPEC,
+      spec: APPS_SPEC,
       credentials: gitCredentialsToWire({ kind: "token", token: GIT_TOKEN }),
       reason: "onboard apps",
     });
@@ -322,7 +322,7 @@ describe("git repository methods", () => {
       name: "apps",
       credentials: "GIT_CREDENTIALS_KIND_TOKEN",
       spec: {
-        repo: SPEC.repo,
+        repo: APPS_SPEC.repo,
         branch: "main",
         paths: ["web", "db"],
         pollIntervalSeconds: 30,
@@ -331,7 +331,7 @@ describe("git repository methods", () => {
     });
     expect(hub.repos.inputs[0]).toEqual({
       name: "apps",
-      repo: SPEC.repo,
+      repo: APPS_SPEC.repo,
       branch: "main",
       paths: ["web", "db"],
       pollIntervalSeconds: 30,
@@ -356,7 +356,7 @@ describe("git repository methods", () => {
     const updated = await hub.call("admin", "updateGitRepo", {
       name: "apps",
       spec: {
-        ...SPEC,
+        ...APPS_SPEC,
         branch: undefined,
         revision: "v1.2.0",
         deleteRemoved: false,
@@ -414,11 +414,11 @@ describe("git repository methods", () => {
 
   it("let viewers read and watch, operators sync, and only admins add, update and delete", async () => {
     await using hub = await serve();
-    await hub.call("admin", "addGitRepo", { name: "apps", spec: SPEC });
+    await hub.call("admin", "addGitRepo", { name: "apps", spec: APPS_SPEC });
     for (const role of ["viewer", "operator"] as const) {
       for (const [method, request] of [
-        ["addGitRepo", { name: "other", spec: SPEC }],
-        ["updateGitRepo", { name: "apps", spec: SPEC }],
+        ["addGitRepo", { name: "other", spec: APPS_SPEC }],
+        ["updateGitRepo", { name: "apps", spec: APPS_SPEC }],
         ["deleteGitRepo", { name: "apps" }],
       ] as const) {
         const error = await refusal(hub.call(role, method, request));
@@ -476,7 +476,7 @@ describe("git repository methods", () => {
     ]);
     expect(JSON.stringify(events)).not.toContain("AAAAC3NzaC1lZDI1NTE5");
     const missing = await refusal(
-      hub.call("admin", "updateGitRepo", { name: "ghost", spec: SPEC }),
+      hub.call("admin", "updateGitRepo", { name: "ghost", spec: APPS_SPEC }),
     );
     expect(missing.code).toBe("not_found");
   });
@@ -487,7 +487,7 @@ describe("git repository methods", () => {
     answers.push(
       await hub.call("admin", "addGitRepo", {
         name: "apps",
-        spec: SPEC,
+        spec: APPS_SPEC,
         credentials: gitCredentialsToWire({
           kind: "token",
           username: "bot",
@@ -510,7 +510,7 @@ describe("git repository methods", () => {
     const failed = await refusal(
       hub.call("admin", "updateGitRepo", {
         name: "apps",
-        spec: { ...SPEC, repo: "ssh://git@h/x" },
+        spec: { ...APPS_SPEC, repo: "ssh://git@h/x" },
         credentials: gitCredentialsToWire({ kind: "ssh", privateKey: key }),
       }),
     );
@@ -519,7 +519,7 @@ describe("git repository methods", () => {
     hub.repos.update = MemoryGitRepos.prototype.update.bind(hub.repos);
     await hub.call("admin", "updateGitRepo", {
       name: "apps",
-      spec: SPEC,
+      spec: APPS_SPEC,
       credentials: gitCredentialsToWire({ kind: "token", token: GIT_TOKEN }),
     });
     hub.repos.syncError = `fetch https://bot:${GIT_TOKEN}@git.example.com failed`;
@@ -541,7 +541,7 @@ describe("git repository methods", () => {
 
   it("watch a repository: its status now, then each change, until the caller cancels", async () => {
     await using hub = await serve();
-    await hub.call("admin", "addGitRepo", { name: "apps", spec: SPEC });
+    await hub.call("admin", "addGitRepo", { name: "apps", spec: APPS_SPEC });
     const call = hub.client.watchGitRepo(
       { name: "apps" },
       hub.metadata("viewer"),
@@ -588,7 +588,7 @@ describe("git repository methods", () => {
     const bad = await refusal(
       hub.call("admin", "addGitRepo", {
         name: "x",
-        spec: { ...SPEC, pollIntervalSeconds: 3 },
+        spec: { ...APPS_SPEC, pollIntervalSeconds: 3 },
       }),
     );
     expect(bad.code).toBe("invalid_argument");

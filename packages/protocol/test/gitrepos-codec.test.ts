@@ -68,7 +68,7 @@ function received(request: wire.AddGitRepoRequest): GitRepoRequestWire {
   return add.requestDeserialize(add.requestSerialize(request));
 }
 
-const SPEC: wire.GitRepoSpec = {
+const APPS_SPEC: wire.GitRepoSpec = {
   repo: "https://git.example.com/fleet/apps.git",
   paths: [],
   pollIntervalSeconds: 0,
@@ -102,7 +102,7 @@ describe("add and update requests", () => {
     const result = gitRepoInputFromWire(
       received({
         name: "apps",
-        spec: SPEC,
+        spec: APPS_SPEC,
         credentials: gitCredentialsToWire({
           kind: "token",
           token: "ghp_secret",
@@ -113,7 +113,7 @@ describe("add and update requests", () => {
       ok: true,
       value: {
         name: "apps",
-        repo: SPEC.repo,
+        repo: APPS_SPEC.repo,
         paths: ["."],
         pollIntervalSeconds: 15,
         deleteRemoved: true,
@@ -179,7 +179,10 @@ describe("add and update requests", () => {
     );
     expect(result.problems[6]?.message).toBe("is listed twice");
     const long = gitRepoInputFromWire(
-      received({ name: "a", spec: { ...SPEC, pollIntervalSeconds: 86_401 } }),
+      received({
+        name: "a",
+        spec: { ...APPS_SPEC, pollIntervalSeconds: 86_401 },
+      }),
     );
     expect(!long.ok && long.problems[0]?.message).toMatch(/5 s to 86400 s/);
   });
@@ -189,7 +192,7 @@ describe("add and update requests", () => {
       [
         {
           name: "a",
-          spec: SPEC,
+          spec: APPS_SPEC,
           credentials: { ssh: { privateKey: TEST_SSH_PUBLIC_KEY } },
         },
         "credentials.ssh.privateKey",
@@ -198,7 +201,7 @@ describe("add and update requests", () => {
       [
         {
           name: "a",
-          spec: { ...SPEC, repo: "ssh://git@h/x" },
+          spec: { ...APPS_SPEC, repo: "ssh://git@h/x" },
           credentials: { ssh: { privateKey: TEST_SSH_ENCRYPTED_KEY } },
         },
         "credentials.ssh.privateKey",
@@ -207,7 +210,7 @@ describe("add and update requests", () => {
       [
         {
           name: "a",
-          spec: { ...SPEC, repo: "ssh://git@h/x" },
+          spec: { ...APPS_SPEC, repo: "ssh://git@h/x" },
           credentials: { ssh: { privateKey: "hunter2-not-a-key" } },
         },
         "credentials.ssh.privateKey",
@@ -216,7 +219,7 @@ describe("add and update requests", () => {
       [
         {
           name: "a",
-          spec: { ...SPEC, repo: "ssh://git@h/x" },
+          spec: { ...APPS_SPEC, repo: "ssh://git@h/x" },
           credentials: {
             ssh: { privateKey: TEST_SSH_PRIVATE_KEY, knownHosts: "hunter2\n" },
           },
@@ -227,7 +230,7 @@ describe("add and update requests", () => {
       [
         {
           name: "a",
-          spec: SPEC,
+          spec: APPS_SPEC,
           credentials: { token: { token: "hunter2 x" } },
         },
         "credentials.token.token",
@@ -236,19 +239,22 @@ describe("add and update requests", () => {
       [
         {
           name: "a",
-          spec: { ...SPEC, repo: "git@h:x.git" },
+          spec: { ...APPS_SPEC, repo: "git@h:x.git" },
           credentials: { token: { token: "hunter2" } },
         },
         "credentials.token",
         /https/,
       ],
       [
-        { name: "a", spec: { ...SPEC, repo: "https://me:hunter2@h/x.git" } },
+        {
+          name: "a",
+          spec: { ...APPS_SPEC, repo: "https://me:hunter2@h/x.git" },
+        },
         "spec.repo",
         /must not carry credentials/,
       ],
       [
-        { name: "a", spec: SPEC, credentials: {} },
+        { name: "a", spec: APPS_SPEC, credentials: {} },
         "credentials",
         /token or an SSH key/,
       ],
