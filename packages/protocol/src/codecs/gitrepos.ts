@@ -459,20 +459,27 @@ export function gitCredentialsToWire(
       };
 }
 
+/** A repository's bundle rows, field by field (the wire's and the domain's are alike). */
+function bundleRows(
+  rows: GitRepoView["bundles"],
+): GitRepoView["bundles"][number][] {
+  return rows.map((b) => ({
+    bundle: b.bundle,
+    path: b.path,
+    revision: b.revision,
+    ready: b.ready,
+    targets: b.targets,
+    summary: b.summary,
+  }));
+}
+
 /** A status on the wire: its credentials only by kind. */
 export function gitRepoToWire(status: GitRepoView): wire.GitRepo {
   return {
     name: status.spec.name,
     spec: gitRepoSpecToWire(status.spec),
     credentials: GIT_CREDENTIALS_KIND.toWire(status.credentials ?? "none"),
-    bundles: status.bundles.map((b) => ({
-      bundle: b.bundle,
-      path: b.path,
-      revision: b.revision,
-      ready: b.ready,
-      targets: b.targets,
-      summary: b.summary,
-    })),
+    bundles: bundleRows(status.bundles),
     createdAtMs: status.createdAtMs,
     updatedAtMs: status.updatedAtMs,
     ...compact({
@@ -508,14 +515,7 @@ export function gitRepoFromWire(repo: wire.GitRepo__Output): GitRepoView {
         updateStrategyName: spec?.updateStrategy ?? undefined,
       }),
     },
-    bundles: repo.bundles.map((b) => ({
-      bundle: b.bundle,
-      path: b.path,
-      revision: b.revision,
-      ready: b.ready,
-      targets: b.targets,
-      summary: b.summary,
-    })),
+    bundles: bundleRows(repo.bundles),
     createdAtMs: repo.createdAtMs,
     updatedAtMs: repo.updatedAtMs,
     ...compact({
