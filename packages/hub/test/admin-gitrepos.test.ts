@@ -43,8 +43,10 @@ import type {
   GitRepoStatus,
 } from "../src/gitrepos/gitrepo-service.js";
 import { gitRepoHandlers } from "../src/grpc/admin-gitrepos.js";
+import { createHub } from "../src/hub.js";
 import { createAdminAuth } from "../src/security/admin-auth.js";
 import { loadAdminTokens } from "../src/security/admin-tokens.js";
+import { memoryHubParts } from "./hub-harness.js";
 
 const TOKENS = {
   viewer: "viewer-token-0123456789abcdef",
@@ -603,5 +605,76 @@ describe("git repository methods", () => {
       });
     });
     expect(watchError.code).toBe("failed_precondition");
+  });
+});
+
+describe("a hub given a GitRepo manager", () => {
+  it("serves the git repository methods through it, audits them, and ends watches when it stops", async () => {
+    const parts = await memoryHubParts(NOW);
+    const repos = new MemoryGitRepos();
+    const hub = createHub(
+      parts.options({ heartbeatIntervalMs: 1_000, gitRepos: repos }),
+    );
+    const port = await hub.start(
+      "127.0.0.1:0",
+      ServerCredentials.createInsecure(),
+    );
+    const client = createAdminServiceClient(
+      `127.0.0.1:${String(port)}`,
+      credentials.createInsecure(),
+    );
+    try {
+      await callUnary(client, "addGitRepo", {
+        name: "apps",
+        spec: APPS_SPEC,
+        credentials: gitCredentialsToWire({ kind: "token", token: GIT_TOKEN }),
+      });
+      const listed = await callUnary(client, "listGitRepos", {});
+      expect(listed.repos.map((r) => r.name)).toEqual(["apps"]);
+      const { events } = await parts.audit.list({}, { pageSize: 10 });
+      expect(events.map((e) => [e.method, e.targetKind, e.outcome])).toEqual([
+        ["/flotilla.v1.AdminService/AddGitRepo", "GitRepo", "Succeeded"],
+      ]);
+      const watch = client.watchGitRepo({ name: "apps" });
+      const ended = new Promise<number>((resolve) => {
+        watch.on("data", () => undefined);
+        watch.on("error", (e: ServiceError) => {
+          resolve(e.code);
+        });
+      });
+      await waitFor(() => repos.calls.includes("watch apps"));
+      await hub.stop();
+      expect(await ended).toBe(status.UNAVAILABLE);
+      await waitFor(() => repos.calls.includes("unwatch apps"));
+    } finally {
+      client.close();
+      await hub.stop();
+      await parts.audit.stop();
+      await parts.publisher.stop();
+      await parts.store.stop();
+    }
+  });
+
+  it("without one, answers FAILED_PRECONDITION", async () => {
+    const parts = await memoryHubParts(NOW);
+    const hub = createHub(parts.options({ heartbeatIntervalMs: 1_000 }));
+    const port = await hub.start(
+      "127.0.0.1:0",
+      ServerCredentials.createInsecure(),
+    );
+    const client = createAdminServiceClient(
+      `127.0.0.1:${String(port)}`,
+      credentials.createInsecure(),
+    );
+    try {
+      const error = await refusal(callUnary(client, "listGitRepos", {}));
+      expect(error.code).toBe("failed_precondition");
+    } finally {
+      client.close();
+      await hub.stop();
+      await parts.audit.stop();
+      await parts.publisher.stop();
+      await parts.store.stop();
+    }
   });
 });
