@@ -14,6 +14,8 @@ import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { cliAgainst, startFakeHub } from "./fake-hub.js";
 import { memoryIo, NOW_MS, plainOptions } from "./fixtures.js";
+import { GITREPO_SPEC_OPTIONS } from "../src/commands/gitrepo-input.js";
+import { HUB_OPTIONS } from "../src/hub/options.js";
 import { plainJson } from "../src/hub/output.js";
 import { gitRepoLines } from "../src/render/gitrepo-view.js";
 
@@ -103,7 +105,7 @@ describe("flotilla gitrepo add", () => {
         "--strategy",
         "rings",
         "--delete-removed=false",
-        "--token-file",
+        "--git-token-file",
         "token.txt",
         "--username",
         "bot",
@@ -132,6 +134,8 @@ describe("flotilla gitrepo add", () => {
         reason: "onboard",
       },
     ]);
+    // The git token is not the hub's bearer token (`--token-file`, a connection option).
+    expect(hub.calls[0]?.authorization).toBeUndefined();
     expect(out).toContain("Git repository apps added");
     expect(out).toContain("Credentials:      token");
     expect(out).not.toContain("ghp_secret123");
@@ -205,19 +209,19 @@ describe("flotilla gitrepo add", () => {
       'flotilla: gitrepo add: --ssh-key-file "id.pub": is a public key; give the private key (the file without .pub)',
     ],
     [
-      ["--repo", "https://h/x", "--token-file", "missing.txt"],
-      "flotilla: gitrepo add: --token-file missing.txt: cannot read: no such file",
+      ["--repo", "https://h/x", "--git-token-file", "missing.txt"],
+      "flotilla: gitrepo add: --git-token-file missing.txt: cannot read: no such file",
     ],
     [
       [
         "--repo",
         "https://h/x",
-        "--token-file",
+        "--git-token-file",
         "t",
         "--ssh-key-file",
         "id.pub",
       ],
-      "flotilla: gitrepo add: --token-file and --ssh-key-file: give one or the other",
+      "flotilla: gitrepo add: --git-token-file and --ssh-key-file: give one or the other",
     ],
     [["--repo", "https://h/x", "--token", "abc"], 'unknown option "--token"'],
   ])("refuses %j with exit 2, sending nothing", async (flags, message) => {
@@ -244,6 +248,15 @@ describe("flotilla gitrepo add", () => {
     ]);
     expect(code).toBe(2);
     expect(err).toContain('NAME "My_Repo": must be a DNS label');
+  });
+});
+
+describe("flotilla gitrepo options", () => {
+  it("take no name of the hub connection options, which every command has", () => {
+    const clashes = Object.keys(GITREPO_SPEC_OPTIONS).filter((name) =>
+      Object.hasOwn(HUB_OPTIONS, name),
+    );
+    expect(clashes).toEqual([]);
   });
 });
 

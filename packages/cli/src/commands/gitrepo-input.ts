@@ -36,7 +36,7 @@ export const GITREPO_SPEC_OPTIONS = {
   },
   paths: {
     type: "string",
-    valueName: "DIR,...",
+    valueName: "DIR[,DIR]",
     multiple: true,
     description:
       "bundle directories, relative to the repository's root (default: .)",
@@ -59,7 +59,7 @@ export const GITREPO_SPEC_OPTIONS = {
     description:
       "delete a bundle whose directory a commit removed (default true)",
   },
-  "token-file": {
+  "git-token-file": {
     type: "string",
     valueName: "FILE",
     description: "HTTPS: a file holding the token (- for standard input)",
@@ -92,10 +92,10 @@ const FLAG_OF: readonly [RegExp, string][] = [
   [/^spec\.pollIntervalSeconds$/, "--poll-interval"],
   [/^spec\.updateStrategy$/, "--strategy"],
   [/^credentials\.token\.username$/, "--username"],
-  [/^credentials\.token/, "--token-file"],
+  [/^credentials\.token/, "--git-token-file"],
   [/^credentials\.ssh\.knownHosts$/, "--known-hosts-file"],
   [/^credentials\.ssh/, "--ssh-key-file"],
-  [/^credentials$/, "--token-file or --ssh-key-file"],
+  [/^credentials$/, "--git-token-file or --ssh-key-file"],
   [/^removeCredentials$/, "--remove-credentials"],
 ];
 
@@ -154,16 +154,18 @@ export async function readCredentials(
   args: ParsedArgs,
   problems: string[],
 ): Promise<GitCredentials | undefined> {
-  const tokenFile = args.string("token-file");
+  const tokenFile = args.string("git-token-file");
   const keyFile = args.string("ssh-key-file");
   const username = args.string("username");
   const hostsFile = args.string("known-hosts-file");
   if (tokenFile !== undefined && keyFile !== undefined) {
-    problems.push("--token-file and --ssh-key-file: give one or the other");
+    problems.push("--git-token-file and --ssh-key-file: give one or the other");
     return undefined;
   }
   if (username !== undefined && tokenFile === undefined)
-    problems.push(`--username ${JSON.stringify(username)}: needs --token-file`);
+    problems.push(
+      `--username ${JSON.stringify(username)}: needs --git-token-file`,
+    );
   if (hostsFile !== undefined && keyFile === undefined)
     problems.push(`--known-hosts-file ${hostsFile}: needs --ssh-key-file`);
   if (tokenFile === "-" && hostsFile === "-")
@@ -171,7 +173,12 @@ export async function readCredentials(
   if (keyFile === "-" && hostsFile === "-")
     problems.push("--known-hosts-file -: standard input is taken by the key");
   if (tokenFile !== undefined) {
-    const token = await readSecretFile(io, "--token-file", tokenFile, problems);
+    const token = await readSecretFile(
+      io,
+      "--git-token-file",
+      tokenFile,
+      problems,
+    );
     if (token === undefined) return undefined;
     // A token file ends with a newline more often than not; the token is the text without it.
     return { kind: "token", token: token.trim(), ...compact({ username }) };
@@ -259,7 +266,7 @@ export function givenFlags(args: ParsedArgs, name: string): FlagValues {
     "poll-interval",
     "strategy",
     "username",
-    "token-file",
+    "git-token-file",
     "ssh-key-file",
     "known-hosts-file",
   ]) {

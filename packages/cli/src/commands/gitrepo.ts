@@ -125,7 +125,7 @@ const add = adminCommand({
     "(and at once on `sync`) and makes one bundle of each directory given with --paths, named",
     "after the repository and the directory. Give --branch to follow a branch (default: the",
     "repository's default branch) or --revision to pin a commit or tag.",
-    "Credentials come from files, never from the command line: --token-file (HTTPS, with",
+    "Credentials come from files, never from the command line: --git-token-file (HTTPS, with",
     "--username) or --ssh-key-file (with --known-hosts-file); `-` reads standard input. The hub",
     "stores them and never shows them again.",
   ].join("\n"),

@@ -141,7 +141,7 @@ function repoProblem(url: string): string | undefined {
     parsed.password !== "" ||
     (scheme.startsWith("http") && parsed.username !== "")
   ) {
-    return "must not carry credentials: give them with --token-file or --ssh-key-file";
+    return "must not carry credentials: give them with --git-token-file or --ssh-key-file";
   }
   return undefined;
 }
