@@ -71,7 +71,11 @@ export function parseCommandArgs(
     }
     const value = token.value;
     // `--clusters --strategy x` would otherwise read "--strategy" as the file; `--clusters=-f` still works.
-    if (value === undefined || (!token.inlineValue && value.startsWith("-"))) {
+    // A lone "-" is a value: standard input (`--token-file -`).
+    if (
+      value === undefined ||
+      (!token.inlineValue && value.startsWith("-") && value !== "-")
+    ) {
       problems.push(
         `option "${token.rawName}" needs a value${spec.valueName === undefined ? "" : ` (${spec.valueName})`}`,
       );

@@ -21,6 +21,8 @@ export interface CliIo {
     data: string | Uint8Array,
     mode: number,
   ) => Promise<void>;
+  /** Reads standard input to its end (secrets given as `-`); absent where there is none. */
+  readonly readStdin?: () => Promise<string>;
   /** Lists a directory (not recursively); rejects with the Node.js error (ENOENT, ENOTDIR). */
   readonly readDir: (path: string) => Promise<readonly DirEntry[]>;
   /** Whether standard output is a terminal: enables colours and the terminal width. */

@@ -69,6 +69,12 @@ export function createProcessIo(
     stderr: streams.stderr,
     readFile: (path) => readFile(path, "utf8"),
     readBytes: (path) => readFile(path),
+    readStdin: async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin)
+        chunks.push(Buffer.from(chunk as Uint8Array));
+      return Buffer.concat(chunks).toString("utf8");
+    },
     writeFile: writeAtomically,
     readDir: async (path) =>
       (await readdir(path, { withFileTypes: true })).map((entry): DirEntry => ({

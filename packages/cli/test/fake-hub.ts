@@ -59,7 +59,10 @@ export interface FakeHubHandlers {
   };
   /** Streaming methods, written against grpc-js directly. */
   readonly streams?: Partial<
-    Pick<Handlers, "PutObject" | "WatchUpdateRun" | "WatchAuditEvents">
+    Pick<
+      Handlers,
+      "PutObject" | "WatchUpdateRun" | "WatchAuditEvents" | "WatchGitRepo"
+    >
   >;
 }
 

@@ -58,6 +58,8 @@ export function memoryIo(
     columns?: number;
     env?: Record<string, string>;
     nowMs?: number;
+    /** What standard input holds (absent: the io has none). */
+    stdin?: string;
   } = {},
 ): MemoryIo {
   let out = "";
@@ -96,6 +98,9 @@ export function memoryIo(
         ? Promise.reject(enoent(path))
         : Promise.resolve(entries);
     },
+    ...(options.stdin === undefined
+      ? {}
+      : { readStdin: () => Promise.resolve(options.stdin ?? "") }),
     isTTY: options.isTTY ?? false,
     ...compact({ columns: options.columns }),
     env: options.env ?? {},

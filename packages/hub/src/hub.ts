@@ -109,6 +109,9 @@ import {
 } from "./autoupgrade/auto-upgrade-trigger.js";
 import { autoUpgradeHandlers } from "./grpc/admin-auto-upgrade.js";
 import { AUTO_UPGRADE_UNIT } from "./leases/units.js";
+// Git repositories as a bundle source (docs/cli.md#git-repositories).
+import { gitRepoHandlers } from "./grpc/admin-gitrepos.js";
+import type { GitRepoService } from "./gitrepos/gitrepo-service.js";
 
 type Handlers = wire.AdminServiceHandlers;
 
@@ -274,6 +277,11 @@ export interface HubOptions {
   readonly replication?: HubReplication;
   /** The health of the JetStream streams the hub uses (`flotilla hub status`); absent: none. */
   readonly streamHealth?: () => Promise<readonly StreamHealth[]>;
+  /**
+   * The GitRepo manager the admin API's git repository methods use; absent: they answer
+   * FAILED_PRECONDITION (this hub does not follow git repositories).
+   */
+  readonly gitRepos?: GitRepoService;
 }
 
 export interface Hub {
@@ -673,6 +681,7 @@ export function createHub(options: HubOptions): Hub {
       trigger: autoUpgrade,
       catalogue,
     }),
+    ...gitRepoHandlers({ ...auditDeps, gitRepos: options.gitRepos }),
     ...hubStatusHandlers({
       self: selfRecord,
       replicas: () => keeper?.replicas() ?? [],

@@ -107,6 +107,7 @@ describe("the role table", () => {
         "SkipUpdateRunTargets",
         "StartUpdateRun",
         "StopUpdateRun",
+        "SyncGitRepo",
       ].sort(),
     );
     for (const method of byRole("viewer")) {
@@ -119,6 +120,9 @@ describe("the role table", () => {
       "IssueAdminCertificate",
       "CreateUpdateStrategy",
       "ApplyBundle",
+      "AddGitRepo",
+      "UpdateGitRepo",
+      "DeleteGitRepo",
     ]) {
       expect(requiredRole(method)).toBe("admin");
     }

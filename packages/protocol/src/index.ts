@@ -229,3 +229,21 @@ export type {
   BundleStatus,
 } from "./codecs/bundles.js";
 export { silenceIpServernameWarning } from "./ip-servername-warning.js";
+export {
+  GIT_CREDENTIALS_KIND,
+  GIT_POLL_INTERVAL_SECONDS,
+  GIT_REPO_LIMITS,
+  gitCredentialsToWire,
+  gitRepoFromWire,
+  gitRepoInputFromWire,
+  gitRepoSpecToWire,
+  gitRepoToWire,
+  sshPrivateKeyProblem,
+} from "./codecs/gitrepos.js";
+export type {
+  GitCredentials,
+  GitRepoRequestInput,
+  GitRepoRequestWire,
+  GitRepoSettings,
+  GitRepoView,
+} from "./codecs/gitrepos.js";

@@ -20,3 +20,8 @@ export {
   problemsFromWire,
 } from "./errors.js";
 export type { Heartbeat } from "./codecs/session.js";
+export {
+  TEST_SSH_ENCRYPTED_KEY,
+  TEST_SSH_PRIVATE_KEY,
+  TEST_SSH_PUBLIC_KEY,
+} from "./git-test-keys.js";

@@ -63,6 +63,13 @@ const ADMIN_METHODS = {
   ListAutoUpgradeProfiles: [false, false],
   DeleteAutoUpgradeProfile: [false, false],
   GenerateUpdateRun: [false, false],
+  AddGitRepo: [false, false],
+  UpdateGitRepo: [false, false],
+  DeleteGitRepo: [false, false],
+  GetGitRepo: [false, false],
+  ListGitRepos: [false, false],
+  SyncGitRepo: [false, false],
+  WatchGitRepo: [false, true],
 } as const;
 
 function shapes(

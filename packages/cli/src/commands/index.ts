@@ -10,6 +10,7 @@ import { clusterNoun } from "./cluster.js";
 import type { Command, Noun } from "./command.js";
 import { configNoun } from "./config.js";
 import { gateNoun } from "./gate.js";
+import { gitRepoNoun } from "./gitrepo.js";
 import { groupNoun } from "./group.js";
 import { hubNoun } from "./hub.js";
 import { planCommand } from "./plan.js";
@@ -36,6 +37,8 @@ export const NOUNS: readonly Noun[] = [
   groupNoun,
   strategyNoun,
   bundleNoun,
+  // Git repositories as a bundle source (docs/cli.md#git-repositories).
+  gitRepoNoun,
   runNoun,
   // Auto-upgrade profiles (docs/cli.md#auto-upgrade-profiles).
   autoUpgradeProfileNoun,

@@ -2,9 +2,9 @@
  * The least role each AdminService method needs (part 4): `viewer` reads, `operator`
  * drives update runs (create, start, stop, skip, retry, delete, approve and complete gates) and
  * publishes releases (docs/engine.md#the-version-catalogue) and writes the auto-upgrade profiles
- * that create runs, `admin` does
- * everything else (clusters, groups, strategies, bundles, uploads, bootstrap tokens, admin
- * certificates). The table is typed against the generated handlers so that a method added to
+ * that create runs and syncs git repositories, `admin` does
+ * everything else (clusters, groups, strategies, bundles, git repositories, uploads, bootstrap
+ * tokens, admin certificates). The table is typed against the generated handlers so that a method added to
  * admin.proto without a role does not compile, and a test checks it against the loaded service.
  */
 import type { wire } from "@flotilla/protocol";
@@ -82,6 +82,15 @@ export const ADMIN_METHOD_ROLES = {
   ListAutoUpgradeProfiles: "viewer",
   DeleteAutoUpgradeProfile: "operator",
   GenerateUpdateRun: "operator",
+  // Git repositories decide what reaches the fleet, as bundles do: admins write them; operators
+  // make the hub look for a new commit now, as they redeploy bundles.
+  AddGitRepo: "admin",
+  UpdateGitRepo: "admin",
+  DeleteGitRepo: "admin",
+  GetGitRepo: "viewer",
+  ListGitRepos: "viewer",
+  SyncGitRepo: "operator",
+  WatchGitRepo: "viewer",
 } as const satisfies Record<AdminMethodName, AdminRole>;
 
 /**

@@ -11,6 +11,14 @@ import type {
   AbsoluteMonthlySchedule__Output as _flotilla_v1_AbsoluteMonthlySchedule__Output,
 } from "./flotilla/v1/AbsoluteMonthlySchedule.js";
 import type {
+  AddGitRepoRequest as _flotilla_v1_AddGitRepoRequest,
+  AddGitRepoRequest__Output as _flotilla_v1_AddGitRepoRequest__Output,
+} from "./flotilla/v1/AddGitRepoRequest.js";
+import type {
+  AddGitRepoResponse as _flotilla_v1_AddGitRepoResponse,
+  AddGitRepoResponse__Output as _flotilla_v1_AddGitRepoResponse__Output,
+} from "./flotilla/v1/AddGitRepoResponse.js";
+import type {
   AddReleaseRequest as _flotilla_v1_AddReleaseRequest,
   AddReleaseRequest__Output as _flotilla_v1_AddReleaseRequest__Output,
 } from "./flotilla/v1/AddReleaseRequest.js";
@@ -183,6 +191,14 @@ import type {
   DeleteClusterGroupResponse__Output as _flotilla_v1_DeleteClusterGroupResponse__Output,
 } from "./flotilla/v1/DeleteClusterGroupResponse.js";
 import type {
+  DeleteGitRepoRequest as _flotilla_v1_DeleteGitRepoRequest,
+  DeleteGitRepoRequest__Output as _flotilla_v1_DeleteGitRepoRequest__Output,
+} from "./flotilla/v1/DeleteGitRepoRequest.js";
+import type {
+  DeleteGitRepoResponse as _flotilla_v1_DeleteGitRepoResponse,
+  DeleteGitRepoResponse__Output as _flotilla_v1_DeleteGitRepoResponse__Output,
+} from "./flotilla/v1/DeleteGitRepoResponse.js";
+import type {
   DeleteUpdateRunRequest as _flotilla_v1_DeleteUpdateRunRequest,
   DeleteUpdateRunRequest__Output as _flotilla_v1_DeleteUpdateRunRequest__Output,
 } from "./flotilla/v1/DeleteUpdateRunRequest.js";
@@ -255,6 +271,14 @@ import type {
   GetClusterResponse__Output as _flotilla_v1_GetClusterResponse__Output,
 } from "./flotilla/v1/GetClusterResponse.js";
 import type {
+  GetGitRepoRequest as _flotilla_v1_GetGitRepoRequest,
+  GetGitRepoRequest__Output as _flotilla_v1_GetGitRepoRequest__Output,
+} from "./flotilla/v1/GetGitRepoRequest.js";
+import type {
+  GetGitRepoResponse as _flotilla_v1_GetGitRepoResponse,
+  GetGitRepoResponse__Output as _flotilla_v1_GetGitRepoResponse__Output,
+} from "./flotilla/v1/GetGitRepoResponse.js";
+import type {
   GetHubStatusRequest as _flotilla_v1_GetHubStatusRequest,
   GetHubStatusRequest__Output as _flotilla_v1_GetHubStatusRequest__Output,
 } from "./flotilla/v1/GetHubStatusRequest.js";
@@ -278,6 +302,34 @@ import type {
   GetUpdateStrategyResponse as _flotilla_v1_GetUpdateStrategyResponse,
   GetUpdateStrategyResponse__Output as _flotilla_v1_GetUpdateStrategyResponse__Output,
 } from "./flotilla/v1/GetUpdateStrategyResponse.js";
+import type {
+  GitRepo as _flotilla_v1_GitRepo,
+  GitRepo__Output as _flotilla_v1_GitRepo__Output,
+} from "./flotilla/v1/GitRepo.js";
+import type {
+  GitRepoBundle as _flotilla_v1_GitRepoBundle,
+  GitRepoBundle__Output as _flotilla_v1_GitRepoBundle__Output,
+} from "./flotilla/v1/GitRepoBundle.js";
+import type {
+  GitRepoCredentials as _flotilla_v1_GitRepoCredentials,
+  GitRepoCredentials__Output as _flotilla_v1_GitRepoCredentials__Output,
+} from "./flotilla/v1/GitRepoCredentials.js";
+import type {
+  GitRepoError as _flotilla_v1_GitRepoError,
+  GitRepoError__Output as _flotilla_v1_GitRepoError__Output,
+} from "./flotilla/v1/GitRepoError.js";
+import type {
+  GitRepoSpec as _flotilla_v1_GitRepoSpec,
+  GitRepoSpec__Output as _flotilla_v1_GitRepoSpec__Output,
+} from "./flotilla/v1/GitRepoSpec.js";
+import type {
+  GitSshCredentials as _flotilla_v1_GitSshCredentials,
+  GitSshCredentials__Output as _flotilla_v1_GitSshCredentials__Output,
+} from "./flotilla/v1/GitSshCredentials.js";
+import type {
+  GitTokenCredentials as _flotilla_v1_GitTokenCredentials,
+  GitTokenCredentials__Output as _flotilla_v1_GitTokenCredentials__Output,
+} from "./flotilla/v1/GitTokenCredentials.js";
 import type {
   Group as _flotilla_v1_Group,
   Group__Output as _flotilla_v1_Group__Output,
@@ -382,6 +434,14 @@ import type {
   ListGatesResponse as _flotilla_v1_ListGatesResponse,
   ListGatesResponse__Output as _flotilla_v1_ListGatesResponse__Output,
 } from "./flotilla/v1/ListGatesResponse.js";
+import type {
+  ListGitReposRequest as _flotilla_v1_ListGitReposRequest,
+  ListGitReposRequest__Output as _flotilla_v1_ListGitReposRequest__Output,
+} from "./flotilla/v1/ListGitReposRequest.js";
+import type {
+  ListGitReposResponse as _flotilla_v1_ListGitReposResponse,
+  ListGitReposResponse__Output as _flotilla_v1_ListGitReposResponse__Output,
+} from "./flotilla/v1/ListGitReposResponse.js";
 import type {
   ListReleasesRequest as _flotilla_v1_ListReleasesRequest,
   ListReleasesRequest__Output as _flotilla_v1_ListReleasesRequest__Output,
@@ -619,6 +679,14 @@ import type {
   StopUpdateRunResponse__Output as _flotilla_v1_StopUpdateRunResponse__Output,
 } from "./flotilla/v1/StopUpdateRunResponse.js";
 import type {
+  SyncGitRepoRequest as _flotilla_v1_SyncGitRepoRequest,
+  SyncGitRepoRequest__Output as _flotilla_v1_SyncGitRepoRequest__Output,
+} from "./flotilla/v1/SyncGitRepoRequest.js";
+import type {
+  SyncGitRepoResponse as _flotilla_v1_SyncGitRepoResponse,
+  SyncGitRepoResponse__Output as _flotilla_v1_SyncGitRepoResponse__Output,
+} from "./flotilla/v1/SyncGitRepoResponse.js";
+import type {
   Transition as _flotilla_v1_Transition,
   Transition__Output as _flotilla_v1_Transition__Output,
 } from "./flotilla/v1/Transition.js";
@@ -638,6 +706,14 @@ import type {
   UpdateClusterGroupResponse as _flotilla_v1_UpdateClusterGroupResponse,
   UpdateClusterGroupResponse__Output as _flotilla_v1_UpdateClusterGroupResponse__Output,
 } from "./flotilla/v1/UpdateClusterGroupResponse.js";
+import type {
+  UpdateGitRepoRequest as _flotilla_v1_UpdateGitRepoRequest,
+  UpdateGitRepoRequest__Output as _flotilla_v1_UpdateGitRepoRequest__Output,
+} from "./flotilla/v1/UpdateGitRepoRequest.js";
+import type {
+  UpdateGitRepoResponse as _flotilla_v1_UpdateGitRepoResponse,
+  UpdateGitRepoResponse__Output as _flotilla_v1_UpdateGitRepoResponse__Output,
+} from "./flotilla/v1/UpdateGitRepoResponse.js";
 import type {
   UpdateStrategy as _flotilla_v1_UpdateStrategy,
   UpdateStrategy__Output as _flotilla_v1_UpdateStrategy__Output,
@@ -671,6 +747,14 @@ import type {
   WatchAuditEventsResponse__Output as _flotilla_v1_WatchAuditEventsResponse__Output,
 } from "./flotilla/v1/WatchAuditEventsResponse.js";
 import type {
+  WatchGitRepoRequest as _flotilla_v1_WatchGitRepoRequest,
+  WatchGitRepoRequest__Output as _flotilla_v1_WatchGitRepoRequest__Output,
+} from "./flotilla/v1/WatchGitRepoRequest.js";
+import type {
+  WatchGitRepoResponse as _flotilla_v1_WatchGitRepoResponse,
+  WatchGitRepoResponse__Output as _flotilla_v1_WatchGitRepoResponse__Output,
+} from "./flotilla/v1/WatchGitRepoResponse.js";
+import type {
   WatchUpdateRunRequest as _flotilla_v1_WatchUpdateRunRequest,
   WatchUpdateRunRequest__Output as _flotilla_v1_WatchUpdateRunRequest__Output,
 } from "./flotilla/v1/WatchUpdateRunRequest.js";
@@ -696,6 +780,14 @@ export interface ProtoGrpcType {
       AbsoluteMonthlySchedule: MessageTypeDefinition<
         _flotilla_v1_AbsoluteMonthlySchedule,
         _flotilla_v1_AbsoluteMonthlySchedule__Output
+      >;
+      AddGitRepoRequest: MessageTypeDefinition<
+        _flotilla_v1_AddGitRepoRequest,
+        _flotilla_v1_AddGitRepoRequest__Output
+      >;
+      AddGitRepoResponse: MessageTypeDefinition<
+        _flotilla_v1_AddGitRepoResponse,
+        _flotilla_v1_AddGitRepoResponse__Output
       >;
       AddReleaseRequest: MessageTypeDefinition<
         _flotilla_v1_AddReleaseRequest,
@@ -873,6 +965,14 @@ export interface ProtoGrpcType {
         _flotilla_v1_DeleteClusterGroupResponse,
         _flotilla_v1_DeleteClusterGroupResponse__Output
       >;
+      DeleteGitRepoRequest: MessageTypeDefinition<
+        _flotilla_v1_DeleteGitRepoRequest,
+        _flotilla_v1_DeleteGitRepoRequest__Output
+      >;
+      DeleteGitRepoResponse: MessageTypeDefinition<
+        _flotilla_v1_DeleteGitRepoResponse,
+        _flotilla_v1_DeleteGitRepoResponse__Output
+      >;
       DeleteUpdateRunRequest: MessageTypeDefinition<
         _flotilla_v1_DeleteUpdateRunRequest,
         _flotilla_v1_DeleteUpdateRunRequest__Output
@@ -945,6 +1045,14 @@ export interface ProtoGrpcType {
         _flotilla_v1_GetClusterResponse,
         _flotilla_v1_GetClusterResponse__Output
       >;
+      GetGitRepoRequest: MessageTypeDefinition<
+        _flotilla_v1_GetGitRepoRequest,
+        _flotilla_v1_GetGitRepoRequest__Output
+      >;
+      GetGitRepoResponse: MessageTypeDefinition<
+        _flotilla_v1_GetGitRepoResponse,
+        _flotilla_v1_GetGitRepoResponse__Output
+      >;
       GetHubStatusRequest: MessageTypeDefinition<
         _flotilla_v1_GetHubStatusRequest,
         _flotilla_v1_GetHubStatusRequest__Output
@@ -968,6 +1076,35 @@ export interface ProtoGrpcType {
       GetUpdateStrategyResponse: MessageTypeDefinition<
         _flotilla_v1_GetUpdateStrategyResponse,
         _flotilla_v1_GetUpdateStrategyResponse__Output
+      >;
+      GitCredentialsKind: EnumTypeDefinition;
+      GitRepo: MessageTypeDefinition<
+        _flotilla_v1_GitRepo,
+        _flotilla_v1_GitRepo__Output
+      >;
+      GitRepoBundle: MessageTypeDefinition<
+        _flotilla_v1_GitRepoBundle,
+        _flotilla_v1_GitRepoBundle__Output
+      >;
+      GitRepoCredentials: MessageTypeDefinition<
+        _flotilla_v1_GitRepoCredentials,
+        _flotilla_v1_GitRepoCredentials__Output
+      >;
+      GitRepoError: MessageTypeDefinition<
+        _flotilla_v1_GitRepoError,
+        _flotilla_v1_GitRepoError__Output
+      >;
+      GitRepoSpec: MessageTypeDefinition<
+        _flotilla_v1_GitRepoSpec,
+        _flotilla_v1_GitRepoSpec__Output
+      >;
+      GitSshCredentials: MessageTypeDefinition<
+        _flotilla_v1_GitSshCredentials,
+        _flotilla_v1_GitSshCredentials__Output
+      >;
+      GitTokenCredentials: MessageTypeDefinition<
+        _flotilla_v1_GitTokenCredentials,
+        _flotilla_v1_GitTokenCredentials__Output
       >;
       Group: MessageTypeDefinition<
         _flotilla_v1_Group,
@@ -1073,6 +1210,14 @@ export interface ProtoGrpcType {
       ListGatesResponse: MessageTypeDefinition<
         _flotilla_v1_ListGatesResponse,
         _flotilla_v1_ListGatesResponse__Output
+      >;
+      ListGitReposRequest: MessageTypeDefinition<
+        _flotilla_v1_ListGitReposRequest,
+        _flotilla_v1_ListGitReposRequest__Output
+      >;
+      ListGitReposResponse: MessageTypeDefinition<
+        _flotilla_v1_ListGitReposResponse,
+        _flotilla_v1_ListGitReposResponse__Output
       >;
       ListReleasesRequest: MessageTypeDefinition<
         _flotilla_v1_ListReleasesRequest,
@@ -1315,6 +1460,14 @@ export interface ProtoGrpcType {
         _flotilla_v1_StopUpdateRunResponse,
         _flotilla_v1_StopUpdateRunResponse__Output
       >;
+      SyncGitRepoRequest: MessageTypeDefinition<
+        _flotilla_v1_SyncGitRepoRequest,
+        _flotilla_v1_SyncGitRepoRequest__Output
+      >;
+      SyncGitRepoResponse: MessageTypeDefinition<
+        _flotilla_v1_SyncGitRepoResponse,
+        _flotilla_v1_SyncGitRepoResponse__Output
+      >;
       Transition: MessageTypeDefinition<
         _flotilla_v1_Transition,
         _flotilla_v1_Transition__Output
@@ -1335,6 +1488,14 @@ export interface ProtoGrpcType {
       UpdateClusterGroupResponse: MessageTypeDefinition<
         _flotilla_v1_UpdateClusterGroupResponse,
         _flotilla_v1_UpdateClusterGroupResponse__Output
+      >;
+      UpdateGitRepoRequest: MessageTypeDefinition<
+        _flotilla_v1_UpdateGitRepoRequest,
+        _flotilla_v1_UpdateGitRepoRequest__Output
+      >;
+      UpdateGitRepoResponse: MessageTypeDefinition<
+        _flotilla_v1_UpdateGitRepoResponse,
+        _flotilla_v1_UpdateGitRepoResponse__Output
       >;
       UpdateStrategy: MessageTypeDefinition<
         _flotilla_v1_UpdateStrategy,
@@ -1368,6 +1529,14 @@ export interface ProtoGrpcType {
       WatchAuditEventsResponse: MessageTypeDefinition<
         _flotilla_v1_WatchAuditEventsResponse,
         _flotilla_v1_WatchAuditEventsResponse__Output
+      >;
+      WatchGitRepoRequest: MessageTypeDefinition<
+        _flotilla_v1_WatchGitRepoRequest,
+        _flotilla_v1_WatchGitRepoRequest__Output
+      >;
+      WatchGitRepoResponse: MessageTypeDefinition<
+        _flotilla_v1_WatchGitRepoResponse,
+        _flotilla_v1_WatchGitRepoResponse__Output
       >;
       WatchUpdateRunRequest: MessageTypeDefinition<
         _flotilla_v1_WatchUpdateRunRequest,

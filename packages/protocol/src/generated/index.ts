@@ -6,6 +6,14 @@ export {
 } from "./flotilla/v1/AbsoluteMonthlySchedule.js";
 export { type Ack, type Ack__Output } from "./flotilla/v1/Ack.js";
 export {
+  type AddGitRepoRequest,
+  type AddGitRepoRequest__Output,
+} from "./flotilla/v1/AddGitRepoRequest.js";
+export {
+  type AddGitRepoResponse,
+  type AddGitRepoResponse__Output,
+} from "./flotilla/v1/AddGitRepoResponse.js";
+export {
   type AddReleaseRequest,
   type AddReleaseRequest__Output,
 } from "./flotilla/v1/AddReleaseRequest.js";
@@ -199,6 +207,14 @@ export {
   type DeleteClusterGroupResponse__Output,
 } from "./flotilla/v1/DeleteClusterGroupResponse.js";
 export {
+  type DeleteGitRepoRequest,
+  type DeleteGitRepoRequest__Output,
+} from "./flotilla/v1/DeleteGitRepoRequest.js";
+export {
+  type DeleteGitRepoResponse,
+  type DeleteGitRepoResponse__Output,
+} from "./flotilla/v1/DeleteGitRepoResponse.js";
+export {
   type DeleteUpdateRunRequest,
   type DeleteUpdateRunRequest__Output,
 } from "./flotilla/v1/DeleteUpdateRunRequest.js";
@@ -268,6 +284,14 @@ export {
   type GetClusterResponse__Output,
 } from "./flotilla/v1/GetClusterResponse.js";
 export {
+  type GetGitRepoRequest,
+  type GetGitRepoRequest__Output,
+} from "./flotilla/v1/GetGitRepoRequest.js";
+export {
+  type GetGitRepoResponse,
+  type GetGitRepoResponse__Output,
+} from "./flotilla/v1/GetGitRepoResponse.js";
+export {
   type GetHubStatusRequest,
   type GetHubStatusRequest__Output,
 } from "./flotilla/v1/GetHubStatusRequest.js";
@@ -291,6 +315,35 @@ export {
   type GetUpdateStrategyResponse,
   type GetUpdateStrategyResponse__Output,
 } from "./flotilla/v1/GetUpdateStrategyResponse.js";
+export {
+  GitCredentialsKind,
+  type GitCredentialsKind__Output,
+} from "./flotilla/v1/GitCredentialsKind.js";
+export { type GitRepo, type GitRepo__Output } from "./flotilla/v1/GitRepo.js";
+export {
+  type GitRepoBundle,
+  type GitRepoBundle__Output,
+} from "./flotilla/v1/GitRepoBundle.js";
+export {
+  type GitRepoCredentials,
+  type GitRepoCredentials__Output,
+} from "./flotilla/v1/GitRepoCredentials.js";
+export {
+  type GitRepoError,
+  type GitRepoError__Output,
+} from "./flotilla/v1/GitRepoError.js";
+export {
+  type GitRepoSpec,
+  type GitRepoSpec__Output,
+} from "./flotilla/v1/GitRepoSpec.js";
+export {
+  type GitSshCredentials,
+  type GitSshCredentials__Output,
+} from "./flotilla/v1/GitSshCredentials.js";
+export {
+  type GitTokenCredentials,
+  type GitTokenCredentials__Output,
+} from "./flotilla/v1/GitTokenCredentials.js";
 export { type Group, type Group__Output } from "./flotilla/v1/Group.js";
 export {
   type Heartbeat,
@@ -405,6 +458,14 @@ export {
   type ListGatesResponse,
   type ListGatesResponse__Output,
 } from "./flotilla/v1/ListGatesResponse.js";
+export {
+  type ListGitReposRequest,
+  type ListGitReposRequest__Output,
+} from "./flotilla/v1/ListGitReposRequest.js";
+export {
+  type ListGitReposResponse,
+  type ListGitReposResponse__Output,
+} from "./flotilla/v1/ListGitReposResponse.js";
 export {
   type ListReleasesRequest,
   type ListReleasesRequest__Output,
@@ -677,6 +738,14 @@ export {
   type StreamError__Output,
 } from "./flotilla/v1/StreamError.js";
 export {
+  type SyncGitRepoRequest,
+  type SyncGitRepoRequest__Output,
+} from "./flotilla/v1/SyncGitRepoRequest.js";
+export {
+  type SyncGitRepoResponse,
+  type SyncGitRepoResponse__Output,
+} from "./flotilla/v1/SyncGitRepoResponse.js";
+export {
   type Transition,
   type Transition__Output,
 } from "./flotilla/v1/Transition.js";
@@ -700,6 +769,14 @@ export {
   type UpdateClusterGroupResponse,
   type UpdateClusterGroupResponse__Output,
 } from "./flotilla/v1/UpdateClusterGroupResponse.js";
+export {
+  type UpdateGitRepoRequest,
+  type UpdateGitRepoRequest__Output,
+} from "./flotilla/v1/UpdateGitRepoRequest.js";
+export {
+  type UpdateGitRepoResponse,
+  type UpdateGitRepoResponse__Output,
+} from "./flotilla/v1/UpdateGitRepoResponse.js";
 export {
   type UpdateStrategy,
   type UpdateStrategy__Output,
@@ -733,6 +810,14 @@ export {
   type WatchAuditEventsResponse,
   type WatchAuditEventsResponse__Output,
 } from "./flotilla/v1/WatchAuditEventsResponse.js";
+export {
+  type WatchGitRepoRequest,
+  type WatchGitRepoRequest__Output,
+} from "./flotilla/v1/WatchGitRepoRequest.js";
+export {
+  type WatchGitRepoResponse,
+  type WatchGitRepoResponse__Output,
+} from "./flotilla/v1/WatchGitRepoResponse.js";
 export {
   type WatchUpdateRunRequest,
   type WatchUpdateRunRequest__Output,

@@ -5,6 +5,14 @@
 import type * as grpc from "@grpc/grpc-js";
 import type { MethodDefinition } from "@grpc/proto-loader";
 import type {
+  AddGitRepoRequest as _flotilla_v1_AddGitRepoRequest,
+  AddGitRepoRequest__Output as _flotilla_v1_AddGitRepoRequest__Output,
+} from "../../flotilla/v1/AddGitRepoRequest.js";
+import type {
+  AddGitRepoResponse as _flotilla_v1_AddGitRepoResponse,
+  AddGitRepoResponse__Output as _flotilla_v1_AddGitRepoResponse__Output,
+} from "../../flotilla/v1/AddGitRepoResponse.js";
+import type {
   AddReleaseRequest as _flotilla_v1_AddReleaseRequest,
   AddReleaseRequest__Output as _flotilla_v1_AddReleaseRequest__Output,
 } from "../../flotilla/v1/AddReleaseRequest.js";
@@ -101,6 +109,14 @@ import type {
   DeleteClusterGroupResponse__Output as _flotilla_v1_DeleteClusterGroupResponse__Output,
 } from "../../flotilla/v1/DeleteClusterGroupResponse.js";
 import type {
+  DeleteGitRepoRequest as _flotilla_v1_DeleteGitRepoRequest,
+  DeleteGitRepoRequest__Output as _flotilla_v1_DeleteGitRepoRequest__Output,
+} from "../../flotilla/v1/DeleteGitRepoRequest.js";
+import type {
+  DeleteGitRepoResponse as _flotilla_v1_DeleteGitRepoResponse,
+  DeleteGitRepoResponse__Output as _flotilla_v1_DeleteGitRepoResponse__Output,
+} from "../../flotilla/v1/DeleteGitRepoResponse.js";
+import type {
   DeleteUpdateRunRequest as _flotilla_v1_DeleteUpdateRunRequest,
   DeleteUpdateRunRequest__Output as _flotilla_v1_DeleteUpdateRunRequest__Output,
 } from "../../flotilla/v1/DeleteUpdateRunRequest.js";
@@ -156,6 +172,14 @@ import type {
   GetClusterResponse as _flotilla_v1_GetClusterResponse,
   GetClusterResponse__Output as _flotilla_v1_GetClusterResponse__Output,
 } from "../../flotilla/v1/GetClusterResponse.js";
+import type {
+  GetGitRepoRequest as _flotilla_v1_GetGitRepoRequest,
+  GetGitRepoRequest__Output as _flotilla_v1_GetGitRepoRequest__Output,
+} from "../../flotilla/v1/GetGitRepoRequest.js";
+import type {
+  GetGitRepoResponse as _flotilla_v1_GetGitRepoResponse,
+  GetGitRepoResponse__Output as _flotilla_v1_GetGitRepoResponse__Output,
+} from "../../flotilla/v1/GetGitRepoResponse.js";
 import type {
   GetHubStatusRequest as _flotilla_v1_GetHubStatusRequest,
   GetHubStatusRequest__Output as _flotilla_v1_GetHubStatusRequest__Output,
@@ -260,6 +284,14 @@ import type {
   ListGatesResponse as _flotilla_v1_ListGatesResponse,
   ListGatesResponse__Output as _flotilla_v1_ListGatesResponse__Output,
 } from "../../flotilla/v1/ListGatesResponse.js";
+import type {
+  ListGitReposRequest as _flotilla_v1_ListGitReposRequest,
+  ListGitReposRequest__Output as _flotilla_v1_ListGitReposRequest__Output,
+} from "../../flotilla/v1/ListGitReposRequest.js";
+import type {
+  ListGitReposResponse as _flotilla_v1_ListGitReposResponse,
+  ListGitReposResponse__Output as _flotilla_v1_ListGitReposResponse__Output,
+} from "../../flotilla/v1/ListGitReposResponse.js";
 import type {
   ListReleasesRequest as _flotilla_v1_ListReleasesRequest,
   ListReleasesRequest__Output as _flotilla_v1_ListReleasesRequest__Output,
@@ -389,6 +421,14 @@ import type {
   StopUpdateRunResponse__Output as _flotilla_v1_StopUpdateRunResponse__Output,
 } from "../../flotilla/v1/StopUpdateRunResponse.js";
 import type {
+  SyncGitRepoRequest as _flotilla_v1_SyncGitRepoRequest,
+  SyncGitRepoRequest__Output as _flotilla_v1_SyncGitRepoRequest__Output,
+} from "../../flotilla/v1/SyncGitRepoRequest.js";
+import type {
+  SyncGitRepoResponse as _flotilla_v1_SyncGitRepoResponse,
+  SyncGitRepoResponse__Output as _flotilla_v1_SyncGitRepoResponse__Output,
+} from "../../flotilla/v1/SyncGitRepoResponse.js";
+import type {
   UpdateAutoUpgradeProfileRequest as _flotilla_v1_UpdateAutoUpgradeProfileRequest,
   UpdateAutoUpgradeProfileRequest__Output as _flotilla_v1_UpdateAutoUpgradeProfileRequest__Output,
 } from "../../flotilla/v1/UpdateAutoUpgradeProfileRequest.js";
@@ -404,6 +444,14 @@ import type {
   UpdateClusterGroupResponse as _flotilla_v1_UpdateClusterGroupResponse,
   UpdateClusterGroupResponse__Output as _flotilla_v1_UpdateClusterGroupResponse__Output,
 } from "../../flotilla/v1/UpdateClusterGroupResponse.js";
+import type {
+  UpdateGitRepoRequest as _flotilla_v1_UpdateGitRepoRequest,
+  UpdateGitRepoRequest__Output as _flotilla_v1_UpdateGitRepoRequest__Output,
+} from "../../flotilla/v1/UpdateGitRepoRequest.js";
+import type {
+  UpdateGitRepoResponse as _flotilla_v1_UpdateGitRepoResponse,
+  UpdateGitRepoResponse__Output as _flotilla_v1_UpdateGitRepoResponse__Output,
+} from "../../flotilla/v1/UpdateGitRepoResponse.js";
 import type {
   UpdateUpdateStrategyRequest as _flotilla_v1_UpdateUpdateStrategyRequest,
   UpdateUpdateStrategyRequest__Output as _flotilla_v1_UpdateUpdateStrategyRequest__Output,
@@ -421,6 +469,14 @@ import type {
   WatchAuditEventsResponse__Output as _flotilla_v1_WatchAuditEventsResponse__Output,
 } from "../../flotilla/v1/WatchAuditEventsResponse.js";
 import type {
+  WatchGitRepoRequest as _flotilla_v1_WatchGitRepoRequest,
+  WatchGitRepoRequest__Output as _flotilla_v1_WatchGitRepoRequest__Output,
+} from "../../flotilla/v1/WatchGitRepoRequest.js";
+import type {
+  WatchGitRepoResponse as _flotilla_v1_WatchGitRepoResponse,
+  WatchGitRepoResponse__Output as _flotilla_v1_WatchGitRepoResponse__Output,
+} from "../../flotilla/v1/WatchGitRepoResponse.js";
+import type {
   WatchUpdateRunRequest as _flotilla_v1_WatchUpdateRunRequest,
   WatchUpdateRunRequest__Output as _flotilla_v1_WatchUpdateRunRequest__Output,
 } from "../../flotilla/v1/WatchUpdateRunRequest.js";
@@ -431,6 +487,61 @@ import type {
 
 export interface AdminServiceClient extends grpc.Client {
   /**
+   * Git repositories as a bundle source (docs/cli.md#git-repositories): the hub follows a branch
+   * (or a fixed revision) and makes one bundle of each bundle directory of the newest commit.
+   * Admins add, change and delete them (they decide what reaches the fleet); operators make the
+   * hub look for a new commit now; viewers read them. Credentials travel only in requests: no
+   * answer, audit record or log carries them back.
+   */
+  AddGitRepo(
+    argument: _flotilla_v1_AddGitRepoRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_AddGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  AddGitRepo(
+    argument: _flotilla_v1_AddGitRepoRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_AddGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  AddGitRepo(
+    argument: _flotilla_v1_AddGitRepoRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_AddGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  AddGitRepo(
+    argument: _flotilla_v1_AddGitRepoRequest,
+    callback: grpc.requestCallback<_flotilla_v1_AddGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  /**
+   * Git repositories as a bundle source (docs/cli.md#git-repositories): the hub follows a branch
+   * (or a fixed revision) and makes one bundle of each bundle directory of the newest commit.
+   * Admins add, change and delete them (they decide what reaches the fleet); operators make the
+   * hub look for a new commit now; viewers read them. Credentials travel only in requests: no
+   * answer, audit record or log carries them back.
+   */
+  addGitRepo(
+    argument: _flotilla_v1_AddGitRepoRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_AddGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  addGitRepo(
+    argument: _flotilla_v1_AddGitRepoRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_AddGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  addGitRepo(
+    argument: _flotilla_v1_AddGitRepoRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_AddGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  addGitRepo(
+    argument: _flotilla_v1_AddGitRepoRequest,
+    callback: grpc.requestCallback<_flotilla_v1_AddGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  /**
    * The version catalogue (docs/engine.md, "The version catalogue"): releases an operator publishes
    * (operator; listing: viewer), and what each cluster can upgrade to (viewer). Messages in
    * catalogue.proto.
@@ -974,6 +1085,47 @@ export interface AdminServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_flotilla_v1_DeleteClusterGroupResponse__Output>,
   ): grpc.ClientUnaryCall;
 
+  DeleteGitRepo(
+    argument: _flotilla_v1_DeleteGitRepoRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteGitRepo(
+    argument: _flotilla_v1_DeleteGitRepoRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteGitRepo(
+    argument: _flotilla_v1_DeleteGitRepoRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteGitRepo(
+    argument: _flotilla_v1_DeleteGitRepoRequest,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteGitRepo(
+    argument: _flotilla_v1_DeleteGitRepoRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteGitRepo(
+    argument: _flotilla_v1_DeleteGitRepoRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteGitRepo(
+    argument: _flotilla_v1_DeleteGitRepoRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteGitRepo(
+    argument: _flotilla_v1_DeleteGitRepoRequest,
+    callback: grpc.requestCallback<_flotilla_v1_DeleteGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
   /**
    * Run handling as `az fleet` offers it (docs/cli.md#runs): delete a run that is not in flight
    * (operator), and list the gates of every run (viewer).
@@ -1267,6 +1419,47 @@ export interface AdminServiceClient extends grpc.Client {
   getClusterGroup(
     argument: _flotilla_v1_GetClusterGroupRequest,
     callback: grpc.requestCallback<_flotilla_v1_GetClusterGroupResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  GetGitRepo(
+    argument: _flotilla_v1_GetGitRepoRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_GetGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  GetGitRepo(
+    argument: _flotilla_v1_GetGitRepoRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_GetGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  GetGitRepo(
+    argument: _flotilla_v1_GetGitRepoRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_GetGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  GetGitRepo(
+    argument: _flotilla_v1_GetGitRepoRequest,
+    callback: grpc.requestCallback<_flotilla_v1_GetGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  getGitRepo(
+    argument: _flotilla_v1_GetGitRepoRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_GetGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  getGitRepo(
+    argument: _flotilla_v1_GetGitRepoRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_GetGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  getGitRepo(
+    argument: _flotilla_v1_GetGitRepoRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_GetGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  getGitRepo(
+    argument: _flotilla_v1_GetGitRepoRequest,
+    callback: grpc.requestCallback<_flotilla_v1_GetGitRepoResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   /**
@@ -1828,6 +2021,47 @@ export interface AdminServiceClient extends grpc.Client {
   listGates(
     argument: _flotilla_v1_ListGatesRequest,
     callback: grpc.requestCallback<_flotilla_v1_ListGatesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  ListGitRepos(
+    argument: _flotilla_v1_ListGitReposRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ListGitReposResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListGitRepos(
+    argument: _flotilla_v1_ListGitReposRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_ListGitReposResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListGitRepos(
+    argument: _flotilla_v1_ListGitReposRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ListGitReposResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListGitRepos(
+    argument: _flotilla_v1_ListGitReposRequest,
+    callback: grpc.requestCallback<_flotilla_v1_ListGitReposResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listGitRepos(
+    argument: _flotilla_v1_ListGitReposRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ListGitReposResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listGitRepos(
+    argument: _flotilla_v1_ListGitReposRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_ListGitReposResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listGitRepos(
+    argument: _flotilla_v1_ListGitReposRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_ListGitReposResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listGitRepos(
+    argument: _flotilla_v1_ListGitReposRequest,
+    callback: grpc.requestCallback<_flotilla_v1_ListGitReposResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   ListReleases(
@@ -2520,6 +2754,53 @@ export interface AdminServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_flotilla_v1_StopUpdateRunResponse__Output>,
   ): grpc.ClientUnaryCall;
 
+  /**
+   * Looks for a new commit now and applies it; answers with the status after that attempt.
+   */
+  SyncGitRepo(
+    argument: _flotilla_v1_SyncGitRepoRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_SyncGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  SyncGitRepo(
+    argument: _flotilla_v1_SyncGitRepoRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_SyncGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  SyncGitRepo(
+    argument: _flotilla_v1_SyncGitRepoRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_SyncGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  SyncGitRepo(
+    argument: _flotilla_v1_SyncGitRepoRequest,
+    callback: grpc.requestCallback<_flotilla_v1_SyncGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  /**
+   * Looks for a new commit now and applies it; answers with the status after that attempt.
+   */
+  syncGitRepo(
+    argument: _flotilla_v1_SyncGitRepoRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_SyncGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  syncGitRepo(
+    argument: _flotilla_v1_SyncGitRepoRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_SyncGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  syncGitRepo(
+    argument: _flotilla_v1_SyncGitRepoRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_SyncGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  syncGitRepo(
+    argument: _flotilla_v1_SyncGitRepoRequest,
+    callback: grpc.requestCallback<_flotilla_v1_SyncGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
   UpdateAutoUpgradeProfile(
     argument: _flotilla_v1_UpdateAutoUpgradeProfileRequest,
     metadata: grpc.Metadata,
@@ -2600,6 +2881,47 @@ export interface AdminServiceClient extends grpc.Client {
   updateClusterGroup(
     argument: _flotilla_v1_UpdateClusterGroupRequest,
     callback: grpc.requestCallback<_flotilla_v1_UpdateClusterGroupResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  UpdateGitRepo(
+    argument: _flotilla_v1_UpdateGitRepoRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_UpdateGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  UpdateGitRepo(
+    argument: _flotilla_v1_UpdateGitRepoRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_UpdateGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  UpdateGitRepo(
+    argument: _flotilla_v1_UpdateGitRepoRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_UpdateGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  UpdateGitRepo(
+    argument: _flotilla_v1_UpdateGitRepoRequest,
+    callback: grpc.requestCallback<_flotilla_v1_UpdateGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  updateGitRepo(
+    argument: _flotilla_v1_UpdateGitRepoRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_UpdateGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  updateGitRepo(
+    argument: _flotilla_v1_UpdateGitRepoRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_UpdateGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  updateGitRepo(
+    argument: _flotilla_v1_UpdateGitRepoRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_UpdateGitRepoResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  updateGitRepo(
+    argument: _flotilla_v1_UpdateGitRepoRequest,
+    callback: grpc.requestCallback<_flotilla_v1_UpdateGitRepoResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   UpdateUpdateStrategy(
@@ -2661,6 +2983,31 @@ export interface AdminServiceClient extends grpc.Client {
     argument: _flotilla_v1_WatchAuditEventsRequest,
     options?: grpc.CallOptions,
   ): grpc.ClientReadableStream<_flotilla_v1_WatchAuditEventsResponse__Output>;
+
+  /**
+   * The repository's status now, then again at every change, until the caller cancels.
+   */
+  WatchGitRepo(
+    argument: _flotilla_v1_WatchGitRepoRequest,
+    metadata: grpc.Metadata,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<_flotilla_v1_WatchGitRepoResponse__Output>;
+  WatchGitRepo(
+    argument: _flotilla_v1_WatchGitRepoRequest,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<_flotilla_v1_WatchGitRepoResponse__Output>;
+  /**
+   * The repository's status now, then again at every change, until the caller cancels.
+   */
+  watchGitRepo(
+    argument: _flotilla_v1_WatchGitRepoRequest,
+    metadata: grpc.Metadata,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<_flotilla_v1_WatchGitRepoResponse__Output>;
+  watchGitRepo(
+    argument: _flotilla_v1_WatchGitRepoRequest,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<_flotilla_v1_WatchGitRepoResponse__Output>;
 
   /**
    * A snapshot first, then changes as they happen, until the run finishes or the caller cancels.
@@ -2690,6 +3037,18 @@ export interface AdminServiceClient extends grpc.Client {
 
 export interface AdminServiceHandlers
   extends grpc.UntypedServiceImplementation {
+  /**
+   * Git repositories as a bundle source (docs/cli.md#git-repositories): the hub follows a branch
+   * (or a fixed revision) and makes one bundle of each bundle directory of the newest commit.
+   * Admins add, change and delete them (they decide what reaches the fleet); operators make the
+   * hub look for a new commit now; viewers read them. Credentials travel only in requests: no
+   * answer, audit record or log carries them back.
+   */
+  AddGitRepo: grpc.handleUnaryCall<
+    _flotilla_v1_AddGitRepoRequest__Output,
+    _flotilla_v1_AddGitRepoResponse
+  >;
+
   /**
    * The version catalogue (docs/engine.md, "The version catalogue"): releases an operator publishes
    * (operator; listing: viewer), and what each cluster can upgrade to (viewer). Messages in
@@ -2776,6 +3135,11 @@ export interface AdminServiceHandlers
     _flotilla_v1_DeleteClusterGroupResponse
   >;
 
+  DeleteGitRepo: grpc.handleUnaryCall<
+    _flotilla_v1_DeleteGitRepoRequest__Output,
+    _flotilla_v1_DeleteGitRepoResponse
+  >;
+
   /**
    * Run handling as `az fleet` offers it (docs/cli.md#runs): delete a run that is not in flight
    * (operator), and list the gates of every run (viewer).
@@ -2813,6 +3177,11 @@ export interface AdminServiceHandlers
   GetClusterGroup: grpc.handleUnaryCall<
     _flotilla_v1_GetClusterGroupRequest__Output,
     _flotilla_v1_GetClusterGroupResponse
+  >;
+
+  GetGitRepo: grpc.handleUnaryCall<
+    _flotilla_v1_GetGitRepoRequest__Output,
+    _flotilla_v1_GetGitRepoResponse
   >;
 
   /**
@@ -2892,6 +3261,11 @@ export interface AdminServiceHandlers
   ListGates: grpc.handleUnaryCall<
     _flotilla_v1_ListGatesRequest__Output,
     _flotilla_v1_ListGatesResponse
+  >;
+
+  ListGitRepos: grpc.handleUnaryCall<
+    _flotilla_v1_ListGitReposRequest__Output,
+    _flotilla_v1_ListGitReposResponse
   >;
 
   ListReleases: grpc.handleUnaryCall<
@@ -2995,6 +3369,14 @@ export interface AdminServiceHandlers
     _flotilla_v1_StopUpdateRunResponse
   >;
 
+  /**
+   * Looks for a new commit now and applies it; answers with the status after that attempt.
+   */
+  SyncGitRepo: grpc.handleUnaryCall<
+    _flotilla_v1_SyncGitRepoRequest__Output,
+    _flotilla_v1_SyncGitRepoResponse
+  >;
+
   UpdateAutoUpgradeProfile: grpc.handleUnaryCall<
     _flotilla_v1_UpdateAutoUpgradeProfileRequest__Output,
     _flotilla_v1_UpdateAutoUpgradeProfileResponse
@@ -3003,6 +3385,11 @@ export interface AdminServiceHandlers
   UpdateClusterGroup: grpc.handleUnaryCall<
     _flotilla_v1_UpdateClusterGroupRequest__Output,
     _flotilla_v1_UpdateClusterGroupResponse
+  >;
+
+  UpdateGitRepo: grpc.handleUnaryCall<
+    _flotilla_v1_UpdateGitRepoRequest__Output,
+    _flotilla_v1_UpdateGitRepoResponse
   >;
 
   UpdateUpdateStrategy: grpc.handleUnaryCall<
@@ -3016,6 +3403,14 @@ export interface AdminServiceHandlers
   >;
 
   /**
+   * The repository's status now, then again at every change, until the caller cancels.
+   */
+  WatchGitRepo: grpc.handleServerStreamingCall<
+    _flotilla_v1_WatchGitRepoRequest__Output,
+    _flotilla_v1_WatchGitRepoResponse
+  >;
+
+  /**
    * A snapshot first, then changes as they happen, until the run finishes or the caller cancels.
    */
   WatchUpdateRun: grpc.handleServerStreamingCall<
@@ -3025,6 +3420,12 @@ export interface AdminServiceHandlers
 }
 
 export interface AdminServiceDefinition extends grpc.ServiceDefinition {
+  AddGitRepo: MethodDefinition<
+    _flotilla_v1_AddGitRepoRequest,
+    _flotilla_v1_AddGitRepoResponse,
+    _flotilla_v1_AddGitRepoRequest__Output,
+    _flotilla_v1_AddGitRepoResponse__Output
+  >;
   AddRelease: MethodDefinition<
     _flotilla_v1_AddReleaseRequest,
     _flotilla_v1_AddReleaseResponse,
@@ -3097,6 +3498,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_DeleteClusterGroupRequest__Output,
     _flotilla_v1_DeleteClusterGroupResponse__Output
   >;
+  DeleteGitRepo: MethodDefinition<
+    _flotilla_v1_DeleteGitRepoRequest,
+    _flotilla_v1_DeleteGitRepoResponse,
+    _flotilla_v1_DeleteGitRepoRequest__Output,
+    _flotilla_v1_DeleteGitRepoResponse__Output
+  >;
   DeleteUpdateRun: MethodDefinition<
     _flotilla_v1_DeleteUpdateRunRequest,
     _flotilla_v1_DeleteUpdateRunResponse,
@@ -3138,6 +3545,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_GetClusterGroupResponse,
     _flotilla_v1_GetClusterGroupRequest__Output,
     _flotilla_v1_GetClusterGroupResponse__Output
+  >;
+  GetGitRepo: MethodDefinition<
+    _flotilla_v1_GetGitRepoRequest,
+    _flotilla_v1_GetGitRepoResponse,
+    _flotilla_v1_GetGitRepoRequest__Output,
+    _flotilla_v1_GetGitRepoResponse__Output
   >;
   GetHubStatus: MethodDefinition<
     _flotilla_v1_GetHubStatusRequest,
@@ -3216,6 +3629,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_ListGatesResponse,
     _flotilla_v1_ListGatesRequest__Output,
     _flotilla_v1_ListGatesResponse__Output
+  >;
+  ListGitRepos: MethodDefinition<
+    _flotilla_v1_ListGitReposRequest,
+    _flotilla_v1_ListGitReposResponse,
+    _flotilla_v1_ListGitReposRequest__Output,
+    _flotilla_v1_ListGitReposResponse__Output
   >;
   ListReleases: MethodDefinition<
     _flotilla_v1_ListReleasesRequest,
@@ -3313,6 +3732,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_StopUpdateRunRequest__Output,
     _flotilla_v1_StopUpdateRunResponse__Output
   >;
+  SyncGitRepo: MethodDefinition<
+    _flotilla_v1_SyncGitRepoRequest,
+    _flotilla_v1_SyncGitRepoResponse,
+    _flotilla_v1_SyncGitRepoRequest__Output,
+    _flotilla_v1_SyncGitRepoResponse__Output
+  >;
   UpdateAutoUpgradeProfile: MethodDefinition<
     _flotilla_v1_UpdateAutoUpgradeProfileRequest,
     _flotilla_v1_UpdateAutoUpgradeProfileResponse,
@@ -3325,6 +3750,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_UpdateClusterGroupRequest__Output,
     _flotilla_v1_UpdateClusterGroupResponse__Output
   >;
+  UpdateGitRepo: MethodDefinition<
+    _flotilla_v1_UpdateGitRepoRequest,
+    _flotilla_v1_UpdateGitRepoResponse,
+    _flotilla_v1_UpdateGitRepoRequest__Output,
+    _flotilla_v1_UpdateGitRepoResponse__Output
+  >;
   UpdateUpdateStrategy: MethodDefinition<
     _flotilla_v1_UpdateUpdateStrategyRequest,
     _flotilla_v1_UpdateUpdateStrategyResponse,
@@ -3336,6 +3767,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_WatchAuditEventsResponse,
     _flotilla_v1_WatchAuditEventsRequest__Output,
     _flotilla_v1_WatchAuditEventsResponse__Output
+  >;
+  WatchGitRepo: MethodDefinition<
+    _flotilla_v1_WatchGitRepoRequest,
+    _flotilla_v1_WatchGitRepoResponse,
+    _flotilla_v1_WatchGitRepoRequest__Output,
+    _flotilla_v1_WatchGitRepoResponse__Output
   >;
   WatchUpdateRun: MethodDefinition<
     _flotilla_v1_WatchUpdateRunRequest,

@@ -31,7 +31,7 @@ export interface AuditEvent {
   method?: string;
   /**
    * What it acted on: "Cluster", "ClusterGroup", "Bundle", "UpdateStrategy", "UpdateRun",
-   * "BootstrapToken", "Release", "AutoUpgradeProfile".
+   * "BootstrapToken", "Release", "AutoUpgradeProfile", "GitRepo".
    */
   targetKind?: string;
   targetName?: string;
@@ -65,7 +65,7 @@ export interface AuditEvent__Output {
   method: string;
   /**
    * What it acted on: "Cluster", "ClusterGroup", "Bundle", "UpdateStrategy", "UpdateRun",
-   * "BootstrapToken", "Release", "AutoUpgradeProfile".
+   * "BootstrapToken", "Release", "AutoUpgradeProfile", "GitRepo".
    */
   targetKind: string;
   targetName: string;

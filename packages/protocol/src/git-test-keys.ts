@@ -1,0 +1,25 @@
+/**
+ * Throwaway SSH keys made for tests only (ssh-keygen -t ed25519; they guard nothing): a private
+ * key without a passphrase, one with a passphrase, and the public key of the first.
+ */
+export const TEST_SSH_PRIVATE_KEY = `-----BEGIN OPENSSH PRIVATE KEY-----
+b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW
+QyNTUxOQAAACC6sFhc7SuVC2K5niYvoQDihiyh8y2EdmeGbaemQAWOewAAAIj1LOmK9Szp
+igAAAAtzc2gtZWQyNTUxOQAAACC6sFhc7SuVC2K5niYvoQDihiyh8y2EdmeGbaemQAWOew
+AAAECCJS2aI7DtwlRoGqCeKLZC9L6WcikIGumOsGT9gdeXorqwWFztK5ULYrmeJi+hAOKG
+LKHzLYR2Z4Ztp6ZABY57AAAABHRlc3QB
+-----END OPENSSH PRIVATE KEY-----
+`;
+
+export const TEST_SSH_ENCRYPTED_KEY = `-----BEGIN OPENSSH PRIVATE KEY-----
+b3BlbnNzaC1rZXktdjEAAAAACmFlczI1Ni1jdHIAAAAGYmNyeXB0AAAAGAAAABAEiSJFvG
+YCjpqg9SiJkTnxAAAAEAAAAAEAAAAzAAAAC3NzaC1lZDI1NTE5AAAAINieP6BBH3FQtFo7
+IHwUfjaXNRV9P/eknEj5CpaojKEwAAAAkBccUTYXp3dypPxhf7p+CkRkHNkXIdUipU1K2Y
+dWLSdCzubAslCMMOkFAT2iqDbxEjAkQDk9xSOshimC+PYgF6qRFPpuk8OIt1NXd+INeYcp
+Gtmy0TPfs2CEEdZy5YN7s7lUY97OiElvMc4l5ehGZBgxXcdF10+khoyu4J4lf6Nx4nVH8l
+HLEfAW7AkU4hIrrA==
+-----END OPENSSH PRIVATE KEY-----
+`;
+
+export const TEST_SSH_PUBLIC_KEY =
+  "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILqwWFztK5ULYrmeJi+hAOKGLKHzLYR2Z4Ztp6ZABY57 test\n";
