@@ -109,11 +109,15 @@ import {
 } from "./autoupgrade/auto-upgrade-trigger.js";
 import { autoUpgradeHandlers } from "./grpc/admin-auto-upgrade.js";
 import { AUTO_UPGRADE_UNIT } from "./leases/units.js";
+import type { RunBundles } from "./runs/run-bundles.js";
 
 type Handlers = wire.AdminServiceHandlers;
 
-/** What the hub needs from the bundle rollouts (packages/hub/src/bundles). */
-export interface BundleService {
+/**
+ * What the hub needs from the bundle rollouts (packages/hub/src/bundles), staged runs of bundle
+ * revisions included.
+ */
+export interface BundleService extends RunBundles {
   start(): Promise<void>;
   stop(): Promise<void> | void;
   onStatus(cluster: string, report: StatusReport): void;
@@ -366,6 +370,19 @@ export function createHub(options: HubOptions): Hub {
     onTransition: (t) => options.observer?.onTransition?.(t.scope, t.to),
     onReportToIntent: (seconds) =>
       options.observer?.onReportToIntent?.(seconds),
+    // Staged runs of bundle revisions (docs/semantics.md#staged-bundle-runs); `bundles` is made
+    // below and called only once the hub runs.
+    bundles: {
+      runBasis: (name, revision) => bundles.runBasis(name, revision),
+      drive: (name, run, revision, replacing) =>
+        bundles.drive(name, run, revision, replacing),
+      releaseForRun: (releases, fence) =>
+        bundles.releaseForRun(releases, fence),
+      readyAt: (name, cluster, revision) =>
+        bundles.readyAt(name, cluster, revision),
+      letGo: (name, run) => bundles.letGo(name, run),
+      drivers: () => bundles.drivers(),
+    },
     ...(replication === undefined
       ? {}
       : {
@@ -409,6 +426,7 @@ export function createHub(options: HubOptions): Hub {
   /** A bundle report is taken by this replica's bundle service and shared with every other replica. */
   const bundleReport = (cluster: string, report: StatusReport): void => {
     bundles.onStatus(cluster, report);
+    runs.bundleReport(cluster, report);
     replication?.forwarding.forwardBundleReport(cluster, report);
   };
   /** The latest counted upgrade report of each cluster whose agent is connected here (replays). */
@@ -720,9 +738,10 @@ export function createHub(options: HubOptions): Hub {
       catalogue.prime();
       await strategies.start();
       await releases.start();
-      await runs.start();
       await contentKeys.load();
+      // Bundles first: a restarted run republishes its releases of a bundle revision.
       await bundles.start();
+      await runs.start();
       await profiles.start();
       if (replication !== undefined && keeper !== undefined) {
         await replication.bucket.start();

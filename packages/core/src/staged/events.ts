@@ -6,6 +6,7 @@ import type { SupportPlan } from "../cluster.js";
 import type { IntentChanges } from "../intent.js";
 import type { Maintenance } from "../maintenance/windows.js";
 import type { AvailableVersions } from "../versions/version.js";
+import type { BundleRelease } from "./intents.js";
 import type { MemberTarget } from "./run.js";
 
 /** Who asked, and why: recorded on gates and in transition messages (the hub audits it). */
@@ -64,6 +65,15 @@ export type RunEvent =
   | {
       readonly type: "MembersReported";
       readonly reports: readonly MemberOutcome[];
+    }
+  /**
+   * Bundle runs: what the agent of a member in flight reports short of Ready at the run's revision
+   * (`ErrApplied: ...`); kept on the member and named if it times out. Ignored unless Running.
+   */
+  | {
+      readonly type: "MemberReported";
+      readonly member: string;
+      readonly state: string;
     }
   | { readonly type: "MemberUnreachable"; readonly member: string }
   | { readonly type: "MemberReachable"; readonly member: string }
@@ -135,6 +145,8 @@ export interface StepResult<R> {
    * publishes once the step is stored. Empty when the step was rejected.
    */
   readonly intents: IntentChanges;
+  /** Bundle runs: the releases of its revision the actions ask for (staged/intents.ts). */
+  readonly releases: readonly BundleRelease[];
   readonly rejected?: Rejection;
   /** Reports of a `MembersReported` batch that did not apply (the rest did). */
   readonly ignored?: readonly Rejection[];

@@ -15,6 +15,7 @@ import {
   bundleTargets,
   compact,
   FlotillaError,
+  type BundleRelease,
   type Cluster,
   matchesSelector,
   planFleet,
@@ -26,6 +27,14 @@ import {
   type PlanWarning,
 } from "@flotilla/core";
 import type { StatusReport, wire } from "@flotilla/protocol";
+import type { Fence } from "../intents/intent-fences.js";
+import {
+  drivenRecord,
+  isReadyAt,
+  releasedRecord,
+  runRevision,
+  type BundleRunBasis,
+} from "./bundle-runs.js";
 import type { ClusterDirectory } from "../clusters/cluster-directory.js";
 import type { IntentPublisher } from "../intents/intent-publisher.js";
 import type { IntentWriter } from "../intents/intent-writer.js";
@@ -35,6 +44,8 @@ import { prepareBundle, storedBundleSpec } from "./bundle-input.js";
 import { BundleObservations } from "./bundle-observations.js";
 import {
   evaluateBundle,
+  observeBundle,
+  releaseRevision,
   runBundlePass,
   type PassDeps,
 } from "./bundle-passes.js";
@@ -208,6 +219,38 @@ export interface BundleManager {
   onFleetChanged(): void;
   /** Asks for a pass of every bundle (the interval calls it). */
   tick(): void;
+  /**
+   * What a new staged run of `revision` ("" for the current one) of bundle `name` starts from
+   * (docs/semantics.md#staged-bundle-runs). NOT_FOUND for an unknown bundle, INVALID_ARGUMENT for
+   * a revision the hub does not keep.
+   */
+  runBasis(name: string, revision: string): Promise<BundleRunBasis>;
+  /**
+   * Records that `run` drives bundle `name` at `revision` (compare-and-set), replacing the record
+   * of `replacing` (a run that no longer drives it), else refusing any other driver with
+   * FAILED_PRECONDITION; the partition rollout releases nothing new from then on.
+   */
+  drive(
+    name: string,
+    run: string,
+    revision: string,
+    replacing?: string,
+  ): Promise<void>;
+  /**
+   * Writes run releases into the members' intents (as partition releases are written); a release
+   * `again` grows the member's redeploy counter first. Resolves with the members whose intent
+   * could not be written, with the error.
+   */
+  releaseForRun(
+    releases: readonly BundleRelease[],
+    fence?: Fence,
+  ): Promise<Map<string, unknown>>;
+  /** Whether the latest counted report of `cluster` on bundle `name` is Ready at `revision`. */
+  readyAt(name: string, cluster: string, revision: string): boolean;
+  /** `run` stops driving bundle `name` (if it does): back to its partition rollout. */
+  letGo(name: string, run: string): Promise<void>;
+  /** The bundles a run drives now, with the run. */
+  drivers(): { readonly bundle: string; readonly run: string }[];
   /** Resolves once no pass is running or waiting (tests, shutdown). */
   idle(): Promise<void>;
 }
@@ -359,6 +402,22 @@ export function createBundleManager(
         `Cluster ${showValue(name)} is not registered`,
       );
     return found;
+  };
+
+  // Changes the stored record (compare-and-set) and the loaded one; not serialised by itself.
+  const changeStored = async (
+    name: string,
+    change: (record: BundleRecord) => BundleRecord | undefined,
+  ): Promise<Loaded> => {
+    const written = await updateBundleRecord(deps, name, change);
+    const b: Loaded = {
+      record: written.record,
+      entryRevision: written.entryRevision,
+      spec: storedBundleSpec(written.record),
+      deleting: false,
+    };
+    bundles.set(name, b);
+    return b;
   };
 
   // A change of the stored record that keeps its revision (pause, resume, redeploy).
@@ -662,6 +721,117 @@ export function createBundleManager(
 
     tick() {
       loop.request();
+    },
+
+    async runBasis(name, requested) {
+      const b = loaded(name);
+      const revision = runRevision(b.record, requested);
+      const targets = bundleTargets(
+        b.spec,
+        deps.directory.clusters(),
+        deps.directory.groups(),
+      );
+      return {
+        revision,
+        clusters: targets.map((t) => t.cluster),
+        atTarget: (cluster) =>
+          deps.intents.peek(cluster)?.intent.bundles[name]?.revision ===
+            revision && isReadyAt(observations.get(name, cluster), revision),
+        ...compact({ drivenBy: b.record.drivenBy?.run }),
+      };
+    },
+
+    drive(name, run, revision, replacing) {
+      return serial(name, async () => {
+        const b = loaded(name);
+        const { deployments } = await observeBundle(passDeps, b);
+        // The revision the partition rollout had released, if it had reached any target.
+        const base = [...deployments.values()].some(
+          (d) => d.releasedRevision === b.record.revision,
+        )
+          ? b.record.revision
+          : undefined;
+        await changeStored(name, (record) => {
+          const driver = record.drivenBy?.run;
+          if (driver !== undefined && driver !== replacing && driver !== run) {
+            throw new FlotillaError(
+              "failed_precondition",
+              `Bundle ${showValue(name)} is driven by update run ${showValue(driver)}: delete that run or let it complete first`,
+            );
+          }
+          if (record.revision !== revision) {
+            throw new FlotillaError(
+              "failed_precondition",
+              `Bundle ${showValue(name)} changed to revision ${showValue(record.revision)} meanwhile; create the run again`,
+            );
+          }
+          return drivenRecord(record, run, base);
+        });
+        log.info({ bundle: name, run, revision }, "Bundle driven by a run");
+        loop.request(name);
+      });
+    },
+
+    async releaseForRun(releases, fence) {
+      const failed = new Map<string, unknown>();
+      const groups = deps.directory.groups();
+      for (const release of releases) {
+        try {
+          if (release.again) {
+            await serial(release.bundle, () =>
+              changeStored(release.bundle, (record) => {
+                const targets = bundleTargets(
+                  storedBundleSpec(record),
+                  deps.directory.clusters(),
+                  groups,
+                );
+                return redeployed(
+                  record,
+                  [release.member],
+                  new Set(targets.map((t) => t.cluster.name)),
+                );
+              }),
+            );
+          }
+          const b = bundles.get(release.bundle);
+          // Deleted meanwhile: nothing to release; the member times out.
+          if (b === undefined || b.deleting) continue;
+          const cluster = deps.directory.cluster(release.member);
+          const target =
+            cluster === undefined
+              ? undefined
+              : bundleTargets(b.spec, [cluster], groups)[0];
+          // Not a target any more (left, relabelled): the run hears of it from the registry.
+          if (target === undefined) continue;
+          await releaseRevision(passDeps, b, target, release.revision, fence);
+        } catch (error) {
+          failed.set(release.member, error);
+        }
+      }
+      return failed;
+    },
+
+    readyAt(name, cluster, revision) {
+      return isReadyAt(observations.get(name, cluster), revision);
+    },
+
+    letGo(name, run) {
+      return serial(name, async () => {
+        const b = bundles.get(name);
+        if (b === undefined || b.deleting || b.record.drivenBy?.run !== run)
+          return;
+        await changeStored(name, (record) => releasedRecord(record, run));
+        log.info({ bundle: name, run }, "Bundle back on its partition rollout");
+        loop.request(name);
+      });
+    },
+
+    drivers() {
+      return live().flatMap((b) =>
+        b.record.drivenBy === undefined
+          ? []
+          : [{ bundle: b.record.name, run: b.record.drivenBy.run }],
+      );
     },
 
     idle() {

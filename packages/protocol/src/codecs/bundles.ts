@@ -71,6 +71,25 @@ export interface BundleRecord {
   readonly labels?: Readonly<Record<string, string>>;
   /** fleet.yaml `dependsOn` as given (JSON); absent for none. Not part of the revision. */
   readonly dependsOnJson?: string;
+  /**
+   * The staged run that drives the bundle (docs/semantics.md#staged-bundle-runs); absent when its
+   * partition rollout does. Not part of the revision: an apply keeps it.
+   */
+  readonly drivenBy?: BundleDriver;
+}
+
+/** A staged run driving a bundle, as stored in the bundle's record. */
+export interface BundleDriver {
+  readonly run: string;
+  /** The revision the run rolls out. */
+  readonly revision: string;
+  /** That revision's content digests by content key (as `contents`), kept while the run drives. */
+  readonly contents: Readonly<Record<string, string>>;
+  /**
+   * The revision the partition rollout had released when the run was created, which targets
+   * holding nothing get meanwhile; absent when it had released none.
+   */
+  readonly baseRevision?: string;
 }
 
 /** Targets of a bundle counted by state. */
