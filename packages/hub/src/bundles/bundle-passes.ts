@@ -155,7 +155,7 @@ export async function runBundlePass(
   const targetOf = new Map(evaluation.targets.map((t) => [t.cluster.name, t]));
   // Releases go to different clusters: publish them side by side, a bounded number at a time.
   await inBatches(
-    releasesOf(deps, record, evaluation),
+    releasesOf(deps, record, spec.paused, evaluation),
     RELEASE_CONCURRENCY,
     async (release) => {
       const target = targetOf.get(release.cluster);
@@ -206,12 +206,14 @@ interface PassRelease {
 function releasesOf(
   deps: PassDeps,
   record: BundleRecord,
+  paused: boolean,
   evaluation: Evaluation,
 ): readonly PassRelease[] {
   const driver = record.drivenBy;
   if (driver === undefined) return evaluation.pass.release;
   const base = driver.baseRevision;
-  if (base === undefined) return [];
+  // A paused bundle releases nothing (docs/semantics.md#pausing-a-bundle).
+  if (base === undefined || paused) return [];
   return evaluation.targets
     .filter(
       (t) =>
