@@ -110,6 +110,7 @@ import {
 import { autoUpgradeHandlers } from "./grpc/admin-auto-upgrade.js";
 import { AUTO_UPGRADE_UNIT } from "./leases/units.js";
 import type { RunBundles } from "./runs/run-bundles.js";
+import type { RunMemberOf } from "./bundles/bundle-status.js";
 
 type Handlers = wire.AdminServiceHandlers;
 
@@ -145,6 +146,8 @@ export interface BundleServiceDeps extends AuditDeps {
   readonly logger: Logger;
   /** Whether this hub runs bundle passes now (the owner of the bundles lease). */
   readonly runsPasses: () => boolean;
+  /** A cluster's place in a staged run, for the status of a bundle the run drives. */
+  readonly runMember: RunMemberOf;
 }
 
 /** Hooks for metrics; every one optional. */
@@ -456,6 +459,7 @@ export function createHub(options: HubOptions): Hub {
     directory: registry,
     logger: log.child({ component: "bundles" }),
     runsPasses: () => ownsBundles(),
+    runMember: (run, cluster) => runs.memberOf(run, cluster),
   });
   const tokens = createBootstrapTokens({ store, now });
   const { security } = options;

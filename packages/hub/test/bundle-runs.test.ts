@@ -266,6 +266,11 @@ describe("a run drives its bundle", () => {
     expect(r3).not.toBe(r2);
     expect(holding(s.h, r3)).toEqual([]);
     expect(releasedRevisions(s.h).get("stray")).toBe(r1);
+    const status = await s.bundles.get("web");
+    expect(status.drivenBy).toEqual({ run: "roll", revision: r2 });
+    expect(status.clusters.find((c) => c.cluster === "stray")?.message).toBe(
+      `Held: the bundle is driven by staged run roll (revision ${r2}), which this cluster is not a member of`,
+    );
 
     await s.send("prod-1", r2, "Ready");
     await s.send("prod-2", r2, "Modified");
@@ -274,6 +279,7 @@ describe("a run drives its bundle", () => {
     expect(
       (await s.h.store.get(BUNDLES, "web"))?.value.drivenBy,
     ).toBeUndefined();
+    expect((await s.bundles.get("web")).drivenBy).toBeUndefined();
     // Back on partitions at the current revision: r3 goes out (its first batch to everyone).
     expect(holding(s.h, r3).length).toBeGreaterThan(0);
   });

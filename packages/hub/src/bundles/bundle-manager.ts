@@ -61,6 +61,7 @@ import { followCollection } from "../store/follow-collection.js";
 import {
   bundleStatus,
   countsOf,
+  type RunMemberOf,
   type BundleStatus,
   type BundleSummary,
 } from "./bundle-status.js";
@@ -125,6 +126,8 @@ export interface BundleManagerDeps {
   readonly helm?: HelmSupport;
   /** kubectl for Kustomize bundles (kustomize.ts); absent: they are refused. */
   readonly kustomize?: KustomizeSupport;
+  /** A cluster's place in a staged run, for the status of a bundle the run drives. */
+  readonly runMember?: RunMemberOf;
 }
 
 export interface BundleManagerOptions {
@@ -550,7 +553,12 @@ export function createBundleManager(
         await subjectOf(b),
         deps.now(),
       );
-      return bundleStatus(b.record, evaluation, b.lastPass ?? evaluation.pass);
+      return bundleStatus(
+        b.record,
+        evaluation,
+        b.lastPass ?? evaluation.pass,
+        deps.runMember,
+      );
     },
 
     delete(name, reason) {

@@ -25,6 +25,7 @@ import {
   showValue,
   type PlanWarning,
   type RunOrigin,
+  type MemberState,
   type Run,
   type RunPayload,
   type RunState,
@@ -173,6 +174,11 @@ export interface RunManager {
     input: CreateRunInput,
   ): Promise<StoredRun & { warnings: PlanWarning[] }>;
   get(name: string): StoredRun;
+  /** Where `cluster` is in run `name` (stage, group, member state); undefined if not a member. */
+  memberOf(
+    name: string,
+    cluster: string,
+  ): { stage: string; group: string; state: MemberState } | undefined;
   list(states?: readonly RunState[]): StoredRun[];
   /** Applies operator commands together (all or none); refusals are FlotillaErrors. */
   command(name: string, ...commands: RunCommand[]): Promise<StoredRun>;
@@ -623,6 +629,19 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
 
     get(name) {
       return storedRun(slotOf(name));
+    },
+
+    memberOf(name, cluster) {
+      const slot = slots.get(name);
+      const found =
+        slot === undefined ? undefined : locateMember(slot.run, cluster);
+      return found === undefined
+        ? undefined
+        : {
+            stage: found.stage.name,
+            group: found.group.name,
+            state: found.member.state,
+          };
     },
 
     list(states) {

@@ -10,7 +10,8 @@ import type {
 } from "@flotilla/core";
 import type * as wire from "../generated/index.js";
 import type { ResourceReason } from "./status-report.js";
-import { compact } from "@flotilla/core";
+import { compact, type MemberState } from "@flotilla/core";
+import { MEMBER_STATE } from "./run-status.js";
 
 /** A manifest file of a bundle, stored in the object store. */
 export interface ManifestRef {
@@ -128,6 +129,12 @@ export interface BundleClusterView {
   readonly unreachable: boolean;
   /** When the agent observed what it last reported. */
   readonly updatedAtMs?: number;
+  /** A member of the staged run driving the bundle: its place and state there. */
+  readonly run?: {
+    readonly stage: string;
+    readonly group: string;
+    readonly state: MemberState;
+  };
 }
 
 /** A bundle's full status (GetBundle). */
@@ -139,6 +146,8 @@ export interface BundleStatus {
   readonly limits: FleetLimits;
   readonly unassigned: readonly string[];
   readonly stoppedAfter?: string;
+  /** The staged run driving the bundle and its revision; absent: its partitions drive it. */
+  readonly drivenBy?: { readonly run: string; readonly revision: string };
 }
 
 const STATE: Record<BundleClusterState, wire.BundleClusterState__Output> = {
@@ -230,6 +239,13 @@ export function bundleClusterToWire(
     reasonsTruncated: c.reasonsTruncated,
     unreachable: c.unreachable,
     ...compact({ updatedAtMs: c.updatedAtMs }),
+    ...(c.run === undefined
+      ? {}
+      : {
+          runStage: c.run.stage,
+          runGroup: c.run.group,
+          runMemberState: MEMBER_STATE.toWire(c.run.state),
+        }),
   };
 }
 
@@ -254,6 +270,10 @@ export function bundleStatusToWire(
     partitions: status.partitions.map(partitionToWire),
     limits: { ...status.limits },
     unassigned: [...status.unassigned],
-    ...compact({ stoppedAfter: status.stoppedAfter }),
+    ...compact({
+      stoppedAfter: status.stoppedAfter,
+      updateRun: status.drivenBy?.run,
+      updateRunRevision: status.drivenBy?.revision,
+    }),
   };
 }
