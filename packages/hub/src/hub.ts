@@ -381,8 +381,7 @@ export function createHub(options: HubOptions): Hub {
         bundles.drive(name, run, revision, replacing),
       releaseForRun: (releases, fence) =>
         bundles.releaseForRun(releases, fence),
-      readyAt: (name, cluster, revision) =>
-        bundles.readyAt(name, cluster, revision),
+      observed: (name, cluster) => bundles.observed(name, cluster),
       letGo: (name, run) => bundles.letGo(name, run),
       drivers: () => bundles.drivers(),
     },

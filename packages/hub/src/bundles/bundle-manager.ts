@@ -41,7 +41,10 @@ import type { IntentWriter } from "../intents/intent-writer.js";
 import type { Logger } from "../logger.js";
 import type { StateStore } from "../store/state-store.js";
 import { prepareBundle, storedBundleSpec } from "./bundle-input.js";
-import { BundleObservations } from "./bundle-observations.js";
+import {
+  BundleObservations,
+  type BundleReport,
+} from "./bundle-observations.js";
 import {
   evaluateBundle,
   observeBundle,
@@ -248,8 +251,8 @@ export interface BundleManager {
     releases: readonly BundleRelease[],
     fence?: Fence,
   ): Promise<Map<string, unknown>>;
-  /** Whether the latest counted report of `cluster` on bundle `name` is Ready at `revision`. */
-  readyAt(name: string, cluster: string, revision: string): boolean;
+  /** The latest counted report of `cluster` on bundle `name`, if any. */
+  observed(name: string, cluster: string): BundleReport | undefined;
   /** `run` stops driving bundle `name` (if it does): back to its partition rollout. */
   letGo(name: string, run: string): Promise<void>;
   /** The bundles a run drives now, with the run. */
@@ -819,8 +822,8 @@ export function createBundleManager(
       return failed;
     },
 
-    readyAt(name, cluster, revision) {
-      return isReadyAt(observations.get(name, cluster), revision);
+    observed(name, cluster) {
+      return observations.get(name, cluster);
     },
 
     letGo(name, run) {

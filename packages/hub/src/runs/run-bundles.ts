@@ -12,7 +12,11 @@ import {
   type Run,
   type RunEvent,
 } from "@flotilla/core";
-import type { StatusReport } from "@flotilla/protocol";
+import type {
+  ResourceReason,
+  StatusPhase,
+  StatusReport,
+} from "@flotilla/protocol";
 import type { Fence } from "../intents/intent-fences.js";
 
 /** What runs of bundle revisions need of the bundles. */
@@ -37,13 +41,23 @@ export interface RunBundles {
     releases: readonly BundleRelease[],
     fence?: Fence,
   ): Promise<Map<string, unknown>>;
-  readyAt(name: string, cluster: string, revision: string): boolean;
+  /** The latest counted report of `cluster` on bundle `name`, if any. */
+  observed(name: string, cluster: string): BundleState | undefined;
   letGo(name: string, run: string): Promise<void>;
   drivers(): { readonly bundle: string; readonly run: string }[];
 }
 
+/** What an agent reported of its copy of a bundle: a counted report, or the latest one kept. */
+export interface BundleState {
+  readonly revision: string;
+  readonly phase: StatusPhase;
+  readonly reasons: readonly ResourceReason[];
+  readonly message?: string;
+  readonly error?: string;
+}
+
 /** The Fleet state a report short of Ready names (docs/semantics.md#cluster-states). */
-function reportedState(report: StatusReport): string {
+function reportedState(report: BundleState): string {
   switch (report.phase) {
     case "Failed":
       return `ErrApplied: ${report.error ?? report.message ?? "the agent could not apply it"}`;
@@ -68,30 +82,44 @@ function reportedState(report: StatusReport): string {
 }
 
 /**
- * The event an agent's counted report on a bundle run's bundle stands for: the member succeeds on
- * Ready (or Modified) at the run's revision only; any other state of that revision is kept on the
- * member (MemberReported, only when it changes) and named if the member times out. Undefined when
- * the report says nothing to the run.
+ * The event what an agent reports of `member`'s copy of a bundle run's bundle stands for: the
+ * member succeeds on Ready (or Modified) at the run's revision only; any other state of that
+ * revision is kept on the member (MemberReported, only when it changes) and named if the member
+ * times out. Undefined when it says nothing to the run (another revision, a member not in flight).
  */
+export function bundleStateEvent(
+  run: Run,
+  member: string,
+  state: BundleState,
+): RunEvent | undefined {
+  const { payload } = run;
+  if (payload.kind !== "bundle" || state.revision !== payload.revision)
+    return undefined;
+  const found = locateMember(run, member)?.member;
+  if (found?.state !== "Running") return undefined;
+  if (state.phase === "Ready" || state.phase === "Modified")
+    return { type: "MemberSucceeded", member };
+  const reported = reportedState(state);
+  return found.lastReport === reported
+    ? undefined
+    : { type: "MemberReported", member, state: reported };
+}
+
+/** {@link bundleStateEvent} of an agent's counted report on the run's bundle. */
 export function bundleReportEvent(
   run: Run,
   cluster: string,
   report: StatusReport,
 ): RunEvent | undefined {
   const { payload } = run;
-  if (payload.kind !== "bundle" || report.subject.kind !== "bundle")
-    return undefined;
   if (
-    report.subject.bundle !== payload.bundle ||
-    report.subject.revision !== payload.revision
+    payload.kind !== "bundle" ||
+    report.subject.kind !== "bundle" ||
+    report.subject.bundle !== payload.bundle
   )
     return undefined;
-  const member = locateMember(run, cluster)?.member;
-  if (member?.state !== "Running") return undefined;
-  if (report.phase === "Ready" || report.phase === "Modified")
-    return { type: "MemberSucceeded", member: cluster };
-  const state = reportedState(report);
-  return member.lastReport === state
-    ? undefined
-    : { type: "MemberReported", member: cluster, state };
+  return bundleStateEvent(run, cluster, {
+    ...report,
+    revision: report.subject.revision,
+  });
 }

@@ -24,7 +24,7 @@ import {
   type StoredRun,
 } from "./run-slot.js";
 import { stepBatch, type SteppedBatch } from "./step-batch.js";
-import type { RunBundles } from "./run-bundles.js";
+import { bundleStateEvent, type RunBundles } from "./run-bundles.js";
 
 export interface RunDriverDeps {
   readonly store: StateStore;
@@ -230,18 +230,16 @@ export function createRunDriver(deps: RunDriverDeps): RunDriver {
           "cannot release the bundle revision; it is released again on the next tick",
         );
       }
-      // A cluster already Ready at the revision its intent held reports nothing new: it succeeds
-      // now (docs/semantics.md#staged-bundle-runs).
+      // A cluster whose intent already held the revision reports nothing new: what its agent
+      // last reported of it counts now (docs/semantics.md#staged-bundle-runs).
       for (const release of batch.releases) {
-        if (
-          !release.again &&
-          !failed.has(release.member) &&
-          bundles.readyAt(release.bundle, release.member, release.revision)
-        ) {
-          slot.queue.push({
-            events: [{ type: "MemberSucceeded", member: release.member }],
-          });
-        }
+        if (release.again || failed.has(release.member)) continue;
+        const state = bundles.observed(release.bundle, release.member);
+        const event =
+          state === undefined
+            ? undefined
+            : bundleStateEvent(slot.run, release.member, state);
+        if (event !== undefined) slot.queue.push({ events: [event] });
       }
     }
     // A newer owner wrote a member's intent: this replica no longer owns the run.
