@@ -313,7 +313,7 @@ export {
   DEFAULT_PROGRESS_DEADLINE_SECONDS,
 } from "./staged/resolve.js";
 export type { ResolveRunInput } from "./staged/resolve.js";
-export type { BundleRelease } from "./staged/intents.js";
+export type { BundleRelease } from "./staged/events.js";
 export { step } from "./staged/step.js";
 export {
   bundleReleasesOf,

@@ -6,7 +6,6 @@ import type { SupportPlan } from "../cluster.js";
 import type { IntentChanges } from "../intent.js";
 import type { Maintenance } from "../maintenance/windows.js";
 import type { AvailableVersions } from "../versions/version.js";
-import type { BundleRelease } from "./intents.js";
 import type { MemberTarget } from "./run.js";
 
 /** Who asked, and why: recorded on gates and in transition messages (the hub audits it). */
@@ -129,6 +128,22 @@ export type RunAction =
       readonly atMs: number;
       readonly message: string;
     };
+
+/**
+ * A bundle run's release of its revision to a member (docs/semantics.md#staged-bundle-runs). The
+ * hub writes it as the bundle's partition releases are written (content of the cluster's
+ * customization variant, sealed with its key); core has no content, so it says what, not how.
+ */
+export interface BundleRelease {
+  readonly member: string;
+  readonly bundle: string;
+  readonly revision: string;
+  /**
+   * The member is started again after a failure (a retry): the agent must apply the revision
+   * again although its intent already holds it, so the hub grows the cluster's redeploy counter.
+   */
+  readonly again: boolean;
+}
 
 /** A command the run cannot accept now; nothing was changed. */
 export interface Rejection {

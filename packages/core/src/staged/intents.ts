@@ -9,7 +9,7 @@
  * republishing it after a crash is harmless.
  */
 import type { IntentChange, IntentChanges } from "../intent.js";
-import type { RunAction } from "./events.js";
+import type { BundleRelease, RunAction } from "./events.js";
 import { locateMember } from "./member-index.js";
 import type { MemberTarget, Run } from "./run.js";
 
@@ -72,22 +72,6 @@ export function runIntents(run: Run): Map<string, IntentChange[]> {
     }
   }
   return out;
-}
-
-/**
- * A bundle run's release of its revision to a member (docs/semantics.md#staged-bundle-runs). The
- * hub writes it as the bundle's partition releases are written (content of the cluster's
- * customization variant, sealed with its key); core has no content, so it says what, not how.
- */
-export interface BundleRelease {
-  readonly member: string;
-  readonly bundle: string;
-  readonly revision: string;
-  /**
-   * The member is started again after a failure (a retry): the agent must apply the revision
-   * again although its intent already holds it, so the hub grows the cluster's redeploy counter.
-   */
-  readonly again: boolean;
 }
 
 /** The releases `actions` of a bundle run ask for, in order; empty unless `run` is a bundle run. */

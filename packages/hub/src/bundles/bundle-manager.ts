@@ -15,7 +15,6 @@ import {
   bundleTargets,
   compact,
   FlotillaError,
-  type BundleRelease,
   type Cluster,
   matchesSelector,
   planFleet,
@@ -27,24 +26,20 @@ import {
   type PlanWarning,
 } from "@flotilla/core";
 import type { StatusReport, wire } from "@flotilla/protocol";
-import type { Fence } from "../intents/intent-fences.js";
 import {
   drivenRecord,
   isReadyAt,
   releasedRecord,
   runRevision,
-  type BundleRunBasis,
 } from "./bundle-runs.js";
+import type { RunBundles } from "../runs/run-bundles.js";
 import type { ClusterDirectory } from "../clusters/cluster-directory.js";
 import type { IntentPublisher } from "../intents/intent-publisher.js";
 import type { IntentWriter } from "../intents/intent-writer.js";
 import type { Logger } from "../logger.js";
 import type { StateStore } from "../store/state-store.js";
 import { prepareBundle, storedBundleSpec } from "./bundle-input.js";
-import {
-  BundleObservations,
-  type BundleReport,
-} from "./bundle-observations.js";
+import { BundleObservations } from "./bundle-observations.js";
 import {
   evaluateBundle,
   observeBundle,
@@ -159,7 +154,8 @@ export interface RecordChange {
   readonly changed: boolean;
 }
 
-export interface BundleManager {
+/** Staged runs of bundle revisions (docs/semantics.md#staged-bundle-runs): see {@link RunBundles}. */
+export interface BundleManager extends RunBundles {
   /** Loads stored bundles and resumes their rollouts. */
   start(): Promise<void>;
   /** Stops the interval and waits for the running pass. */
@@ -225,38 +221,6 @@ export interface BundleManager {
   onFleetChanged(): void;
   /** Asks for a pass of every bundle (the interval calls it). */
   tick(): void;
-  /**
-   * What a new staged run of `revision` ("" for the current one) of bundle `name` starts from
-   * (docs/semantics.md#staged-bundle-runs). NOT_FOUND for an unknown bundle, INVALID_ARGUMENT for
-   * a revision the hub does not keep.
-   */
-  runBasis(name: string, revision: string): Promise<BundleRunBasis>;
-  /**
-   * Records that `run` drives bundle `name` at `revision` (compare-and-set), replacing the record
-   * of `replacing` (a run that no longer drives it), else refusing any other driver with
-   * FAILED_PRECONDITION; the partition rollout releases nothing new from then on.
-   */
-  drive(
-    name: string,
-    run: string,
-    revision: string,
-    replacing?: string,
-  ): Promise<void>;
-  /**
-   * Writes run releases into the members' intents (as partition releases are written); a release
-   * `again` grows the member's redeploy counter first. Resolves with the members whose intent
-   * could not be written, with the error.
-   */
-  releaseForRun(
-    releases: readonly BundleRelease[],
-    fence?: Fence,
-  ): Promise<Map<string, unknown>>;
-  /** The latest counted report of `cluster` on bundle `name`, if any. */
-  observed(name: string, cluster: string): BundleReport | undefined;
-  /** `run` stops driving bundle `name` (if it does): back to its partition rollout. */
-  letGo(name: string, run: string): Promise<void>;
-  /** The bundles a run drives now, with the run. */
-  drivers(): { readonly bundle: string; readonly run: string }[];
   /** Resolves once no pass is running or waiting (tests, shutdown). */
   idle(): Promise<void>;
 }
@@ -414,7 +378,7 @@ export function createBundleManager(
   const changeStored = async (
     name: string,
     change: (record: BundleRecord) => BundleRecord | undefined,
-  ): Promise<Loaded> => {
+  ): Promise<{ readonly b: Loaded; readonly changed: boolean }> => {
     const written = await updateBundleRecord(deps, name, change);
     const b: Loaded = {
       record: written.record,
@@ -423,7 +387,7 @@ export function createBundleManager(
       deleting: false,
     };
     bundles.set(name, b);
-    return b;
+    return { b, changed: written.changed };
   };
 
   // A change of the stored record that keeps its revision (pause, resume, redeploy).
@@ -435,14 +399,8 @@ export function createBundleManager(
   ): Promise<RecordChange> =>
     serial(name, async () => {
       loaded(name);
-      const written = await updateBundleRecord(deps, name, change);
-      const b: Loaded = {
-        record: written.record,
-        entryRevision: written.entryRevision,
-        spec: storedBundleSpec(written.record),
-        deleting: false,
-      };
-      bundles.set(name, b);
+      const written = await changeStored(name, change);
+      const { b } = written;
       if (written.changed) {
         log.info({ bundle: name, reason }, message);
         loop.request(name);
@@ -734,22 +692,25 @@ export function createBundleManager(
       loop.request();
     },
 
-    async runBasis(name, requested) {
-      const b = loaded(name);
-      const revision = runRevision(b.record, requested);
-      const targets = bundleTargets(
-        b.spec,
-        deps.directory.clusters(),
-        deps.directory.groups(),
-      );
-      return {
-        revision,
-        clusters: targets.map((t) => t.cluster),
-        atTarget: (cluster) =>
-          deps.intents.peek(cluster)?.intent.bundles[name]?.revision ===
-            revision && isReadyAt(observations.get(name, cluster), revision),
-        ...compact({ drivenBy: b.record.drivenBy?.run }),
-      };
+    runBasis(name, requested) {
+      // A promise whatever is refused: callers await it.
+      return Promise.resolve().then(() => {
+        const b = loaded(name);
+        const revision = runRevision(b.record, requested);
+        const targets = bundleTargets(
+          b.spec,
+          deps.directory.clusters(),
+          deps.directory.groups(),
+        );
+        return {
+          revision,
+          clusters: targets.map((t) => t.cluster),
+          atTarget: (cluster) =>
+            deps.intents.peek(cluster)?.intent.bundles[name]?.revision ===
+              revision && isReadyAt(observations.get(name, cluster), revision),
+          ...compact({ drivenBy: b.record.drivenBy?.run }),
+        };
+      });
     },
 
     drive(name, run, revision, replacing) {

@@ -4,21 +4,9 @@
  * Ready at the run's revision. The releases themselves are the partition releases' code
  * (`releaseRevision` in bundle-passes.ts); this only decides what to write into the record.
  */
-import { FlotillaError, showValue, type Cluster } from "@flotilla/core";
+import { FlotillaError, showValue } from "@flotilla/core";
 import type { BundleReport } from "./bundle-observations.js";
 import type { BundleDriver, BundleRecord } from "./bundle-record.js";
-
-/** The bundle as a new staged run of `revision` sees it. */
-export interface BundleRunBasis {
-  /** The revision the run rolls out (the current one when the request gave none). */
-  readonly revision: string;
-  /** The bundle's targets now: the run's clusters. */
-  readonly clusters: readonly Cluster[];
-  /** Whether a target already holds the revision Ready (its member is Skipped). */
-  readonly atTarget: (cluster: string) => boolean;
-  /** The run driving the bundle now, if any (the run manager decides whether it still does). */
-  readonly drivenBy?: string;
-}
 
 /**
  * The revision a run of `record` asked for `requested` rolls out: the current one for "" or the

@@ -19,31 +19,50 @@ import type {
 } from "@flotilla/protocol";
 import type { Fence } from "../intents/intent-fences.js";
 
-/** What runs of bundle revisions need of the bundles. */
+/** The bundle as a new staged run of one of its revisions sees it. */
+export interface BundleRunBasis {
+  /** The revision the run rolls out (the current one when the request gave none). */
+  readonly revision: string;
+  /** The bundle's targets now: the run's clusters. */
+  readonly clusters: readonly Cluster[];
+  /** Whether a target already holds the revision Ready (its member is Skipped). */
+  readonly atTarget: (cluster: string) => boolean;
+  /** The run driving the bundle now, if any (the run manager decides whether it still does). */
+  readonly drivenBy?: string;
+}
+
+/** What runs of bundle revisions need of the bundles (the bundle manager). */
 export interface RunBundles {
-  /** The basis of a new run (bundle-runs.ts); NOT_FOUND / INVALID_ARGUMENT refusals. */
-  runBasis(
-    name: string,
-    revision: string,
-  ): Promise<{
-    readonly revision: string;
-    readonly clusters: readonly Cluster[];
-    readonly atTarget: (cluster: string) => boolean;
-    readonly drivenBy?: string;
-  }>;
+  /**
+   * What a new staged run of `revision` ("" for the current one) of bundle `name` starts from.
+   * NOT_FOUND for an unknown bundle, INVALID_ARGUMENT for a revision the hub does not keep.
+   */
+  runBasis(name: string, revision: string): Promise<BundleRunBasis>;
+  /**
+   * Records that `run` drives bundle `name` at `revision` (compare-and-set), replacing the record
+   * of `replacing` (a run that no longer drives it), else refusing any other driver with
+   * FAILED_PRECONDITION; the partition rollout releases nothing new from then on.
+   */
   drive(
     name: string,
     run: string,
     revision: string,
     replacing?: string,
   ): Promise<void>;
+  /**
+   * Writes run releases into the members' intents as partition releases are written; a release
+   * `again` grows the member's redeploy counter first. Resolves with the members whose intent
+   * could not be written, with the error.
+   */
   releaseForRun(
     releases: readonly BundleRelease[],
     fence?: Fence,
   ): Promise<Map<string, unknown>>;
   /** The latest counted report of `cluster` on bundle `name`, if any. */
   observed(name: string, cluster: string): BundleState | undefined;
+  /** `run` stops driving bundle `name` (if it does): back to its partition rollout. */
   letGo(name: string, run: string): Promise<void>;
+  /** The bundles a run drives now, with the run. */
   drivers(): { readonly bundle: string; readonly run: string }[];
 }
 

@@ -197,20 +197,21 @@ export function createRunDriver(deps: RunDriverDeps): RunDriver {
     batch: SteppedBatch<StoredRun>,
   ): Promise<void> => {
     let deposed = false;
+    const failedWrite = (member: string, error: unknown): void => {
+      if (isIntentFenced(error)) {
+        deposed = true;
+        return;
+      }
+      slot.reconcile = true;
+      log.warn(
+        { run: slot.run.name, member, err: error },
+        "cannot publish intent; it is republished on the next tick",
+      );
+    };
     await publishChanges(
       batch.intents,
       deps.intents,
-      (member, error) => {
-        if (isIntentFenced(error)) {
-          deposed = true;
-          return;
-        }
-        slot.reconcile = true;
-        log.warn(
-          { run: slot.run.name, member, err: error },
-          "cannot publish intent; it is republished on the next tick",
-        );
-      },
+      failedWrite,
       intentFence(slot),
     );
     if (batch.releases.length > 0 && deps.bundles !== undefined) {
@@ -219,17 +220,7 @@ export function createRunDriver(deps: RunDriverDeps): RunDriver {
         batch.releases,
         intentFence(slot),
       );
-      for (const [member, error] of failed) {
-        if (isIntentFenced(error)) {
-          deposed = true;
-          continue;
-        }
-        slot.reconcile = true;
-        log.warn(
-          { run: slot.run.name, member, err: error },
-          "cannot release the bundle revision; it is released again on the next tick",
-        );
-      }
+      for (const [member, error] of failed) failedWrite(member, error);
       // A cluster whose intent already held the revision reports nothing new: what its agent
       // last reported of it counts now (docs/semantics.md#staged-bundle-runs).
       for (const release of batch.releases) {
