@@ -249,10 +249,11 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     if (bundles === undefined) return;
     driversDirty = false;
     for (const { bundle, run } of bundles.drivers()) {
-      const slot = slots.get(run);
-      if (slot !== undefined && needsOwner(slot.run)) continue;
-      if (slot !== undefined && !owned(slot)) continue;
       try {
+        // A run this replica has not loaded yet (another replica created it) is read first.
+        const slot = slots.get(run) ?? (await readBack(run));
+        if (slot !== undefined && needsOwner(slot.run)) continue;
+        if (slot !== undefined && !owned(slot)) continue;
         await bundles.letGo(bundle, run);
       } catch (error) {
         driversDirty = true;
