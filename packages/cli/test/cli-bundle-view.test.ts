@@ -102,6 +102,46 @@ describe("flotilla bundle get and list", () => {
     expect(out).toContain("Unassigned (1, not deployed): lab-1\n");
   });
 
+  it("says which staged run drives the bundle, and each member's place and state in it", async () => {
+    const driven: wire.GetBundleResponse = {
+      ...status,
+      updateRun: "roll",
+      updateRunRevision: "sha256:1111222233334444",
+      clusters: [
+        {
+          cluster: "canary-1",
+          state: "BUNDLE_CLUSTER_STATE_READY",
+          releasedRevision: "sha256:1111222233334444",
+          appliedRevision: "sha256:1111222233334444",
+          runStage: "canary",
+          runGroup: "canary",
+          runMemberState: "MEMBER_STATE_SUCCEEDED",
+        },
+        {
+          cluster: "lab-1",
+          state: "BUNDLE_CLUSTER_STATE_OUT_OF_SYNC",
+          releasedRevision: "sha256:aaaabbbbccccdddd",
+          appliedRevision: "sha256:aaaabbbbccccdddd",
+          message: "Held: the bundle is driven by staged run roll",
+        },
+      ],
+    };
+    await using hub = await startFakeHub({
+      unary: { GetBundle: () => driven },
+    });
+    const { code, out } = await cliAgainst(hub, ["bundle", "get", "web"]);
+    expect(code).toBe(0);
+    expect(out.split("\n")[0]).toBe(
+      "Bundle web · revision aaaabbbbcccc · driven by staged run roll, revision 111122223333",
+    );
+    expect(out).toMatch(
+      /\ncanary-1 +- +Ready +111122223333 +111122223333 +- +canary\/canary Succeeded\n/,
+    );
+    expect(out).toMatch(
+      /\nlab-1 +- +OutOfSync +aaaabbbbcccc +aaaabbbbcccc +- +- +Held: the bundle is driven by staged run roll\n/,
+    );
+  });
+
   it("lists bundles with revision, rollout and readiness", async () => {
     await using hub = await startFakeHub({
       unary: {

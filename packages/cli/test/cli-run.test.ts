@@ -159,7 +159,10 @@ describe("flotilla run create", () => {
       ["--kubernetes-version", "1.31.2"],
       "give the strategy as --strategy NAME or -f FILE",
     ],
-    [["--strategy", "s", "--bundle", "web"], "--bundle needs --revision R"],
+    [
+      ["--strategy", "s", "--kubernetes-version", "1.31.2", "--revision", "r1"],
+      "--revision goes only with --bundle",
+    ],
     [
       ["--strategy", "s", "--kubernetes-version", "1.31"],
       "--kubernetes-version: ",

@@ -313,8 +313,11 @@ export {
   DEFAULT_PROGRESS_DEADLINE_SECONDS,
 } from "./staged/resolve.js";
 export type { ResolveRunInput } from "./staged/resolve.js";
+export type { BundleRelease } from "./staged/events.js";
 export { step } from "./staged/step.js";
 export {
+  bundleReleasesOf,
+  runBundleReleases,
   intentChangesOf,
   runIntents,
   upgradeIntentChange,

@@ -150,6 +150,7 @@ export function resolve(
       available: options.available,
       maxStageConcurrency: options.maxStageConcurrency,
       isUnreachable: options.isUnreachable,
+      atTarget: options.atTarget,
     }),
   });
   if (!resolved.ok)

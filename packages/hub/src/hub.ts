@@ -112,11 +112,16 @@ import { AUTO_UPGRADE_UNIT } from "./leases/units.js";
 // Git repositories as a bundle source (docs/cli.md#git-repositories).
 import { gitRepoHandlers } from "./grpc/admin-gitrepos.js";
 import type { GitRepoService } from "./gitrepos/gitrepo-service.js";
+import type { RunBundles } from "./runs/run-bundles.js";
+import type { RunMemberOf } from "./bundles/bundle-status.js";
 
 type Handlers = wire.AdminServiceHandlers;
 
-/** What the hub needs from the bundle rollouts (packages/hub/src/bundles). */
-export interface BundleService {
+/**
+ * What the hub needs from the bundle rollouts (packages/hub/src/bundles), staged runs of bundle
+ * revisions included.
+ */
+export interface BundleService extends RunBundles {
   start(): Promise<void>;
   stop(): Promise<void> | void;
   onStatus(cluster: string, report: StatusReport): void;
@@ -144,6 +149,8 @@ export interface BundleServiceDeps extends AuditDeps {
   readonly logger: Logger;
   /** Whether this hub runs bundle passes now (the owner of the bundles lease). */
   readonly runsPasses: () => boolean;
+  /** A cluster's place in a staged run, for the status of a bundle the run drives. */
+  readonly runMember: RunMemberOf;
 }
 
 /** Hooks for metrics; every one optional. */
@@ -374,6 +381,18 @@ export function createHub(options: HubOptions): Hub {
     onTransition: (t) => options.observer?.onTransition?.(t.scope, t.to),
     onReportToIntent: (seconds) =>
       options.observer?.onReportToIntent?.(seconds),
+    // Staged runs of bundle revisions (docs/semantics.md#staged-bundle-runs); `bundles` is made
+    // below and called only once the hub runs.
+    bundles: {
+      runBasis: (name, revision) => bundles.runBasis(name, revision),
+      drive: (name, run, revision, replacing) =>
+        bundles.drive(name, run, revision, replacing),
+      releaseForRun: (releases, fence) =>
+        bundles.releaseForRun(releases, fence),
+      observed: (name, cluster) => bundles.observed(name, cluster),
+      letGo: (name, run) => bundles.letGo(name, run),
+      drivers: () => bundles.drivers(),
+    },
     ...(replication === undefined
       ? {}
       : {
@@ -417,6 +436,7 @@ export function createHub(options: HubOptions): Hub {
   /** A bundle report is taken by this replica's bundle service and shared with every other replica. */
   const bundleReport = (cluster: string, report: StatusReport): void => {
     bundles.onStatus(cluster, report);
+    runs.bundleReport(cluster, report);
     replication?.forwarding.forwardBundleReport(cluster, report);
   };
   /** The latest counted upgrade report of each cluster whose agent is connected here (replays). */
@@ -446,6 +466,7 @@ export function createHub(options: HubOptions): Hub {
     directory: registry,
     logger: log.child({ component: "bundles" }),
     runsPasses: () => ownsBundles(),
+    runMember: (run, cluster) => runs.memberOf(run, cluster),
   });
   const tokens = createBootstrapTokens({ store, now });
   const { security } = options;
@@ -729,9 +750,10 @@ export function createHub(options: HubOptions): Hub {
       catalogue.prime();
       await strategies.start();
       await releases.start();
-      await runs.start();
       await contentKeys.load();
+      // Bundles first: a restarted run republishes its releases of a bundle revision.
       await bundles.start();
+      await runs.start();
       await profiles.start();
       if (replication !== undefined && keeper !== undefined) {
         await replication.bucket.start();

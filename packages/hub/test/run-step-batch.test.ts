@@ -153,6 +153,7 @@ describe("stepBatch", () => {
       transitions: [],
       starts: [],
       intents: new Map(),
+      releases: [],
       notes: [],
     });
   });

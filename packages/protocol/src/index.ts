@@ -222,6 +222,7 @@ export {
 } from "./codecs/bundles.js";
 export type {
   ManifestRef,
+  BundleDriver,
   BundleRecord,
   BundleCounts,
   BundleSummary,

@@ -58,7 +58,7 @@ function payloadOf(
         usageMessage(
           COMMAND,
           kinds === 0
-            ? "say what to roll out: --kubernetes-version V, --node-image-only, or --bundle B --revision R"
+            ? "say what to roll out: --kubernetes-version V, --node-image-only, or --bundle B [--revision R]"
             : "give only one of --kubernetes-version, --node-image-only and --bundle",
         ),
       ],
@@ -94,16 +94,10 @@ function payloadOf(
     "an upgrade",
   );
   if (bundle !== undefined) {
-    if (revision === undefined)
-      problems.push(
-        usageMessage(
-          COMMAND,
-          "--bundle needs --revision R (see flotilla bundle get)",
-        ),
-      );
+    // No revision: the hub takes the bundle's current one (docs/semantics.md#staged-bundle-runs).
     return problems.length > 0
       ? { problems }
-      : { payload: { bundle: { bundle, revision } }, problems };
+      : { payload: { bundle: { bundle, revision: revision ?? "" } }, problems };
   }
   const selection =
     args.string("node-image-selection") === "Consistent"
@@ -157,9 +151,10 @@ export const runCreateCommand = adminCommand({
   summary: "create a staged update run (it starts with flotilla run start)",
   description: [
     "Creates a run of a strategy (--strategy NAME of a stored one, or -f FILE) that rolls out an",
-    "upgrade (--kubernetes-version V, or --node-image-only). The members and limits are frozen now;",
-    "the run waits for `flotilla run start`. A bundle revision as the payload (--bundle B --revision",
-    "R) is refused by the hub: staged runs of bundle revisions are not supported yet.",
+    "upgrade (--kubernetes-version V, or --node-image-only) or a bundle revision (--bundle B",
+    "[--revision R], default the bundle's current revision: its members are the bundle's targets,",
+    "and the bundle's partition rollout releases nothing new until the run completes). The members",
+    "and limits are frozen now; the run waits for `flotilla run start`.",
     "az fleet's names work too: --update-strategy-name, --upgrade-type Full|ControlPlaneOnly|",
     "NodeImageOnly, --kubernetes-version, --node-image-selection.",
   ].join("\n"),
@@ -209,12 +204,13 @@ export const runCreateCommand = adminCommand({
       type: "string",
       valueName: "B",
       description:
-        "roll out a revision of this bundle (refused by the hub: not supported yet)",
+        "roll out a revision of this bundle to its targets, stage by stage",
     },
     revision: {
       type: "string",
       valueName: "R",
-      description: "with --bundle: the revision",
+      description:
+        "with --bundle: the revision (default: the bundle's current one)",
     },
     "progress-deadline": {
       type: "string",

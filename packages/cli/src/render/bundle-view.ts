@@ -190,13 +190,16 @@ export function bundleDetail(
   const head = [
     `Bundle ${spec?.name ?? "?"}`,
     `revision ${shortRevision(bundle.revision)}`,
-    rolloutWord(spec),
+    // Which drives the bundle now (docs/semantics.md#staged-bundle-runs).
+    answer.updateRun === undefined
+      ? rolloutWord(spec)
+      : `driven by staged run ${answer.updateRun}, revision ${shortRevision(answer.updateRunRevision ?? undefined)}`,
     ...(spec?.paused === true ? [options.style.yellow("paused")] : []),
   ];
   const lines = [options.style.bold(head.join(DOT))];
   if (answer.updateRun !== undefined)
     lines.push(
-      `  Rolling out with run ${answer.updateRun} (flotilla run status ${answer.updateRun})`,
+      `  Driven by staged run ${answer.updateRun} until it completes (flotilla run status ${answer.updateRun})`,
     );
   lines.push(`  ${countsLine(bundle.counts, options)}`);
   lines.push(...dependencyLines(spec));
@@ -213,6 +216,17 @@ export function bundleDetail(
       { header: "RELEASED", cell: (c) => shortRevision(c.releasedRevision) },
       { header: "APPLIED", cell: (c) => shortRevision(c.appliedRevision) },
       { header: "HELD", cell: (c) => heldWord(c, nowMs) },
+      ...(answer.updateRun === undefined
+        ? []
+        : [
+            {
+              header: "RUN",
+              cell: (c: wire.BundleClusterStatus__Output) =>
+                c.runStage === undefined
+                  ? "-"
+                  : `${c.runStage}/${c.runGroup ?? "?"} ${enumWord(c.runMemberState ?? "", "MEMBER_STATE_")}`,
+            },
+          ]),
       { header: "MESSAGE", cell: messageOf },
     ];
     lines.push("", ...renderTable(columns, answer.clusters, options.style));

@@ -141,6 +141,14 @@ export function memberFacts(
   );
   if (why.length > 0) facts.push(why.join(": "));
   if (m.unreachable) facts.push(style.red("agent unreachable"));
+  // Bundle runs: the revision sent and what the agent reports of it (docs/semantics.md#staged-bundle-runs).
+  const revision = m.target?.revision;
+  if (revision !== undefined) {
+    facts.push(`revision ${shortRevision(revision)}`);
+    if (m.state === "Running")
+      facts.push(`agent: ${m.lastReport ?? "nothing reported yet"}`);
+    else if (m.state === "Succeeded") facts.push("agent: Ready");
+  }
   if (m.state === "Running" && m.startedAtMs !== undefined)
     facts.push(`started ${formatAgo(m.startedAtMs, nowMs)}`);
   if (m.state === "Running" && m.deadlineAtMs !== undefined)

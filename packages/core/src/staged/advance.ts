@@ -312,6 +312,7 @@ function startMember(
     target = { revision: run.payload.revision };
   }
   member.target = target;
+  delete member.lastReport;
   member.startedAtMs = ctx.nowMs;
   delete member.finishedAtMs;
   delete member.notBeforeMs;
@@ -508,10 +509,17 @@ function expireDeadlines(ctx: StepContext): void {
     const reason = m.unreachable ? "Unreachable" : "TimedOut";
     const message = m.unreachable
       ? `Agent unreachable past the progress deadline of ${String(run.progressDeadlineSeconds)}s`
-      : `Did not succeed within the progress deadline of ${String(run.progressDeadlineSeconds)}s`;
+      : `Did not succeed within the progress deadline of ${String(run.progressDeadlineSeconds)}s${lastReported(m)}`;
     recordFailure(ctx, stage, group, m, message, reason);
   }
   if (head > 0) run.deadlines.splice(0, head);
+}
+
+/** What a timed-out member's agent last reported, for its message; "" when nothing. */
+export function lastReported(member: Member): string {
+  return member.lastReport === undefined
+    ? ""
+    : `; last reported: ${member.lastReport}`;
 }
 
 /** Looks a member up by name. */

@@ -65,6 +65,15 @@ export type RunEvent =
       readonly type: "MembersReported";
       readonly reports: readonly MemberOutcome[];
     }
+  /**
+   * Bundle runs: what the agent of a member in flight reports short of Ready at the run's revision
+   * (`ErrApplied: ...`); kept on the member and named if it times out. Ignored unless Running.
+   */
+  | {
+      readonly type: "MemberReported";
+      readonly member: string;
+      readonly state: string;
+    }
   | { readonly type: "MemberUnreachable"; readonly member: string }
   | { readonly type: "MemberReachable"; readonly member: string }
   /** Removed from the fleet: Skipped with reason Left (docs/semantics.md#membership). */
@@ -120,6 +129,22 @@ export type RunAction =
       readonly message: string;
     };
 
+/**
+ * A bundle run's release of its revision to a member (docs/semantics.md#staged-bundle-runs). The
+ * hub writes it as the bundle's partition releases are written (content of the cluster's
+ * customization variant, sealed with its key); core has no content, so it says what, not how.
+ */
+export interface BundleRelease {
+  readonly member: string;
+  readonly bundle: string;
+  readonly revision: string;
+  /**
+   * The member is started again after a failure (a retry): the agent must apply the revision
+   * again although its intent already holds it, so the hub grows the cluster's redeploy counter.
+   */
+  readonly again: boolean;
+}
+
 /** A command the run cannot accept now; nothing was changed. */
 export interface Rejection {
   readonly code: "invalid_argument" | "not_found" | "failed_precondition";
@@ -135,6 +160,8 @@ export interface StepResult<R> {
    * publishes once the step is stored. Empty when the step was rejected.
    */
   readonly intents: IntentChanges;
+  /** Bundle runs: the releases of its revision the actions ask for (staged/intents.ts). */
+  readonly releases: readonly BundleRelease[];
   readonly rejected?: Rejection;
   /** Reports of a `MembersReported` batch that did not apply (the rest did). */
   readonly ignored?: readonly Rejection[];

@@ -9,7 +9,8 @@
  * republishing it after a crash is harmless.
  */
 import type { IntentChange, IntentChanges } from "../intent.js";
-import type { RunAction } from "./events.js";
+import type { BundleRelease, RunAction } from "./events.js";
+import { locateMember } from "./member-index.js";
 import type { MemberTarget, Run } from "./run.js";
 
 /** The change that asks a member to upgrade to `target`; undefined unless `run` is an upgrade run. */
@@ -66,6 +67,58 @@ export function runIntents(run: Run): Map<string, IntentChange[]> {
           if (change !== undefined) addChange(out, member.name, change);
         } else if (member.state === "Failed") {
           addChange(out, member.name, clearUpgrade(run));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** The releases `actions` of a bundle run ask for, in order; empty unless `run` is a bundle run. */
+export function bundleReleasesOf(
+  run: Run,
+  actions: readonly RunAction[],
+): BundleRelease[] {
+  const { payload } = run;
+  if (payload.kind !== "bundle") return [];
+  const out: BundleRelease[] = [];
+  for (const action of actions) {
+    if (action.type !== "StartMember") continue;
+    const member = locateMember(run, action.member)?.member;
+    out.push({
+      member: action.member,
+      bundle: payload.bundle,
+      revision: action.target.revision ?? payload.revision,
+      again: (member?.failureCount ?? 0) > 0,
+    });
+  }
+  return out;
+}
+
+/**
+ * The releases that make every member's intent agree with a stored bundle run: every member the
+ * run started (Running, Succeeded or Failed) holds its revision; a failed member keeps it (rollback
+ * is not the run's). Never `again`: republishing must not make agents apply again.
+ */
+export function runBundleReleases(run: Run): BundleRelease[] {
+  const { payload } = run;
+  if (payload.kind !== "bundle") return [];
+  const out: BundleRelease[] = [];
+  for (const stage of run.stages) {
+    for (const group of stage.groups) {
+      for (const member of group.members) {
+        if (member.target === undefined) continue;
+        if (
+          member.state === "Running" ||
+          member.state === "Succeeded" ||
+          member.state === "Failed"
+        ) {
+          out.push({
+            member: member.name,
+            bundle: payload.bundle,
+            revision: member.target.revision ?? payload.revision,
+            again: false,
+          });
         }
       }
     }

@@ -6,7 +6,7 @@
  */
 import { upgradeSucceededMessage } from "../node-image-plan.js";
 import { compareNames } from "../cluster.js";
-import { memberByName, recordFailure } from "./advance.js";
+import { lastReported, memberByName, recordFailure } from "./advance.js";
 import { setMemberState, type StepContext } from "./context.js";
 import type { MemberOutcome, Rejection } from "./events.js";
 import { notAMember } from "./member-index.js";
@@ -36,7 +36,7 @@ export function applyOutcome(
       stage,
       group,
       member,
-      `${event.type === "MemberSucceeded" ? "Succeeded" : "Reported"} after the progress deadline of ${String(ctx.run.progressDeadlineSeconds)}s`,
+      `${event.type === "MemberSucceeded" ? "Succeeded" : "Reported"} after the progress deadline of ${String(ctx.run.progressDeadlineSeconds)}s${lastReported(member)}`,
       member.unreachable ? "Unreachable" : "TimedOut",
     );
     return undefined;

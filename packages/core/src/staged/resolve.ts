@@ -62,6 +62,11 @@ export interface ResolveRunInput {
   readonly isUnreachable?: (cluster: string) => boolean;
   /** The auto-upgrade profile the run is made from, kept on the run. */
   readonly origin?: RunOrigin;
+  /**
+   * Bundle runs: whether the cluster already holds the run's revision Ready; its member is then
+   * Skipped with reason AlreadyAtTarget (docs/semantics.md#staged-bundle-runs).
+   */
+  readonly atTarget?: (cluster: string) => boolean;
 }
 
 interface GroupDraft {
@@ -358,6 +363,11 @@ function createMember(
       member.message = decision.message;
       member.finishedAtMs = input.createdAtMs;
     }
+  } else if (input.atTarget?.(cluster.name) === true) {
+    member.state = "Skipped";
+    member.reason = "AlreadyAtTarget";
+    member.message = `Already Ready at revision ${input.payload.revision}`;
+    member.finishedAtMs = input.createdAtMs;
   }
   return member;
 }

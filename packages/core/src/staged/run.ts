@@ -116,6 +116,11 @@ export interface Member {
    */
   supportPlan?: SupportPlan;
   target?: MemberTarget;
+  /**
+   * Bundle runs: the last state its agent reported for the run's revision while the member is in
+   * flight (`NotReady: ...`), named when it times out (docs/semantics.md#staged-bundle-runs).
+   */
+  lastReport?: string;
   /** Node pools the upgrade leaves on their image, and why; for the member's final message. */
   skippedNodeImages?: readonly NodeImageSkip[];
   /**

@@ -23,7 +23,7 @@ import {
 } from "./context.js";
 import type { Actor, Rejection, RunEvent, StepResult } from "./events.js";
 import { gateMatches, skipGates } from "./gates.js";
-import { intentChangesOf } from "./intents.js";
+import { bundleReleasesOf, intentChangesOf } from "./intents.js";
 import { notAMember } from "./member-index.js";
 import { applyOutcome, applyOutcomes } from "./outcomes.js";
 import type { Gate, Group, Member, Run, Stage } from "./run.js";
@@ -44,12 +44,13 @@ export function step(
   const ignored: Rejection[] = [];
   const rejected = apply(ctx, event, ignored);
   if (rejected !== undefined)
-    return { run, actions: [], intents: NO_INTENTS, rejected };
+    return { run, actions: [], intents: NO_INTENTS, releases: [], rejected };
   advance(ctx);
   return {
     run,
     actions: ctx.actions,
     intents: intentChangesOf(run, ctx.actions),
+    releases: bundleReleasesOf(run, ctx.actions),
     ...(ignored.length === 0 ? {} : { ignored }),
   };
 }
@@ -108,6 +109,13 @@ function apply(
       return applyOutcome(ctx, event);
     case "MembersReported":
       return applyOutcomes(ctx, event.reports, ignored);
+    case "MemberReported": {
+      const found = memberByName(ctx, event.member);
+      if (found === undefined) return notAMember(run, event.member);
+      if (found.member.state === "Running")
+        found.member.lastReport = event.state;
+      return undefined;
+    }
     case "MemberUnreachable":
     case "MemberReachable": {
       const found = memberByName(ctx, event.member);

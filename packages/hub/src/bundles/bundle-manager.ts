@@ -26,6 +26,13 @@ import {
   type PlanWarning,
 } from "@flotilla/core";
 import type { StatusReport, wire } from "@flotilla/protocol";
+import {
+  drivenRecord,
+  isReadyAt,
+  releasedRecord,
+  runRevision,
+} from "./bundle-runs.js";
+import type { RunBundles } from "../runs/run-bundles.js";
 import type { ClusterDirectory } from "../clusters/cluster-directory.js";
 import type { IntentPublisher } from "../intents/intent-publisher.js";
 import type { IntentWriter } from "../intents/intent-writer.js";
@@ -35,6 +42,8 @@ import { prepareBundle, storedBundleSpec } from "./bundle-input.js";
 import { BundleObservations } from "./bundle-observations.js";
 import {
   evaluateBundle,
+  observeBundle,
+  releaseRevision,
   runBundlePass,
   type PassDeps,
 } from "./bundle-passes.js";
@@ -50,6 +59,7 @@ import { followCollection } from "../store/follow-collection.js";
 import {
   bundleStatus,
   countsOf,
+  type RunMemberOf,
   type BundleStatus,
   type BundleSummary,
 } from "./bundle-status.js";
@@ -114,6 +124,8 @@ export interface BundleManagerDeps {
   readonly helm?: HelmSupport;
   /** kubectl for Kustomize bundles (kustomize.ts); absent: they are refused. */
   readonly kustomize?: KustomizeSupport;
+  /** A cluster's place in a staged run, for the status of a bundle the run drives. */
+  readonly runMember?: RunMemberOf;
 }
 
 export interface BundleManagerOptions {
@@ -142,7 +154,8 @@ export interface RecordChange {
   readonly changed: boolean;
 }
 
-export interface BundleManager {
+/** Staged runs of bundle revisions (docs/semantics.md#staged-bundle-runs): see {@link RunBundles}. */
+export interface BundleManager extends RunBundles {
   /** Loads stored bundles and resumes their rollouts. */
   start(): Promise<void>;
   /** Stops the interval and waits for the running pass. */
@@ -361,6 +374,22 @@ export function createBundleManager(
     return found;
   };
 
+  // Changes the stored record (compare-and-set) and the loaded one; not serialised by itself.
+  const changeStored = async (
+    name: string,
+    change: (record: BundleRecord) => BundleRecord | undefined,
+  ): Promise<{ readonly b: Loaded; readonly changed: boolean }> => {
+    const written = await updateBundleRecord(deps, name, change);
+    const b: Loaded = {
+      record: written.record,
+      entryRevision: written.entryRevision,
+      spec: storedBundleSpec(written.record),
+      deleting: false,
+    };
+    bundles.set(name, b);
+    return { b, changed: written.changed };
+  };
+
   // A change of the stored record that keeps its revision (pause, resume, redeploy).
   const changeRecord = (
     name: string,
@@ -370,14 +399,8 @@ export function createBundleManager(
   ): Promise<RecordChange> =>
     serial(name, async () => {
       loaded(name);
-      const written = await updateBundleRecord(deps, name, change);
-      const b: Loaded = {
-        record: written.record,
-        entryRevision: written.entryRevision,
-        spec: storedBundleSpec(written.record),
-        deleting: false,
-      };
-      bundles.set(name, b);
+      const written = await changeStored(name, change);
+      const { b } = written;
       if (written.changed) {
         log.info({ bundle: name, reason }, message);
         loop.request(name);
@@ -491,7 +514,12 @@ export function createBundleManager(
         await subjectOf(b),
         deps.now(),
       );
-      return bundleStatus(b.record, evaluation, b.lastPass ?? evaluation.pass);
+      return bundleStatus(
+        b.record,
+        evaluation,
+        b.lastPass ?? evaluation.pass,
+        deps.runMember,
+      );
     },
 
     delete(name, reason) {
@@ -662,6 +690,120 @@ export function createBundleManager(
 
     tick() {
       loop.request();
+    },
+
+    runBasis(name, requested) {
+      // A promise whatever is refused: callers await it.
+      return Promise.resolve().then(() => {
+        const b = loaded(name);
+        const revision = runRevision(b.record, requested);
+        const targets = bundleTargets(
+          b.spec,
+          deps.directory.clusters(),
+          deps.directory.groups(),
+        );
+        return {
+          revision,
+          clusters: targets.map((t) => t.cluster),
+          atTarget: (cluster) =>
+            deps.intents.peek(cluster)?.intent.bundles[name]?.revision ===
+              revision && isReadyAt(observations.get(name, cluster), revision),
+          ...compact({ drivenBy: b.record.drivenBy?.run }),
+        };
+      });
+    },
+
+    drive(name, run, revision, replacing) {
+      return serial(name, async () => {
+        const b = loaded(name);
+        const { deployments } = await observeBundle(passDeps, b);
+        // The revision the partition rollout had released, if it had reached any target.
+        const base = [...deployments.values()].some(
+          (d) => d.releasedRevision === b.record.revision,
+        )
+          ? b.record.revision
+          : undefined;
+        await changeStored(name, (record) => {
+          const driver = record.drivenBy?.run;
+          if (driver !== undefined && driver !== replacing && driver !== run) {
+            throw new FlotillaError(
+              "failed_precondition",
+              `Bundle ${showValue(name)} is driven by update run ${showValue(driver)}: delete that run or let it complete first`,
+            );
+          }
+          if (record.revision !== revision) {
+            throw new FlotillaError(
+              "failed_precondition",
+              `Bundle ${showValue(name)} changed to revision ${showValue(record.revision)} meanwhile; create the run again`,
+            );
+          }
+          return drivenRecord(record, run, base);
+        });
+        log.info({ bundle: name, run, revision }, "Bundle driven by a run");
+        loop.request(name);
+      });
+    },
+
+    async releaseForRun(releases, fence) {
+      const failed = new Map<string, unknown>();
+      const groups = deps.directory.groups();
+      for (const release of releases) {
+        try {
+          if (release.again) {
+            await serial(release.bundle, () =>
+              changeStored(release.bundle, (record) => {
+                const targets = bundleTargets(
+                  storedBundleSpec(record),
+                  deps.directory.clusters(),
+                  groups,
+                );
+                return redeployed(
+                  record,
+                  [release.member],
+                  new Set(targets.map((t) => t.cluster.name)),
+                );
+              }),
+            );
+          }
+          const b = bundles.get(release.bundle);
+          // Deleted meanwhile: nothing to release; the member times out.
+          if (b === undefined || b.deleting) continue;
+          const cluster = deps.directory.cluster(release.member);
+          const target =
+            cluster === undefined
+              ? undefined
+              : bundleTargets(b.spec, [cluster], groups)[0];
+          // Not a target any more (left, relabelled): the run hears of it from the registry.
+          if (target === undefined) continue;
+          await releaseRevision(passDeps, b, target, release.revision, fence);
+        } catch (error) {
+          failed.set(release.member, error);
+        }
+      }
+      return failed;
+    },
+
+    observed(name, cluster) {
+      return observations.get(name, cluster);
+    },
+
+    letGo(name, run) {
+      return serial(name, async () => {
+        const b = bundles.get(name);
+        if (b === undefined || b.deleting || b.record.drivenBy?.run !== run)
+          return;
+        await changeStored(name, (record) => releasedRecord(record, run));
+        log.info({ bundle: name, run }, "Bundle back on its partition rollout");
+        loop.request(name);
+      });
+    },
+
+    drivers() {
+      return live().flatMap((b) =>
+        b.record.drivenBy === undefined
+          ? []
+          : [{ bundle: b.record.name, run: b.record.drivenBy.run }],
+      );
     },
 
     idle() {

@@ -14,8 +14,10 @@ import {
   type DependencyState,
   type DeploymentObservation,
   type FleetBundleSpec,
+  type ClusterIntent,
   type IntentDriftCorrection,
 } from "@flotilla/core";
+import type { Fence } from "../intents/intent-fences.js";
 import type { ClusterDirectory } from "../clusters/cluster-directory.js";
 import type { IntentWriter } from "../intents/intent-writer.js";
 import type { Logger } from "../logger.js";
@@ -25,7 +27,7 @@ import {
   type BundleObservations,
   type BundleReport,
 } from "./bundle-observations.js";
-import { forceSyncOf, type BundleRecord } from "./bundle-record.js";
+import { contentsOf, forceSyncOf, type BundleRecord } from "./bundle-record.js";
 import { contentKey } from "./bundle-render.js";
 import type { Evaluation } from "./bundle-status.js";
 
@@ -150,43 +152,28 @@ export async function runBundlePass(
   const keyOf = new Map(
     evaluation.targets.map((t) => [t.cluster.name, contentKey(spec, t)]),
   );
-  const driftOf = new Map(
-    evaluation.targets.map((t) => [t.cluster.name, intentDriftOf(spec, t)]),
-  );
+  const targetOf = new Map(evaluation.targets.map((t) => [t.cluster.name, t]));
   // Releases go to different clusters: publish them side by side, a bounded number at a time.
   await inBatches(
-    evaluation.pass.release,
+    releasesOf(deps, record, spec.paused, evaluation),
     RELEASE_CONCURRENCY,
     async (release) => {
-      const key = keyOf.get(release.cluster) ?? "";
-      const digest = record.contents[key];
-      if (digest === undefined) {
-        // Contents are rendered for every variant a customization can give; this is a bug.
-        log.error(
-          { cluster: release.cluster, contentKey: key },
-          "No bundle content for the cluster's customization",
-        );
-        return;
-      }
+      const target = targetOf.get(release.cluster);
+      if (target === undefined) return;
       try {
-        const { intent } = await deps.intents.change(release.cluster, [
-          {
-            type: "SetBundle",
-            bundle: record.name,
-            revision: release.revision,
-            digest,
-            key: deps.contentKeys.keyOf(digest),
-            forceSync: forceSyncOf(record, release.cluster),
-            ...compact({ correctDrift: driftOf.get(release.cluster) }),
-          },
-        ]);
+        const intent = await releaseRevision(
+          deps,
+          subject,
+          target,
+          release.revision,
+        );
+        if (intent === undefined) return;
         log.info(
           {
             cluster: release.cluster,
             generation: intent.generation,
             revision: release.revision,
-            partition: release.partition,
-            kind: release.kind,
+            ...compact({ partition: release.partition, kind: release.kind }),
           },
           "Bundle released",
         );
@@ -201,6 +188,85 @@ export async function runBundlePass(
   await removeFromUntargeted(deps, record.name, keyOf, log);
   await refreshHeld(deps, subject, evaluation, keyOf, log);
   return evaluation;
+}
+
+/** A release a pass publishes. */
+interface PassRelease {
+  readonly cluster: string;
+  readonly revision: string;
+  readonly partition?: string;
+  readonly kind?: string;
+}
+
+/**
+ * What a pass releases: core's decisions, or, while a staged run drives the bundle
+ * (docs/semantics.md#staged-bundle-runs), nothing new but the run's base revision to targets that
+ * hold nothing yet (the run releases its own revision to its members).
+ */
+function releasesOf(
+  deps: PassDeps,
+  record: BundleRecord,
+  paused: boolean,
+  evaluation: Evaluation,
+): readonly PassRelease[] {
+  const driver = record.drivenBy;
+  if (driver === undefined) return evaluation.pass.release;
+  const base = driver.baseRevision;
+  // A paused bundle releases nothing (docs/semantics.md#pausing-a-bundle).
+  if (base === undefined || paused) return [];
+  return evaluation.targets
+    .filter(
+      (t) =>
+        deps.intents.peek(t.cluster.name)?.intent.bundles[record.name] ===
+        undefined,
+    )
+    .map((t) => ({ cluster: t.cluster.name, revision: base }));
+}
+
+/**
+ * Writes `revision` of the bundle into the intent of `target` as every release does (partition
+ * releases and staged runs, docs/semantics.md#staged-bundle-runs): the content of the target's
+ * customization variant, sealed with its key, the redeploy counter and drift correction. Resolves
+ * with the intent written, or undefined (logged) when the revision's content is not kept.
+ */
+export async function releaseRevision(
+  deps: PassDeps,
+  { record, spec }: Pick<PassSubject, "record" | "spec">,
+  target: Evaluation["targets"][number],
+  revision: string,
+  fence?: Fence,
+): Promise<ClusterIntent | undefined> {
+  const key = contentKey(spec, target);
+  const digest = contentsOf(record, revision)?.[key];
+  if (digest === undefined) {
+    // Contents are rendered for every variant a customization can give; this is a bug.
+    deps.log.error(
+      {
+        bundle: record.name,
+        cluster: target.cluster.name,
+        contentKey: key,
+        revision,
+      },
+      "No bundle content for the cluster's customization",
+    );
+    return undefined;
+  }
+  const { intent } = await deps.intents.change(
+    target.cluster.name,
+    [
+      {
+        type: "SetBundle",
+        bundle: record.name,
+        revision,
+        digest,
+        key: deps.contentKeys.keyOf(digest),
+        forceSync: forceSyncOf(record, target.cluster.name),
+        ...compact({ correctDrift: intentDriftOf(spec, target) }),
+      },
+    ],
+    compact({ fence }),
+  );
+  return intent;
 }
 
 /**
@@ -242,11 +308,10 @@ async function refreshHeld(
     const { cluster } = target;
     const held = deps.intents.peek(cluster.name)?.intent.bundles[bundle];
     if (held === undefined) continue;
-    const own = record.contents[contentKeys.get(cluster.name) ?? ""];
-    const digest =
-      held.revision === record.revision && own !== undefined
-        ? own
-        : held.digest;
+    const own = contentsOf(record, held.revision)?.[
+      contentKeys.get(cluster.name) ?? ""
+    ];
+    const digest = own ?? held.digest;
     const key = deps.contentKeys.keyOf(digest);
     const forceSync = forceSyncOf(record, cluster.name);
     const correctDrift = intentDriftOf(spec, target);

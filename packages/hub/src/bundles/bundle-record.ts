@@ -19,7 +19,24 @@ export function forceSyncOf(record: BundleRecord, cluster: string): number {
   );
 }
 
-export type { BundleRecord, ManifestRef } from "@flotilla/protocol";
+export type {
+  BundleDriver,
+  BundleRecord,
+  ManifestRef,
+} from "@flotilla/protocol";
+
+/**
+ * The content digests of `revision` by content key: the current revision's, or that of the run
+ * driving the bundle (docs/semantics.md#staged-bundle-runs); undefined for any other.
+ */
+export function contentsOf(
+  record: BundleRecord,
+  revision: string,
+): Readonly<Record<string, string>> | undefined {
+  if (revision === record.revision) return record.contents;
+  if (revision === record.drivenBy?.revision) return record.drivenBy.contents;
+  return undefined;
+}
 
 const refSchema = z.object({
   path: z.string(),
@@ -51,6 +68,14 @@ const recordSchema = z.object({
   forceSyncClusters: z.record(z.string(), z.number().int().min(1)).optional(),
   labels: z.record(z.string(), z.string()).optional(),
   dependsOnJson: z.string().optional(),
+  drivenBy: z
+    .object({
+      run: z.string(),
+      revision: z.string(),
+      contents: z.record(z.string(), z.string()),
+      baseRevision: z.string().optional(),
+    })
+    .optional(),
 });
 
 /** The "bundles" collection. */

@@ -12,6 +12,7 @@ import type { Logger } from "../logger.js";
 import type { ContentKeys } from "../security/content-keys.js";
 import type { StateStore } from "../store/state-store.js";
 import { bundleHandlers, type BundleMethod } from "./admin-bundles.js";
+import type { RunMemberOf } from "./bundle-status.js";
 import {
   createBundleManager,
   type BundleContentStore,
@@ -36,6 +37,8 @@ export interface BundleServiceDeps extends AuditDeps {
   readonly objects: ObjectReader;
   /** Whether this hub runs passes now (the owner of the bundles lease); default always. */
   readonly runsPasses?: () => boolean;
+  /** A cluster's place in a staged run, for the status of a bundle the run drives. */
+  readonly runMember?: RunMemberOf;
   /** helm (hub option `helm`) and the chart fetcher, for Helm bundles; absent: refused. */
   readonly helm?: HelmSupport;
   /** kubectl (hub option `kubectl`), for Kustomize bundles; absent: refused. */
@@ -64,6 +67,7 @@ export function createBundleService(
       log: deps.logger,
       ...compact({
         runsPasses: deps.runsPasses,
+        runMember: deps.runMember,
         helm: deps.helm,
         kustomize: deps.kustomize,
       }),

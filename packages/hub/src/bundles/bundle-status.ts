@@ -16,6 +16,7 @@ import {
 import type {
   BundleClusterView,
   BundleCounts,
+  BundleDriver,
   BundleRecord,
   BundleStatus,
 } from "@flotilla/protocol";
@@ -156,19 +157,24 @@ export function bundleStatus(
   record: BundleRecord,
   evaluation: Evaluation,
   pass: PassResult,
+  runMember: RunMemberOf = () => undefined,
 ): BundleStatus {
+  const driver = record.drivenBy;
   const partitionOf = new Map<string, string>();
   for (const p of pass.partitions)
     for (const c of p.clusters) partitionOf.set(c, p.name);
   const heldOf = new Map(pass.held.map((h) => [h.cluster, h]));
   const clusters = [...targetStates(evaluation, record.revision)].map(
-    ([cluster, state]) =>
-      clusterView(cluster, state, {
+    ([cluster, state]) => {
+      const view = clusterView(cluster, state, {
         deployment: evaluation.deployments.get(cluster),
         report: evaluation.reports.get(cluster),
-        held: heldOf.get(cluster),
+        // While a run drives the bundle, the partition rollout's holds are not what holds it.
+        held: driver === undefined ? heldOf.get(cluster) : undefined,
         partition: partitionOf.get(cluster),
-      }),
+      });
+      return driver === undefined ? view : drivenView(view, driver, runMember);
+    },
   );
   return {
     summary: { record, counts: countsOf(evaluation, record.revision) },
@@ -177,5 +183,34 @@ export function bundleStatus(
     limits: pass.limits,
     unassigned: pass.unassigned,
     ...compact({ stoppedAfter: pass.stoppedAfter }),
+    ...(driver === undefined
+      ? {}
+      : { drivenBy: { run: driver.run, revision: driver.revision } }),
   };
+}
+
+/** Where a cluster is in a run, if it is a member: stage, group and member state. */
+export type RunMemberOf = (
+  run: string,
+  cluster: string,
+) => NonNullable<BundleClusterView["run"]> | undefined;
+
+/**
+ * A target's view while a staged run drives the bundle (docs/semantics.md#staged-bundle-runs): a
+ * member's place in the run, and why a target that does not hold the current revision waits.
+ */
+function drivenView(
+  view: BundleClusterView,
+  driver: BundleDriver,
+  runMember: RunMemberOf,
+): BundleClusterView {
+  const run = runMember(driver.run, view.cluster);
+  const waiting = view.state === "Pending" || view.state === "OutOfSync";
+  const message =
+    waiting && view.message === ""
+      ? run === undefined
+        ? `Held: the bundle is driven by staged run ${driver.run} (revision ${driver.revision}), which this cluster is not a member of`
+        : `Held: staged run ${driver.run} releases revision ${driver.revision} here when this member's turn comes`
+      : view.message;
+  return { ...view, message, ...(run === undefined ? {} : { run }) };
 }

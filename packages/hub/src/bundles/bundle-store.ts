@@ -138,10 +138,11 @@ export async function writeBundle(
         dependsOnJson:
           bundle.dependsOnJson === "" ? undefined : bundle.dependsOnJson,
       }),
-      // Redeploys are not content: an apply keeps them.
+      // Redeploys and the run driving the bundle are not content: an apply keeps them.
       ...compact({
         forceSyncGeneration: previous?.forceSyncGeneration,
         forceSyncClusters: previous?.forceSyncClusters,
+        drivenBy: previous?.drivenBy,
       }),
     };
     const changed = previous?.revision !== revision;

@@ -45,6 +45,9 @@ export function referencedContentNames(
     for (const manifest of record.manifests) add(manifest.digest);
     for (const file of record.files ?? []) add(file.digest);
     for (const digest of Object.values(record.contents)) add(digest);
+    // The revision a staged run rolls out, kept while the bundle's current revision moves on.
+    for (const digest of Object.values(record.drivenBy?.contents ?? {}))
+      add(digest);
   }
   for (const intent of intents) {
     for (const [bundle, held] of Object.entries(intent.bundles)) {

@@ -24,6 +24,7 @@ import {
   type StoredRun,
 } from "./run-slot.js";
 import { stepBatch, type SteppedBatch } from "./step-batch.js";
+import { bundleStateEvent, type RunBundles } from "./run-bundles.js";
 
 export interface RunDriverDeps {
   readonly store: StateStore;
@@ -40,6 +41,10 @@ export interface RunDriverDeps {
   readonly slots: () => Iterable<Slot>;
   /** A newer owner has written the run: this replica must stop driving it. */
   readonly onDeposed?: (slot: Slot) => void;
+  /** Runs of bundle revisions write their releases here (run-bundles.ts). */
+  readonly bundles?: RunBundles | undefined;
+  /** A run reached Completed or Skipped in this batch. */
+  readonly onFinished?: (slot: Slot) => void;
 }
 
 export interface RunDriver {
@@ -56,6 +61,11 @@ export interface RunDriver {
    * it runs; entries queued meanwhile wait for the next batch.
    */
   exclusive<T>(slot: Slot, work: () => Promise<T>): Promise<T>;
+}
+
+/** Completed or Skipped: the run changes no more. */
+function isFinal(state: string): boolean {
+  return state === "Completed" || state === "Skipped";
 }
 
 export function notFound(name: string): FlotillaError {
@@ -187,22 +197,42 @@ export function createRunDriver(deps: RunDriverDeps): RunDriver {
     batch: SteppedBatch<StoredRun>,
   ): Promise<void> => {
     let deposed = false;
+    const failedWrite = (member: string, error: unknown): void => {
+      if (isIntentFenced(error)) {
+        deposed = true;
+        return;
+      }
+      slot.reconcile = true;
+      log.warn(
+        { run: slot.run.name, member, err: error },
+        "cannot publish intent; it is republished on the next tick",
+      );
+    };
     await publishChanges(
       batch.intents,
       deps.intents,
-      (member, error) => {
-        if (isIntentFenced(error)) {
-          deposed = true;
-          return;
-        }
-        slot.reconcile = true;
-        log.warn(
-          { run: slot.run.name, member, err: error },
-          "cannot publish intent; it is republished on the next tick",
-        );
-      },
+      failedWrite,
       intentFence(slot),
     );
+    if (batch.releases.length > 0 && deps.bundles !== undefined) {
+      const { bundles } = deps;
+      const failed = await bundles.releaseForRun(
+        batch.releases,
+        intentFence(slot),
+      );
+      for (const [member, error] of failed) failedWrite(member, error);
+      // A cluster whose intent already held the revision reports nothing new: what its agent
+      // last reported of it counts now (docs/semantics.md#staged-bundle-runs).
+      for (const release of batch.releases) {
+        if (release.again || failed.has(release.member)) continue;
+        const state = bundles.observed(release.bundle, release.member);
+        const event =
+          state === undefined
+            ? undefined
+            : bundleStateEvent(slot.run, release.member, state);
+        if (event !== undefined) slot.queue.push({ events: [event] });
+      }
+    }
     // A newer owner wrote a member's intent: this replica no longer owns the run.
     if (deposed) deps.onDeposed?.(slot);
     if (batch.starts.length > 0 && deps.onReportToIntent !== undefined) {
@@ -256,6 +286,7 @@ export function createRunDriver(deps: RunDriverDeps): RunDriver {
         }
         const entries = takeBatch(slot.queue);
         const nowMs = deps.now();
+        const wasFinished = isFinal(slot.run.state);
         // Stepped in place: the journal entry is small whatever the size of the run.
         const batch = stepBatch(slot.run, entries, nowMs);
         slot.run = batch.run;
@@ -263,6 +294,7 @@ export function createRunDriver(deps: RunDriverDeps): RunDriver {
         if (!(await store(slot, nowMs, batch))) return;
         await publish(slot, batch);
         announce(slot, batch);
+        if (!wasFinished && isFinal(slot.run.state)) deps.onFinished?.(slot);
       }
     } finally {
       slot.busy = false;

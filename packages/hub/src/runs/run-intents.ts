@@ -4,7 +4,13 @@
  * this only writes it. An unchanged intent keeps its generation, so publishing the same change
  * again is harmless.
  */
-import { runIntents, type IntentChanges, type Run } from "@flotilla/core";
+import {
+  runBundleReleases,
+  runIntents,
+  type IntentChanges,
+  type Run,
+} from "@flotilla/core";
+import type { RunBundles } from "./run-bundles.js";
 import type { Fence } from "../intents/intent-fences.js";
 import type { IntentWriter } from "../intents/intent-writer.js";
 
@@ -37,8 +43,13 @@ export async function republishRun(
   run: Run,
   intents: IntentWriter,
   fence?: Fence,
+  bundles?: RunBundles,
 ): Promise<void> {
   for (const [member, list] of runIntents(run)) {
     await intents.change(member, list, { fence });
   }
+  const releases = runBundleReleases(run);
+  if (releases.length === 0 || bundles === undefined) return;
+  const failed = await bundles.releaseForRun(releases, fence);
+  for (const error of failed.values()) throw error;
 }

@@ -25,6 +25,8 @@ import {
   showValue,
   type PlanWarning,
   type RunOrigin,
+  type MemberState,
+  type Run,
   type RunPayload,
   type RunState,
   type UpdateStrategy,
@@ -46,6 +48,7 @@ import {
   type RunCommand,
 } from "./run-events.js";
 import { republishRun } from "./run-intents.js";
+import { bundleReportEvent, type RunBundles } from "./run-bundles.js";
 import type { FleetCatalogue } from "../catalogue/fleet-catalogue.js";
 import {
   availableEvent,
@@ -112,6 +115,24 @@ export function needsOwner(run: { readonly state: RunState }): boolean {
   return run.state !== "Completed" && run.state !== "Skipped";
 }
 
+/** A run of a bundle revision whose strategy selects none of the bundle's targets is refused. */
+function refuseNoMembers(
+  run: Run,
+  payload: Extract<RunPayload, { kind: "bundle" }>,
+): void {
+  if (run.stages.some((stage) => stage.memberCount > 0)) return;
+  throw FlotillaError.invalid("update run", [
+    {
+      path: "strategy",
+      message:
+        run.unassigned.length === 0
+          ? `bundle ${showValue(payload.bundle)} has no targets: the run would have no members`
+          : `selects none of the ${String(run.unassigned.length)} targets of bundle ${showValue(payload.bundle)} (${run.unassigned.slice(0, 5).join(", ")}${run.unassigned.length > 5 ? ", ..." : ""})`,
+      value: payload.bundle,
+    },
+  ]);
+}
+
 export interface RunManagerDeps {
   readonly store: StateStore;
   readonly intents: IntentWriter;
@@ -139,6 +160,11 @@ export interface RunManagerDeps {
   readonly reportsCatalogue?: ReportsCatalogue;
   /** How long a forwarded command waits for this replica to see its result; default 10 s. */
   readonly forwardTimeoutMs?: number;
+  /**
+   * The bundles, for staged runs of bundle revisions (docs/semantics.md#staged-bundle-runs);
+   * absent: such runs are refused.
+   */
+  readonly bundles?: RunBundles;
 }
 
 export interface RunManager {
@@ -148,6 +174,11 @@ export interface RunManager {
     input: CreateRunInput,
   ): Promise<StoredRun & { warnings: PlanWarning[] }>;
   get(name: string): StoredRun;
+  /** Where `cluster` is in run `name` (stage, group, member state); undefined if not a member. */
+  memberOf(
+    name: string,
+    cluster: string,
+  ): { stage: string; group: string; state: MemberState } | undefined;
   list(states?: readonly RunState[]): StoredRun[];
   /** Applies operator commands together (all or none); refusals are FlotillaErrors. */
   command(name: string, ...commands: RunCommand[]): Promise<StoredRun>;
@@ -158,8 +189,13 @@ export interface RunManager {
   delete(name: string): Promise<RunState>;
   /** Deletes a run for another replica; refused unless this replica owns the run. */
   deleteAsOwner(name: string): Promise<RunState>;
-  /** An agent's counted report on the upgrade of run `runName`. */
+  /** An agent's counted report on the upgrade (or the bundle) of run `runName`. */
   memberReport(cluster: string, runName: string, report: StatusReport): void;
+  /**
+   * An agent's counted report on a bundle: handed to the run driving the bundle, if any
+   * (docs/semantics.md#staged-bundle-runs).
+   */
+  bundleReport(cluster: string, report: StatusReport): void;
   clusterChanged(change: ClusterChange): void;
   /** Time passed: ticks every active run, retries unpublished intents. */
   tick(): void;
@@ -191,6 +227,43 @@ export interface RunManager {
 export function createRunManager(deps: RunManagerDeps): RunManager {
   const slots = new Map<string, Slot>();
   const log = deps.logger;
+  /** The run driving each bundle a loaded run of a bundle revision drives, by bundle. */
+  const driving = new Map<string, string>();
+  /** Keeps {@link driving} in line with `slot` (a run of a bundle revision drives it until it ends). */
+  const track = (slot: Slot): void => {
+    const { payload, name } = slot.run;
+    if (payload.kind !== "bundle") return;
+    if (!slot.deleted && needsOwner(slot.run))
+      driving.set(payload.bundle, name);
+    else if (driving.get(payload.bundle) === name)
+      driving.delete(payload.bundle);
+  };
+  /** Whether some bundle's record still names a run that no longer drives it (to hand back). */
+  let driversDirty = false;
+  /**
+   * Hands every bundle whose driving run ended (Completed, Skipped) or is gone back to its
+   * partition rollout (docs/semantics.md#staged-bundle-runs). Failed and Stopped runs keep it.
+   */
+  const settleDrivers = async (): Promise<void> => {
+    const { bundles } = deps;
+    if (bundles === undefined) return;
+    driversDirty = false;
+    for (const { bundle, run } of bundles.drivers()) {
+      try {
+        // A run this replica has not loaded yet (another replica created it) is read first.
+        const slot = slots.get(run) ?? (await readBack(run));
+        if (slot !== undefined && needsOwner(slot.run)) continue;
+        if (slot !== undefined && !owned(slot)) continue;
+        await bundles.letGo(bundle, run);
+      } catch (error) {
+        driversDirty = true;
+        log.warn(
+          { bundle, run, err: error },
+          "cannot hand the bundle back to its partition rollout yet",
+        );
+      }
+    }
+  };
   const { replication } = deps;
   /** Whether this replica drives the run now. */
   const owned = (slot: Slot): boolean =>
@@ -229,6 +302,11 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     onTransition: deps.onTransition,
     onReportToIntent: deps.onReportToIntent,
     slots: () => slots.values(),
+    bundles: deps.bundles,
+    onFinished: (slot) => {
+      track(slot);
+      void settleDrivers();
+    },
     onDeposed: (slot) => {
       log.warn(
         {
@@ -253,7 +331,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
    * run is marked to be reconciled again on the next tick.
    */
   const reconcile = (slot: Slot): Promise<boolean> =>
-    republishRun(slot.run, deps.intents, intentFence(slot)).then(
+    republishRun(slot.run, deps.intents, intentFence(slot), deps.bundles).then(
       () => true,
       (error: unknown) => {
         if (isIntentFenced(error)) {
@@ -277,11 +355,13 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     if (slot === undefined) {
       const opened = openSlot(loaded.run, loaded.log, false);
       slots.set(name, opened);
+      track(opened);
       return opened;
     }
     slot.run = loaded.run;
     slot.log = loaded.log;
     slot.stale = false;
+    track(slot);
     tell(slot, { run: slot.run, revision: slot.log.seq, transitions: [] });
     return slot;
   };
@@ -315,6 +395,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     if (slot.retry !== undefined) clearTimeout(slot.retry);
     slot.retry = undefined;
     if (slots.get(slot.run.name) === slot) slots.delete(slot.run.name);
+    track(slot);
     const gone = notFound(slot.run.name);
     for (const item of slot.queue.splice(0)) item.reject?.(gone);
     tell(slot, {
@@ -342,6 +423,8 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       const state = slot.run.state;
       await removeRun(deps.store, slot.run.name, log);
       forget(slot);
+      // A deleted run drives its bundle no more (docs/semantics.md#staged-bundle-runs).
+      await settleDrivers();
       log.info({ run: slot.run.name, state }, "deleted the update run");
       return state;
     });
@@ -376,6 +459,53 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     tell(slot, { run: slot.run, revision: slot.log.seq, transitions });
   };
 
+  /**
+   * What a new run of a bundle revision starts from (docs/semantics.md#staged-bundle-runs): the
+   * revision (the current one when none is given), the bundle's targets, which of them are at it
+   * already, and how the bundle is handed to the run once the run is checked. A bundle driven by
+   * another run that has not ended is refused.
+   */
+  const bundleRunBasis = async (
+    requested: Extract<RunPayload, { kind: "bundle" }>,
+  ) => {
+    const { bundles } = deps;
+    if (bundles === undefined) {
+      throw new FlotillaError(
+        "failed_precondition",
+        "This hub has no bundles: staged runs of bundle revisions need them",
+      );
+    }
+    const basis = await bundles.runBasis(requested.bundle, requested.revision);
+    const driver = basis.drivenBy;
+    const other = driver === undefined ? undefined : slots.get(driver);
+    if (other !== undefined && needsOwner(other.run)) {
+      throw new FlotillaError(
+        "failed_precondition",
+        `Bundle ${showValue(requested.bundle)} is driven by update run ${showValue(driver)} (${other.run.state}): delete that run or let it complete first`,
+      );
+    }
+    const payload = {
+      kind: "bundle" as const,
+      bundle: requested.bundle,
+      revision: basis.revision,
+    };
+    return {
+      payload,
+      clusters: basis.clusters,
+      atTarget: basis.atTarget,
+      drive: (run: string) =>
+        bundles.drive(requested.bundle, run, basis.revision, driver),
+      undrive: (run: string) =>
+        bundles.letGo(requested.bundle, run).catch((error: unknown) => {
+          driversDirty = true;
+          log.warn(
+            { bundle: requested.bundle, run, err: error },
+            "cannot hand the bundle back to its partition rollout yet",
+          );
+        }),
+    };
+  };
+
   const reportsCatalogue: ReportsCatalogue =
     deps.reportsCatalogue ?? (() => false);
 
@@ -407,11 +537,16 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
         log,
       )) {
         // With replicas, the owner of each run republishes its intents when it takes it.
-        slots.set(
-          run.name,
-          openSlot(run, runLog, replication === undefined && isActive(run)),
+        const slot = openSlot(
+          run,
+          runLog,
+          replication === undefined && isActive(run),
         );
+        slots.set(run.name, slot);
+        track(slot);
       }
+      // Bundles whose run ended or was deleted while the hub was down go back to partitions.
+      driversDirty = deps.bundles !== undefined;
       if (replication !== undefined) return;
       for (const slot of slots.values()) {
         if (slot.reconcile && (await reconcile(slot))) slot.reconcile = false;
@@ -440,33 +575,34 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
           `Update run ${showValue(input.name)} already exists`,
         );
       }
-      if (input.payload.kind !== "upgrade") {
-        throw new FlotillaError(
-          "failed_precondition",
-          "Staged runs of bundle revisions are not supported yet: roll bundles out with their rolloutStrategy (flotilla bundle apply)",
-        );
-      }
+      const bundle =
+        input.payload.kind === "bundle"
+          ? await bundleRunBasis(input.payload)
+          : undefined;
+      const payload: RunPayload =
+        bundle === undefined ? input.payload : bundle.payload;
       // Records a deletion left behind must not be read as this run's journal.
       await dropRecords(deps.store, input.name, log);
-      const clusters = deps.directory.clusters();
+      const clusters = bundle?.clusters ?? deps.directory.clusters();
       const available =
         deps.catalogue === undefined
           ? undefined
           : runAvailable(
               deps.catalogue,
               clusters.map((c) => c.name),
-              input.payload,
+              payload,
               reportsCatalogue,
             );
       const resolved = resolveRun({
         name: input.name,
         ...compact({ strategy: input.strategy, available }),
         clusters,
-        payload: input.payload,
+        payload,
         createdAtMs: deps.now(),
         ...compact({
           progressDeadlineSeconds: input.progressDeadlineSeconds,
           origin: input.origin,
+          atTarget: bundle?.atTarget,
         }),
         // Agents already unreachable hold their members from the start; later changes are events.
         isUnreachable: (cluster) => deps.directory.isUnreachable(cluster),
@@ -474,18 +610,39 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       if (!resolved.ok)
         throw FlotillaError.invalid("update run", resolved.problems);
       const run = resolved.value;
-      const slot = openSlot(
-        run,
-        await RunLog.create(deps.store, run, input.strategyName),
-        false,
-      );
+      if (bundle !== undefined) {
+        refuseNoMembers(run, bundle.payload);
+        await bundle.drive(run.name);
+      }
+      let runLog: RunLog;
+      try {
+        runLog = await RunLog.create(deps.store, run, input.strategyName);
+      } catch (error) {
+        if (bundle !== undefined) await bundle.undrive(run.name);
+        throw error;
+      }
+      const slot = openSlot(run, runLog, false);
       slots.set(run.name, slot);
+      track(slot);
       await replication?.created(run.name);
       return { ...storedRun(slot, true), warnings: runWarnings(run, clusters) };
     },
 
     get(name) {
       return storedRun(slotOf(name));
+    },
+
+    memberOf(name, cluster) {
+      const slot = slots.get(name);
+      const found =
+        slot === undefined ? undefined : locateMember(slot.run, cluster);
+      return found === undefined
+        ? undefined
+        : {
+            stage: found.stage.name,
+            group: found.group.name,
+            state: found.member.state,
+          };
     },
 
     list(states) {
@@ -550,15 +707,26 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       return stored.revision;
     },
 
+    bundleReport(cluster, report) {
+      if (report.subject.kind !== "bundle") return;
+      const run = driving.get(report.subject.bundle);
+      if (run !== undefined) this.memberReport(cluster, run, report);
+    },
+
     memberReport(cluster, runName, report) {
-      const event = reportEvent(cluster, report);
-      if (event === undefined) return;
       const slot = slots.get(runName);
       if (slot === undefined || isRunFinished(slot.run.state)) return;
       if (!owned(slot)) {
-        replication?.forwardReport(cluster, runName, report);
+        // The owner decides what the report means to the run.
+        if (report.subject.kind === "bundle" || reportEvent(cluster, report))
+          replication?.forwardReport(cluster, runName, report);
         return;
       }
+      const event =
+        report.subject.kind === "bundle"
+          ? bundleReportEvent(slot.run, cluster, report)
+          : reportEvent(cluster, report);
+      if (event === undefined) return;
       // The arrival of a Ready report is timed: it may start other members (metrics).
       driver.enqueue(
         slot,
@@ -580,6 +748,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
 
     tick() {
       if (catalogueDirty) catalogueChanged();
+      if (driversDirty) void settleDrivers();
       for (const slot of slots.values()) {
         if (!isActive(slot.run) || !owned(slot)) continue;
         if (slot.reconcile && !slot.busy) {

@@ -10,6 +10,7 @@ import {
   cloneRun,
   FlotillaError,
   step,
+  type BundleRelease,
   type IntentChange,
   type IntentChanges,
   type Run,
@@ -42,6 +43,8 @@ export interface SteppedBatch<A> {
   readonly starts: readonly string[];
   /** The intent changes core returned for the accepted entries, by member, in order. */
   readonly intents: IntentChanges;
+  /** Bundle runs: the releases core returned for the accepted entries, in order. */
+  readonly releases: readonly BundleRelease[];
   readonly notes: readonly BatchNote<A>[];
 }
 
@@ -60,11 +63,13 @@ export function stepBatch<A>(
   const transitions: Transition[] = [];
   const starts: string[] = [];
   const intents = new Map<string, IntentChange[]>();
+  const releases: BundleRelease[] = [];
   const notes: BatchNote<A>[] = [];
   for (const item of batch) {
     const backup = item.events.length > 1 ? cloneRun(draft) : undefined;
     const actions: RunAction[] = [];
     const changes = new Map<string, IntentChange[]>();
+    const itemReleases: BundleRelease[] = [];
     let refused: FlotillaError | undefined;
     for (const event of item.events) {
       const result = step(draft, event, nowMs);
@@ -83,6 +88,7 @@ export function stepBatch<A>(
       }
       actions.push(...result.actions);
       appendIntentChanges(changes, result.intents);
+      itemReleases.push(...result.releases);
     }
     if (refused !== undefined) {
       if (backup !== undefined) draft = backup;
@@ -92,10 +98,20 @@ export function stepBatch<A>(
     accepted.push(item);
     journal.push(...item.events);
     appendIntentChanges(intents, changes);
+    releases.push(...itemReleases);
     for (const action of actions) {
       if (action.type === "Transitioned") transitions.push(action);
       else starts.push(action.member);
     }
   }
-  return { run: draft, accepted, journal, transitions, starts, intents, notes };
+  return {
+    run: draft,
+    accepted,
+    journal,
+    transitions,
+    starts,
+    intents,
+    releases,
+    notes,
+  };
 }

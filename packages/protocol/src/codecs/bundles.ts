@@ -10,7 +10,8 @@ import type {
 } from "@flotilla/core";
 import type * as wire from "../generated/index.js";
 import type { ResourceReason } from "./status-report.js";
-import { compact } from "@flotilla/core";
+import { compact, type MemberState } from "@flotilla/core";
+import { MEMBER_STATE } from "./run-status.js";
 
 /** A manifest file of a bundle, stored in the object store. */
 export interface ManifestRef {
@@ -71,6 +72,25 @@ export interface BundleRecord {
   readonly labels?: Readonly<Record<string, string>>;
   /** fleet.yaml `dependsOn` as given (JSON); absent for none. Not part of the revision. */
   readonly dependsOnJson?: string;
+  /**
+   * The staged run that drives the bundle (docs/semantics.md#staged-bundle-runs); absent when its
+   * partition rollout does. Not part of the revision: an apply keeps it.
+   */
+  readonly drivenBy?: BundleDriver;
+}
+
+/** A staged run driving a bundle, as stored in the bundle's record. */
+export interface BundleDriver {
+  readonly run: string;
+  /** The revision the run rolls out. */
+  readonly revision: string;
+  /** That revision's content digests by content key (as `contents`), kept while the run drives. */
+  readonly contents: Readonly<Record<string, string>>;
+  /**
+   * The revision the partition rollout had released when the run was created, which targets
+   * holding nothing get meanwhile; absent when it had released none.
+   */
+  readonly baseRevision?: string;
 }
 
 /** Targets of a bundle counted by state. */
@@ -109,6 +129,12 @@ export interface BundleClusterView {
   readonly unreachable: boolean;
   /** When the agent observed what it last reported. */
   readonly updatedAtMs?: number;
+  /** A member of the staged run driving the bundle: its place and state there. */
+  readonly run?: {
+    readonly stage: string;
+    readonly group: string;
+    readonly state: MemberState;
+  };
 }
 
 /** A bundle's full status (GetBundle). */
@@ -120,6 +146,8 @@ export interface BundleStatus {
   readonly limits: FleetLimits;
   readonly unassigned: readonly string[];
   readonly stoppedAfter?: string;
+  /** The staged run driving the bundle and its revision; absent: its partitions drive it. */
+  readonly drivenBy?: { readonly run: string; readonly revision: string };
 }
 
 const STATE: Record<BundleClusterState, wire.BundleClusterState__Output> = {
@@ -211,6 +239,13 @@ export function bundleClusterToWire(
     reasonsTruncated: c.reasonsTruncated,
     unreachable: c.unreachable,
     ...compact({ updatedAtMs: c.updatedAtMs }),
+    ...(c.run === undefined
+      ? {}
+      : {
+          runStage: c.run.stage,
+          runGroup: c.run.group,
+          runMemberState: MEMBER_STATE.toWire(c.run.state),
+        }),
   };
 }
 
@@ -235,6 +270,10 @@ export function bundleStatusToWire(
     partitions: status.partitions.map(partitionToWire),
     limits: { ...status.limits },
     unassigned: [...status.unassigned],
-    ...compact({ stoppedAfter: status.stoppedAfter }),
+    ...compact({
+      stoppedAfter: status.stoppedAfter,
+      updateRun: status.drivenBy?.run,
+      updateRunRevision: status.drivenBy?.revision,
+    }),
   };
 }

@@ -125,13 +125,15 @@ export function runPayloadFromWire(
   if (bundle == null) {
     return fail([{ path, message: "must set one of upgrade, bundle" }]);
   }
+  // An empty revision asks for the bundle's current one (docs/semantics.md#staged-bundle-runs).
   const problems = (["bundle", "revision"] as const).flatMap((field) => {
     const value = bundle[field];
-    return value.length === 0 || value.length > MAX_ID_LENGTH
+    const min = field === "revision" ? 0 : 1;
+    return value.length < min || value.length > MAX_ID_LENGTH
       ? [
           {
             path: joinPath(joinPath(path, "bundle"), field),
-            message: `must be 1 to ${String(MAX_ID_LENGTH)} characters`,
+            message: `must be ${String(min)} to ${String(MAX_ID_LENGTH)} characters`,
             value,
           },
         ]

@@ -110,6 +110,7 @@ class Decoder {
             },
           }),
       constrained: m.constrained,
+      ...opt("lastReport", m.lastReport),
     };
   }
 

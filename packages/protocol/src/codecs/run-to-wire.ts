@@ -72,6 +72,7 @@ function memberToWire(member: Member): wire.Member {
             ...opt("revision", target.revision),
           },
     constrained: member.constrained,
+    ...opt("lastReport", member.lastReport),
   };
 }
 

@@ -13,6 +13,10 @@ import type {
   ResourceReason as _flotilla_v1_ResourceReason,
   ResourceReason__Output as _flotilla_v1_ResourceReason__Output,
 } from "../../flotilla/v1/ResourceReason.js";
+import type {
+  MemberState as _flotilla_v1_MemberState,
+  MemberState__Output as _flotilla_v1_MemberState__Output,
+} from "../../flotilla/v1/MemberState.js";
 import type { Long } from "@grpc/proto-loader";
 
 export interface BundleClusterStatus {
@@ -37,12 +41,22 @@ export interface BundleClusterStatus {
   reasonsTruncated?: number;
   unreachable?: boolean;
   updatedAtMs?: number | string | Long;
+  /**
+   * While a staged run drives the bundle and the cluster is one of its members: where it is in the
+   * run, and its member state (docs/semantics.md#staged-bundle-runs).
+   */
+  runStage?: string;
+  runGroup?: string;
+  runMemberState?: _flotilla_v1_MemberState;
   _partition?: "partition";
   _releasedRevision?: "releasedRevision";
   _appliedRevision?: "appliedRevision";
   _held?: "held";
   _nextOpeningMs?: "nextOpeningMs";
   _updatedAtMs?: "updatedAtMs";
+  _runStage?: "runStage";
+  _runGroup?: "runGroup";
+  _runMemberState?: "runMemberState";
 }
 
 export interface BundleClusterStatus__Output {
@@ -67,10 +81,20 @@ export interface BundleClusterStatus__Output {
   reasonsTruncated: number;
   unreachable: boolean;
   updatedAtMs?: number;
+  /**
+   * While a staged run drives the bundle and the cluster is one of its members: where it is in the
+   * run, and its member state (docs/semantics.md#staged-bundle-runs).
+   */
+  runStage?: string;
+  runGroup?: string;
+  runMemberState?: _flotilla_v1_MemberState__Output;
   _partition?: "partition";
   _releasedRevision?: "releasedRevision";
   _appliedRevision?: "appliedRevision";
   _held?: "held";
   _nextOpeningMs?: "nextOpeningMs";
   _updatedAtMs?: "updatedAtMs";
+  _runStage?: "runStage";
+  _runGroup?: "runGroup";
+  _runMemberState?: "runMemberState";
 }

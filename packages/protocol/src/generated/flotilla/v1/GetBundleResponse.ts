@@ -35,11 +35,17 @@ export interface GetBundleResponse {
    */
   stoppedAfter?: string;
   /**
-   * Staged rollouts: the run rolling out the current revision.
+   * The staged run driving the bundle, if any (docs/semantics.md#staged-bundle-runs); absent: its
+   * partition rollout drives it.
    */
   updateRun?: string;
+  /**
+   * The revision that run rolls out.
+   */
+  updateRunRevision?: string;
   _stoppedAfter?: "stoppedAfter";
   _updateRun?: "updateRun";
+  _updateRunRevision?: "updateRunRevision";
 }
 
 export interface GetBundleResponse__Output {
@@ -59,9 +65,15 @@ export interface GetBundleResponse__Output {
    */
   stoppedAfter?: string;
   /**
-   * Staged rollouts: the run rolling out the current revision.
+   * The staged run driving the bundle, if any (docs/semantics.md#staged-bundle-runs); absent: its
+   * partition rollout drives it.
    */
   updateRun?: string;
+  /**
+   * The revision that run rolls out.
+   */
+  updateRunRevision?: string;
   _stoppedAfter?: "stoppedAfter";
   _updateRun?: "updateRun";
+  _updateRunRevision?: "updateRunRevision";
 }

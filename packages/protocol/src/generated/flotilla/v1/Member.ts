@@ -45,6 +45,11 @@ export interface Member {
    * The member has windows or freezes for the run's scope.
    */
   constrained?: boolean;
+  /**
+   * Bundle runs: the last state its agent reported for the run's revision while in flight
+   * (`NotReady: ...`, docs/semantics.md#staged-bundle-runs).
+   */
+  lastReport?: string;
   _reason?: "reason";
   _startedAtMs?: "startedAtMs";
   _finishedAtMs?: "finishedAtMs";
@@ -52,6 +57,7 @@ export interface Member {
   _notBeforeMs?: "notBeforeMs";
   _kubernetesVersion?: "kubernetesVersion";
   _region?: "region";
+  _lastReport?: "lastReport";
 }
 
 export interface Member__Output {
@@ -88,6 +94,11 @@ export interface Member__Output {
    * The member has windows or freezes for the run's scope.
    */
   constrained: boolean;
+  /**
+   * Bundle runs: the last state its agent reported for the run's revision while in flight
+   * (`NotReady: ...`, docs/semantics.md#staged-bundle-runs).
+   */
+  lastReport?: string;
   _reason?: "reason";
   _startedAtMs?: "startedAtMs";
   _finishedAtMs?: "finishedAtMs";
@@ -95,4 +106,5 @@ export interface Member__Output {
   _notBeforeMs?: "notBeforeMs";
   _kubernetesVersion?: "kubernetesVersion";
   _region?: "region";
+  _lastReport?: "lastReport";
 }
