@@ -376,6 +376,10 @@ describe("a run drives its bundle", () => {
     });
     await s.settle();
     expect(holding(s.h, r2)).toEqual([]);
+    // The bundle cannot go while the run drives it: its members would only time out.
+    await expect(s.bundles.delete("web", "test")).rejects.toThrow(
+      /Cannot delete bundle "web": staged run "roll" drives it \(revision ".*"\); delete the run first/,
+    );
     await s.runs.delete("roll");
     await s.settle();
     expect(

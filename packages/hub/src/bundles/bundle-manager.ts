@@ -525,6 +525,14 @@ export function createBundleManager(
     delete(name, reason) {
       return serial(name, async () => {
         const b = loaded(name);
+        const driver = b.record.drivenBy;
+        if (driver !== undefined) {
+          // Its members would only time out (docs/semantics.md#bundle-driven-by-run).
+          throw new FlotillaError(
+            "failed_precondition",
+            `Cannot delete bundle ${showValue(name)}: staged run ${showValue(driver.run)} drives it (revision ${showValue(driver.revision)}); delete the run first (flotilla run delete ${driver.run})`,
+          );
+        }
         b.deleting = true;
         try {
           // A pass of this bundle may be publishing right now: let it finish; later ones skip it.
