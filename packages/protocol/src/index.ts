@@ -229,3 +229,8 @@ export type {
   BundleStatus,
 } from "./codecs/bundles.js";
 export { silenceIpServernameWarning } from "./ip-servername-warning.js";
+export {
+  bundleSpec,
+  filesToUpload,
+  type BundleSettings,
+} from "./bundle-request.js";
