@@ -42,3 +42,10 @@ export type {
 } from "./chart-repository.js";
 export { HELM_OCI_MEDIA_TYPES, startOciRegistry } from "./oci-registry.js";
 export type { OciRegistry, OciRegistryOptions } from "./oci-registry.js";
+export { startGitServer } from "./git-server.js";
+export type {
+  GitFiles,
+  GitServer,
+  GitServerOptions,
+  TestGitRepo,
+} from "./git-server.js";

@@ -1,0 +1,167 @@
+/**
+ * The hub's git client against real git servers of the testkit (git daemon, git http-backend with
+ * a token check, file://): resolving branches, the default branch and tags, checkouts, and every
+ * failure in its own words (docs/gitops.md#the-git-client).
+ */
+import { readFile, readdir, stat } from "node:fs/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  startGitServer,
+  type GitServer,
+  type TestGitRepo,
+} from "@flotilla/testkit";
+import {
+  createGitClient,
+  DEFAULT_GIT_LIMITS,
+  GitError,
+  type GitErrorKind,
+} from "../src/gitrepos/git-client.js";
+import { freePort } from "@flotilla/testkit";
+
+const AUTH = { username: "bot", password: "s3cret-token" };
+
+let server: GitServer;
+let repo: TestGitRepo;
+let first: string;
+let second: string;
+
+beforeAll(async () => {
+  server = await startGitServer({ httpAuth: AUTH });
+  repo = await server.createRepo("fleet");
+  first = await repo.commit("main", {
+    "app/fleet.yaml": "namespace: web\n",
+    "app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+  });
+  second = await repo.commit("main", { "app/cm2.yaml": "kind: ConfigMap\n" });
+  await repo.commit("dev", { "x.yaml": "kind: ConfigMap\n" });
+}, 30_000);
+
+afterAll(async () => {
+  await server.close();
+});
+
+async function failure(promise: Promise<unknown>): Promise<GitError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(GitError);
+  return error as GitError;
+}
+
+const token = {
+  kind: "token" as const,
+  username: "bot",
+  token: "s3cret-token",
+};
+
+describe("git client", () => {
+  const git = createGitClient();
+
+  it("resolves a branch, the default branch and a commit over git://, http:// and file://", async () => {
+    for (const url of [repo.gitUrl, repo.fileUrl])
+      expect(await git.resolve({ url }, { branch: "main" })).toBe(second);
+    expect(
+      await git.resolve({ url: repo.httpUrl, credentials: token }, {}),
+    ).toBe(second);
+    expect(await git.resolve({ url: repo.gitUrl }, { branch: "dev" })).toBe(
+      await repo.head("dev"),
+    );
+    expect(await git.resolve({ url: repo.gitUrl }, { revision: first })).toBe(
+      first,
+    );
+  });
+
+  it("checks out one commit into a directory that dispose removes", async () => {
+    const checkout = await git.checkout(
+      { url: repo.httpUrl, credentials: token },
+      first,
+    );
+    expect(checkout.commit).toBe(first);
+    expect((await readdir(`${checkout.dir}/app`)).sort()).toEqual([
+      "cm.yaml",
+      "fleet.yaml",
+    ]);
+    expect(await readFile(`${checkout.dir}/app/fleet.yaml`, "utf8")).toBe(
+      "namespace: web\n",
+    );
+    await checkout.dispose();
+    await expect(stat(checkout.dir)).rejects.toThrow(/ENOENT/);
+  });
+
+  it("names each failure", async () => {
+    const unused = `git://127.0.0.1:${String(await freePort())}/x.git`;
+    const cases: [() => Promise<unknown>, GitErrorKind, RegExp][] = [
+      [
+        () => git.resolve({ url: repo.httpUrl }, {}),
+        "authentication",
+        /authentication failed/,
+      ],
+      [
+        () =>
+          git.resolve(
+            { url: repo.httpUrl, credentials: { ...token, token: "wrong" } },
+            {},
+          ),
+        "authentication",
+        /authentication failed/,
+      ],
+      [
+        () => git.resolve({ url: unused }, {}),
+        "unreachable",
+        /cannot be reached/,
+      ],
+      [
+        () => git.resolve({ url: repo.gitUrl }, { branch: "nope" }),
+        "branch_not_found",
+        /branch not found: nope/,
+      ],
+      [
+        () => git.resolve({ url: repo.gitUrl }, { revision: "v9" }),
+        "revision_not_found",
+        /no tag v9/,
+      ],
+      [
+        () => git.checkout({ url: repo.gitUrl }, "0".repeat(40)),
+        "revision_not_found",
+        /revision not found/,
+      ],
+    ];
+    for (const [promise, kind, message] of cases) {
+      const error = await failure(promise());
+      expect({ kind: error.kind, message: error.message }).toEqual({
+        kind,
+        message: expect.stringMatching(message) as string,
+      });
+      expect(error.message).not.toContain("s3cret-token");
+      expect(error.message).not.toContain("wrong");
+    }
+    // The wrong token reached the server and was refused there.
+    expect(server.httpRequests.some((r) => r.status === 401)).toBe(true);
+  });
+
+  it("refuses a checkout over the file and size limits, naming the limit and the value", async () => {
+    const files = createGitClient({
+      limits: { ...DEFAULT_GIT_LIMITS, maxFiles: 2 },
+    });
+    expect(
+      (await failure(files.checkout({ url: repo.fileUrl }, second))).message,
+    ).toMatch(
+      /file limit exceeded: the commit has 3 files, more than 2 \(--git-max-files\)/,
+    );
+    const bytes = createGitClient({
+      limits: { ...DEFAULT_GIT_LIMITS, maxBytes: 40 },
+    });
+    expect(
+      (await failure(bytes.checkout({ url: repo.fileUrl }, first))).message,
+    ).toMatch(/size limit exceeded: .*more than 40 \(--git-max-bytes\)/);
+    const slow = createGitClient({
+      limits: { ...DEFAULT_GIT_LIMITS, timeoutMs: 1 },
+    });
+    expect(
+      (await failure(slow.resolve({ url: repo.gitUrl }, {}))).message,
+    ).toMatch(
+      /time limit exceeded: git did not finish within 1 ms \(--git-timeout\)/,
+    );
+  });
+});
