@@ -53,5 +53,6 @@ export {
   readBundleDir,
   readRendererFiles,
   type BundleDirIo,
+  type ReadBundleDirOptions,
   type DirEntry,
 } from "./bundle-dir/read-bundle-dir.js";

@@ -69,7 +69,21 @@ export interface GitRef {
 export interface GitCheckout extends AsyncDisposable {
   readonly dir: string;
   readonly commit: string;
+  /** The commit's committer time, in seconds since the epoch. */
+  readonly commitTimeSec: number;
+  /** With `options.ancestor`: whether the commit descends from it (false after a force push). */
+  readonly descends?: boolean;
   dispose(): Promise<void>;
+}
+
+/** Options of {@link GitClient.checkout}. */
+export interface CheckoutOptions {
+  readonly signal?: AbortSignal;
+  /**
+   * A commit checked out before (its committer time with it): history back to that time is
+   * fetched too, to tell whether the new commit descends from it.
+   */
+  readonly ancestor?: { readonly commit: string; readonly timeSec: number };
 }
 
 export interface GitClient {
@@ -83,7 +97,7 @@ export interface GitClient {
   checkout(
     remote: GitRemote,
     commit: string,
-    signal?: AbortSignal,
+    options?: CheckoutOptions,
   ): Promise<GitCheckout>;
 }
 
@@ -381,8 +395,9 @@ export function createGitClient(options: GitClientOptions = {}): GitClient {
   const checkout = async (
     remote: GitRemote,
     commit: string,
-    signal?: AbortSignal,
+    options: CheckoutOptions = {},
   ): Promise<GitCheckout> => {
+    const { signal, ancestor } = options;
     if (!COMMIT.test(commit))
       throw new GitError(
         "revision_not_found",
@@ -396,21 +411,53 @@ export function createGitClient(options: GitClientOptions = {}): GitClient {
       const what = `git fetch ${remote.url} ${commit}`;
       const inDir = (args: readonly string[]): string[] => ["-C", dir, ...args];
       await run(ws, ["init", "-q", dir], "git init", signal);
-      await run(
-        ws,
-        inDir([
-          "fetch",
-          "-q",
-          "--depth=1",
-          "--no-tags",
-          "--no-recurse-submodules",
-          "--",
-          remote.url,
-          commit,
-        ]),
-        what,
-        signal,
-        dir,
+      const fetch = (depth: string): Promise<string> =>
+        run(
+          ws,
+          inDir([
+            "fetch",
+            "-q",
+            depth,
+            "--no-tags",
+            "--no-recurse-submodules",
+            "--",
+            remote.url,
+            commit,
+          ]),
+          what,
+          signal,
+          dir,
+        );
+      let descends: boolean | undefined;
+      if (ancestor === undefined) await fetch("--depth=1");
+      else {
+        // History since the earlier commit (a second earlier: commits of the same second count).
+        try {
+          await fetch(`--shallow-since=${String(ancestor.timeSec - 1)}`);
+        } catch (error) {
+          // No commit of the new history is that recent: it cannot hold the earlier one.
+          if (!(error instanceof GitError) || error.kind !== "failed")
+            throw error;
+          await fetch("--depth=1");
+          descends = false;
+        }
+        descends ??= await run(
+          ws,
+          inDir(["merge-base", "--is-ancestor", ancestor.commit, "FETCH_HEAD"]),
+          "git merge-base",
+          signal,
+        ).then(
+          () => true,
+          () => false,
+        );
+      }
+      const commitTimeSec = Number(
+        await run(
+          ws,
+          inDir(["log", "-1", "--format=%ct", "FETCH_HEAD"]),
+          "git log",
+          signal,
+        ),
       );
       // Count before writing anything: the tree's files and their sizes, from the fetched objects.
       const tree = await run(
@@ -450,7 +497,14 @@ export function createGitClient(options: GitClientOptions = {}): GitClient {
         "git checkout",
         signal,
       );
-      return { dir, commit, dispose, [Symbol.asyncDispose]: dispose };
+      return {
+        dir,
+        commit,
+        commitTimeSec,
+        ...(descends === undefined ? {} : { descends }),
+        dispose,
+        [Symbol.asyncDispose]: dispose,
+      };
     } catch (error) {
       await dispose();
       throw error;

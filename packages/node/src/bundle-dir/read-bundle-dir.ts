@@ -31,6 +31,15 @@ import {
   yamlStreamErrors,
 } from "./yaml-input.js";
 
+/** How {@link readBundleDir} treats subdirectories. */
+export interface ReadBundleDirOptions {
+  /**
+   * Leave out subdirectories that have a fleet.yaml (each is a bundle of its own, as in a git
+   * repository); without it such a file is refused (`bundle apply` reads one bundle).
+   */
+  readonly skipNestedBundles?: boolean;
+}
+
 /** One entry of a directory listing. */
 export interface DirEntry {
   readonly name: string;
@@ -70,10 +79,22 @@ async function walk(
   io: BundleDirIo,
   dir: string,
   relative: string,
-  found: { manifests: string[]; nested: string[] },
+  found: {
+    manifests: string[];
+    nested: string[];
+    skipNested?: boolean | undefined;
+  },
   keep: (name: string) => boolean = isManifestName,
 ): Promise<void> {
   const entries = await io.readDir(relative === "" ? dir : join(dir, relative));
+  // A directory with a fleet.yaml of its own is another bundle (a git repository's layout:
+  // docs/gitops.md#bundle-directories), left out of this one when the reader is asked to.
+  if (
+    relative !== "" &&
+    found.skipNested === true &&
+    entries.some((e) => e.kind === "file" && e.name === FLEET_YAML)
+  )
+    return;
   for (const entry of entries) {
     // Hidden entries are skipped, but a chart's .helmignore (helm package honours it on the hub).
     if (entry.name.startsWith(".") && entry.name !== HELMIGNORE) continue;
@@ -115,6 +136,7 @@ function checkFleetYaml(dir: string, doc: unknown): Result<FleetYaml> {
 export async function readBundleDir(
   io: BundleDirIo,
   dir: string,
+  options: ReadBundleDirOptions = {},
 ): Promise<Result<BundleDir>> {
   let top;
   try {
@@ -140,12 +162,16 @@ export async function readBundleDir(
   if (checked.ok) fleet = checked.value;
   else problems.push(...checked.problems);
   if (renderer !== "manifests") {
-    const files = await readRendererFiles(io, dir);
+    const files = await readRendererFiles(io, dir, options);
     if (!files.ok) problems.push(...files.problems);
     if (problems.length > 0 || !files.ok) return fail(problems);
     return ok({ fleet, hasFleetYaml, manifests: [], files: files.value });
   }
-  const found = { manifests: [] as string[], nested: [] as string[] };
+  const found = {
+    manifests: [] as string[],
+    nested: [] as string[],
+    skipNested: options.skipNestedBundles,
+  };
   await walk(io, dir, "", found);
   for (const path of found.nested)
     problems.push(
@@ -194,8 +220,13 @@ export async function readBundleDir(
 export async function readRendererFiles(
   io: BundleDirIo,
   dir: string,
+  options: ReadBundleDirOptions = {},
 ): Promise<Result<ManifestFile[]>> {
-  const found = { manifests: [] as string[], nested: [] as string[] };
+  const found = {
+    manifests: [] as string[],
+    nested: [] as string[],
+    skipNested: options.skipNestedBundles,
+  };
   await walk(io, dir, "", found, () => true);
   const problems: Problem[] = [];
   const files: ManifestFile[] = [];
