@@ -108,12 +108,21 @@ import {
   type AutoUpgradeTrigger,
 } from "./autoupgrade/auto-upgrade-trigger.js";
 import { autoUpgradeHandlers } from "./grpc/admin-auto-upgrade.js";
-import { AUTO_UPGRADE_UNIT } from "./leases/units.js";
+import { AUTO_UPGRADE_UNIT, GITREPOS_UNIT } from "./leases/units.js";
+import { createGitClient, type GitClient } from "./gitrepos/git-client.js";
+import {
+  createGitRepoManager,
+  type GitRepoBundles,
+  type GitRepoManager,
+} from "./gitrepos/gitrepo-manager.js";
 
 type Handlers = wire.AdminServiceHandlers;
 
-/** What the hub needs from the bundle rollouts (packages/hub/src/bundles). */
-export interface BundleService {
+/**
+ * What the hub needs from the bundle rollouts (packages/hub/src/bundles), and what GitRepos
+ * apply bundles with.
+ */
+export interface BundleService extends GitRepoBundles {
   start(): Promise<void>;
   stop(): Promise<void> | void;
   onStatus(cluster: string, report: StatusReport): void;
@@ -274,6 +283,10 @@ export interface HubOptions {
   readonly replication?: HubReplication;
   /** The health of the JetStream streams the hub uses (`flotilla hub status`); absent: none. */
   readonly streamHealth?: () => Promise<readonly StreamHealth[]>;
+  /** The git client of GitRepos (hub options `--git-*`); default `git` with default limits. */
+  readonly git?: GitClient;
+  /** GitRepos synced at once (`--git-sync-concurrency`, default 4). */
+  readonly gitSyncConcurrency?: number;
 }
 
 export interface Hub {
@@ -288,6 +301,8 @@ export interface Hub {
   readonly intents: IntentWriter;
   readonly profiles: AutoUpgradeProfiles;
   readonly autoUpgrade: AutoUpgradeTrigger;
+  /** Git repositories as a bundle source (docs/gitops.md): the admin API's GitRepoService. */
+  readonly gitRepos: GitRepoManager;
   /** The lease keeper when replicas share the work (docs/high-availability.md). */
   readonly leases: LeaseKeeper | undefined;
   /** Loads state, republishes intents, then serves gRPC on `address`; resolves with the port. */
@@ -439,6 +454,20 @@ export function createHub(options: HubOptions): Hub {
     logger: log.child({ component: "bundles" }),
     runsPasses: () => ownsBundles(),
   });
+  // Git repositories, synced by the owner of GITREPOS_UNIT (docs/gitops.md).
+  const gitRepos = createGitRepoManager(
+    {
+      store,
+      bundles,
+      git: options.git ?? createGitClient(),
+      now,
+      log: log.child({ component: "gitrepos" }),
+      owns: () =>
+        started &&
+        (keeper === undefined || keeper.held(GITREPOS_UNIT) !== undefined),
+    },
+    compact({ concurrency: options.gitSyncConcurrency }),
+  );
   const tokens = createBootstrapTokens({ store, now });
   const { security } = options;
   const identities = createClusterIdentities({
@@ -543,12 +572,17 @@ export function createHub(options: HubOptions): Hub {
       units: () => [
         BUNDLES_UNIT,
         AUTO_UPGRADE_UNIT,
+        GITREPOS_UNIT,
         ...runs.ownable().map(runUnit),
       ],
       sessions: () => registry.connectedCount(),
       async onAcquired(unit, lease) {
         if (unit === AUTO_UPGRADE_UNIT) {
           autoUpgrade.poke();
+          return;
+        }
+        if (unit === GITREPOS_UNIT) {
+          gitRepos.tick();
           return;
         }
         const name = runOf(unit);
@@ -586,6 +620,10 @@ export function createHub(options: HubOptions): Hub {
       async onReleasing(unit) {
         if (unit === AUTO_UPGRADE_UNIT) {
           await autoUpgrade.idle();
+          return;
+        }
+        if (unit === GITREPOS_UNIT) {
+          await gitRepos.idle();
           return;
         }
         const name = runOf(unit);
@@ -710,6 +748,7 @@ export function createHub(options: HubOptions): Hub {
     intents,
     profiles,
     autoUpgrade,
+    gitRepos,
     get leases() {
       return keeper;
     },
@@ -723,6 +762,7 @@ export function createHub(options: HubOptions): Hub {
       await runs.start();
       await contentKeys.load();
       await bundles.start();
+      await gitRepos.start();
       await profiles.start();
       if (replication !== undefined && keeper !== undefined) {
         await replication.bucket.start();
@@ -808,6 +848,7 @@ export function createHub(options: HubOptions): Hub {
       if (presenceSoon !== undefined) clearTimeout(presenceSoon);
       following.abort();
       runs.stop();
+      await gitRepos.stop();
       await bundles.stop();
       agents.closeAll();
       adminStreams.endAll();
