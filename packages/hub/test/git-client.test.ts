@@ -165,3 +165,58 @@ describe("git client", () => {
     );
   });
 });
+
+describe("git client over SSH (a local sshd, when installed)", () => {
+  let ssh: GitServer;
+  let sshRepo: TestGitRepo;
+  let commit: string;
+
+  beforeAll(async () => {
+    ssh = await startGitServer({ ssh: true });
+    sshRepo = await ssh.createRepo("over-ssh");
+    commit = await sshRepo.commit("main", { "a.yaml": "kind: ConfigMap\n" });
+  }, 30_000);
+
+  afterAll(async () => {
+    await ssh.close();
+  });
+
+  it("authenticates with the key, checks the host key, and names each refusal", async (context) => {
+    const access = ssh.ssh;
+    const url = sshRepo.sshUrl;
+    if (access === undefined || url === undefined) {
+      context.skip("no sshd on this machine (install openssh-server)");
+      return;
+    }
+    const git = createGitClient();
+    const key = {
+      kind: "ssh" as const,
+      privateKey: access.privateKey,
+      knownHosts: access.knownHosts,
+    };
+    expect(await git.resolve({ url, credentials: key }, {})).toBe(commit);
+    const checkout = await git.checkout({ url, credentials: key }, commit);
+    expect(await readFile(`${checkout.dir}/a.yaml`, "utf8")).toBe(
+      "kind: ConfigMap\n",
+    );
+    await checkout.dispose();
+
+    const wrongKey = await failure(
+      git.resolve(
+        { url, credentials: { ...key, privateKey: access.otherPrivateKey } },
+        {},
+      ),
+    );
+    expect(wrongKey.kind).toBe("authentication");
+    const otherHost = access.knownHosts.replace(
+      /ssh-ed25519 \S+/,
+      "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKxUBqGyHuV9Pol1h3xEcXW0Ywq/LnJxMFdDxGQJkGyy",
+    );
+    const spoofed = await failure(
+      git.resolve({ url, credentials: { ...key, knownHosts: otherHost } }, {}),
+    );
+    expect(spoofed.kind).toBe("authentication");
+    expect(spoofed.message).toMatch(/Host key verification failed/);
+    expect(spoofed.message).not.toContain("PRIVATE KEY");
+  });
+});

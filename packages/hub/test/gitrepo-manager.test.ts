@@ -279,6 +279,44 @@ describe("GitRepo manager", () => {
     });
   });
 
+  test("keeps credentials apart: used for the sync, never returned; a wrong token is a lastError", async () => {
+    await using t = await setup();
+    await using authed = await startGitServer({
+      httpAuth: { username: "bot", password: "t0ken" },
+    });
+    const repo = await authed.createRepo("private");
+    const commit = await repo.commit("main", app("a", "1"));
+    const m = await t.open();
+    const added = await m.add({
+      ...t.input,
+      repo: repo.httpUrl,
+      credentials: { kind: "token", username: "bot", token: "t0ken" },
+    });
+    expect(added.credentials).toBe("token");
+    const synced = await m.sync("fleet");
+    expect(synced.commitDeployed).toBe(commit);
+    expect(JSON.stringify([synced, await m.list()])).not.toContain("t0ken");
+
+    await repo.commit("main", app("a", "2"));
+    await m.update({
+      ...t.input,
+      repo: repo.httpUrl,
+      credentials: { kind: "token", username: "bot", token: "wrong" },
+    });
+    const refused = await m.sync("fleet");
+    expect(refused.commitDeployed).toBe(commit);
+    expect(refused.lastError?.message).toMatch(/authentication failed/);
+    expect(refused.lastError?.message).not.toContain("wrong");
+    // Absent credentials in an update keep the stored ones; null removes them.
+    expect(
+      (await m.update({ ...t.input, repo: repo.httpUrl })).credentials,
+    ).toBe("token");
+    expect(
+      (await m.update({ ...t.input, repo: repo.httpUrl, credentials: null }))
+        .credentials,
+    ).toBeUndefined();
+  });
+
   test("refuses bad input naming the field and the value, storing nothing", async () => {
     await using t = await setup();
     const m = await t.open();

@@ -6,8 +6,16 @@
  * (force push) and deletes a branch, as a person pushing to a real server would.
  */
 import { spawn, execFile } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { constants } from "node:fs";
+import {
+  access,
+  mkdir,
+  mkdtemp,
+  readFile,
+  rm,
+  writeFile,
+} from "node:fs/promises";
+import { tmpdir, userInfo } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { freePort } from "./free-port.js";
@@ -40,6 +48,21 @@ async function git(cwd: string, ...args: string[]): Promise<string> {
 export interface GitServerOptions {
   /** When set, the HTTP server answers 401 to any request without this basic auth. */
   readonly httpAuth?: { readonly username: string; readonly password: string };
+  /**
+   * Also serve ssh:// with the machine's sshd (`openssh-server`) when it is installed, accepting
+   * one generated client key; {@link GitServer.ssh} is undefined when there is no sshd.
+   */
+  readonly ssh?: boolean;
+}
+
+/** The SSH side of a {@link GitServer}: the accepted client key and the server's host key. */
+export interface GitSshAccess {
+  /** The client's private key (OpenSSH PEM) that the server accepts. */
+  readonly privateKey: string;
+  /** A known_hosts line for the server. */
+  readonly knownHosts: string;
+  /** Another key, that the server does not accept. */
+  readonly otherPrivateKey: string;
 }
 
 /** What a commit changes: a path's new content, or null to delete it. */
@@ -54,6 +77,8 @@ export interface TestGitRepo {
   readonly httpUrl: string;
   /** file:///…/NAME.git */
   readonly fileUrl: string;
+  /** ssh://USER@127.0.0.1:PORT/…/NAME.git, when the server serves SSH. */
+  readonly sshUrl?: string;
   /**
    * Commits `files` (written or deleted) on top of `branch` (created when absent, from nothing)
    * and pushes; resolves with the new commit.
@@ -75,6 +100,8 @@ export interface GitServer extends AsyncDisposable {
   readonly root: string;
   /** Creates an empty bare repository `NAME.git` whose HEAD is `defaultBranch` (default main). */
   createRepo(name: string, defaultBranch?: string): Promise<TestGitRepo>;
+  /** SSH access, when asked for and sshd is installed. */
+  readonly ssh?: GitSshAccess;
   /** HTTP requests the server answered, with their status (401s included). */
   readonly httpRequests: readonly {
     readonly path: string;
@@ -164,6 +191,80 @@ function listening(port: number): Promise<boolean> {
   });
 }
 
+const SSHD = "/usr/sbin/sshd";
+
+/** Starts sshd on a free port accepting one generated key, or undefined without sshd. */
+async function startSshd(
+  root: string,
+  work: string,
+): Promise<
+  { process: TestProcess; port: number; access: GitSshAccess } | undefined
+> {
+  try {
+    await access(SSHD, constants.X_OK);
+  } catch {
+    return undefined;
+  }
+  const dir = join(root, "ssh");
+  await mkdir(dir, { mode: 0o700 });
+  const keygen = (file: string) =>
+    exec("ssh-keygen", [
+      "-q",
+      "-t",
+      "ed25519",
+      "-N",
+      "",
+      "-f",
+      join(dir, file),
+    ]);
+  await keygen("host");
+  await keygen("client");
+  await keygen("other");
+  const read = (file: string) => readFile(join(dir, file), "utf8");
+  await writeFile(join(dir, "authorized"), await read("client.pub"));
+  const port = await freePort();
+  await writeFile(
+    join(dir, "sshd_config"),
+    [
+      `Port ${String(port)}`,
+      "ListenAddress 127.0.0.1",
+      `HostKey ${join(dir, "host")}`,
+      `AuthorizedKeysFile ${join(dir, "authorized")}`,
+      `PidFile ${join(dir, "sshd.pid")}`,
+      "StrictModes no",
+      "UsePAM no",
+      "PasswordAuthentication no",
+      "KbdInteractiveAuthentication no",
+      "PubkeyAuthentication yes",
+      "PermitRootLogin prohibit-password",
+      "",
+    ].join("\n"),
+  );
+  // sshd wants its privilege separation directory (a root-run sshd only).
+  await mkdir("/run/sshd", { recursive: true }).catch(() => undefined);
+  const sshd = startProcess({
+    name: "sshd",
+    command: SSHD,
+    args: ["-D", "-e", "-f", join(dir, "sshd_config")],
+    cwd: work,
+  });
+  await sshd.waitForLine(/Server listening/, 10_000);
+  const hostKey = (await read("host.pub"))
+    .trim()
+    .split(" ")
+    .slice(0, 2)
+    .join(" ");
+  return {
+    process: sshd,
+    port,
+    access: {
+      privateKey: await read("client"),
+      otherPrivateKey: await read("other"),
+      knownHosts: `[127.0.0.1]:${String(port)} ${hostKey}\n`,
+    },
+  };
+}
+
 /** Starts git daemon and the HTTP server over a fresh directory of bare repositories. */
 export async function startGitServer(
   options: GitServerOptions = {},
@@ -189,6 +290,7 @@ export async function startGitServer(
     env: GIT_ENV,
   });
   await waitFor(() => listening(port), { timeoutMs: 10_000 });
+  const sshd = options.ssh === true ? await startSshd(root, work) : undefined;
   const seen: { path: string; status: number }[] = [];
   const http = await serveLoopback(httpBackend(repos, options.httpAuth, seen));
 
@@ -251,6 +353,11 @@ export async function startGitServer(
       gitUrl: `git://127.0.0.1:${String(port)}/${name}.git`,
       httpUrl: `http://127.0.0.1:${String(http.port)}/${name}.git`,
       fileUrl: `file://${bare}`,
+      ...(sshd === undefined
+        ? {}
+        : {
+            sshUrl: `ssh://${userInfo().username}@127.0.0.1:${String(sshd.port)}${bare}`,
+          }),
       commit: async (branch, files, message) => {
         if (await exists(branch)) {
           await git(clone, "fetch", "-q", bare, branch);
@@ -275,10 +382,12 @@ export async function startGitServer(
   const close = async (): Promise<void> => {
     await http.close();
     await daemon.stop(2_000);
+    await sshd?.process.stop(2_000);
     await rm(root, { recursive: true, force: true });
   };
   return {
     root: repos,
+    ...(sshd === undefined ? {} : { ssh: sshd.access }),
     createRepo,
     httpRequests: seen,
     close,

@@ -47,5 +47,6 @@ export type {
   GitFiles,
   GitServer,
   GitServerOptions,
+  GitSshAccess,
   TestGitRepo,
 } from "./git-server.js";

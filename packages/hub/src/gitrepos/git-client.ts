@@ -129,19 +129,17 @@ const STDERR_KINDS: readonly (readonly [RegExp, GitErrorKind])[] = [
   ],
 ];
 
-function classify(stderr: string): GitErrorKind {
-  for (const [pattern, kind] of STDERR_KINDS)
-    if (pattern.test(stderr)) return kind;
-  return "failed";
-}
-
-/** The last meaningful line of git's standard error (no credential is ever in it: none is passed). */
-function lastLine(stderr: string): string {
+/** What git's standard error says: the kind, and the line that says it (else the last line). */
+function classify(stderr: string): { kind: GitErrorKind; said: string } {
   const lines = stderr
     .split("\n")
     .map((l) => l.trim())
     .filter((l) => l !== "" && !l.startsWith("hint:"));
-  return lines.at(-1) ?? "";
+  for (const [pattern, kind] of STDERR_KINDS) {
+    const line = lines.find((l) => pattern.test(l));
+    if (line !== undefined) return { kind, said: line };
+  }
+  return { kind: "failed", said: lines.at(-1) ?? "" };
 }
 
 const SENTENCES: Readonly<Record<GitErrorKind, string>> = {
@@ -326,8 +324,7 @@ export function createGitClient(options: GitClientOptions = {}): GitClient {
           resolve(Buffer.concat(out).toString("utf8"));
           return;
         }
-        const kind = classify(stderr);
-        const said = lastLine(stderr);
+        const { kind, said } = classify(stderr);
         reject(
           new GitError(
             kind,
