@@ -70,6 +70,11 @@ describe("git client", () => {
     expect(await git.resolve({ url: repo.gitUrl }, { revision: first })).toBe(
       first,
     );
+    // An annotated tag resolves to the commit it names.
+    await repo.tag("v1", first);
+    expect(await git.resolve({ url: repo.gitUrl }, { revision: "v1" })).toBe(
+      first,
+    );
   });
 
   it("checks out one commit into a directory that dispose removes", async () => {

@@ -9,6 +9,7 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
   startGitServer,
+  waitFor,
   type GitServer,
   type TestGitRepo,
 } from "@flotilla/testkit";
@@ -315,6 +316,54 @@ describe("GitRepo manager", () => {
       (await m.update({ ...t.input, repo: repo.httpUrl, credentials: null }))
         .credentials,
     ).toBeUndefined();
+  });
+
+  test("polls each repository at its interval, only while this replica owns the syncs", async () => {
+    await using t = await setup();
+    const first = await t.repo.commit("main", app("a", "1"));
+    let nowMs = Date.UTC(2026, 0, 1);
+    let owner = false;
+    const ticks: (() => void)[] = [];
+    const m = createGitRepoManager({
+      store: t.h.store,
+      bundles: t.h.manager,
+      git: createGitClient(),
+      now: () => nowMs,
+      log: pino({ level: "silent" }),
+      owns: () => owner,
+      random: () => 0.5,
+      every: (_ms, tick) => {
+        ticks.push(tick);
+        return () => undefined;
+      },
+    });
+    await m.start();
+    await m.add({ ...t.input, pollIntervalSeconds: 60 });
+    const fire = () => {
+      for (const tick of ticks) tick();
+    };
+    fire();
+    await m.idle();
+    expect((await m.get("fleet")).lastSyncAtMs).toBeUndefined();
+    owner = true;
+    fire();
+    await waitFor(async () => (await m.get("fleet")).commitDeployed === first, {
+      timeoutMs: 20_000,
+    });
+    const second = await t.repo.commit("main", app("a", "2"));
+    nowMs += 30_000;
+    fire();
+    await m.idle();
+    expect((await m.get("fleet")).commitDeployed).toBe(first);
+    nowMs += 31_000;
+    fire();
+    await waitFor(
+      async () => (await m.get("fleet")).commitDeployed === second,
+      {
+        timeoutMs: 20_000,
+      },
+    );
+    await m.stop();
   });
 
   test("refuses bad input naming the field and the value, storing nothing", async () => {

@@ -91,6 +91,8 @@ export interface TestGitRepo {
   forcePush(branch: string, files: GitFiles): Promise<string>;
   /** Deletes `branch` on the server. */
   deleteBranch(branch: string): Promise<void>;
+  /** Tags `commit` on the server with an annotated tag `name`. */
+  tag(name: string, commit: string): Promise<void>;
   /** The commit `branch` points at on the server. */
   head(branch: string): Promise<string>;
 }
@@ -374,6 +376,9 @@ export async function startGitServer(
       },
       deleteBranch: async (branch) => {
         await git(bare, "branch", "-D", branch);
+      },
+      tag: async (tagName, commit) => {
+        await git(bare, "tag", "-a", "-m", tagName, tagName, commit);
       },
       head: (branch) => git(bare, "rev-parse", `refs/heads/${branch}`),
     };
