@@ -19,6 +19,7 @@ import {
   type GitRepoManager,
 } from "../src/gitrepos/gitrepo-manager.js";
 import type { GitRepoInput } from "../src/gitrepos/gitrepo-service.js";
+import { startTestHub } from "./hub-harness.js";
 import {
   bundleSpec,
   clusters,
@@ -364,6 +365,27 @@ describe("GitRepo manager", () => {
       },
     );
     await m.stop();
+  });
+
+  test("the hub builds the manager: hub.gitRepos syncs into hub.bundles once the hub serves", async () => {
+    const repo = await server.createRepo("through-hub");
+    const commit = await repo.commit("main", app("a", "1"));
+    const t = await startTestHub();
+    try {
+      await t.hub.gitRepos.add({
+        name: "fleet",
+        repo: repo.fileUrl,
+        paths: ["apps"],
+        pollIntervalSeconds: 15,
+        deleteRemoved: true,
+      });
+      expect((await t.hub.gitRepos.sync("fleet")).commitDeployed).toBe(commit);
+      expect((await t.hub.bundles.list()).map((b) => b.record.name)).toEqual([
+        "fleet-apps-a",
+      ]);
+    } finally {
+      await t.stop();
+    }
   });
 
   test("refuses bad input naming the field and the value, storing nothing", async () => {
