@@ -388,6 +388,27 @@ describe("GitRepo manager", () => {
     }
   });
 
+  test("symbolic links never lead out of the checkout", async () => {
+    await using t = await setup();
+    const commit = await t.repo.commit("main", {
+      ...app("a", "1"),
+      "apps/a/passwd.yaml": { symlink: "/etc/passwd" },
+      outside: { symlink: "/etc" },
+    });
+    const m = await t.open();
+    await m.add({ ...t.input, paths: ["apps", "outside"] });
+    const refused = await m.sync("fleet");
+    expect(refused.lastError?.message).toMatch(
+      /outside: a symbolic link out of the repository/,
+    );
+    await m.update({ ...t.input, paths: ["apps"] });
+    const synced = await m.sync("fleet");
+    expect(synced.commitDeployed).toBe(commit);
+    const files = (await t.h.manager.get("fleet-apps-a")).summary.record
+      .manifests;
+    expect(files.map((f) => f.path)).toEqual(["cm.json"]);
+  });
+
   test("refuses bad input naming the field and the value, storing nothing", async () => {
     await using t = await setup();
     const m = await t.open();

@@ -13,6 +13,7 @@ import {
   mkdtemp,
   readFile,
   rm,
+  symlink,
   writeFile,
 } from "node:fs/promises";
 import { tmpdir, userInfo } from "node:os";
@@ -65,8 +66,10 @@ export interface GitSshAccess {
   readonly otherPrivateKey: string;
 }
 
-/** What a commit changes: a path's new content, or null to delete it. */
-export type GitFiles = Readonly<Record<string, string | null>>;
+/** What a commit changes: a path's new content, a symbolic link to make, or null to delete it. */
+export type GitFiles = Readonly<
+  Record<string, string | { readonly symlink: string } | null>
+>;
 
 /** One bare repository of a {@link GitServer}. */
 export interface TestGitRepo {
@@ -317,7 +320,8 @@ export async function startGitServer(
         if (content === null) await rm(file, { force: true });
         else {
           await mkdir(dirname(file), { recursive: true });
-          await writeFile(file, content);
+          if (typeof content === "string") await writeFile(file, content);
+          else await symlink(content.symlink, file);
         }
       }
     };

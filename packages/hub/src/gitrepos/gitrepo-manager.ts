@@ -12,7 +12,7 @@
  * `lastError`, naming the commit and the directory.
  */
 import { join } from "node:path";
-import { stat } from "node:fs/promises";
+import { realpath, stat } from "node:fs/promises";
 import { z } from "zod";
 import {
   compact,
@@ -338,14 +338,24 @@ export function createGitRepoManager(
   ): Promise<{ bundles: ReadBundle[]; problems: string[] }> => {
     const problems: string[] = [];
     const found = new Map<string, ReadBundle>();
+    const top = await realpath(root);
     for (const path of paths) {
-      const dir = join(root, path);
-      const isDir = await stat(dir).then(
-        (s) => s.isDirectory(),
-        () => false,
-      );
+      // A symbolic link in the commit must not lead the reader out of the checkout.
+      const dir = await realpath(join(root, path)).catch(() => undefined);
+      const inside =
+        dir !== undefined && (dir === top || dir.startsWith(`${top}/`));
+      const isDir =
+        inside &&
+        (await stat(dir).then(
+          (s) => s.isDirectory(),
+          () => false,
+        ));
       if (!isDir) {
-        problems.push(`${path}: no such directory in the commit`);
+        problems.push(
+          dir !== undefined && !inside
+            ? `${path}: a symbolic link out of the repository`
+            : `${path}: no such directory in the commit`,
+        );
         continue;
       }
       for (const sub of await bundleDirs(root, path)) {
