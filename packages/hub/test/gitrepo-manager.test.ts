@@ -409,6 +409,40 @@ describe("GitRepo manager", () => {
     expect(files.map((f) => f.path)).toEqual(["cm.json"]);
   });
 
+  test("a sync asked of a replica that does not own the syncs is done by the owner", async () => {
+    await using t = await setup();
+    const commit = await t.repo.commit("main", app("a", "1"));
+    const replica = (owns: boolean) =>
+      createGitRepoManager({
+        store: t.h.store,
+        bundles: t.h.manager,
+        git: createGitClient(),
+        now: () => Date.now(),
+        log: pino({ level: "silent" }),
+        owns: () => owns,
+        every: () => () => undefined,
+      });
+    const owner = replica(true);
+    const other = replica(false);
+    await owner.start();
+    await other.start();
+    try {
+      await other.add({ ...t.input, pollIntervalSeconds: 3600 });
+      // The owner sees the new repository through the store and syncs it at once.
+      await waitFor(
+        async () => (await owner.get("fleet")).commitDeployed === commit,
+        { timeoutMs: 20_000 },
+      );
+      await owner.idle();
+      // Its next poll is an hour away: only the request can deploy the next commit now.
+      const next = await t.repo.commit("main", app("a", "2"));
+      expect((await other.sync("fleet")).commitDeployed).toBe(next);
+    } finally {
+      await other.stop();
+      await owner.stop();
+    }
+  });
+
   test("refuses bad input naming the field and the value, storing nothing", async () => {
     await using t = await setup();
     const m = await t.open();
