@@ -443,6 +443,32 @@ describe("GitRepo manager", () => {
     }
   });
 
+  test("watch gives the status now, then each change, until aborted", async () => {
+    await using t = await setup();
+    const commit = await t.repo.commit("main", app("a", "1"));
+    const m = await t.open();
+    await m.add(t.input);
+    const stop = new AbortController();
+    const seen: (string | undefined)[] = [];
+    const watching = (async () => {
+      for await (const status of m.watch("fleet", stop.signal)) {
+        seen.push(status.commitDeployed);
+        if (status.commitDeployed !== undefined) stop.abort();
+      }
+    })();
+    await waitFor(() => seen.length > 0);
+    await m.sync("fleet");
+    await watching;
+    expect(seen[0]).toBeUndefined();
+    expect(seen.at(-1)).toBe(commit);
+    await expect(
+      (async () => {
+        for await (const _ of m.watch("nope", new AbortController().signal))
+          return;
+      })(),
+    ).rejects.toMatchObject({ code: "not_found" });
+  });
+
   test("refuses bad input naming the field and the value, storing nothing", async () => {
     await using t = await setup();
     const m = await t.open();

@@ -957,46 +957,68 @@ export function createGitRepoManager(
     },
 
     async *watch(name, signal) {
-      let last = "";
-      const wake: { notify: () => void } = {
-        notify: () => undefined,
+      await getRecord(name);
+      // The store's watches end with this, whether the caller aborts or stops iterating.
+      const inner = new AbortController();
+      const onAbort = (): void => {
+        inner.abort();
       };
-      const changes = await Promise.all([
-        store.watch(REPOS, { signal, prefix: name }),
-        store.watch(STATES, { signal, prefix: name }),
-      ]);
-      for (const c of changes)
-        void (async () => {
-          try {
-            for await (const change of c)
-              if (change.key === name) wake.notify();
-          } catch {
-            // the watch ends with the signal
+      if (signal.aborted) inner.abort();
+      signal.addEventListener("abort", onAbort, { once: true });
+      // A change seen while the status is being read is kept for the next wait.
+      let changed = false;
+      const wake: { notify: () => void } = {
+        notify: () => {
+          changed = true;
+        },
+      };
+      try {
+        const changes = await Promise.all([
+          store.watch(REPOS, { signal: inner.signal, prefix: name }),
+          store.watch(STATES, { signal: inner.signal, prefix: name }),
+        ]);
+        for (const c of changes)
+          void (async () => {
+            try {
+              for await (const change of c)
+                if (change.key === name) wake.notify();
+            } catch {
+              // the watch ends with the signal
+            }
+          })();
+        let last = "";
+        while (!inner.signal.aborted) {
+          const entry = await store.get(REPOS, name);
+          if (entry === undefined) return;
+          const status = await statusOf(name, entry.value);
+          const text = JSON.stringify(status);
+          if (text !== last) {
+            last = text;
+            yield status;
           }
-        })();
-      while (!signal.aborted) {
-        const entry = await store.get(REPOS, name);
-        if (entry === undefined) {
-          if (last === "") throw notFound(name);
-          return;
-        }
-        const status = await statusOf(name, entry.value);
-        const text = JSON.stringify(status);
-        if (text !== last) {
-          last = text;
-          yield status;
-        }
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, WATCH_REFRESH_MS);
-          function done(): void {
-            clearTimeout(timer);
-            signal.removeEventListener("abort", done);
-            wake.notify = () => undefined;
-            resolve();
+          // A change of the record or the state wakes this at once; bundle counts change
+          // without either, so they are looked at again every few seconds.
+          if (changed) {
+            changed = false;
+            continue;
           }
-          wake.notify = done;
-          signal.addEventListener("abort", done, { once: true });
-        });
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(done, WATCH_REFRESH_MS);
+            function done(): void {
+              clearTimeout(timer);
+              inner.signal.removeEventListener("abort", done);
+              wake.notify = () => {
+                changed = true;
+              };
+              resolve();
+            }
+            wake.notify = done;
+            inner.signal.addEventListener("abort", done, { once: true });
+          });
+        }
+      } finally {
+        signal.removeEventListener("abort", onAbort);
+        inner.abort();
       }
     },
 
