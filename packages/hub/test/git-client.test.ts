@@ -94,6 +94,29 @@ describe("git client", () => {
     await expect(stat(checkout.dir)).rejects.toThrow(/ENOENT/);
   });
 
+  it("tells whether a commit descends from an earlier one", async () => {
+    const descends = await git.checkout({ url: repo.gitUrl }, second, {
+      ancestor: { commit: first, timeSec: Math.floor(Date.now() / 1000) - 60 },
+    });
+    expect(descends.descends).toBe(true);
+    await descends.dispose();
+    const reverse = await git.checkout({ url: repo.gitUrl }, first, {
+      ancestor: { commit: second, timeSec: Math.floor(Date.now() / 1000) - 60 },
+    });
+    expect(reverse.descends).toBe(false);
+    await reverse.dispose();
+    // No commit of the new history is as recent as the earlier one: it cannot descend from it.
+    const older = await git.checkout({ url: repo.gitUrl }, first, {
+      ancestor: {
+        commit: second,
+        timeSec: Math.floor(Date.now() / 1000) + 3600,
+      },
+    });
+    expect(older.descends).toBe(false);
+    expect(older.commitTimeSec).toBeGreaterThan(0);
+    await older.dispose();
+  });
+
   it("names each failure", async () => {
     const unused = `git://127.0.0.1:${String(await freePort())}/x.git`;
     const cases: [() => Promise<unknown>, GitErrorKind, RegExp][] = [

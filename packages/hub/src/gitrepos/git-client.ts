@@ -432,8 +432,14 @@ export function createGitClient(options: GitClientOptions = {}): GitClient {
         try {
           await fetch(`--shallow-since=${String(ancestor.timeSec - 1)}`);
         } catch (error) {
-          // No commit of the new history is that recent: it cannot hold the earlier one.
-          if (!(error instanceof GitError) || error.kind !== "failed")
+          // No commit of the new history is that recent, so it cannot hold the earlier one. Git
+          // servers do not always say so (git:// and HTTP only hang up): a fetch of the commit
+          // alone that works tells it apart from a real failure, which it repeats.
+          if (
+            !(error instanceof GitError) ||
+            error.kind === "limit_exceeded" ||
+            error.kind === "authentication"
+          )
             throw error;
           await fetch("--depth=1");
           descends = false;
