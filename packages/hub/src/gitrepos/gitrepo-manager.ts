@@ -273,6 +273,8 @@ export function createGitRepoManager(
   const waiting: (() => void)[] = [];
   let cancelTimer: (() => void) | undefined;
   const following = new AbortController();
+  /** Aborted by `stop`: running git commands are killed rather than waited for. */
+  const stopping = new AbortController();
   let followDone: Promise<void> = Promise.resolve();
 
   const jittered = (seconds: number): number =>
@@ -320,6 +322,8 @@ export function createGitRepoManager(
     commit?: string,
     seen?: string,
   ): Promise<void> => {
+    // A sync cut short by a stop is no failure of the repository: the next owner syncs again.
+    if (stopping.signal.aborted) return;
     const atMs = deps.now();
     log.warn({ gitrepo: name, commit, err: message }, "GitRepo sync failed");
     await updateState(name, (s) => ({
@@ -685,7 +689,7 @@ export function createGitRepoManager(
       r.queued = false;
       const done = await slot();
       try {
-        await syncOnce(name);
+        if (!stopping.signal.aborted) await syncOnce(name, stopping.signal);
       } catch (error) {
         log.error({ gitrepo: name, err: error }, "GitRepo sync failed");
       } finally {
@@ -819,6 +823,7 @@ export function createGitRepoManager(
     async stop() {
       cancelTimer?.();
       following.abort();
+      stopping.abort();
       await followDone;
       await Promise.all([...repos.values()].map((r) => r.chain));
     },
