@@ -492,6 +492,17 @@ describe("GitRepo manager", () => {
         { path: "credentials.kind" },
       ],
     });
+    await expect(
+      m.add({ ...t.input, repo: "https://bot:hunter2@example.com/x.git" }),
+    ).rejects.toMatchObject({
+      code: "invalid_argument",
+      problems: [
+        {
+          path: "repo",
+          value: "https://bot:(redacted)@example.com/x.git",
+        },
+      ],
+    });
     expect(await m.list()).toEqual([]);
   });
 });

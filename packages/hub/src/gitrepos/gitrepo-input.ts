@@ -13,7 +13,7 @@ import type {
 /** How often a repository is polled when its spec says nothing (0). */
 export const DEFAULT_POLL_INTERVAL_SECONDS = 15;
 /** Bounds of `pollIntervalSeconds`. */
-export const MIN_POLL_INTERVAL_SECONDS = 1;
+export const MIN_POLL_INTERVAL_SECONDS = 5;
 export const MAX_POLL_INTERVAL_SECONDS = 24 * 3600;
 
 const URL_SCHEMES = /^(https?|ssh|git|file):\/\/[^\s]+$/;
@@ -131,6 +131,14 @@ export function checkGitRepoInput(
       message:
         "must be an https://, http://, ssh://, git:// or file:// URL, or user@host:path",
       value: repo,
+    });
+  else if (/^[a-z]+:\/\/[^/@]*:[^/@]*@/i.test(repo))
+    // Credentials have one place, and it is not the URL (which statuses and logs show).
+    problems.push({
+      path: "repo",
+      message:
+        "must not hold a password (user:password@): give credentials instead",
+      value: repo.replace(/(:\/\/[^/@]*:)[^/@]*@/, "$1(redacted)@"),
     });
   const branch = input.branch === "" ? undefined : input.branch;
   const revision = input.revision === "" ? undefined : input.revision;
