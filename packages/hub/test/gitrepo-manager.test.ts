@@ -219,7 +219,7 @@ describe("GitRepo manager", () => {
     expect(gone.commitDeployed).toBe(first);
     expect(await revisions(t.h)).toEqual(before);
 
-    const again = await t.repo.forcePush("main", app("a", "9"));
+    const again = await t.repo.forcePush("main", app("a", "8"));
     expect(again).not.toBe(rewritten);
     await m.update(t.input);
     const accepted = await m.sync("fleet");
