@@ -407,3 +407,12 @@ export {
   SUPPORTED_BUNDLE_KEYS,
   UNSUPPORTED_FLEET_KEYS,
 } from "./fleet/fleet-yaml-keys.js";
+export {
+  FLEET_YAML,
+  bundleRenderer,
+  parseFleetYaml,
+  type BundleDir,
+  type BundleRenderer,
+  type FleetYaml,
+  type ManifestFile,
+} from "./fleet/bundle-dir.js";

@@ -108,20 +108,26 @@ import {
   type AutoUpgradeTrigger,
 } from "./autoupgrade/auto-upgrade-trigger.js";
 import { autoUpgradeHandlers } from "./grpc/admin-auto-upgrade.js";
-import { AUTO_UPGRADE_UNIT } from "./leases/units.js";
-// Git repositories as a bundle source (docs/cli.md#git-repositories).
+import { AUTO_UPGRADE_UNIT, GITREPOS_UNIT } from "./leases/units.js";
+// Git repositories as a bundle source (docs/gitops.md).
 import { gitRepoHandlers } from "./grpc/admin-gitrepos.js";
 import type { GitRepoService } from "./gitrepos/gitrepo-service.js";
 import type { RunBundles } from "./runs/run-bundles.js";
 import type { RunMemberOf } from "./bundles/bundle-status.js";
+import { createGitClient, type GitClient } from "./gitrepos/git-client.js";
+import {
+  createGitRepoManager,
+  type GitRepoBundles,
+  type GitRepoManager,
+} from "./gitrepos/gitrepo-manager.js";
 
 type Handlers = wire.AdminServiceHandlers;
 
 /**
- * What the hub needs from the bundle rollouts (packages/hub/src/bundles), staged runs of bundle
- * revisions included.
+ * What the hub needs from the bundle rollouts (packages/hub/src/bundles): staged runs of bundle
+ * revisions included, and what GitRepos apply bundles with.
  */
-export interface BundleService extends RunBundles {
+export interface BundleService extends RunBundles, GitRepoBundles {
   start(): Promise<void>;
   stop(): Promise<void> | void;
   onStatus(cluster: string, report: StatusReport): void;
@@ -284,11 +290,12 @@ export interface HubOptions {
   readonly replication?: HubReplication;
   /** The health of the JetStream streams the hub uses (`flotilla hub status`); absent: none. */
   readonly streamHealth?: () => Promise<readonly StreamHealth[]>;
-  /**
-   * The GitRepo manager the admin API's git repository methods use; absent: they answer
-   * FAILED_PRECONDITION (this hub does not follow git repositories).
-   */
+  /** Replaces the hub's GitRepo manager in the admin API (tests of the API alone). */
   readonly gitRepos?: GitRepoService;
+  /** The git client of GitRepos (hub options `--git-*`); default `git` with default limits. */
+  readonly git?: GitClient;
+  /** GitRepos synced at once (`--git-sync-concurrency`, default 4). */
+  readonly gitSyncConcurrency?: number;
 }
 
 export interface Hub {
@@ -303,6 +310,8 @@ export interface Hub {
   readonly intents: IntentWriter;
   readonly profiles: AutoUpgradeProfiles;
   readonly autoUpgrade: AutoUpgradeTrigger;
+  /** Git repositories as a bundle source (docs/gitops.md): the admin API's GitRepoService. */
+  readonly gitRepos: GitRepoManager;
   /** The lease keeper when replicas share the work (docs/high-availability.md). */
   readonly leases: LeaseKeeper | undefined;
   /** Loads state, republishes intents, then serves gRPC on `address`; resolves with the port. */
@@ -468,6 +477,20 @@ export function createHub(options: HubOptions): Hub {
     runsPasses: () => ownsBundles(),
     runMember: (run, cluster) => runs.memberOf(run, cluster),
   });
+  // Git repositories, synced by the owner of GITREPOS_UNIT (docs/gitops.md).
+  const gitRepos = createGitRepoManager(
+    {
+      store,
+      bundles,
+      git: options.git ?? createGitClient(),
+      now,
+      log: log.child({ component: "gitrepos" }),
+      owns: () =>
+        started &&
+        (keeper === undefined || keeper.held(GITREPOS_UNIT) !== undefined),
+    },
+    compact({ concurrency: options.gitSyncConcurrency }),
+  );
   const tokens = createBootstrapTokens({ store, now });
   const { security } = options;
   const identities = createClusterIdentities({
@@ -572,12 +595,17 @@ export function createHub(options: HubOptions): Hub {
       units: () => [
         BUNDLES_UNIT,
         AUTO_UPGRADE_UNIT,
+        GITREPOS_UNIT,
         ...runs.ownable().map(runUnit),
       ],
       sessions: () => registry.connectedCount(),
       async onAcquired(unit, lease) {
         if (unit === AUTO_UPGRADE_UNIT) {
           autoUpgrade.poke();
+          return;
+        }
+        if (unit === GITREPOS_UNIT) {
+          gitRepos.tick();
           return;
         }
         const name = runOf(unit);
@@ -615,6 +643,10 @@ export function createHub(options: HubOptions): Hub {
       async onReleasing(unit) {
         if (unit === AUTO_UPGRADE_UNIT) {
           await autoUpgrade.idle();
+          return;
+        }
+        if (unit === GITREPOS_UNIT) {
+          await gitRepos.idle();
           return;
         }
         const name = runOf(unit);
@@ -702,7 +734,10 @@ export function createHub(options: HubOptions): Hub {
       trigger: autoUpgrade,
       catalogue,
     }),
-    ...gitRepoHandlers({ ...auditDeps, gitRepos: options.gitRepos }),
+    ...gitRepoHandlers({
+      ...auditDeps,
+      gitRepos: options.gitRepos ?? gitRepos,
+    }),
     ...hubStatusHandlers({
       self: selfRecord,
       replicas: () => keeper?.replicas() ?? [],
@@ -740,6 +775,7 @@ export function createHub(options: HubOptions): Hub {
     intents,
     profiles,
     autoUpgrade,
+    gitRepos,
     get leases() {
       return keeper;
     },
@@ -754,6 +790,7 @@ export function createHub(options: HubOptions): Hub {
       // Bundles first: a restarted run republishes its releases of a bundle revision.
       await bundles.start();
       await runs.start();
+      await gitRepos.start();
       await profiles.start();
       if (replication !== undefined && keeper !== undefined) {
         await replication.bucket.start();
@@ -839,6 +876,7 @@ export function createHub(options: HubOptions): Hub {
       if (presenceSoon !== undefined) clearTimeout(presenceSoon);
       following.abort();
       runs.stop();
+      await gitRepos.stop();
       await bundles.stop();
       agents.closeAll();
       adminStreams.endAll();

@@ -30,6 +30,9 @@ import { createPresence } from "./leases/presence.js";
 import { HUB_VERSION } from "./version.js";
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
+import { readFile } from "node:fs/promises";
+import { createGitClient } from "./gitrepos/git-client.js";
+import { createGitWebhook } from "./gitrepos/git-webhook.js";
 import { startHttpServer } from "./metrics/http-server.js";
 import { createJetStreamIntentPublisher } from "./intents/jetstream-intent-publisher.js";
 import { hubStreams } from "./jetstream/hub-streams.js";
@@ -101,7 +104,11 @@ export async function serveHub(
   const probes = createHubProbes(() =>
     nc.isClosed() ? "closed" : connected() ? "connected" : "reconnecting",
   );
-  const httpAddress = await serveHttp(deps, probes, opened);
+  // The webhook reaches the GitRepo manager once the hub is built (below).
+  const gitRepos: { syncByUrl?: (urls: readonly string[]) => string[] } = {};
+  const httpAddress = await serveHttp(deps, probes, opened, (urls) =>
+    gitRepos.syncByUrl === undefined ? [] : gitRepos.syncByUrl(urls),
+  );
 
   // Every bucket and stream is created with this many replicas; a count NATS cannot keep is
   // refused before anything is created.
@@ -233,6 +240,15 @@ export async function serveHub(
     missedHeartbeats: config.missedHeartbeats,
     passIntervalMs: config.passIntervalMs,
     refusalAudit: config.refusalAudit,
+    git: createGitClient({
+      git: config.git.binary,
+      limits: {
+        timeoutMs: config.git.timeoutMs,
+        maxBytes: config.git.maxBytes,
+        maxFiles: config.git.maxFiles,
+      },
+    }),
+    gitSyncConcurrency: config.git.concurrency,
     bundles: (bundleDeps) =>
       createBundleService(
         {
@@ -257,6 +273,7 @@ export async function serveHub(
       }),
     observer: hubObserverOf(metrics),
   });
+  gitRepos.syncByUrl = (urls) => hub.gitRepos.syncByUrl(urls);
   // Pushed before start: a start that fails after loading state may have timers running.
   opened.push({ name: "hub", stop: () => hub.stop() });
   // Without NATS this replica cannot renew its leases nor fence its writes: it stops acting as
@@ -290,18 +307,47 @@ async function serveHttp(
   deps: ServeHubDeps,
   probes: HubProbes,
   opened: StopStep[],
+  syncByUrl: (urls: readonly string[]) => string[],
 ): Promise<string | undefined> {
   const { config, log, metrics } = deps;
   if (config.httpListen === undefined) return undefined;
+  const secret = await webhookSecret(config);
   const http = await startHttpServer({
     listen: config.httpListen,
     metrics,
     log,
     health: () => probes.liveness(),
     readiness: () => probes.readiness(),
+    ...(secret === undefined
+      ? {}
+      : {
+          gitWebhook: createGitWebhook({
+            secret,
+            syncByUrl,
+            log: log.child({ component: "git-webhook" }),
+            onRequest: (outcome) => {
+              metrics.gitWebhook(outcome);
+            },
+          }),
+        }),
   });
   opened.push({ name: "HTTP server", stop: () => http.close() });
   return http.address;
+}
+
+/** The git webhook's secret: `--git-webhook-secret`, or the file's content (trimmed). */
+async function webhookSecret(
+  config: ServeHubDeps["config"],
+): Promise<string | undefined> {
+  const { webhookSecret: given, webhookSecretFile: file } = config.git;
+  if (file === undefined) return given;
+  const text = (await readFile(file, "utf8")).trim();
+  if (text === "")
+    throw new FlotillaError(
+      "invalid_argument",
+      `${HUB_OPTIONS.gitWebhookSecretFile.flag} ${file}: the file is empty`,
+    );
+  return text;
 }
 
 /** A replica's default name: the host's name and the port it listens on. */

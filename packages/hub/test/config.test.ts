@@ -69,6 +69,15 @@ describe("parseHubConfig", () => {
       bundleContentGc: { intervalMs: 600_000, graceMs: 3_600_000 },
       logLevel: "info",
       charts: { helm: "helm", credentialsFile: undefined, timeoutMs: 120_000 },
+      git: {
+        binary: "git",
+        timeoutMs: 60_000,
+        maxBytes: 256 * 1024 * 1024,
+        maxFiles: 10_000,
+        concurrency: 4,
+        webhookSecret: undefined,
+        webhookSecretFile: undefined,
+      },
       adminTokensFile: undefined,
       natsCredsFile: undefined,
       natsAccountSigningKeyFile: undefined,
@@ -96,6 +105,36 @@ describe("parseHubConfig", () => {
           "names a file that does not exist (--chart-credentials or FLOTILLA_CHART_CREDENTIALS)",
         value: missing,
       },
+    ]);
+  });
+
+  test("git options: limits, the webhook secret given once, and bad values named", () => {
+    expect(
+      parsed([...PLAIN, "--git-timeout", "30s", "--git-max-files=5"], {
+        FLOTILLA_GIT_MAX_BYTES: "2MiB",
+        FLOTILLA_GIT_WEBHOOK_SECRET: "s",
+      }),
+    ).toMatchObject({
+      git: {
+        timeoutMs: 30_000,
+        maxBytes: 2 * 1024 * 1024,
+        maxFiles: 5,
+        webhookSecret: "s",
+      },
+    });
+    expect(
+      problems(
+        [...PLAIN, "--git-webhook-secret", "s", "--git-max-files", "0"],
+        { FLOTILLA_GIT_WEBHOOK_SECRET_FILE: join(dir, "missing") },
+      ).map((p) => `${p.path}: ${p.message}`),
+    ).toEqual([
+      "--git-max-files: must be a whole number from 1 to 10000000 (--git-max-files or FLOTILLA_GIT_MAX_FILES)",
+      expect.stringMatching(
+        /^FLOTILLA_GIT_WEBHOOK_SECRET_FILE: cannot be combined with --git-webhook-secret/,
+      ) as string,
+      expect.stringMatching(
+        /^FLOTILLA_GIT_WEBHOOK_SECRET_FILE: names a file that does not exist/,
+      ) as string,
     ]);
   });
 

@@ -42,3 +42,17 @@ export {
   type DocumentProblem,
   type ManifestDocument,
 } from "./yaml/manifest-documents.js";
+export {
+  describeReadError,
+  fileProblem,
+  parseDocumentText,
+  yamlStreamErrors,
+} from "./bundle-dir/yaml-input.js";
+export {
+  fileSystemBundleDirIo,
+  readBundleDir,
+  readRendererFiles,
+  type BundleDirIo,
+  type ReadBundleDirOptions,
+  type DirEntry,
+} from "./bundle-dir/read-bundle-dir.js";

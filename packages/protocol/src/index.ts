@@ -248,3 +248,8 @@ export type {
   GitRepoSettings,
   GitRepoView,
 } from "./codecs/gitrepos.js";
+export {
+  bundleSpec,
+  filesToUpload,
+  type BundleSettings,
+} from "./bundle-request.js";

@@ -7,7 +7,9 @@
  * node killed mid-test);
  * `waitFor` replaces sleeps in assertions; `freePort` finds a port for servers that cannot bind
  * port 0 themselves; `startKubeApiServer` serves the Kubernetes REST subset the agent's
- * Kubernetes backend uses (there is no real API server on the development machines).
+ * Kubernetes backend uses (there is no real API server on the development machines);
+ * `startGitServer` serves bare repositories over git://, smart HTTP (with a token check), file://
+ * and, where sshd is installed, ssh://.
  */
 
 export { startNatsServer } from "./nats-server.js";
@@ -42,3 +44,11 @@ export type {
 } from "./chart-repository.js";
 export { HELM_OCI_MEDIA_TYPES, startOciRegistry } from "./oci-registry.js";
 export type { OciRegistry, OciRegistryOptions } from "./oci-registry.js";
+export { startGitServer } from "./git-server.js";
+export type {
+  GitFiles,
+  GitServer,
+  GitServerOptions,
+  GitSshAccess,
+  TestGitRepo,
+} from "./git-server.js";

@@ -6,30 +6,19 @@
  */
 import { join } from "node:path";
 import { formatProblem, type Problem } from "@flotilla/core";
-import { MAX_INLINE_MANIFEST_BYTES, type wire } from "@flotilla/protocol";
+import {
+  bundleSpec,
+  filesToUpload,
+  type BundleSettings,
+  type wire,
+} from "@flotilla/protocol";
 import type { HubClient } from "../hub/hub-client.js";
 import type { ProblemLines } from "../hub/hub-errors.js";
 import { putObject } from "../hub/put-object.js";
 import { stripField } from "../hub/file-problems.js";
-import { FLEET_YAML, type BundleDir, type ManifestFile } from "./bundle-dir.js";
+import { FLEET_YAML, type BundleDir } from "./bundle-dir.js";
 
-/**
- * The files (manifests and renderer input files: paths are unique across both, as they are paths
- * of one directory) to upload first, so that the inline rest stays within the limit.
- */
-export function filesToUpload(manifests: readonly ManifestFile[]): Set<string> {
-  const upload = new Set<string>();
-  let inline = manifests.reduce((sum, m) => sum + m.content.byteLength, 0);
-  const bySize = [...manifests].sort(
-    (a, b) => b.content.byteLength - a.content.byteLength,
-  );
-  for (const m of bySize) {
-    if (inline <= MAX_INLINE_MANIFEST_BYTES) break;
-    upload.add(m.path);
-    inline -= m.content.byteLength;
-  }
-  return upload;
-}
+export { bundleSpec, filesToUpload, type BundleSettings };
 
 /**
  * The BundleSpec of `dir` as sent to the hub: the files {@link filesToUpload} picks uploaded with
@@ -51,46 +40,6 @@ export async function sendableSpec(
     return object === undefined ? { yaml: m.content } : { object };
   });
   return { bundle, uploaded: upload.size };
-}
-
-/** Where the bundle's settings come from, for the spec. */
-export interface BundleSettings {
-  readonly name: string;
-  /** A stored strategy to roll out with (staged), instead of fleet.yaml's rolloutStrategy. */
-  readonly updateStrategy?: string;
-}
-
-/** The BundleSpec, given each manifest's content field (inline bytes or an uploaded object). */
-export function bundleSpec(
-  dir: BundleDir,
-  settings: BundleSettings,
-  content: (m: ManifestFile) => Pick<wire.Manifest, "yaml" | "object">,
-): wire.BundleSpec {
-  const { fleet } = dir;
-  const json = (value: unknown): string =>
-    value === undefined ? "" : JSON.stringify(value);
-  return {
-    name: settings.name,
-    defaultNamespace: fleet.defaultNamespace ?? "",
-    targetNamespace: fleet.namespace ?? "",
-    manifests: dir.manifests.map((m) => ({ path: m.path, ...content(m) })),
-    files: dir.files.map((m) => ({ path: m.path, ...content(m) })),
-    targetsJson: json(fleet.targets),
-    targetCustomizationsJson: json(fleet.targetCustomizations),
-    ...(settings.updateStrategy !== undefined
-      ? { updateStrategyName: settings.updateStrategy }
-      : fleet.rolloutStrategy === undefined
-        ? {}
-        : { rolloutStrategyJson: JSON.stringify(fleet.rolloutStrategy) }),
-    paused: fleet.paused ?? false,
-    helmJson: json(fleet.helm),
-    kustomizeJson: json(fleet.kustomize),
-    labels: { ...fleet.labels },
-    dependsOnJson: json(fleet.dependsOn),
-    correctDriftJson: json(fleet.correctDrift),
-    namespaceLabelsJson: json(fleet.namespaceLabels),
-    namespaceAnnotationsJson: json(fleet.namespaceAnnotations),
-  };
 }
 
 // Request fields → the fleet.yaml key they carry.

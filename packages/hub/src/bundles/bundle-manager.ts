@@ -166,6 +166,14 @@ export interface BundleManager extends RunBundles {
     reason: string,
     options?: { readonly signal?: AbortSignal },
   ): Promise<ApplyResult>;
+  /**
+   * Checks a spec exactly as `apply` does and stores nothing: INVALID_ARGUMENT with every problem
+   * (a git repository reads all its bundles before it applies any: docs/gitops.md#sync).
+   */
+  check(
+    spec: wire.BundleSpec__Output,
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<void>;
   /** Every bundle, by name. */
   list(): Promise<BundleSummary[]>;
   /** A bundle's status; NOT_FOUND if it does not exist. */
@@ -442,6 +450,16 @@ export function createBundleManager(
       cancelInterval = undefined;
       await loop.stop();
       await collector.stop();
+    },
+
+    async check(spec, { signal } = {}) {
+      await prepareBundle(
+        spec,
+        deps.objects,
+        signal,
+        deps.helm,
+        deps.kustomize,
+      );
     },
 
     async apply(spec, reason, { signal } = {}) {

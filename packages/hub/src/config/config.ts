@@ -80,6 +80,19 @@ export interface HubSettings {
     readonly graceMs: number;
   };
   readonly logLevel: LogLevel;
+  /** Git repositories as a bundle source (docs/gitops.md). */
+  readonly git: {
+    /** The git binary. */
+    readonly binary: string;
+    readonly timeoutMs: number;
+    readonly maxBytes: number;
+    readonly maxFiles: number;
+    readonly concurrency: number;
+    /** The webhook secret (`--git-webhook-secret`); undefined: POST /hooks/git answers 404. */
+    readonly webhookSecret: string | undefined;
+    /** A file holding the webhook secret, read at start. */
+    readonly webhookSecretFile: string | undefined;
+  };
   /** Charts from repositories and registries (bundles/chart-fetcher.ts). */
   readonly charts: {
     /** The helm binary. */
@@ -167,7 +180,27 @@ export function parseHubConfig(
       value: httpListen,
     });
   }
-  for (const name of ["adminTokens", "chartCredentials"] as const) {
+  if (
+    values.gitWebhookSecret !== undefined &&
+    values.gitWebhookSecretFile !== undefined
+  )
+    problems.push({
+      path:
+        sources.gitWebhookSecretFile?.from ??
+        HUB_OPTIONS.gitWebhookSecretFile.flag,
+      message: `cannot be combined with ${spelledOf("gitWebhookSecret")}: give the secret once`,
+      value: values.gitWebhookSecretFile,
+    });
+  else if (values.gitWebhookSecret === "")
+    problems.push({
+      path: sources.gitWebhookSecret?.from ?? HUB_OPTIONS.gitWebhookSecret.flag,
+      message: "must not be empty",
+    });
+  for (const name of [
+    "adminTokens",
+    "chartCredentials",
+    "gitWebhookSecretFile",
+  ] as const) {
     const file = values[name];
     const problem = file === undefined ? undefined : unreadableFile(file);
     if (problem !== undefined) {
@@ -201,6 +234,15 @@ export function parseHubConfig(
       graceMs: values.bundleContentGcGrace ?? 0,
     },
     logLevel: values.logLevel ?? "info",
+    git: {
+      binary: values.git ?? "git",
+      timeoutMs: values.gitTimeout ?? 0,
+      maxBytes: values.gitMaxBytes ?? 0,
+      maxFiles: values.gitMaxFiles ?? 0,
+      concurrency: values.gitSyncConcurrency ?? 1,
+      webhookSecret: values.gitWebhookSecret,
+      webhookSecretFile: values.gitWebhookSecretFile,
+    },
     charts: {
       helm: values.helm ?? "helm",
       credentialsFile: values.chartCredentials,

@@ -10,6 +10,9 @@ export const BUNDLES_UNIT = "bundles";
 /** The lease unit of the auto-upgrade trigger (one owner turns catalogue changes into runs). */
 export const AUTO_UPGRADE_UNIT = "auto-upgrade";
 
+/** The lease unit of the git repositories (one owner polls and syncs them: docs/gitops.md). */
+export const GITREPOS_UNIT = "gitrepos";
+
 const RUN_UNIT_PREFIX = "run/";
 
 /** The lease unit of an update run. */

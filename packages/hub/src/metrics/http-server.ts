@@ -1,7 +1,9 @@
 /**
  * The hub's plain-HTTP side door (`--http-listen`): `/metrics` for Prometheus, `/healthz`
  * (liveness) and `/readyz` (readiness) for probes. Nothing else is served, and nothing here changes state, which is why it needs neither
- * TLS nor authentication of its own (bind it to a private address).
+ * TLS nor authentication of its own (bind it to a private address). The one exception, only with a
+ * webhook secret configured, is `POST /hooks/git`, which verifies each request's signature and can
+ * only make a GitRepo sync sooner (docs/gitops.md#webhooks).
  */
 import { once } from "node:events";
 import {
@@ -36,6 +38,11 @@ export interface HttpServerOptions {
   readonly readiness?: () => HealthReport | Promise<HealthReport>;
   /** Where failures to render a response are reported. */
   readonly log?: Logger;
+  /** The handler of `POST /hooks/git` (gitrepos/git-webhook.ts); absent: 404. */
+  readonly gitWebhook?: (
+    request: IncomingMessage,
+    response: ServerResponse,
+  ) => Promise<void>;
 }
 
 /** A running HTTP server. */
@@ -45,6 +52,9 @@ export interface HttpServer extends AsyncDisposable {
   /** Stops listening and closes open connections. Idempotent. */
   close(): Promise<void>;
 }
+
+/** Where git servers post their push events. */
+export const GIT_WEBHOOK_PATH = "/hooks/git";
 
 /** Splits `HOST:PORT` (`[v6]:PORT` too); throws `invalid_argument` otherwise. */
 function hostAndPort(listen: string): { host: string; port: number } {
@@ -109,6 +119,10 @@ async function handle(
   response: ServerResponse,
 ): Promise<void> {
   const path = (request.url ?? "/").split("?", 1)[0];
+  if (path === GIT_WEBHOOK_PATH && options.gitWebhook !== undefined) {
+    await options.gitWebhook(request, response);
+    return;
+  }
   if (path !== "/metrics" && path !== "/healthz" && path !== "/readyz") {
     respond(
       response,

@@ -20,7 +20,11 @@ import {
 import { codeOfGrpcStatus, type StatusPhase } from "@flotilla/protocol";
 import type { HubObserver } from "../hub.js";
 import type { LeaseKeeper } from "../leases/lease-keeper.js";
-import { AUTO_UPGRADE_UNIT, runOfUnit } from "../leases/units.js";
+import {
+  AUTO_UPGRADE_UNIT,
+  GITREPOS_UNIT,
+  runOfUnit,
+} from "../leases/units.js";
 import type {
   ForwardKind,
   HubMetrics,
@@ -84,6 +88,7 @@ export function hubObserverOf(metrics: HubMetrics): HubObserver {
 /** What a lease's unit is, as the lease metrics label it. */
 export function leaseKindOf(unit: string): LeaseKind {
   if (unit === AUTO_UPGRADE_UNIT) return "auto-upgrade";
+  if (unit === GITREPOS_UNIT) return "gitrepos";
   return runOfUnit(unit) === undefined ? "bundles" : "run";
 }
 
@@ -180,6 +185,7 @@ export function startHubGauges(
       run: 0,
       bundles: 0,
       "auto-upgrade": 0,
+      gitrepos: 0,
     };
     for (const unit of sources.leases?.heldUnits() ?? [])
       held[leaseKindOf(unit)] += 1;

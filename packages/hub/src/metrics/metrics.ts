@@ -8,6 +8,10 @@
  * metrics-observer.ts): the series of every other run are removed, so their number stays bounded.
  */
 import {
+  WEBHOOK_OUTCOMES,
+  type WebhookOutcome,
+} from "../gitrepos/git-webhook.js";
+import {
   FLOTILLA_ERROR_CODES,
   type FlotillaErrorCode,
   type MemberState,
@@ -96,10 +100,17 @@ export interface HubMetrics {
   forwarded(kind: ForwardKind): void;
   /** An agent's version catalogue refused (docs/engine.md#the-version-catalogue). */
   catalogueRejected(reason: "implausible" | "malformed"): void;
+  /** A request to POST /hooks/git, by how it ended (gitrepos/git-webhook.ts). */
+  gitWebhook(outcome: WebhookOutcome): void;
 }
 
 /** What a lease is on: an update run, the bundle rollouts, or the auto-upgrade trigger. */
-export const LEASE_KINDS = ["run", "bundles", "auto-upgrade"] as const;
+export const LEASE_KINDS = [
+  "run",
+  "bundles",
+  "auto-upgrade",
+  "gitrepos",
+] as const;
 export type LeaseKind = (typeof LEASE_KINDS)[number];
 
 /** What a replica forwards to an owner. */
@@ -142,6 +153,13 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
   });
   for (const reason of ["implausible", "malformed"])
     catalogueRejected.inc({ reason }, 0);
+  const gitWebhooks = new Counter({
+    name: "flotilla_hub_git_webhooks_total",
+    help: "Requests to POST /hooks/git, by outcome (accepted, or why refused).",
+    labelNames: ["outcome"] as const,
+    registers,
+  });
+  for (const outcome of WEBHOOK_OUTCOMES) gitWebhooks.inc({ outcome }, 0);
   const sessionsRefused = new Counter({
     name: "flotilla_hub_agent_sessions_refused_total",
     help: "Agent sessions refused, by error code.",
@@ -387,6 +405,9 @@ export function createHubMetrics(options: HubMetricsOptions = {}): HubMetrics {
     },
     catalogueRejected(reason) {
       catalogueRejected.inc({ reason });
+    },
+    gitWebhook(outcome) {
+      gitWebhooks.inc({ outcome });
     },
     auditWriteFailed(code) {
       auditWriteFailures.inc({ code: known(codes, code) });

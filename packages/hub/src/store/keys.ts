@@ -25,6 +25,11 @@ export const COLLECTION_NAMES = [
   // Auto-upgrade profiles, and the target each last made a run for (docs/engine.md#auto-upgrade-profiles).
   "auto-upgrade-profiles",
   "auto-upgrade-runs",
+  // Git repositories (docs/gitops.md): specs, their credentials apart, sync status, bundle claims.
+  "gitrepos",
+  "gitrepo-credentials",
+  "gitrepo-status",
+  "gitrepo-bundles",
 ] as const;
 
 /** One of {@link COLLECTION_NAMES}. */
