@@ -655,7 +655,7 @@ describe("a hub given a GitRepo manager", () => {
     }
   });
 
-  it("without one, answers FAILED_PRECONDITION", async () => {
+  it("without one, serves its own manager", async () => {
     const parts = await memoryHubParts(NOW);
     const hub = createHub(parts.options({ heartbeatIntervalMs: 1_000 }));
     const port = await hub.start(
@@ -667,8 +667,11 @@ describe("a hub given a GitRepo manager", () => {
       credentials.createInsecure(),
     );
     try {
-      const error = await refusal(callUnary(client, "listGitRepos", {}));
-      expect(error.code).toBe("failed_precondition");
+      const listed = (await callUnary(client, "listGitRepos", {})) as {
+        repos?: unknown[];
+      };
+      expect(listed.repos ?? []).toEqual([]);
+      expect(hub.gitRepos).toBeDefined();
     } finally {
       client.close();
       await hub.stop();
