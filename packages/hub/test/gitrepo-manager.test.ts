@@ -503,6 +503,19 @@ describe("GitRepo manager", () => {
         },
       ],
     });
+    // A strategy would be a promise the hub does not keep yet.
+    await expect(
+      m.add({ ...t.input, updateStrategyName: "rings" }),
+    ).rejects.toMatchObject({
+      code: "invalid_argument",
+      problems: [
+        {
+          path: "updateStrategyName",
+          value: "rings",
+          message: expect.stringMatching(/not supported yet/) as string,
+        },
+      ],
+    });
     expect(await m.list()).toEqual([]);
   });
 });

@@ -50,7 +50,7 @@ export const GITREPO_SPEC_OPTIONS = {
     type: "string",
     valueName: "NAME",
     description:
-      "roll each new revision out by a staged run of this update strategy",
+      "a staged run of this update strategy per commit (refused by the hub: not supported yet)",
   },
   "delete-removed": {
     type: "string",
