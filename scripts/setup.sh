@@ -41,6 +41,21 @@ if ! command -v promtool >/dev/null 2>&1; then
   fi
 fi
 
+# GitRepos and their tests use the real git; the SSH git tests run sshd (openssh-server) and skip
+# without it.
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  if ! command -v git >/dev/null 2>&1; then
+    echo "setup: installing git with apt-get" >&2
+    { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends git; } >&2 ||
+      echo "setup: warning: could not install git with apt-get" >&2
+  fi
+  if [ ! -x /usr/sbin/sshd ]; then
+    echo "setup: installing openssh-server with apt-get (for the SSH git tests)" >&2
+    { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends openssh-server; } >&2 ||
+      echo "setup: warning: could not install openssh-server; the SSH git tests skip" >&2
+  fi
+fi
+
 if [ ! -d node_modules/.pnpm ] || [ pnpm-lock.yaml -nt node_modules/.modules.yaml ]; then
   echo "setup: installing dependencies" >&2
   pnpm install --frozen-lockfile --reporter=append-only >&2
