@@ -32,7 +32,10 @@ beforeEach(async () => {
   });
   repo = await git.createRepo("fleet");
   e2e = await startE2E();
-  await e2e.startAgents("fleet", fleetFile([clusters("edge-", 3)]));
+  await e2e.startAgents(
+    "fleet",
+    fleetFile([clusters("edge-", 3, { env: "edge" })]),
+  );
   await e2e.connected(3);
 });
 
