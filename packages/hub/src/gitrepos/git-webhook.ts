@@ -109,8 +109,7 @@ export function createGitWebhook(
       answer(response, 405, "Method not allowed\n");
       return;
     }
-    const length = Number(request.headers["content-length"] ?? "0");
-    if (length > max) {
+    const tooLarge = (): void => {
       done(
         response,
         "too_large",
@@ -118,6 +117,10 @@ export function createGitWebhook(
         `Body larger than ${String(max)} bytes\n`,
       );
       request.destroy();
+    };
+    // The announced length first, then what actually arrives.
+    if (Number(request.headers["content-length"] ?? "0") > max) {
+      tooLarge();
       return;
     }
     const chunks: Buffer[] = [];
@@ -125,13 +128,7 @@ export function createGitWebhook(
     for await (const chunk of request as AsyncIterable<Buffer>) {
       size += chunk.length;
       if (size > max) {
-        done(
-          response,
-          "too_large",
-          413,
-          `Body larger than ${String(max)} bytes\n`,
-        );
-        request.destroy();
+        tooLarge();
         return;
       }
       chunks.push(chunk);
