@@ -247,6 +247,8 @@ export type {
   GitRepoRequestWire,
   GitRepoSettings,
   GitRepoView,
+  GitRepoBundleView,
+  GitRepoErrorView,
 } from "./codecs/gitrepos.js";
 export {
   bundleSpec,

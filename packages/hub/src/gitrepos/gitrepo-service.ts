@@ -7,87 +7,30 @@
  * Credentials are write-only: they are stored for the manager's git client and never returned by
  * any call nor written to the audit log; statuses only say whether there are any and their kind.
  */
+import type {
+  GitCredentials,
+  GitRepoBundleView,
+  GitRepoErrorView,
+  GitRepoRequestInput,
+  GitRepoSettings,
+  GitRepoView,
+} from "@flotilla/protocol";
 import type { OperationOptions } from "../store/state-store.js";
 
+// The shapes are the admin API's (packages/protocol/src/codecs/gitrepos.ts), under the names the
+// manager uses.
 /** How the hub authenticates to a repository. */
-export type GitRepoCredentials =
-  | {
-      /** HTTPS: a token, sent as basic auth (`username`, default `x-access-token`, and the token). */
-      readonly kind: "token";
-      readonly username?: string;
-      readonly token: string;
-    }
-  | {
-      /** SSH: a private key (OpenSSH PEM), and the server's host keys (known_hosts lines). */
-      readonly kind: "ssh";
-      readonly privateKey: string;
-      readonly knownHosts?: string;
-    };
-
+export type GitRepoCredentials = GitCredentials;
 /** What an operator sets on a git repository. */
-export interface GitRepoSpec {
-  /** Unique name (DNS label rules, as every name in the hub). */
-  readonly name: string;
-  /** https://, http://, ssh://, git://, file:// or scp-like `user@host:path`. */
-  readonly repo: string;
-  /** The branch to follow; absent with no revision: the repository's default branch (its HEAD). */
-  readonly branch?: string;
-  /** A fixed commit (or tag) instead of a branch; exclusive with `branch`. */
-  readonly revision?: string;
-  /** Directories of the repository to read bundles from (relative, `/`-separated); default `["."]`. */
-  readonly paths: readonly string[];
-  /** How often the hub looks for a new commit; default 15 s. */
-  readonly pollIntervalSeconds: number;
-  /** When set, every new revision a commit makes is rolled out by a staged run of this strategy. */
-  readonly updateStrategyName?: string;
-  /** Delete a bundle whose directory a new commit removed (default true, as Fleet). */
-  readonly deleteRemoved: boolean;
-}
-
+export type GitRepoSpec = GitRepoSettings;
 /** Creating or replacing a repository: its spec and, optionally, credentials. */
-export interface GitRepoInput extends GitRepoSpec {
-  /** New credentials; `null` removes them; absent keeps what is stored (update) or none (add). */
-  readonly credentials?: GitRepoCredentials | null;
-}
-
+export type GitRepoInput = GitRepoRequestInput;
 /** One bundle a repository made. */
-export interface GitRepoBundleStatus {
-  /** The bundle's name (Fleet's naming: the repository's name and the directory's path). */
-  readonly bundle: string;
-  /** The directory in the repository. */
-  readonly path: string;
-  /** The bundle's current revision, as the last applied commit made it. */
-  readonly revision: string;
-  /** Targets Ready at that revision, and all targets. */
-  readonly ready: number;
-  readonly targets: number;
-  /** A one-line summary of the bundle's state (e.g. "3/5 Ready, 1 Modified"). */
-  readonly summary: string;
-}
-
+export type GitRepoBundleStatus = GitRepoBundleView;
 /** The last thing that went wrong, until a sync succeeds. */
-export interface GitRepoError {
-  readonly message: string;
-  /** The commit it concerns, when one was read. */
-  readonly commit?: string;
-  readonly atMs: number;
-}
-
+export type GitRepoError = GitRepoErrorView;
 /** What the hub knows of a repository. */
-export interface GitRepoStatus {
-  readonly spec: GitRepoSpec;
-  /** Whether credentials are stored, and of which kind; never the credentials themselves. */
-  readonly credentials?: GitRepoCredentials["kind"];
-  /** The newest commit seen on the branch (or the fixed revision, resolved). */
-  readonly commitSeen?: string;
-  /** The commit whose bundles are applied. */
-  readonly commitDeployed?: string;
-  readonly lastError?: GitRepoError;
-  readonly lastSyncAtMs?: number;
-  readonly bundles: readonly GitRepoBundleStatus[];
-  readonly createdAtMs: number;
-  readonly updatedAtMs: number;
-}
+export type GitRepoStatus = GitRepoView;
 
 /** The GitRepo manager as the admin API uses it. Errors are FlotillaErrors (codes as named). */
 export interface GitRepoService {

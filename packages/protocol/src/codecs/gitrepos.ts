@@ -17,57 +17,85 @@ import {
 import type * as wire from "../generated/index.js";
 import { enumCodec } from "./enum-codec.js";
 
-/** How the hub authenticates to a repository (the manager's `GitRepoCredentials`). */
+/**
+ * How the hub authenticates to a repository. These types are the hub GitRepo manager's contract
+ * too (packages/hub/src/gitrepos/gitrepo-service.ts names them).
+ */
 export type GitCredentials =
   | {
+      /** HTTPS: a token, sent as basic auth (`username`, default `x-access-token`, and the token). */
       readonly kind: "token";
       readonly username?: string;
       readonly token: string;
     }
   | {
+      /** SSH: a private key (OpenSSH PEM), and the server's host keys (known_hosts lines). */
       readonly kind: "ssh";
       readonly privateKey: string;
       readonly knownHosts?: string;
     };
 
-/** What an operator sets on a repository (the manager's `GitRepoSpec`). */
+/** What an operator sets on a repository. */
 export interface GitRepoSettings {
+  /** Unique name (DNS label rules, as every name in the hub). */
   readonly name: string;
+  /** https://, http://, ssh://, git://, file:// or scp-like `user@host:path`. */
   readonly repo: string;
+  /** The branch to follow; absent with no revision: the repository's default branch (its HEAD). */
   readonly branch?: string;
+  /** A fixed commit (or tag) instead of a branch; exclusive with `branch`. */
   readonly revision?: string;
+  /** Directories of the repository to read bundles from (relative, `/`-separated); default `["."]`. */
   readonly paths: readonly string[];
+  /** How often the hub looks for a new commit; default 15 s. */
   readonly pollIntervalSeconds: number;
+  /** A staged run per commit: refused by the hub for now (docs/gitops.md#staged-rollouts). */
   readonly updateStrategyName?: string;
+  /** Delete a bundle whose directory a new commit removed (default true, as Fleet). */
   readonly deleteRemoved: boolean;
 }
 
-/** A checked add or update request (the manager's `GitRepoInput`). */
+/** A checked add or update request. */
 export interface GitRepoRequestInput extends GitRepoSettings {
-  /** Absent: keep (update) or none (add); null: remove. */
+  /** New credentials; `null` removes them; absent keeps what is stored (update) or none (add). */
   readonly credentials?: GitCredentials | null;
 }
 
-/** A repository's status (the manager's `GitRepoStatus`). */
+/** One bundle a repository made. */
+export interface GitRepoBundleView {
+  /** The bundle's name (Fleet's naming: the repository's name and the directory's path). */
+  readonly bundle: string;
+  /** The directory in the repository. */
+  readonly path: string;
+  /** The bundle's current revision, as the last applied commit made it. */
+  readonly revision: string;
+  /** Targets Ready at that revision, and all targets. */
+  readonly ready: number;
+  readonly targets: number;
+  /** A one-line summary of the bundle's state (e.g. "3/5 Ready, 1 Modified"). */
+  readonly summary: string;
+}
+
+/** The last thing that went wrong, until a sync succeeds. */
+export interface GitRepoErrorView {
+  readonly message: string;
+  /** The commit it concerns, when one was read. */
+  readonly commit?: string;
+  readonly atMs: number;
+}
+
+/** What the hub knows of a repository. */
 export interface GitRepoView {
   readonly spec: GitRepoSettings;
+  /** Whether credentials are stored, and of which kind; never the credentials themselves. */
   readonly credentials?: GitCredentials["kind"];
+  /** The newest commit seen on the branch (or the fixed revision, resolved). */
   readonly commitSeen?: string;
+  /** The commit whose bundles are applied. */
   readonly commitDeployed?: string;
-  readonly lastError?: {
-    readonly message: string;
-    readonly commit?: string;
-    readonly atMs: number;
-  };
+  readonly lastError?: GitRepoErrorView;
   readonly lastSyncAtMs?: number;
-  readonly bundles: readonly {
-    readonly bundle: string;
-    readonly path: string;
-    readonly revision: string;
-    readonly ready: number;
-    readonly targets: number;
-    readonly summary: string;
-  }[];
+  readonly bundles: readonly GitRepoBundleView[];
   readonly createdAtMs: number;
   readonly updatedAtMs: number;
 }
