@@ -21,6 +21,7 @@ import {
   parseDocument,
   type YAMLError,
 } from "yaml";
+import { documentValue } from "../yaml/document-value.js";
 
 /** A problem with file `file` (its path), printed `FILE: message`. */
 export function fileProblem(file: string, message: string): Problem {
@@ -119,20 +120,9 @@ export function parseDocumentText(
   const doc = parseDocument(source, { lineCounter, prettyErrors: false });
   if (doc.errors.length > 0)
     return fail(syntaxProblems(file, source, lineCounter, doc.errors));
-  let value: unknown;
-  try {
-    value = doc.toJS({ maxAliasCount: 1000 });
-  } catch (error) {
-    // Unresolved or excessive aliases only surface when the document is converted, and so does
-    // nesting deep enough to exhaust the stack there.
-    const message =
-      error instanceof RangeError
-        ? tooDeepProblem("").message
-        : error instanceof Error
-          ? error.message
-          : String(error);
-    return fail([fileProblem(file, message)]);
-  }
+  const converted = documentValue(doc, 1000);
+  if (!converted.ok) return fail([fileProblem(file, converted.message)]);
+  const { value } = converted;
   const outOfBounds = boundsProblems(value, "");
   if (outOfBounds.length > 0) {
     return fail(outOfBounds.map((p) => fileProblem(file, formatProblem(p))));

@@ -15,6 +15,7 @@ import {
   type Result,
 } from "@flotilla/core";
 import { LineCounter, parseAllDocuments } from "yaml";
+import { documentValue } from "./document-value.js";
 
 /** One document of a file: its value and the 1-based line of its first content. */
 export interface ManifestDocument {
@@ -66,18 +67,9 @@ export function parseDocuments(
     // A document of only comments (or nothing) has no contents: nothing to apply.
     if (doc.contents === null) continue;
     const line = lines.linePos(doc.contents.range[0]).line;
-    let value: unknown;
-    try {
-      value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-    } catch (e) {
-      const message =
-        e instanceof RangeError
-          ? tooDeepProblem("").message
-          : e instanceof Error
-            ? e.message
-            : String(e);
-      return fail([documentProblem(line, message)]);
-    }
+    const converted = documentValue(doc, MAX_ALIAS_COUNT);
+    if (!converted.ok) return fail([documentProblem(line, converted.message)]);
+    const { value } = converted;
     const [outOfBounds] = boundsProblems(value, "");
     if (outOfBounds !== undefined) {
       return fail([documentProblem(line, formatProblem(outOfBounds))]);
