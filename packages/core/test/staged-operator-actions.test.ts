@@ -77,7 +77,7 @@ describe("start, stop and resume", () => {
     expect(d.succeed("b-00", "a-01")).toEqual([]);
     expect(run).toMatchObject({
       state: "Stopped",
-      message: "Stopped by operator",
+      message: "Stopped by ops: incident",
     });
     expect([
       group(run, "a").state,

@@ -107,7 +107,7 @@ function halt(ctx: StepContext, stage: Stage): void {
       "Failed",
       run.haltMessage ?? `Failure budget exceeded in stage "${stage.name}"`,
     );
-  else setRunState(ctx, "Stopped", "Stopped by operator");
+  else setRunState(ctx, "Stopped", run.stopMessage ?? "Stopped by operator");
   run.finishedAtMs = ctx.nowMs;
 }
 

@@ -77,7 +77,15 @@ export type RunEvent =
   | { readonly type: "MemberUnreachable"; readonly member: string }
   | { readonly type: "MemberReachable"; readonly member: string }
   /** Removed from the fleet: Skipped with reason Left (docs/semantics.md#membership). */
-  | { readonly type: "MemberLeft"; readonly member: string }
+  | {
+      readonly type: "MemberLeft";
+      readonly member: string;
+      /**
+       * The newer run of the same bundle that took the member over (docs/semantics.md#staged-bundles):
+       * the member ends Skipped with reason `Superseded` instead of `Left`.
+       */
+      readonly supersededBy?: string;
+    }
   | {
       readonly type: "MemberWindowsChanged";
       readonly member: string;

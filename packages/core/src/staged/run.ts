@@ -228,6 +228,8 @@ export interface Run {
   /** Why the run is stopping or failed because of a budget. */
   haltMessage?: string;
   stopRequested: boolean;
+  /** Who stopped the run and why, for its `Stopped` message ("Stopped by ops: incident"). */
+  stopMessage?: string;
   /** Index of the stage being worked on; `stages.length` once all are done. */
   currentStage: number;
   readonly stages: Stage[];

@@ -89,6 +89,7 @@ function apply(
         );
       }
       run.stopRequested = true;
+      run.stopMessage = `Stopped${by(event)}`;
       setRunState(ctx, "Stopping", `Stop requested${by(event)}`);
       return undefined;
     case "SkipStage":
@@ -124,7 +125,7 @@ function apply(
       return undefined;
     }
     case "MemberLeft":
-      return memberLeft(ctx, event.member);
+      return memberLeft(ctx, event.member, event.supersededBy);
     case "MemberWindowsChanged":
       return windowsChanged(ctx, event.member, event);
     case "MemberSupportPlanChanged": {
@@ -169,6 +170,7 @@ function startRun(ctx: StepContext, actor: Actor): Rejection | undefined {
   }
   const resumed = run.state !== "NotStarted";
   run.stopRequested = false;
+  delete run.stopMessage;
   run.budgetExceeded = false;
   delete run.haltMessage;
   delete run.finishedAtMs;
@@ -474,7 +476,11 @@ function completeGate(
   return undefined;
 }
 
-function memberLeft(ctx: StepContext, name: string): Rejection | undefined {
+function memberLeft(
+  ctx: StepContext,
+  name: string,
+  supersededBy: string | undefined,
+): Rejection | undefined {
   const found = memberByName(ctx, name);
   if (found === undefined) return notAMember(ctx.run, name);
   const { stage, group, member } = found;
@@ -489,7 +495,17 @@ function memberLeft(ctx: StepContext, name: string): Rejection | undefined {
     stage.inFlight -= 1;
     delete member.deadlineAtMs;
   }
-  endSkipped(ctx, stage, group, member, "Cluster left the fleet", "Left");
+  if (supersededBy === undefined)
+    endSkipped(ctx, stage, group, member, "Cluster left the fleet", "Left");
+  else
+    endSkipped(
+      ctx,
+      stage,
+      group,
+      member,
+      `Superseded by update run ${supersededBy}`,
+      "Superseded",
+    );
   return undefined;
 }
 

@@ -224,6 +224,7 @@ export function runFromWire(
     budgetExceeded: raw.budgetExceeded,
     ...opt("haltMessage", raw.haltMessage),
     stopRequested: raw.stopRequested,
+    ...opt("stopMessage", raw.stopMessage),
     currentStage: raw.currentStage,
     stages,
     unassigned: [...raw.unassigned],

@@ -143,6 +143,7 @@ export function runToWire(run: Run, revision = 0): wire.RunStatus {
     budgetExceeded: run.budgetExceeded,
     ...opt("haltMessage", run.haltMessage),
     stopRequested: run.stopRequested,
+    ...opt("stopMessage", run.stopMessage),
     currentStage: run.currentStage,
     stages: run.stages.map(stageToWire),
     unassigned: [...run.unassigned],

@@ -72,9 +72,14 @@ export interface RunStatus {
    * Set when an auto-upgrade profile made the run (absent: an operator's CreateUpdateRun).
    */
   origin?: _flotilla_v1_RunOrigin | null;
+  /**
+   * Who stopped the run and why: its Stopped message.
+   */
+  stopMessage?: string;
   _startedAtMs?: "startedAtMs";
   _finishedAtMs?: "finishedAtMs";
   _haltMessage?: "haltMessage";
+  _stopMessage?: "stopMessage";
   _wakeAtMs?: "wakeAtMs";
   _origin?: "origin";
 }
@@ -128,9 +133,14 @@ export interface RunStatus__Output {
    * Set when an auto-upgrade profile made the run (absent: an operator's CreateUpdateRun).
    */
   origin?: _flotilla_v1_RunOrigin__Output | null;
+  /**
+   * Who stopped the run and why: its Stopped message.
+   */
+  stopMessage?: string;
   _startedAtMs?: "startedAtMs";
   _finishedAtMs?: "finishedAtMs";
   _haltMessage?: "haltMessage";
+  _stopMessage?: "stopMessage";
   _wakeAtMs?: "wakeAtMs";
   _origin?: "origin";
 }
