@@ -114,6 +114,11 @@ import { gitRepoHandlers } from "./grpc/admin-gitrepos.js";
 import type { GitRepoService } from "./gitrepos/gitrepo-service.js";
 import type { RunBundles } from "./runs/run-bundles.js";
 import type { RunMemberOf } from "./bundles/bundle-status.js";
+import type {
+  PendingDriver,
+  StagedRunMaker,
+} from "./bundles/bundle-manager.js";
+import { createStagedBundleRuns } from "./runs/staged-bundle-runs.js";
 import { createGitClient, type GitClient } from "./gitrepos/git-client.js";
 import {
   createGitRepoManager,
@@ -139,6 +144,8 @@ export interface BundleService extends RunBundles, GitRepoBundles {
   /** A pass (releases, holds); called on the pass interval. */
   tick(): void;
   preview(name: string): PlanOutput;
+  /** The revision of a staged bundle waiting for its run (docs/semantics.md#staged-bundles). */
+  stagedDriver(name: string): PendingDriver | undefined;
   /** Every bundle that targets `cluster`, with its state there. */
   clusterBundles(cluster: string): Promise<readonly ClusterBundle[]>;
   readonly handlers: Pick<Handlers, BundleMethod>;
@@ -157,6 +164,10 @@ export interface BundleServiceDeps extends AuditDeps {
   readonly runsPasses: () => boolean;
   /** A cluster's place in a staged run, for the status of a bundle the run drives. */
   readonly runMember: RunMemberOf;
+  /** Makes the runs of staged bundles' new revisions (docs/semantics.md#staged-bundles). */
+  readonly stagedRuns: StagedRunMaker;
+  /** Whether update run `run` exists. */
+  readonly runExists: (run: string) => boolean;
 }
 
 /** Hooks for metrics; every one optional. */
@@ -394,12 +405,12 @@ export function createHub(options: HubOptions): Hub {
     // below and called only once the hub runs.
     bundles: {
       runBasis: (name, revision) => bundles.runBasis(name, revision),
-      drive: (name, run, revision, replacing) =>
-        bundles.drive(name, run, revision, replacing),
+      drive: (name, run, revision, replacing, pendingOnly) =>
+        bundles.drive(name, run, revision, replacing, pendingOnly),
       releaseForRun: (releases, fence) =>
         bundles.releaseForRun(releases, fence),
       observed: (name, cluster) => bundles.observed(name, cluster),
-      letGo: (name, run) => bundles.letGo(name, run),
+      letGo: (name, run, cause) => bundles.letGo(name, run, cause),
       drivers: () => bundles.drivers(),
     },
     ...(replication === undefined
@@ -458,6 +469,16 @@ export function createHub(options: HubOptions): Hub {
     const lease = keeper?.held(BUNDLES_UNIT);
     return lease === undefined ? undefined : fenceOf(BUNDLES_UNIT, lease.epoch);
   };
+  // Staged bundles' runs (docs/semantics.md#staged-bundles), made by the hub on an apply.
+  const stagedRuns = createStagedBundleRuns({
+    runs,
+    strategies,
+    bundles: () => bundles,
+    audit,
+    now,
+    log: log.child({ component: "staged-bundles" }),
+    replica: () => replication?.identity.id ?? served.address,
+  });
   const bundles = options.bundles({
     ...auditDeps,
     store,
@@ -476,6 +497,8 @@ export function createHub(options: HubOptions): Hub {
     logger: log.child({ component: "bundles" }),
     runsPasses: () => ownsBundles(),
     runMember: (run, cluster) => runs.memberOf(run, cluster),
+    stagedRuns,
+    runExists: (run) => runs.list().some((r) => r.run.name === run),
   });
   // Git repositories, synced by the owner of GITREPOS_UNIT (docs/gitops.md).
   const gitRepos = createGitRepoManager(
@@ -483,6 +506,8 @@ export function createHub(options: HubOptions): Hub {
       store,
       bundles,
       git: options.git ?? createGitClient(),
+      strategyExists: (name) =>
+        strategies.list().some((s) => s.record.name === name),
       now,
       log: log.child({ component: "gitrepos" }),
       owns: () =>
@@ -756,7 +781,10 @@ export function createHub(options: HubOptions): Hub {
     }
     if (replication !== undefined) publishPresence();
     runs.tick();
-    if (ownsBundles()) bundles.tick();
+    if (ownsBundles()) {
+      bundles.tick();
+      void stagedRuns.makePending();
+    }
     autoUpgrade.retryIfDue();
     void refusals.flush();
     registry.flush().catch((error: unknown) => {

@@ -112,10 +112,10 @@ describe("apply", () => {
         /./,
       ],
       [
-        "a staged rollout",
+        "a staged rollout on a hub that makes no staged runs",
         { updateStrategyName: "canary-first", rollout: "updateStrategyName" },
         "bundle.updateStrategyName",
-        /not supported yet/,
+        /this hub makes no staged runs of bundle revisions/,
       ],
       [
         "a manifest that is not YAML",
@@ -159,7 +159,7 @@ describe("apply", () => {
           ],
         },
         "bundle.manifests[0]",
-        /Helm-chart bundles are not supported yet/,
+        /looks like a Helm chart given as plain manifests/,
       ],
       [
         "a reference to an object never uploaded",

@@ -30,6 +30,7 @@ import type { StateStore } from "../src/store/state-store.js";
 import {
   createBundleManager,
   type BundleManager,
+  type BundleManagerDeps,
 } from "../src/bundles/bundle-manager.js";
 import { objectReaderOf } from "../src/bundles/object-reader.js";
 
@@ -154,6 +155,8 @@ export async function startHarness(
   options: {
     readonly helm?: HelmSupport;
     readonly kustomize?: KustomizeSupport;
+    /** More of the manager's deps (staged runs, say). */
+    readonly deps?: Partial<BundleManagerDeps>;
   } = {},
 ): Promise<Harness> {
   const fleet = new TestFleet();
@@ -193,6 +196,7 @@ export async function startHarness(
           ticks.push(tick);
           return () => ticks.splice(ticks.indexOf(tick), 1);
         },
+        ...options.deps,
       },
       { passIntervalMs: 5_000 },
     );

@@ -169,7 +169,7 @@ describe("parseManifestObjects", () => {
     expect(parsed.ok).toBe(true);
   });
 
-  test("recognises Helm charts and templates and says they are not supported yet", () => {
+  test("recognises Helm charts and templates given as plain manifests and points at Helm bundles", () => {
     const problems = problemsOf(
       file("chart/Chart.yaml", "apiVersion: v2\nname: web\n"),
       file(
@@ -183,7 +183,9 @@ describe("parseManifestObjects", () => {
       ["bundle.manifests[1]", '"chart/templates/cm.yaml" line 4'],
     ]);
     for (const p of problems)
-      expect(p.message).toMatch(/Helm-chart bundles are not supported yet/);
+      expect(p.message).toMatch(
+        /looks like a Helm chart given as plain manifests/,
+      );
   });
 
   test("refuses bytes that are not UTF-8", () => {

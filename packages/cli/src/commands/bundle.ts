@@ -53,7 +53,7 @@ const apply = adminCommand({
       type: "string",
       valueName: "STRATEGY",
       description:
-        "a staged run of this stored strategy per revision (the hub refuses it: not supported yet)",
+        "stage the bundle: the hub rolls each new revision out as a run of this stored update strategy, which it makes and starts (instead of fleet.yaml's rolloutStrategy)",
     },
   },
   mutating: true,
@@ -116,6 +116,11 @@ const apply = adminCommand({
           : "(unchanged: same content as the current revision)"),
       `  ${manifests}${uploaded > 0 ? `, ${String(uploaded)} uploaded separately` : ""}`,
       `  ${countsLine(applied.counts, ctx.render)}`,
+      ...(applied.updateRun === undefined
+        ? []
+        : [
+            `  Rolling out through staged run ${applied.updateRun} (flotilla run status ${applied.updateRun})`,
+          ]),
       ...warningLines(answer.warnings, ctx.render),
     ]);
     return EXIT_OK;

@@ -50,7 +50,7 @@ export const GITREPO_SPEC_OPTIONS = {
     type: "string",
     valueName: "NAME",
     description:
-      "a staged run of this update strategy per commit (refused by the hub: not supported yet)",
+      "stage every bundle: each commit's new bundle revisions roll out as runs of this stored update strategy, made and started by the hub (instead of each fleet.yaml's rolloutStrategy)",
   },
   "delete-removed": {
     type: "string",

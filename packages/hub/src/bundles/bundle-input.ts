@@ -51,6 +51,8 @@ export interface PreparedBundle {
   readonly targetsJson: string;
   readonly targetCustomizationsJson: string;
   readonly rolloutStrategyJson: string;
+  /** The update strategy of a staged bundle (docs/semantics.md#staged-bundles); absent: partitions. */
+  readonly updateStrategyName?: string;
   /** fleet.yaml `dependsOn` as given ("" for none). */
   readonly dependsOnJson: string;
   /** fleet.yaml `helm` as given ("" for none) and parsed, with the chart's digest (the revision). */
@@ -157,16 +159,21 @@ export async function prepareBundle(
   const name = request.name;
   const badName = nameProblem(name, "bundle.name");
   if (badName !== undefined) problems.push(badName);
-  if (
-    request.rollout === "updateStrategyName" ||
-    (request.updateStrategyName ?? "") !== ""
-  ) {
-    problems.push({
-      path: "bundle.updateStrategyName",
-      message:
-        "staged bundle rollouts are not supported yet; give rolloutStrategyJson (a Fleet rolloutStrategy) instead",
-      value: request.updateStrategyName,
-    });
+  // A staged bundle: each new revision becomes a run of this strategy
+  // (docs/semantics.md#staged-bundles); whether it exists is checked where runs are made.
+  const updateStrategyName =
+    (request.updateStrategyName ?? "") === ""
+      ? undefined
+      : request.updateStrategyName;
+  if (updateStrategyName !== undefined) {
+    const bad = nameProblem(updateStrategyName, "bundle.updateStrategyName");
+    if (bad !== undefined) problems.push(bad);
+    if ((request.rolloutStrategyJson ?? "") !== "")
+      problems.push({
+        path: "bundle.rolloutStrategy",
+        message: `cannot be given with updateStrategyName ${showValue(updateStrategyName)}: a bundle rolls out by partitions or by staged runs, not both`,
+        value: request.rolloutStrategyJson,
+      });
   }
   const targets = jsonField(request.targetsJson, "bundle.targets", problems);
   const customizations = jsonField(
@@ -328,6 +335,7 @@ export async function prepareBundle(
     targetsJson: request.targetsJson,
     targetCustomizationsJson: request.targetCustomizationsJson,
     rolloutStrategyJson: request.rolloutStrategyJson ?? "",
+    ...compact({ updateStrategyName }),
     dependsOnJson,
     helmJson,
     kustomizeJson,

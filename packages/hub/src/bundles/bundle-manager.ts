@@ -38,7 +38,11 @@ import type { IntentPublisher } from "../intents/intent-publisher.js";
 import type { IntentWriter } from "../intents/intent-writer.js";
 import type { Logger } from "../logger.js";
 import type { StateStore } from "../store/state-store.js";
-import { prepareBundle, storedBundleSpec } from "./bundle-input.js";
+import {
+  prepareBundle,
+  storedBundleSpec,
+  type PreparedBundle,
+} from "./bundle-input.js";
 import { BundleObservations } from "./bundle-observations.js";
 import {
   evaluateBundle,
@@ -126,6 +130,40 @@ export interface BundleManagerDeps {
   readonly kustomize?: KustomizeSupport;
   /** A cluster's place in a staged run, for the status of a bundle the run drives. */
   readonly runMember?: RunMemberOf;
+  /**
+   * Makes the runs of staged bundles (docs/semantics.md#staged-bundles); absent: a bundle with an
+   * update strategy is refused.
+   */
+  readonly stagedRuns?: StagedRunMaker;
+  /** Whether update run `run` exists (a bundle its run drives cannot be deleted); default yes. */
+  readonly runExists?: (run: string) => boolean;
+}
+
+/** A staged bundle's revision waiting for its run. */
+export interface PendingDriver {
+  readonly bundle: string;
+  /** The name the apply chose (taken names get a `-N` suffix). */
+  readonly run: string;
+  readonly revision: string;
+  /** The bundle's update strategy; absent when it was taken off since. */
+  readonly strategy?: string;
+}
+
+/** What makes the run of a staged bundle's new revision (the hub wires the run manager). */
+export interface StagedRunMaker {
+  /**
+   * Checks, before anything is stored, that a run of `strategy` over `targets` could be made:
+   * INVALID_ARGUMENT at `bundle.updateStrategyName` for a strategy that does not exist or that
+   * selects none of the targets.
+   */
+  check(bundle: string, strategy: string, targets: readonly Cluster[]): void;
+  /**
+   * Makes and starts the run of the revision bundle `name`'s pending driver names, and stops the
+   * bundle's earlier runs still in flight (superseded). Nothing when no driver is pending.
+   */
+  make(name: string, reason: string): Promise<void>;
+  /** The plan of a run of `strategy` over `targets` (a staged bundle's preview). */
+  plan(strategy: string, targets: readonly Cluster[]): PlanOutput;
 }
 
 export interface BundleManagerOptions {
@@ -231,6 +269,8 @@ export interface BundleManager extends RunBundles {
   tick(): void;
   /** Resolves once no pass is running or waiting (tests, shutdown). */
   idle(): Promise<void>;
+  /** The revision of staged bundle `name` waiting for its run (docs/semantics.md#staged-bundles). */
+  stagedDriver(name: string): PendingDriver | undefined;
 }
 
 /** What RenderBundle renders: a spec not applied, or an applied bundle. */
@@ -257,6 +297,30 @@ const defaultEvery = (intervalMs: number, tick: () => void): (() => void) => {
     clearInterval(timer);
   };
 };
+
+/**
+ * What an apply of a staged bundle says of its run (docs/semantics.md#staged-bundles): a new
+ * revision with no target makes no run.
+ */
+function stagedWarnings(
+  prepared: PreparedBundle,
+  record: BundleRecord,
+  changed: boolean,
+): PlanWarning[] {
+  const strategy = prepared.updateStrategyName;
+  if (
+    strategy === undefined ||
+    !changed ||
+    record.drivenBy?.revision === record.revision
+  )
+    return [];
+  return [
+    {
+      code: "NoStagedRun",
+      message: `no cluster is a target of the bundle, so revision ${record.revision} makes no run of update strategy ${strategy}; a cluster that becomes a target gets it through the partition rollout`,
+    },
+  ];
+}
 
 /** A BundleManager over `deps`. */
 export function createBundleManager(
@@ -416,6 +480,34 @@ export function createBundleManager(
       return { bundle: await summaryOf(b), changed: written.changed };
     });
 
+  /**
+   * Whether a new revision of `prepared` is held for a staged run (docs/semantics.md#staged-bundles):
+   * it has an update strategy and targets; the run that strategy makes is checked first (nothing is
+   * stored when it could not be made). A staged bundle with no targets makes no run.
+   */
+  const stagedTargets = (prepared: PreparedBundle): boolean => {
+    const strategy = prepared.updateStrategyName;
+    if (strategy === undefined) return false;
+    if (deps.stagedRuns === undefined) {
+      throw FlotillaError.invalid("bundle", [
+        {
+          path: "bundle.updateStrategyName",
+          message:
+            "this hub makes no staged runs of bundle revisions: give rolloutStrategyJson instead",
+          value: strategy,
+        },
+      ]);
+    }
+    const targets = bundleTargets(
+      prepared.spec,
+      deps.directory.clusters(),
+      deps.directory.groups(),
+    ).map((t) => t.cluster);
+    if (targets.length === 0) return false;
+    deps.stagedRuns.check(prepared.name, strategy, targets);
+    return true;
+  };
+
   return {
     async start() {
       bundles.clear();
@@ -453,12 +545,14 @@ export function createBundleManager(
     },
 
     async check(spec, { signal } = {}) {
-      await prepareBundle(
-        spec,
-        deps.objects,
-        signal,
-        deps.helm,
-        deps.kustomize,
+      stagedTargets(
+        await prepareBundle(
+          spec,
+          deps.objects,
+          signal,
+          deps.helm,
+          deps.kustomize,
+        ),
       );
     },
 
@@ -470,13 +564,14 @@ export function createBundleManager(
         deps.helm,
         deps.kustomize,
       );
-      return serial(prepared.name, async () => {
+      const staged = stagedTargets(prepared);
+      const result = await serial(prepared.name, async () => {
         const cycle = cycleProblem(prepared.name, prepared.spec, live());
         if (cycle !== undefined) throw FlotillaError.invalid("bundle", [cycle]);
         const before = bundles.get(prepared.name);
         const { record, entryRevision, changed } =
           await collector.writeOrCollect((onStored) =>
-            writeBundle(deps, prepared, signal, onStored),
+            writeBundle(deps, prepared, signal, onStored, () => staged),
           );
         const b: Loaded = {
           record,
@@ -511,9 +606,34 @@ export function createBundleManager(
         return {
           bundle: { record, counts: countsOf(evaluation, record.revision) },
           changed,
-          warnings: [...prepared.warnings, ...plan.warnings],
+          warnings: [
+            ...prepared.warnings,
+            ...(staged ? [] : plan.warnings),
+            ...stagedWarnings(prepared, record, changed),
+          ],
         };
       });
+      if (result.bundle.record.drivenBy?.pending !== true) return result;
+      // Outside the bundle's queue: making the run records the run as its driver through it.
+      try {
+        await deps.stagedRuns?.make(prepared.name, reason);
+      } catch (error) {
+        log.warn(
+          { err: error, bundle: prepared.name },
+          "the staged run of the new revision is not made yet",
+        );
+        return {
+          ...result,
+          warnings: [
+            ...result.warnings,
+            {
+              code: "StagedRunNotMade",
+              message: `the run of revision ${result.bundle.record.revision} is not made yet (${error instanceof Error ? error.message : String(error)}); the hub tries again, and holds the revision meanwhile`,
+            },
+          ],
+        };
+      }
+      return { ...result, bundle: await summaryOf(loaded(prepared.name)) };
     },
 
     async list() {
@@ -544,7 +664,11 @@ export function createBundleManager(
       return serial(name, async () => {
         const b = loaded(name);
         const driver = b.record.drivenBy;
-        if (driver !== undefined) {
+        if (
+          driver !== undefined &&
+          driver.pending !== true &&
+          (deps.runExists?.(driver.run) ?? true)
+        ) {
           // Its members would only time out (docs/semantics.md#bundle-driven-by-run).
           throw new FlotillaError(
             "failed_precondition",
@@ -658,6 +782,10 @@ export function createBundleManager(
       const targets = bundleTargets(b.spec, clusters, groups).map(
         (t) => t.cluster,
       );
+      // A staged bundle's revisions roll out as runs of its update strategy.
+      const staged = b.record.updateStrategyName;
+      if (staged !== undefined && deps.stagedRuns !== undefined)
+        return deps.stagedRuns.plan(staged, targets);
       const plan = planFleet(b.spec.rolloutStrategy, targets, groups);
       return {
         ...plan,
@@ -739,7 +867,7 @@ export function createBundleManager(
       });
     },
 
-    drive(name, run, revision, replacing) {
+    drive(name, run, revision, replacing, pendingOnly = false) {
       return serial(name, async () => {
         const b = loaded(name);
         const { deployments } = await observeBundle(passDeps, b);
@@ -751,6 +879,12 @@ export function createBundleManager(
           : undefined;
         await changeStored(name, (record) => {
           const driver = record.drivenBy?.run;
+          if (pendingOnly && record.drivenBy?.pending !== true) {
+            throw new FlotillaError(
+              "failed_precondition",
+              `The run of revision ${showValue(revision)} of bundle ${showValue(name)} was made already${driver === undefined ? "" : ` (${showValue(driver)})`}`,
+            );
+          }
           if (driver !== undefined && driver !== replacing && driver !== run) {
             throw new FlotillaError(
               "failed_precondition",
@@ -813,23 +947,52 @@ export function createBundleManager(
       return observations.get(name, cluster);
     },
 
-    letGo(name, run) {
+    letGo(name, run, cause = "completed") {
       return serial(name, async () => {
         const b = bundles.get(name);
         if (b === undefined || b.deleting || b.record.drivenBy?.run !== run)
           return;
-        await changeStored(name, (record) => releasedRecord(record, run));
-        log.info({ bundle: name, run }, "Bundle back on its partition rollout");
+        const written = await changeStored(name, (record) =>
+          releasedRecord(record, run, cause),
+        );
+        if (!written.changed) return;
+        const { drivenBy } = written.b.record;
+        log.info(
+          { bundle: name, run, cause },
+          drivenBy === undefined
+            ? "Bundle back on its partition rollout"
+            : "Bundle held for a new run of its revision",
+        );
         loop.request(name);
       });
     },
 
+    stagedDriver(name) {
+      const b = bundles.get(name);
+      const driver = b?.record.drivenBy;
+      if (b === undefined || b.deleting || driver?.pending !== true)
+        return undefined;
+      return {
+        bundle: name,
+        run: driver.run,
+        revision: driver.revision,
+        ...compact({ strategy: b.record.updateStrategyName }),
+      };
+    },
+
     drivers() {
-      return live().flatMap((b) =>
-        b.record.drivenBy === undefined
+      return live().flatMap((b) => {
+        const driver = b.record.drivenBy;
+        return driver === undefined
           ? []
-          : [{ bundle: b.record.name, run: b.record.drivenBy.run }],
-      );
+          : [
+              {
+                bundle: b.record.name,
+                run: driver.run,
+                ...(driver.pending === true ? { pending: true } : {}),
+              },
+            ];
+      });
     },
 
     idle() {

@@ -68,12 +68,14 @@ const recordSchema = z.object({
   forceSyncClusters: z.record(z.string(), z.number().int().min(1)).optional(),
   labels: z.record(z.string(), z.string()).optional(),
   dependsOnJson: z.string().optional(),
+  updateStrategyName: z.string().optional(),
   drivenBy: z
     .object({
       run: z.string(),
       revision: z.string(),
       contents: z.record(z.string(), z.string()),
       baseRevision: z.string().optional(),
+      pending: z.boolean().optional(),
     })
     .optional(),
 });

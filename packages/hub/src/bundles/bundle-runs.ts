@@ -52,12 +52,61 @@ export function drivenRecord(
   return { ...record, drivenBy };
 }
 
-/** The record of a bundle `run` no longer drives; undefined when `run` does not drive it. */
+/** Longest run name (a DNS label). */
+const MAX_RUN_NAME = 63;
+
+/**
+ * The name of the run the hub makes of `revision` of staged bundle `bundle`
+ * (docs/semantics.md#staged-bundles): `<bundle>-<first 8 digits of the revision>`, the bundle's
+ * name shortened to fit a DNS label; `attempt` > 1 adds `-<attempt>` (the name was taken).
+ */
+export function stagedRunName(
+  bundle: string,
+  revision: string,
+  attempt = 1,
+): string {
+  const suffix = `-${revision.slice(0, 8)}${attempt > 1 ? `-${String(attempt)}` : ""}`;
+  const head = bundle.slice(0, MAX_RUN_NAME - suffix.length).replace(/-+$/, "");
+  return `${head}${suffix}`;
+}
+
+/** The driver of a staged bundle's new revision before its run exists. */
+export function pendingDriver(
+  bundle: string,
+  revision: string,
+  contents: Readonly<Record<string, string>>,
+): BundleDriver {
+  return {
+    run: stagedRunName(bundle, revision),
+    revision,
+    contents,
+    pending: true,
+  };
+}
+
+/**
+ * How a run stops driving a bundle: it `completed` (or was skipped), it was `deleted`, or its
+ * creation `failed` after it was recorded as the driver.
+ */
+export type LetGoCause = "completed" | "deleted" | "failed";
+
+/**
+ * The record of a bundle `run` no longer drives because of `cause`; undefined when nothing changes
+ * (`run` does not drive it). A staged bundle (docs/semantics.md#staged-bundles) goes back to its
+ * partitions only when the run completed: a deleted run leaves it held where it is, and a run
+ * whose creation failed is made again (the driver is pending once more).
+ */
 export function releasedRecord(
   record: BundleRecord,
   run: string,
+  cause: LetGoCause = "completed",
 ): BundleRecord | undefined {
-  if (record.drivenBy?.run !== run) return undefined;
+  const driver = record.drivenBy;
+  if (driver?.run !== run) return undefined;
+  if (record.updateStrategyName !== undefined && cause !== "completed") {
+    if (cause === "deleted" || driver.pending === true) return undefined;
+    return { ...record, drivenBy: { ...driver, pending: true } };
+  }
   const rest: { -readonly [K in keyof BundleRecord]: BundleRecord[K] } = {
     ...record,
   };

@@ -18,6 +18,7 @@ import {
   type BundleContentStore,
   type BundleManager,
   type BundleManagerOptions,
+  type StagedRunMaker,
 } from "./bundle-manager.js";
 import type { ObjectReader } from "./object-reader.js";
 import type { HelmSupport } from "./helm-chart.js";
@@ -39,6 +40,10 @@ export interface BundleServiceDeps extends AuditDeps {
   readonly runsPasses?: () => boolean;
   /** A cluster's place in a staged run, for the status of a bundle the run drives. */
   readonly runMember?: RunMemberOf;
+  /** Makes the runs of staged bundles (docs/semantics.md#staged-bundles); absent: refused. */
+  readonly stagedRuns?: StagedRunMaker;
+  /** Whether update run `run` exists. */
+  readonly runExists?: (run: string) => boolean;
   /** helm (hub option `helm`) and the chart fetcher, for Helm bundles; absent: refused. */
   readonly helm?: HelmSupport;
   /** kubectl (hub option `kubectl`), for Kustomize bundles; absent: refused. */
@@ -68,6 +73,8 @@ export function createBundleService(
       ...compact({
         runsPasses: deps.runsPasses,
         runMember: deps.runMember,
+        stagedRuns: deps.stagedRuns,
+        runExists: deps.runExists,
         helm: deps.helm,
         kustomize: deps.kustomize,
       }),

@@ -27,6 +27,7 @@ import {
   type ManifestRef,
 } from "./bundle-record.js";
 import { bundleRevision, renderContent } from "./bundle-render.js";
+import { pendingDriver } from "./bundle-runs.js";
 
 /** What {@link writeBundle} needs. */
 export interface BundleWriteDeps {
@@ -43,6 +44,12 @@ export interface WrittenBundle {
   /** True when the revision is new (the content changed, or the bundle is new). */
   readonly changed: boolean;
 }
+
+/**
+ * Whether a new revision written over `previous` (undefined: a new bundle) is held for a staged
+ * run the hub makes (docs/semantics.md#staged-bundles).
+ */
+export type StagePolicy = (previous: BundleRecord | undefined) => boolean;
 
 /** Compare-and-set attempts before an apply gives up on a record that keeps changing. */
 const MAX_ATTEMPTS = 5;
@@ -73,6 +80,7 @@ export async function writeBundle(
   bundle: PreparedBundle,
   signal?: AbortSignal,
   onStored: (digest: string) => void = () => undefined,
+  stage: StagePolicy = () => false,
 ): Promise<WrittenBundle> {
   const options = compact({ signal });
   const put = async (bytes: Uint8Array): Promise<string> => {
@@ -137,12 +145,18 @@ export async function writeBundle(
         labels: bundle.spec.labels,
         dependsOnJson:
           bundle.dependsOnJson === "" ? undefined : bundle.dependsOnJson,
+        updateStrategyName: bundle.updateStrategyName,
       }),
-      // Redeploys and the run driving the bundle are not content: an apply keeps them.
+      // Redeploys and the run driving the bundle are not content: an apply keeps them. A new
+      // revision of a staged bundle is held for the run the hub makes of it, in this same write,
+      // so that no pass releases it first (docs/semantics.md#staged-bundles).
       ...compact({
         forceSyncGeneration: previous?.forceSyncGeneration,
         forceSyncClusters: previous?.forceSyncClusters,
-        drivenBy: previous?.drivenBy,
+        drivenBy:
+          previous?.revision !== revision && stage(previous)
+            ? pendingDriver(bundle.name, revision, contents)
+            : previous?.drivenBy,
       }),
     };
     const changed = previous?.revision !== revision;

@@ -20,7 +20,7 @@ export interface ManifestFile {
 }
 
 const HELM_MESSAGE =
-  "looks like a Helm chart; Helm-chart bundles are not supported yet: render the chart (e.g. `helm template`) and give its manifests instead";
+  "looks like a Helm chart given as plain manifests: send the chart as renderer input files of a Helm bundle (fleet.yaml `helm:`, or a directory with Chart.yaml, which flotilla bundle apply reads as one: docs/bundles.md#helm-bundles)";
 
 // Go-template references only a Helm chart's templates carry.
 const HELM_TEMPLATE = /\{\{-?\s*\.(Values|Release|Chart|Capabilities)\b/;

@@ -181,14 +181,7 @@ export function checkGitRepoInput(
     input.updateStrategyName === "" ? undefined : input.updateStrategyName;
   if (strategy !== undefined) {
     const bad = nameProblem(strategy, "updateStrategyName");
-    problems.push(
-      bad ?? {
-        path: "updateStrategyName",
-        message:
-          "staged runs per commit are not supported yet: leave it out (each bundle rolls out by its own rolloutStrategy) and stage a revision by hand with flotilla run create --bundle",
-        value: strategy,
-      },
-    );
+    if (bad !== undefined) problems.push(bad);
   }
   if (
     input.credentials !== undefined &&

@@ -182,6 +182,11 @@ export interface GitRepoManagerDeps {
   readonly random?: () => number;
   /** Starts a repeating timer and returns its cancel; default `setInterval` (unref'd). */
   readonly every?: (intervalMs: number, tick: () => void) => () => void;
+  /**
+   * Whether an update strategy is stored, so that a repository naming one that is not is refused
+   * when added (docs/gitops.md#staged-rollouts); absent: found out at the first sync.
+   */
+  readonly strategyExists?: (name: string) => boolean;
 }
 
 export interface GitRepoManagerOptions {
@@ -399,6 +404,7 @@ export function createGitRepoManager(
   /** The wire spec of a bundle, its larger files stored as objects first. */
   const specOf = async (
     b: ReadBundle,
+    updateStrategy: string | undefined,
     signal?: AbortSignal,
   ): Promise<wire.BundleSpec__Output> => {
     const all = [...b.dir.manifests, ...b.dir.files];
@@ -410,12 +416,17 @@ export function createGitRepoManager(
           digest: await bundles.storeUpload(m.content, compact({ signal })),
           sizeBytes: m.content.byteLength,
         });
-    const spec = bundleSpec(b.dir, { name: b.name }, (m) => {
-      const object = objects.get(m.path);
-      return object === undefined
-        ? { yaml: Buffer.from(m.content) }
-        : { object };
-    });
+    // The repository's update strategy stages every bundle (docs/gitops.md#staged-rollouts).
+    const spec = bundleSpec(
+      b.dir,
+      { name: b.name, ...compact({ updateStrategy }) },
+      (m) => {
+        const object = objects.get(m.path);
+        return object === undefined
+          ? { yaml: Buffer.from(m.content) }
+          : { object };
+      },
+    );
     // The wire defaults a gRPC request would carry.
     return { namespace: "", ...spec } as wire.BundleSpec__Output;
   };
@@ -552,7 +563,7 @@ export function createGitRepoManager(
       // Every bundle is checked as ApplyBundle checks it before any is applied.
       const specs: wire.BundleSpec__Output[] = [];
       for (const b of read.bundles) {
-        const wireSpec = await specOf(b, signal);
+        const wireSpec = await specOf(b, spec.updateStrategyName, signal);
         try {
           await bundles.check(wireSpec, compact({ signal }));
         } catch (error) {
@@ -772,6 +783,15 @@ export function createGitRepoManager(
   const checked = (input: GitRepoInput): GitRepoSpec => {
     const result = checkGitRepoInput(input);
     if (!result.ok) throw FlotillaError.invalid("GitRepo", result.problems);
+    const strategy = result.spec.updateStrategyName;
+    if (strategy !== undefined && deps.strategyExists?.(strategy) === false)
+      throw FlotillaError.invalid("GitRepo", [
+        {
+          path: "updateStrategyName",
+          message: "is not a stored update strategy (flotilla strategy list)",
+          value: strategy,
+        },
+      ]);
     return result.spec;
   };
 

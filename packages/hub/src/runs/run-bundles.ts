@@ -18,6 +18,7 @@ import type {
   StatusReport,
 } from "@flotilla/protocol";
 import type { Fence } from "../intents/intent-fences.js";
+import type { LetGoCause } from "../bundles/bundle-runs.js";
 
 /** The bundle as a new staged run of one of its revisions sees it. */
 export interface BundleRunBasis {
@@ -41,13 +42,15 @@ export interface RunBundles {
   /**
    * Records that `run` drives bundle `name` at `revision` (compare-and-set), replacing the record
    * of `replacing` (a run that no longer drives it), else refusing any other driver with
-   * FAILED_PRECONDITION; the partition rollout releases nothing new from then on.
+   * FAILED_PRECONDITION; the partition rollout releases nothing new from then on. `pendingOnly`: only
+   * in place of a pending driver (the hub's run of a staged bundle's revision, made once).
    */
   drive(
     name: string,
     run: string,
     revision: string,
     replacing?: string,
+    pendingOnly?: boolean,
   ): Promise<void>;
   /**
    * Writes run releases into the members' intents as partition releases are written; a release
@@ -60,10 +63,21 @@ export interface RunBundles {
   ): Promise<Map<string, unknown>>;
   /** The latest counted report of `cluster` on bundle `name`, if any. */
   observed(name: string, cluster: string): BundleState | undefined;
-  /** `run` stops driving bundle `name` (if it does): back to its partition rollout. */
-  letGo(name: string, run: string): Promise<void>;
-  /** The bundles a run drives now, with the run. */
-  drivers(): { readonly bundle: string; readonly run: string }[];
+  /**
+   * `run` stops driving bundle `name` (if it does) because of `cause` (default `completed`): back
+   * to its partition rollout, except a staged bundle whose run did not complete
+   * (docs/semantics.md#staged-bundles).
+   */
+  letGo(name: string, run: string, cause?: LetGoCause): Promise<void>;
+  /**
+   * The bundles a run drives now, with the run; `pending`: the run of a staged bundle's new
+   * revision that the hub has not made yet.
+   */
+  drivers(): {
+    readonly bundle: string;
+    readonly run: string;
+    readonly pending?: boolean;
+  }[];
 }
 
 /** What an agent reported of its copy of a bundle: a counted report, or the latest one kept. */

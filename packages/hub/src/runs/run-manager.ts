@@ -27,6 +27,7 @@ import {
   type RunOrigin,
   type MemberState,
   type Run,
+  type RunEvent,
   type RunPayload,
   type RunState,
   type UpdateStrategy,
@@ -82,6 +83,11 @@ export interface CreateRunInput {
   readonly progressDeadlineSeconds?: number;
   /** The auto-upgrade profile the run is made from (kept on the run). */
   readonly origin?: RunOrigin;
+  /**
+   * A run the hub makes of a staged bundle's new revision (docs/semantics.md#staged-bundles): the
+   * bundle's earlier unfinished runs do not stop it (the maker stops them: superseded).
+   */
+  readonly supersede?: boolean;
 }
 
 /**
@@ -180,6 +186,17 @@ export interface RunManager {
     cluster: string,
   ): { stage: string; group: string; state: MemberState } | undefined;
   list(states?: readonly RunState[]): StoredRun[];
+  /**
+   * A newer run of the same bundle took over (docs/semantics.md#staged-bundles): run `name` stops
+   * at once, its members in flight Skipped with reason Superseded (their clusters keep what they
+   * were given until the newer run reaches them). Nothing when it is not in flight. On a replica
+   * that does not own the run, only the stop is forwarded; its members in flight then finish.
+   */
+  supersede(
+    name: string,
+    by: string,
+    actor: { readonly actor: string; readonly reason: string },
+  ): Promise<void>;
   /** Applies operator commands together (all or none); refusals are FlotillaErrors. */
   command(name: string, ...commands: RunCommand[]): Promise<StoredRun>;
   /**
@@ -227,16 +244,21 @@ export interface RunManager {
 export function createRunManager(deps: RunManagerDeps): RunManager {
   const slots = new Map<string, Slot>();
   const log = deps.logger;
-  /** The run driving each bundle a loaded run of a bundle revision drives, by bundle. */
-  const driving = new Map<string, string>();
-  /** Keeps {@link driving} in line with `slot` (a run of a bundle revision drives it until it ends). */
+  /**
+   * The unfinished loaded runs of each bundle, by bundle: the one driving it, and earlier ones a
+   * newer revision superseded (docs/semantics.md#staged-bundles) whose members in flight still
+   * report on the revision they were given.
+   */
+  const driving = new Map<string, Set<string>>();
+  /** Keeps {@link driving} in line with `slot` (a run of a bundle revision counts until it ends). */
   const track = (slot: Slot): void => {
     const { payload, name } = slot.run;
     if (payload.kind !== "bundle") return;
-    if (!slot.deleted && needsOwner(slot.run))
-      driving.set(payload.bundle, name);
-    else if (driving.get(payload.bundle) === name)
-      driving.delete(payload.bundle);
+    const runs = driving.get(payload.bundle) ?? new Set<string>();
+    if (!slot.deleted && needsOwner(slot.run)) runs.add(name);
+    else runs.delete(name);
+    if (runs.size > 0) driving.set(payload.bundle, runs);
+    else driving.delete(payload.bundle);
   };
   /** Whether some bundle's record still names a run that no longer drives it (to hand back). */
   let driversDirty = false;
@@ -248,13 +270,19 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     const { bundles } = deps;
     if (bundles === undefined) return;
     driversDirty = false;
-    for (const { bundle, run } of bundles.drivers()) {
+    for (const { bundle, run, pending } of bundles.drivers()) {
+      // The run of a staged bundle's revision the hub has yet to make: its maker's.
+      if (pending === true) continue;
       try {
         // A run this replica has not loaded yet (another replica created it) is read first.
         const slot = slots.get(run) ?? (await readBack(run));
         if (slot !== undefined && needsOwner(slot.run)) continue;
         if (slot !== undefined && !owned(slot)) continue;
-        await bundles.letGo(bundle, run);
+        await bundles.letGo(
+          bundle,
+          run,
+          slot === undefined ? "deleted" : "completed",
+        );
       } catch (error) {
         driversDirty = true;
         log.warn(
@@ -407,6 +435,31 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     slot.listeners.clear();
   };
 
+  /**
+   * A run of a bundle revision that no longer drives its bundle (a newer revision's run superseded
+   * it: docs/semantics.md#staged-bundles) is not started again, nor are its members retried: the
+   * hub no longer keeps its revision, and the newer run owns the members' intents.
+   */
+  const refuseSuperseded = (
+    run: Run,
+    commands: readonly RunCommand[],
+  ): void => {
+    const { payload } = run;
+    if (payload.kind !== "bundle" || deps.bundles === undefined) return;
+    if (
+      !commands.some((c) => c.type === "StartRun" || c.type === "RetryMembers")
+    )
+      return;
+    const driver = deps.bundles
+      .drivers()
+      .find((d) => d.bundle === payload.bundle)?.run;
+    if (driver === undefined || driver === run.name) return;
+    throw new FlotillaError(
+      "failed_precondition",
+      `Update run ${showValue(run.name)} was superseded: update run ${showValue(driver)} drives bundle ${showValue(payload.bundle)} now, and revision ${showValue(payload.revision)} is not kept`,
+    );
+  };
+
   const refuseInFlight = (run: { name: string; state: RunState }): void => {
     if (!isInFlight(run.state)) return;
     throw new FlotillaError(
@@ -467,6 +520,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
    */
   const bundleRunBasis = async (
     requested: Extract<RunPayload, { kind: "bundle" }>,
+    supersede: boolean,
   ) => {
     const { bundles } = deps;
     if (bundles === undefined) {
@@ -478,7 +532,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     const basis = await bundles.runBasis(requested.bundle, requested.revision);
     const driver = basis.drivenBy;
     const other = driver === undefined ? undefined : slots.get(driver);
-    if (other !== undefined && needsOwner(other.run)) {
+    if (other !== undefined && needsOwner(other.run) && !supersede) {
       throw new FlotillaError(
         "failed_precondition",
         `Bundle ${showValue(requested.bundle)} is driven by update run ${showValue(driver)} (${other.run.state}): delete that run or let it complete first`,
@@ -494,15 +548,17 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       clusters: basis.clusters,
       atTarget: basis.atTarget,
       drive: (run: string) =>
-        bundles.drive(requested.bundle, run, basis.revision, driver),
+        bundles.drive(requested.bundle, run, basis.revision, driver, supersede),
       undrive: (run: string) =>
-        bundles.letGo(requested.bundle, run).catch((error: unknown) => {
-          driversDirty = true;
-          log.warn(
-            { bundle: requested.bundle, run, err: error },
-            "cannot hand the bundle back to its partition rollout yet",
-          );
-        }),
+        bundles
+          .letGo(requested.bundle, run, "failed")
+          .catch((error: unknown) => {
+            driversDirty = true;
+            log.warn(
+              { bundle: requested.bundle, run, err: error },
+              "cannot hand the bundle back to its partition rollout yet",
+            );
+          }),
     };
   };
 
@@ -577,7 +633,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       }
       const bundle =
         input.payload.kind === "bundle"
-          ? await bundleRunBasis(input.payload)
+          ? await bundleRunBasis(input.payload, input.supersede === true)
           : undefined;
       const payload: RunPayload =
         bundle === undefined ? input.payload : bundle.payload;
@@ -660,6 +716,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     async command(name, ...commands) {
       const slot = slots.get(name) ?? (await readBack(name));
       if (slot === undefined) throw notFound(name);
+      refuseSuperseded(slot.run, commands);
       if (replication === undefined || owned(slot) || !needsOwner(slot.run)) {
         return new Promise<StoredRun>((resolve, reject) => {
           driver.enqueue(slot, { events: commands, resolve, reject });
@@ -668,6 +725,29 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       const revision = await replication.forwardCommand(name, commands);
       await reach(slot, revision);
       return storedRun(slot, true);
+    },
+
+    async supersede(name, by, actor) {
+      const slot = slots.get(name) ?? (await readBack(name));
+      if (slot === undefined || !isInFlight(slot.run.state)) return;
+      const stop: RunCommand = { type: "StopRun", ...actor };
+      if (replication !== undefined && !owned(slot)) {
+        await this.command(name, stop);
+        return;
+      }
+      const left: RunEvent[] = [];
+      for (const stage of slot.run.stages)
+        for (const group of stage.groups)
+          for (const member of group.members)
+            if (member.state === "Running")
+              left.push({
+                type: "MemberLeft",
+                member: member.name,
+                supersededBy: by,
+              });
+      await new Promise<StoredRun>((resolve, reject) => {
+        driver.enqueue(slot, { events: [stop, ...left], resolve, reject });
+      });
     },
 
     async delete(name) {
@@ -709,8 +789,9 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
 
     bundleReport(cluster, report) {
       if (report.subject.kind !== "bundle") return;
-      const run = driving.get(report.subject.bundle);
-      if (run !== undefined) this.memberReport(cluster, run, report);
+      // Each run takes the reports on its own revision only (bundleReportEvent).
+      for (const run of driving.get(report.subject.bundle) ?? [])
+        this.memberReport(cluster, run, report);
     },
 
     memberReport(cluster, runName, report) {

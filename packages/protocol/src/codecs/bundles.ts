@@ -73,6 +73,12 @@ export interface BundleRecord {
   /** fleet.yaml `dependsOn` as given (JSON); absent for none. Not part of the revision. */
   readonly dependsOnJson?: string;
   /**
+   * The stored update strategy each new revision rolls out with, as a staged run the hub makes
+   * (docs/semantics.md#staged-bundles); absent: the partition rollout releases revisions. Not part
+   * of the revision.
+   */
+  readonly updateStrategyName?: string;
+  /**
    * The staged run that drives the bundle (docs/semantics.md#staged-bundle-runs); absent when its
    * partition rollout does. Not part of the revision: an apply keeps it.
    */
@@ -91,6 +97,11 @@ export interface BundleDriver {
    * holding nothing get meanwhile; absent when it had released none.
    */
   readonly baseRevision?: string;
+  /**
+   * Set when an apply of a staged bundle wrote the revision and the hub has not made its run yet
+   * (`run` is the name it intends); cleared once the run exists (docs/semantics.md#staged-bundles).
+   */
+  readonly pending?: boolean;
 }
 
 /** Targets of a bundle counted by state. */
@@ -195,9 +206,11 @@ export function bundleSpecToWire(record: BundleRecord): wire.BundleSpec {
     }),
     targetsJson: record.targetsJson,
     targetCustomizationsJson: record.targetCustomizationsJson,
-    ...(record.rolloutStrategyJson === ""
-      ? {}
-      : { rolloutStrategyJson: record.rolloutStrategyJson }),
+    ...(record.updateStrategyName !== undefined
+      ? { updateStrategyName: record.updateStrategyName }
+      : record.rolloutStrategyJson === ""
+        ? {}
+        : { rolloutStrategyJson: record.rolloutStrategyJson }),
     paused: record.paused,
     ...compact({
       labels: record.labels === undefined ? undefined : { ...record.labels },
@@ -218,6 +231,7 @@ export function bundleToWire(summary: BundleSummary): wire.Bundle {
     createdAtMs: record.createdAtMs,
     updatedAtMs: record.updatedAtMs,
     counts: countsToWire(summary.counts),
+    ...compact({ updateRun: record.drivenBy?.run }),
   };
 }
 

@@ -23,6 +23,12 @@ export interface Bundle {
   createdAtMs?: number | string | Long;
   updatedAtMs?: number | string | Long;
   counts?: _flotilla_v1_BundleCounts | null;
+  /**
+   * The staged update run driving the bundle (docs/semantics.md#staged-bundle-runs), if any: for a
+   * staged bundle, the run the hub made of its current revision.
+   */
+  updateRun?: string;
+  _updateRun?: "updateRun";
 }
 
 export interface Bundle__Output {
@@ -37,4 +43,10 @@ export interface Bundle__Output {
   createdAtMs: number;
   updatedAtMs: number;
   counts: _flotilla_v1_BundleCounts__Output | null;
+  /**
+   * The staged update run driving the bundle (docs/semantics.md#staged-bundle-runs), if any: for a
+   * staged bundle, the run the hub made of its current revision.
+   */
+  updateRun?: string;
+  _updateRun?: "updateRun";
 }
