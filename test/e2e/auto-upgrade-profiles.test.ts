@@ -28,19 +28,13 @@ afterEach(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-async function ok(...args: string[]): Promise<string> {
-  const result = await e2e.cli(...args);
-  expect(result.code, `flotilla ${args.join(" ")}: ${result.stderr}`).toBe(0);
-  return result.stdout;
-}
-
 interface ListedProfile {
   name: string;
   spec: { channel: string; strategy: string; disabled: boolean };
 }
 
 async function listed(): Promise<ListedProfile[]> {
-  const out = await ok("autoupgradeprofile", "list", "-o", "json");
+  const out = await e2e.ok("autoupgradeprofile", "list", "-o", "json");
   return (JSON.parse(out) as { profiles: ListedProfile[] }).profiles;
 }
 
@@ -53,9 +47,9 @@ describe("auto-upgrade profiles, end to end", () => {
         stages: [{ name: "all", memberSelector: { byLabel: "env=prod" } }],
       }),
     );
-    await ok("strategy", "create", "rings", "-f", strategy);
+    await e2e.ok("strategy", "create", "rings", "-f", strategy);
 
-    const created = await ok(
+    const created = await e2e.ok(
       "autoupgradeprofile",
       "create",
       "nightly",
@@ -81,7 +75,7 @@ describe("auto-upgrade profiles, end to end", () => {
         "",
       ].join("\n"),
     );
-    await ok("autoupgradeprofile", "create", "lts", "-f", file);
+    await e2e.ok("autoupgradeprofile", "create", "lts", "-f", file);
     expect(await listed()).toEqual([
       expect.objectContaining({
         name: "lts",
@@ -99,8 +93,8 @@ describe("auto-upgrade profiles, end to end", () => {
       }),
     ]);
 
-    await ok("autoupgradeprofile", "update", "nightly", "--enabled");
-    const shown = await ok("autoupgradeprofile", "get", "nightly");
+    await e2e.ok("autoupgradeprofile", "update", "nightly", "--enabled");
+    const shown = await e2e.ok("autoupgradeprofile", "get", "nightly");
     expect(shown).toContain("  Channel:               NodeImage\n");
     expect(shown).toContain("  Update strategy:       rings\n");
     expect(shown).not.toContain("disabled");
@@ -113,9 +107,9 @@ describe("auto-upgrade profiles, end to end", () => {
       ["nightly", false],
     ]);
 
-    await ok("autoupgradeprofile", "delete", "lts");
+    await e2e.ok("autoupgradeprofile", "delete", "lts");
     expect((await listed()).map((p) => p.name)).toEqual(["nightly"]);
-    const audit = await ok(
+    const audit = await e2e.ok(
       "audit",
       "list",
       "--target-kind",

@@ -25,17 +25,13 @@ afterEach(async () => {
   await e2e.stop();
 }, 30_000);
 
-async function ok(...args: string[]): Promise<string> {
-  const result = await e2e.cli(...args);
-  expect(result.code, `flotilla ${args.join(" ")}: ${result.stderr}`).toBe(0);
-  return result.stdout;
-}
-
 /** The index of the replica holding `auto-upgrade`, as `hub status` shows it. */
 async function holder(): Promise<number> {
   const found = await waitFor(
     async () => {
-      const status = JSON.parse(await ok("hub", "status", "-o", "json")) as {
+      const status = JSON.parse(
+        await e2e.ok("hub", "status", "-o", "json"),
+      ) as {
         replicas: { id: string; leases: string[] }[];
       };
       const found = status.replicas.find((r) =>
@@ -53,7 +49,7 @@ describe("the auto-upgrade trigger on replicas", () => {
     "makes exactly one run when the lease holder is killed as the image is released",
     { timeout: 120_000 },
     async () => {
-      await ok(
+      await e2e.ok(
         "autoupgradeprofile",
         "create",
         "nightly",
@@ -63,12 +59,12 @@ describe("the auto-upgrade trigger on replicas", () => {
       const owner = await holder();
       const survivor = (owner + 1) % 2;
       e2e.useHub(survivor);
-      await ok("release", "add", "node-image", FAMILY, "2026.12.04");
+      await e2e.ok("release", "add", "node-image", FAMILY, "2026.12.04");
       e2e.hub(owner).kill("SIGKILL");
 
       const runs = await waitFor(
         async () => {
-          const out = await ok("run", "list", "-o", "json");
+          const out = await e2e.ok("run", "list", "-o", "json");
           const all = (
             JSON.parse(out) as { runs: wire.RunSummary__Output[] }
           ).runs.filter((r) => r.origin?.profile === "nightly");
@@ -88,14 +84,14 @@ describe("the auto-upgrade trigger on replicas", () => {
       ]);
       expect(await holder()).toBe(survivor);
       // A pass on the survivor finds the run made: no second one.
-      await ok(
+      await e2e.ok(
         "autoupgradeprofile",
         "update",
         "nightly",
         "--node-image-selection",
         "Consistent",
       );
-      const again = JSON.parse(await ok("run", "list", "-o", "json")) as {
+      const again = JSON.parse(await e2e.ok("run", "list", "-o", "json")) as {
         runs: wire.RunSummary__Output[];
       };
       expect(

@@ -43,15 +43,9 @@ afterEach(async () => {
   await rm(work, { recursive: true, force: true });
 }, 30_000);
 
-async function ok(...args: string[]): Promise<string> {
-  const result = await e2e.cli(...args);
-  expect(result.code, `flotilla ${args.join(" ")}: ${result.stderr}`).toBe(0);
-  return result.stdout;
-}
-
 /** The runs the profile made, as `run list -o json` shows them. */
 async function profileRuns(): Promise<wire.RunSummary__Output[]> {
-  const out = await ok("run", "list", "-o", "json");
+  const out = await e2e.ok("run", "list", "-o", "json");
   return (JSON.parse(out) as { runs: wire.RunSummary__Output[] }).runs.filter(
     (r) => r.origin?.profile === "nightly",
   );
@@ -78,7 +72,7 @@ async function completed(count: number): Promise<wire.RunSummary__Output[]> {
 async function imagesAt(version: string): Promise<void> {
   await waitFor(
     async () => {
-      const out = await ok("versions", "-o", "json");
+      const out = await e2e.ok("versions", "-o", "json");
       const { clusters: all } = JSON.parse(
         out,
       ) as wire.ListClusterVersionsResponse__Output;
@@ -96,14 +90,14 @@ describe("the auto-upgrade trigger, end to end", () => {
     "makes and starts exactly one run per new image across a hub killed before and after making it",
     { timeout: 180_000 },
     async () => {
-      await ok(
+      await e2e.ok(
         "autoupgradeprofile",
         "create",
         "nightly",
         "--channel",
         "NodeImage",
       );
-      expect(await ok("autoupgradeprofile", "get", "nightly")).toContain(
+      expect(await e2e.ok("autoupgradeprofile", "get", "nightly")).toContain(
         "no target: no node image is offered",
       );
 
@@ -121,7 +115,7 @@ describe("the auto-upgrade trigger, end to end", () => {
       await imagesAt("2026.12.04");
 
       // Killed after: an operator publishes an image; the hub dies as soon as the run exists.
-      await ok("release", "add", "node-image", FAMILY, "2026.12.18");
+      await e2e.ok("release", "add", "node-image", FAMILY, "2026.12.18");
       await waitFor(
         async () => ((await profileRuns()).length === 2 ? true : undefined),
         {
@@ -138,8 +132,8 @@ describe("the auto-upgrade trigger, end to end", () => {
       await imagesAt("2026.12.18");
 
       // Passes after the restart, and a release that changes nothing, make no third run.
-      await ok("release", "add", "node-image", FAMILY, "2026.12.18");
-      await ok(
+      await e2e.ok("release", "add", "node-image", FAMILY, "2026.12.18");
+      await e2e.ok(
         "autoupgradeprofile",
         "update",
         "nightly",
@@ -147,16 +141,23 @@ describe("the auto-upgrade trigger, end to end", () => {
         "Latest",
       );
       expect((await profileRuns()).length).toBe(2);
-      expect(await ok("autoupgradeprofile", "get", "nightly")).toContain(
+      expect(await e2e.ok("autoupgradeprofile", "get", "nightly")).toContain(
         `  Last run made:         ${second?.name ?? "?"}\n`,
       );
 
-      expect(await ok("run", "status", second?.name ?? "")).toContain(
+      expect(await e2e.ok("run", "status", second?.name ?? "")).toContain(
         `Created by auto-upgrade profile nightly (channel NodeImage, target ${FAMILY} 2026.12.18)`,
       );
       // The first run was made with no kill near it: both of the hub's records are there.
       const audit = JSON.parse(
-        await ok("audit", "list", "--target", first?.name ?? "", "-o", "json"),
+        await e2e.ok(
+          "audit",
+          "list",
+          "--target",
+          first?.name ?? "",
+          "-o",
+          "json",
+        ),
       ) as { events: { actor: string; method: string }[] };
       const byHub = audit.events.filter((e) => e.actor.startsWith("hub/"));
       expect(byHub.map((e) => e.method.replace(/^.*\//, ""))).toEqual([

@@ -36,16 +36,6 @@ afterEach(() =>
   Promise.all([e2e.stop(), rm(work, { recursive: true, force: true })]),
 );
 
-/** `flotilla ARGS`, which must succeed: its stdout. */
-async function ok(...args: string[]): Promise<string> {
-  const { code, stdout, stderr } = await e2e.cli(...args);
-  if (code !== 0)
-    throw new Error(
-      `flotilla ${args.join(" ")} exited ${String(code)}: ${stderr}`,
-    );
-  return stdout;
-}
-
 /** A bundle directory: fleet.yaml lines and one ConfigMap. */
 async function bundleDir(name: string, fleetYaml: string[]): Promise<string> {
   const dir = join(work, name);
@@ -67,7 +57,9 @@ interface ClusterView {
 }
 
 async function clustersOf(bundle: string): Promise<Map<string, ClusterView>> {
-  const got = JSON.parse(await ok("bundle", "get", bundle, "-o", "json")) as {
+  const got = JSON.parse(
+    await e2e.ok("bundle", "get", bundle, "-o", "json"),
+  ) as {
     clusters: ClusterView[];
   };
   return new Map(got.clusters.map((c) => [c.cluster, c]));
@@ -88,8 +80,8 @@ describe("dependsOn across simulated agents", () => {
       "targets:",
       "  - clusterSelector: {}",
     ]);
-    await ok("bundle", "apply", db);
-    await ok("bundle", "apply", app);
+    await e2e.ok("bundle", "apply", db);
+    await e2e.ok("bundle", "apply", app);
 
     // app becomes Ready where db is.
     await waitFor(
@@ -122,12 +114,12 @@ describe("dependsOn across simulated agents", () => {
     const dbStuck = (await clustersOf("db")).get("stuck-01");
     expect(dbStuck?.state).toBe("BUNDLE_CLUSTER_STATE_NOT_READY");
 
-    const text = await ok("bundle", "get", "app");
+    const text = await e2e.ok("bundle", "get", "app");
     expect(text).toContain('  Depends on: bundle "db"');
     expect(text).toMatch(
       /\nstuck-01 +All +Pending +- +- +DependenciesNotReady +waiting for dependencies: bundle "db" is NotReady\n/,
     );
-    expect(await ok("bundle", "list")).toMatch(/^db .* tier=data$/m);
+    expect(await e2e.ok("bundle", "list")).toMatch(/^db .* tier=data$/m);
 
     // The hub's releases, in the order it made them: db before app on ok-01, app never on stuck-01.
     const releases = e2e
@@ -151,7 +143,7 @@ describe("dependsOn across simulated agents", () => {
       "targets:",
       "  - clusterSelector: {}",
     ]);
-    await ok("bundle", "apply", a);
+    await e2e.ok("bundle", "apply", a);
     const b = await bundleDir("b", [
       "labels: { tier: data }",
       "dependsOn:",

@@ -42,16 +42,6 @@ afterEach(() =>
   Promise.all([e2e.stop(), rm(work, { recursive: true, force: true })]),
 );
 
-/** `flotilla ARGS`, which must succeed: its stdout. */
-async function ok(...args: string[]): Promise<string> {
-  const { code, stdout, stderr } = await e2e.cli(...args);
-  if (code !== 0)
-    throw new Error(
-      `flotilla ${args.join(" ")} exited ${String(code)}: ${stderr}`,
-    );
-  return stdout;
-}
-
 interface ClusterView {
   readonly cluster: string;
   readonly state: string;
@@ -70,7 +60,7 @@ interface BundleView {
 
 async function bundleGet(): Promise<BundleView> {
   return JSON.parse(
-    await ok("bundle", "get", "web", "-o", "json"),
+    await e2e.ok("bundle", "get", "web", "-o", "json"),
   ) as BundleView;
 }
 
@@ -113,7 +103,7 @@ describe("a staged run of a bundle revision", () => {
         `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  version: "${version}"\n`,
       );
     await manifest("1");
-    await ok("bundle", "apply", dir);
+    await e2e.ok("bundle", "apply", dir);
     const r1 = (await bundleGet()).bundle.revision;
     await waitFor(() => readyAt(r1, HEALTHY), {
       timeoutMs: 30_000,
@@ -127,7 +117,7 @@ describe("a staged run of a bundle revision", () => {
       "defaultNamespace: web\npaused: true\ntargets:\n  - clusterSelector: {}\n",
     );
     await manifest("2");
-    await ok("bundle", "apply", dir);
+    await e2e.ok("bundle", "apply", dir);
     const r2 = (await bundleGet()).bundle.revision;
     expect(r2).not.toBe(r1);
     expect(
@@ -155,7 +145,7 @@ describe("a staged run of a bundle revision", () => {
         ],
       }),
     );
-    const created = await ok(
+    const created = await e2e.ok(
       "run",
       "create",
       "roll",
@@ -168,11 +158,11 @@ describe("a staged run of a bundle revision", () => {
     );
     expect(created).toContain(`bundle web revision ${r2.slice(0, 12)}`);
     // Resumed, the bundle is still driven by the run: its partitions release nothing of r2.
-    await ok("bundle", "resume", "web");
+    await e2e.ok("bundle", "resume", "web");
     const driven = await bundleGet();
     expect(driven.updateRun).toBe("roll");
     expect(driven.updateRunRevision).toBe(r2);
-    expect(await ok("bundle", "get", "web")).toContain(
+    expect(await e2e.ok("bundle", "get", "web")).toContain(
       `driven by staged run roll, revision ${r2.slice(0, 12)}`,
     );
     // A second run of the same bundle is refused, naming the first.
@@ -188,7 +178,7 @@ describe("a staged run of a bundle revision", () => {
     expect(second.code).not.toBe(0);
     expect(second.stderr).toContain('update run "roll"');
 
-    await ok("run", "start", "roll");
+    await e2e.ok("run", "start", "roll");
     const gate = await waitFor(
       async () =>
         (await e2e.run("roll")).stages[2]?.beforeGates.find(
@@ -216,11 +206,11 @@ describe("a staged run of a bundle revision", () => {
       runStage: "wave",
       releasedRevision: r2,
     });
-    const status = await ok("run", "status", "roll", "--members");
+    const status = await e2e.ok("run", "status", "roll", "--members");
     expect(status).toContain(`bundle web revision ${r2.slice(0, 12)}`);
     expect(status).toMatch(/stuck-01.*TimedOut/);
 
-    await ok("run", "approve", "roll", gate.id, "--reason", "wave healthy");
+    await e2e.ok("run", "approve", "roll", gate.id, "--reason", "wave healthy");
     const watch = await e2e.cli("run", "status", "roll", "--watch");
     expect(watch.code, watch.stderr).toBe(0);
     const run = await e2e.run("roll");
@@ -246,6 +236,6 @@ describe("a staged run of a bundle revision", () => {
     expect(
       after.clusters.find((c) => c.cluster === "stuck-01")?.releasedRevision,
     ).toBe(r2);
-    expect(await ok("bundle", "get", "web")).toContain("partitioned");
+    expect(await e2e.ok("bundle", "get", "web")).toContain("partitioned");
   }, 120_000);
 });

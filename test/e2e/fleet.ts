@@ -115,6 +115,8 @@ export interface E2E {
   startHub(index?: number): Promise<TestProcess>;
   /** Runs `flotilla ARGS` against the hub. */
   cli(...args: string[]): Promise<CliResult>;
+  /** `flotilla ARGS`, which must exit 0 (else it throws with the exit code and stderr): its stdout. */
+  ok(...args: string[]): Promise<string>;
   /** The run as the hub reports it. */
   run(name: string): Promise<RunView>;
   /** Waits until `count` agents are connected. */
@@ -387,6 +389,14 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
         { FLOTILLA_INSECURE_PLAINTEXT: "1", FLOTILLA_ACTOR: "e2e" },
         args,
       );
+    },
+    async ok(...args) {
+      const { code, stdout, stderr } = await this.cli(...args);
+      if (code !== 0)
+        throw new Error(
+          `flotilla ${args.join(" ")} exited ${String(code)}: ${stderr}${stdout}`,
+        );
+      return stdout;
     },
     security,
     stateDir: (name) => join(work, `state-${name}`),

@@ -47,16 +47,6 @@ afterEach(() =>
   ]),
 );
 
-/** `flotilla ARGS`, which must succeed: its stdout. */
-async function ok(...args: string[]): Promise<string> {
-  const { code, stdout, stderr } = await e2e.cli(...args);
-  if (code !== 0)
-    throw new Error(
-      `flotilla ${args.join(" ")} exited ${String(code)}: ${stderr}`,
-    );
-  return stdout;
-}
-
 const FLEET = "defaultNamespace: apps\ntargets:\n- clusterSelector: {}\n";
 
 /** apps/NAME: a fleet.yaml and one ConfigMap at `version`. */
@@ -82,7 +72,9 @@ interface GitRepoJson {
 
 async function gitRepoGet(): Promise<GitRepoJson["repo"]> {
   return (
-    JSON.parse(await ok("gitrepo", "get", "fleet", "-o", "json")) as GitRepoJson
+    JSON.parse(
+      await e2e.ok("gitrepo", "get", "fleet", "-o", "json"),
+    ) as GitRepoJson
   ).repo;
 }
 
@@ -90,7 +82,9 @@ async function gitRepoGet(): Promise<GitRepoJson["repo"]> {
 async function bundleState(
   name: string,
 ): Promise<{ revision: string; readyEverywhere: boolean }> {
-  const view = JSON.parse(await ok("bundle", "get", name, "-o", "json")) as {
+  const view = JSON.parse(
+    await e2e.ok("bundle", "get", name, "-o", "json"),
+  ) as {
     bundle: { revision: string };
     clusters: { state: string; appliedRevision?: string }[];
   };
@@ -117,7 +111,7 @@ describe("a git repository as the fleet's source", () => {
     });
     const tokenFile = join(work, "token");
     await writeFile(tokenFile, `${TOKEN}\n`);
-    await ok(
+    await e2e.ok(
       "gitrepo",
       "add",
       "fleet",
@@ -141,11 +135,11 @@ describe("a git repository as the fleet's source", () => {
     }
     // The token was used (401 first, then accepted) and is never shown.
     expect(git.httpRequests.some((r) => r.status === 200)).toBe(true);
-    expect(await ok("gitrepo", "get", "fleet")).not.toContain(TOKEN);
+    expect(await e2e.ok("gitrepo", "get", "fleet")).not.toContain(TOKEN);
 
     // A commit that changes apps/b only: a new revision of fleet-apps-b, and nothing else.
     const second = await repo.commit("main", app("b", "2"));
-    await ok("gitrepo", "sync", "fleet");
+    await e2e.ok("gitrepo", "sync", "fleet");
     const settled = await e2e.cli("gitrepo", "get", "fleet", "--watch");
     expect(settled.code, settled.stderr).toBe(0);
     expect((await gitRepoGet()).commitDeployed).toBe(second);
@@ -160,7 +154,7 @@ describe("a git repository as the fleet's source", () => {
       ...app("a", "2"),
       "apps/c/fleet.yaml": "targets: [unclosed\n",
     });
-    await ok("gitrepo", "sync", "fleet");
+    await e2e.ok("gitrepo", "sync", "fleet");
     await waitFor(
       async () => (await gitRepoGet()).lastError?.commit === broken,
       { timeoutMs: 30_000, message: "the broken commit's error" },
@@ -169,7 +163,7 @@ describe("a git repository as the fleet's source", () => {
     expect(failed.commitSeen).toBe(broken);
     expect(failed.commitDeployed).toBe(second);
     expect(failed.lastError?.message).toMatch(/apps\/c\/fleet\.yaml:\d+:\d+/);
-    const table = await ok("gitrepo", "get", "fleet");
+    const table = await e2e.ok("gitrepo", "get", "fleet");
     expect(table).toContain("LAST ERROR");
     expect(table).toContain("apps/c/fleet.yaml");
     const a = await bundleState("fleet-apps-a");

@@ -32,13 +32,6 @@ let work: string;
 const kubes = new Map<string, KubeApiServer>();
 const agents: TestProcess[] = [];
 
-async function ok(...args: string[]): Promise<string> {
-  const r = await e2e.cli(...args);
-  if (r.code !== 0)
-    throw new Error(`flotilla ${args.join(" ")}: ${r.stderr}${r.stdout}`);
-  return r.stdout;
-}
-
 /** Starts an agent for `name` (labels `region=REGION`) on a fresh local API server. */
 async function startKubeAgent(name: string, region: string): Promise<void> {
   const kube = await startKubeApiServer();
@@ -81,7 +74,9 @@ function kube(name: string): KubeApiServer {
 }
 
 async function clustersOf(bundle: string): Promise<ClusterView[]> {
-  const got = JSON.parse(await ok("bundle", "get", bundle, "-o", "json")) as {
+  const got = JSON.parse(
+    await e2e.ok("bundle", "get", bundle, "-o", "json"),
+  ) as {
     clusters: ClusterView[];
   };
   return got.clusters;
@@ -116,7 +111,15 @@ async function waitForState(
 }
 
 async function applyDir(dir: string, name: string): Promise<string> {
-  const out = await ok("bundle", "apply", dir, "--name", name, "-o", "json");
+  const out = await e2e.ok(
+    "bundle",
+    "apply",
+    dir,
+    "--name",
+    name,
+    "-o",
+    "json",
+  );
   return (JSON.parse(out) as { bundle: { revision: string } }).bundle.revision;
 }
 
@@ -321,7 +324,7 @@ describe("Helm bundles rendered by Kubernetes-backend agents", () => {
         metadata: { name: "cluster-values", namespace: "apps" },
         data: { "values.yaml": `color: ${color}\n` },
       });
-    await ok("bundle", "redeploy", "from-cluster");
+    await e2e.ok("bundle", "redeploy", "from-cluster");
     await waitForState("from-cluster", "READY");
     expect(
       kube("eu-1").object("ConfigMap", "apps", "fc-main")?.data,

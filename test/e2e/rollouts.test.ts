@@ -38,12 +38,6 @@ afterEach(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-async function ok(...args: string[]): Promise<string> {
-  const result = await e2e.cli(...args);
-  expect(result.code, `flotilla ${args.join(" ")}: ${result.stderr}`).toBe(0);
-  return result.stdout;
-}
-
 describe("rollouts across 20 agents", () => {
   it("runs a staged upgrade in order, within its limits, through an approval gate", async () => {
     const strategy = join(work, "strategy.json");
@@ -76,8 +70,8 @@ describe("rollouts across 20 agents", () => {
         ],
       }),
     );
-    await ok("strategy", "create", "rings", "-f", strategy);
-    await ok(
+    await e2e.ok("strategy", "create", "rings", "-f", strategy);
+    await e2e.ok(
       "run",
       "create",
       "up",
@@ -86,7 +80,7 @@ describe("rollouts across 20 agents", () => {
       "--kubernetes-version",
       "1.30.3",
     );
-    await ok("run", "start", "up", "--reason", "e2e");
+    await e2e.ok("run", "start", "up", "--reason", "e2e");
 
     // The gate waits for an operator; the status tree says so.
     const gate = await waitFor(
@@ -100,7 +94,7 @@ describe("rollouts across 20 agents", () => {
         message: "the canary gate to be Pending",
       },
     );
-    const status = await ok("run", "status", "up");
+    const status = await e2e.ok("run", "status", "up");
     expect(status).toContain(gate.id);
     expect(status).toMatch(/Pending/);
     const beforeApproval = await e2e.run("up");
@@ -109,7 +103,14 @@ describe("rollouts across 20 agents", () => {
         .flatMap((g) => g.members)
         .every((m) => m.state === "NotStarted"),
     ).toBe(true);
-    await ok("run", "approve", "up", gate.id, "--reason", "canaries healthy");
+    await e2e.ok(
+      "run",
+      "approve",
+      "up",
+      gate.id,
+      "--reason",
+      "canaries healthy",
+    );
 
     const watch = await e2e.cli("run", "status", "up", "--watch");
     expect(watch.code, watch.stderr).toBe(0);
@@ -142,7 +143,7 @@ describe("rollouts across 20 agents", () => {
 
     // Every state change was audited with its caller and reason.
     const audit = JSON.parse(
-      await ok("audit", "list", "--method", "ApproveGate", "-o", "json"),
+      await e2e.ok("audit", "list", "--method", "ApproveGate", "-o", "json"),
     ) as {
       events: { actor: string; reason: string }[];
     };
@@ -176,11 +177,11 @@ describe("rollouts across 20 agents", () => {
       join(dir, "config.yaml"),
       "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  greeting: hello\n",
     );
-    await ok("bundle", "apply", dir, "--name", "web");
+    await e2e.ok("bundle", "apply", dir, "--name", "web");
     await waitFor(
       async () => {
         const got = JSON.parse(
-          await ok("bundle", "get", "web", "-o", "json"),
+          await e2e.ok("bundle", "get", "web", "-o", "json"),
         ) as {
           bundle: { counts: { targets: number; ready: number } };
         };
@@ -194,7 +195,9 @@ describe("rollouts across 20 agents", () => {
         message: "the bundle to be Ready on 20 clusters",
       },
     );
-    const got = JSON.parse(await ok("bundle", "get", "web", "-o", "json")) as {
+    const got = JSON.parse(
+      await e2e.ok("bundle", "get", "web", "-o", "json"),
+    ) as {
       clusters: {
         cluster: string;
         state: string;
@@ -216,7 +219,7 @@ describe("rollouts across 20 agents", () => {
       join(dir, "config.yaml"),
       "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  greeting: hello again\n",
     );
-    const applied = await ok(
+    const applied = await e2e.ok(
       "bundle",
       "apply",
       dir,
@@ -230,7 +233,7 @@ describe("rollouts across 20 agents", () => {
     await waitFor(
       async () => {
         const now = JSON.parse(
-          await ok("bundle", "get", "web", "-o", "json"),
+          await e2e.ok("bundle", "get", "web", "-o", "json"),
         ) as {
           clusters: { state: string; appliedRevision?: string }[];
         };

@@ -34,12 +34,6 @@ afterEach(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-async function ok(...args: string[]): Promise<string> {
-  const result = await e2e.cli(...args);
-  expect(result.code, `flotilla ${args.join(" ")}: ${result.stderr}`).toBe(0);
-  return result.stdout;
-}
-
 interface GateRow {
   run: string;
   gate: { id: string; state: string };
@@ -68,13 +62,13 @@ describe("run handling as az fleet users expect", () => {
         ],
       }),
     );
-    await ok("strategy", "create", "rings", "-f", strategy);
+    await e2e.ok("strategy", "create", "rings", "-f", strategy);
 
     // The global --hub before the noun is the one used: a closed port cannot be reached.
     const unreachable = await e2e.cli("--hub", "127.0.0.1:1", "run", "list");
     expect(unreachable.code, unreachable.stderr).toBe(3);
 
-    await ok(
+    await e2e.ok(
       "--hub",
       e2e.hubAddress,
       "run",
@@ -88,7 +82,7 @@ describe("run handling as az fleet users expect", () => {
       "1.30.3",
     );
     // A second run of the same strategy: its gate has the same id, but does not wait.
-    await ok(
+    await e2e.ok(
       "run",
       "create",
       "spare",
@@ -108,14 +102,14 @@ describe("run handling as az fleet users expect", () => {
       upgrade: { type: "ControlPlaneOnly" },
     });
 
-    await ok("run", "start", "up");
+    await e2e.ok("run", "start", "up");
     const inFlight = await e2e.cli("run", "delete", "up");
     expect(inFlight.code).toBe(1);
     expect(inFlight.stderr).toMatch(/"up" is (Running|Pending): stop it/);
 
     const listed = await waitFor(
       async () => {
-        const out = await ok(
+        const out = await e2e.ok(
           "gate",
           "-o",
           "json",
@@ -135,7 +129,7 @@ describe("run handling as az fleet users expect", () => {
     expect(listed.map((g) => [g.run, g.gate.id])).toEqual([
       ["up", "stage:canary:after"],
     ]);
-    const table = await ok("gate", "list", "--run", "up");
+    const table = await e2e.ok("gate", "list", "--run", "up");
     expect(table).toMatch(
       /up +stage:canary:after +canary ok +Approval +after stage canary +Pending/,
     );
@@ -148,14 +142,14 @@ describe("run handling as az fleet users expect", () => {
     );
     const [skipped, ...others] = eu ?? [];
     expect(others).toHaveLength(2);
-    await ok(
+    await e2e.ok(
       "run",
       "skip",
       "up",
       "--targets",
       `Group:us,Member:${skipped ?? ""}`,
     );
-    await ok(
+    await e2e.ok(
       "gate",
       "approve",
       "stage:canary:after",
@@ -184,13 +178,13 @@ describe("run handling as az fleet users expect", () => {
     );
 
     // Finished: deleted, and gone from the list; the run that never started too.
-    expect(await ok("run", "delete", "up", "--reason", "done")).toBe(
+    expect(await e2e.ok("run", "delete", "up", "--reason", "done")).toBe(
       "Run up deleted (it was Completed).\n",
     );
-    expect(await ok("run", "delete", "spare")).toBe(
+    expect(await e2e.ok("run", "delete", "spare")).toBe(
       "Run spare deleted (it was NotStarted).\n",
     );
-    const { runs } = JSON.parse(await ok("run", "list", "-o", "json")) as {
+    const { runs } = JSON.parse(await e2e.ok("run", "list", "-o", "json")) as {
       runs: { name: string }[];
     };
     expect(runs).toEqual([]);
@@ -199,7 +193,7 @@ describe("run handling as az fleet users expect", () => {
     expect(gone.stderr).toContain("does not exist");
 
     // Stopped: in flight first (refused), deleted once stopped.
-    await ok(
+    await e2e.ok(
       "run",
       "create",
       "halt",
@@ -208,22 +202,29 @@ describe("run handling as az fleet users expect", () => {
       "--kubernetes-version",
       "1.31.0",
     );
-    await ok("run", "start", "halt");
+    await e2e.ok("run", "start", "halt");
     const running = await e2e.cli("run", "delete", "halt");
     expect(running.code).toBe(1);
     expect(running.stderr).toMatch(/"halt" is (Running|Pending): stop it/);
-    await ok("run", "stop", "halt");
+    await e2e.ok("run", "stop", "halt");
     await waitFor(async () => (await e2e.run("halt")).state === "Stopped", {
       timeoutMs: 30_000,
       intervalMs: 300,
       message: "run halt to stop",
     });
-    expect(await ok("run", "delete", "halt")).toBe(
+    expect(await e2e.ok("run", "delete", "halt")).toBe(
       "Run halt deleted (it was Stopped).\n",
     );
 
     const audit = JSON.parse(
-      await ok("audit", "list", "--method", "DeleteUpdateRun", "-o", "json"),
+      await e2e.ok(
+        "audit",
+        "list",
+        "--method",
+        "DeleteUpdateRun",
+        "-o",
+        "json",
+      ),
     ) as { events: { targetName: string; outcome: string }[] };
     expect(audit.events.map((e) => [e.targetName, e.outcome])).toEqual([
       ["up", "AUDIT_OUTCOME_FAILED"],

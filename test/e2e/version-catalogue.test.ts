@@ -54,15 +54,9 @@ afterEach(async () => {
   await rm(work, { recursive: true, force: true });
 }, 30_000);
 
-async function ok(...args: string[]): Promise<string> {
-  const result = await e2e.cli(...args);
-  expect(result.code, `flotilla ${args.join(" ")}: ${result.stderr}`).toBe(0);
-  return result.stdout;
-}
-
 async function versions(): Promise<wire.ClusterVersions__Output[]> {
   const answer = JSON.parse(
-    await ok("versions", "-o", "json"),
+    await e2e.ok("versions", "-o", "json"),
   ) as wire.ListClusterVersionsResponse__Output;
   return answer.clusters;
 }
@@ -106,7 +100,7 @@ describe("the version catalogue, end to end", () => {
         "west-01": "2026.11.20 -> 2026.12.15",
         "west-02": "2026.11.20 -> 2026.12.15",
       });
-      const table = await ok("versions");
+      const table = await e2e.ok("versions");
       expect(table).toMatch(
         /east-01\s+1\.29\.9\s+1\.30\.4\s+agent \+ releases/,
       );
@@ -141,7 +135,7 @@ describe("the version catalogue, end to end", () => {
       expect(malformed.code).toBe(2);
       expect(malformed.stderr).toContain("version");
       expect(
-        await ok(
+        await e2e.ok(
           "release",
           "add",
           "kubernetes",
@@ -151,13 +145,13 @@ describe("the version catalogue, end to end", () => {
           "LTS patch",
         ),
       ).toBe("Published Kubernetes 1.30.6 (LTS).\n");
-      expect(await ok("release", "list")).toMatch(
+      expect(await e2e.ok("release", "list")).toMatch(
         /kubernetes\s+-\s+1\.30\.6\s+LTS\s+e2e/,
       );
       expect(
         (await versions()).find((c) => c.cluster === "west-01")?.upgrades,
       ).toEqual([{ version: "1.30.6", lts: true, preview: false }]);
-      const audit = await ok("audit", "list", "-o", "json");
+      const audit = await e2e.ok("audit", "list", "-o", "json");
       expect(audit).toContain("AddRelease");
       expect(audit).toContain("kubernetes 1.30.6");
 
@@ -175,8 +169,8 @@ describe("the version catalogue, end to end", () => {
           ],
         }),
       );
-      await ok("strategy", "create", "all", "-f", strategy);
-      await ok(
+      await e2e.ok("strategy", "create", "all", "-f", strategy);
+      await e2e.ok(
         "run",
         "create",
         "img-latest",
@@ -184,7 +178,7 @@ describe("the version catalogue, end to end", () => {
         "all",
         "--node-image-only",
       );
-      await ok("run", "start", "img-latest");
+      await e2e.ok("run", "start", "img-latest");
       await finished("img-latest");
       await waitFor(
         async () => {
@@ -224,7 +218,7 @@ describe("the version catalogue, end to end", () => {
       );
 
       // Consistent: the newest version every member can take, chosen and shown before the start.
-      await ok(
+      await e2e.ok(
         "run",
         "create",
         "img-common",
@@ -237,10 +231,10 @@ describe("the version catalogue, end to end", () => {
       expect((await e2e.run("img-common")).consistentNodeImages).toEqual({
         [FAMILY]: "2026.12.20",
       });
-      expect(await ok("run", "status", "img-common")).toContain(
+      expect(await e2e.ok("run", "status", "img-common")).toContain(
         `Node images (Consistent): ${FAMILY} 2026.12.20`,
       );
-      await ok("run", "start", "img-common");
+      await e2e.ok("run", "start", "img-common");
       await finished("img-common");
       await waitFor(
         async () =>
@@ -271,7 +265,7 @@ describe("the version catalogue, end to end", () => {
     const rogue = async () =>
       (
         JSON.parse(
-          await ok("versions", "--cluster", "rogue-1", "-o", "json"),
+          await e2e.ok("versions", "--cluster", "rogue-1", "-o", "json"),
         ) as wire.ListClusterVersionsResponse__Output
       ).clusters[0];
     await waitFor(
