@@ -447,7 +447,15 @@ describe("flotilla bundle apply", () => {
       "a.yaml": DEPLOYMENT,
     });
     await using hub = await startFakeHub({
-      unary: { ApplyBundle: (req) => appliedBundle(req.bundle ?? undefined) },
+      unary: {
+        ApplyBundle: (req) => {
+          const answer = appliedBundle(req.bundle ?? undefined);
+          return {
+            ...answer,
+            bundle: { ...answer.bundle, updateRun: "web-3f2a9c0e" },
+          };
+        },
+      },
     });
     const ok = await cli(hub, [
       "bundle",
@@ -457,6 +465,9 @@ describe("flotilla bundle apply", () => {
       "canary-first",
     ]);
     expect(ok.code).toBe(0);
+    expect(ok.out).toContain(
+      "  Rolling out through staged run web-3f2a9c0e (flotilla run status web-3f2a9c0e)\n",
+    );
     expect(
       hub.requests<wire.ApplyBundleRequest__Output>("ApplyBundle")[0]?.bundle,
     ).toMatchObject({

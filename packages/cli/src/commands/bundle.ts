@@ -25,6 +25,7 @@ import { bundleProblemLines, sendableSpec } from "./bundle-request.js";
 import { render } from "./bundle-render-command.js";
 import type { Noun, PositionalSpec } from "./command.js";
 import { compact } from "@flotilla/core";
+import type { wire } from "@flotilla/protocol";
 
 const NAME: PositionalSpec = { name: "NAME", description: "the bundle's name" };
 
@@ -116,11 +117,7 @@ const apply = adminCommand({
           : "(unchanged: same content as the current revision)"),
       `  ${manifests}${uploaded > 0 ? `, ${String(uploaded)} uploaded separately` : ""}`,
       `  ${countsLine(applied.counts, ctx.render)}`,
-      ...(applied.updateRun === undefined
-        ? []
-        : [
-            `  Rolling out through staged run ${applied.updateRun} (flotilla run status ${applied.updateRun})`,
-          ]),
+      ...runLines(applied, answer.changed),
       ...warningLines(answer.warnings, ctx.render),
     ]);
     return EXIT_OK;
@@ -295,3 +292,18 @@ export const bundleNoun: Noun = {
     render,
   ],
 };
+
+/**
+ * What an apply says of the staged run driving the bundle: the run the hub made of a staged
+ * bundle's new revision (docs/semantics.md#staged-bundles), or the run the new revision waits for.
+ */
+function runLines(bundle: wire.Bundle__Output, changed: boolean): string[] {
+  const run = bundle.updateRun;
+  if (run === undefined) return [];
+  const staged = bundle.spec?.updateStrategyName !== undefined;
+  return [
+    staged && changed
+      ? `  Rolling out through staged run ${run} (flotilla run status ${run})`
+      : `  Driven by staged run ${run}${changed ? ": this revision waits until it ends" : ""} (flotilla run status ${run})`,
+  ];
+}
