@@ -416,3 +416,24 @@ export {
   type FleetYaml,
   type ManifestFile,
 } from "./fleet/bundle-dir.js";
+
+// Metric gates: the condition language and how measurements decide (docs/engine.md#metric-gates)
+export {
+  evaluateCondition,
+  MAX_CONDITION_LENGTH,
+  parseCondition,
+} from "./metrics/condition.js";
+export type {
+  Condition,
+  ConditionNode,
+  ConditionOutcome,
+} from "./metrics/condition.js";
+export { analyse, judge } from "./metrics/analysis.js";
+export type {
+  AnalysisState,
+  AnalysisVerdict,
+  Measurement,
+  MeasurementVerdict,
+  MetricJudgement,
+  QueryOutcome,
+} from "./metrics/analysis.js";
