@@ -121,6 +121,7 @@ function scenario(clusters) {
     approvals: [],
     actions: [],
     releases: [],
+    metrics: {},
     autoApprove: true,
     untilMs: START_MS + 30 * 86_400_000,
     passIntervalSeconds: 5,

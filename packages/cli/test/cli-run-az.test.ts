@@ -274,11 +274,11 @@ describe("flotilla gate list|approve", () => {
       { states: ["GATE_STATE_PENDING", "GATE_STATE_COMPLETED"], run: "r1" },
     ]);
     const lines = out.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^RUN +GATE +NAME +TYPE +WHERE +STATE +SINCE$/);
+    expect(lines[0]).toMatch(/^RUN +GATE +NAME +TYPE +WHERE +STATE +SINCE +LAST MEASUREMENT$/);
     expect(lines[1]).toMatch(
-      /^r1 +stage:canary:after +stage:canary:after ok +Approval +after stage canary +Pending +5m$/,
+      /^r1 +stage:canary:after +stage:canary:after ok +Approval +after stage canary +Pending +5m +-$/,
     );
-    expect(lines[2]).toMatch(/before group prod +NotStarted +-$/);
+    expect(lines[2]).toMatch(/before group prod +NotStarted +- +-$/);
     expect(lines).toHaveLength(4);
   });
 
@@ -292,7 +292,7 @@ describe("flotilla gate list|approve", () => {
     ]);
     expect(code).toBe(2);
     expect(err).toContain(
-      'option "--state" must be one of NotStarted, Pending, Completed, Skipped (got "Waiting")',
+      'option "--state" must be one of NotStarted, Pending, Completed, Skipped, Failed (got "Waiting")',
     );
   });
 

@@ -307,6 +307,7 @@ export type {
   GateSpec,
   ApprovalGateSpec,
   ScheduledStartGateSpec,
+  MetricGateSpec,
 } from "./update-strategy.js";
 export {
   resolveRun,
@@ -331,6 +332,7 @@ export type {
   Group,
   Member,
   Gate,
+  MetricGate,
   RunState,
   ScopeState,
   MemberState,
@@ -389,6 +391,7 @@ export type {
   InputSource,
   InputProblem,
   PlanWarning,
+  PlanGate,
   PlanGroup,
   PlanWave,
   PlanOutput,

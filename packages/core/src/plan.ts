@@ -12,9 +12,10 @@ import {
 } from "./fleet/target-warnings.js";
 import { fleetWarnings } from "./fleet/warnings.js";
 import { parseInputs, tag, type PreviewInputs } from "./preview/inputs.js";
-import type { InputProblem, PlanOutput } from "./preview-types.js";
+import type { InputProblem, PlanGate, PlanOutput } from "./preview-types.js";
 import type { Result } from "./result.js";
 import { resolveRun } from "./staged/resolve.js";
+import type { Gate } from "./staged/run.js";
 import { runWarnings } from "./staged/warnings.js";
 import type { UpdateStrategy } from "./update-strategy.js";
 import { compact } from "./compact.js";
@@ -74,12 +75,18 @@ export function planStaged(
         kind: "stage",
         maxConcurrency: s.maxConcurrency,
         maxAllowedFailures: s.maxAllowedFailures,
-        ...compact({ sortingLabelKey: s.sortingLabelKey }),
+        ...compact({
+          sortingLabelKey: s.sortingLabelKey,
+          gates: planGates([...s.beforeGates, ...s.afterGates]),
+        }),
         groups: s.groups.map((g) => ({
           name: g.name,
           clusters: g.members.map((m) => m.name),
           maxConcurrency: g.maxConcurrency,
           maxAllowedFailures: g.maxAllowedFailures,
+          ...compact({
+            gates: planGates([...g.beforeGates, ...g.afterGates]),
+          }),
         })),
       })),
       limits: {},
@@ -87,6 +94,31 @@ export function planStaged(
       warnings: runWarnings(run, clusters),
     },
   };
+}
+
+/** The gates of a stage or group as `plan` shows them; undefined for none. */
+function planGates(gates: readonly Gate[]): PlanGate[] | undefined {
+  if (gates.length === 0) return undefined;
+  return gates.map((g) => ({
+    id: g.id,
+    type: g.type,
+    displayName: g.displayName,
+    ...(g.metric === undefined
+      ? {}
+      : {
+          metric: {
+            query: g.metric.query,
+            ...compact({
+              successCondition: g.metric.successCondition,
+              failureCondition: g.metric.failureCondition,
+            }),
+            intervalSeconds: g.metric.intervalSeconds,
+            count: g.metric.count,
+            failureLimit: g.metric.failureLimit,
+            inconclusiveLimit: g.metric.inconclusiveLimit,
+          },
+        }),
+  }));
 }
 
 /** `flotilla plan`: parses the inputs and plans in the strategy's dialect. */

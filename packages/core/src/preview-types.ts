@@ -28,6 +28,24 @@ export interface PlanWarning {
   readonly message: string;
 }
 
+/** A gate of a stage or group of a staged run, in `plan`. */
+export interface PlanGate {
+  /** `stage:NAME:before`, `group:NAME:after#2`, … */
+  readonly id: string;
+  readonly type: "Approval" | "ScheduledStart" | "Metric";
+  readonly displayName: string;
+  /** Metric gates: what is measured and how it is judged (docs/engine.md#metric-gates). */
+  readonly metric?: {
+    readonly query: string;
+    readonly successCondition?: string;
+    readonly failureCondition?: string;
+    readonly intervalSeconds: number;
+    readonly count: number;
+    readonly failureLimit: number;
+    readonly inconclusiveLimit: number;
+  };
+}
+
 /** A group inside a wave (a Fleet partition is a wave with one group of the same name). */
 export interface PlanGroup {
   readonly name: string;
@@ -35,6 +53,8 @@ export interface PlanGroup {
   readonly clusters: readonly string[];
   readonly maxConcurrency?: number;
   readonly maxAllowedFailures?: number | null;
+  /** Staged: the group's gates, before and after (absent when it has none). */
+  readonly gates?: readonly PlanGate[];
 }
 
 /** A wave: a Fleet partition or a staged-run stage. */
@@ -47,6 +67,8 @@ export interface PlanWave {
   /** Staged: the label whose integer value orders the members of the stage's groups. */
   readonly sortingLabelKey?: string;
   readonly groups: readonly PlanGroup[];
+  /** Staged: the stage's gates, before and after (absent when it has none). */
+  readonly gates?: readonly PlanGate[];
 }
 
 /** `flotilla plan -o json`. */

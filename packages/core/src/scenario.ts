@@ -3,6 +3,7 @@
  * kind of change rolls out, how each cluster behaves, when operators approve gates and act on the
  * run, and when to give up.
  */
+import type { QueryOutcome } from "./metrics/analysis.js";
 import { z } from "zod";
 import { parseInstant } from "./maintenance/calendar.js";
 import { fail, ok, type Problem, type Result } from "./result.js";
@@ -63,6 +64,37 @@ export interface Scenario {
   }[];
   /** Partitioned rollouts: the hub's periodic pass interval (a pass also runs on every change). */
   readonly passIntervalSeconds: number;
+  /**
+   * What each metric gate's query returns over time, by gate id (docs/engine.md#metric-gates): a
+   * measurement at time t gets the last entry at or before t.
+   */
+  readonly metrics: Readonly<
+    Record<
+      string,
+      readonly { readonly atMs: number; readonly outcome: QueryOutcome }[]
+    >
+  >;
+}
+
+const GATE_ID = /^(stage|group):[a-z0-9-]+:(before|after)(#\d+)?$/;
+const GATE_ID_MESSAGE =
+  'must look like "stage:NAME:before" or "group:NAME:after"';
+
+const metricValue = z.union([z.number(), z.enum(["NaN", "+Inf", "-Inf"])]);
+
+const metricEntrySchema = strictObject({
+  at: z.string(),
+  value: metricValue.optional(),
+  values: z.array(metricValue).max(1_000).optional(),
+  error: z.string().min(1).max(500).optional(),
+});
+
+/** A scenario's metric value as a number. */
+function metricNumber(value: z.infer<typeof metricValue>): number {
+  if (value === "NaN") return Number.NaN;
+  if (value === "+Inf") return Number.POSITIVE_INFINITY;
+  if (value === "-Inf") return Number.NEGATIVE_INFINITY;
+  return value;
 }
 
 const RELATIVE = /^\+((?:\d+[dhms])+)$/;
@@ -123,12 +155,7 @@ const scenarioSchema = strictObject({
   approvals: z
     .array(
       strictObject({
-        gate: z
-          .string()
-          .regex(
-            /^(stage|group):[a-z0-9-]+:(before|after)(#\d+)?$/,
-            'must look like "stage:NAME:before" or "group:NAME:after"',
-          ),
+        gate: z.string().regex(GATE_ID, GATE_ID_MESSAGE),
         at: timeText,
       }),
     )
@@ -144,6 +171,12 @@ const scenarioSchema = strictObject({
   available: availableVersionsField.optional(),
   releases: z.array(releaseSchema).optional(),
   passIntervalSeconds: z.number().min(1, "must be at least 1").optional(),
+  metrics: z
+    .record(
+      z.string().regex(GATE_ID, GATE_ID_MESSAGE),
+      z.array(metricEntrySchema).max(10_000),
+    )
+    .optional(),
 });
 
 type RawBehaviour = z.infer<typeof behaviourSchema>;
@@ -279,6 +312,36 @@ export function parseScenario(
       path: "releases",
       message: `is only allowed when kind is upgrade (kind is ${s.kind}): bundle revisions do not depend on what the platform offers`,
     });
+  const metrics: Record<
+    string,
+    { readonly atMs: number; readonly outcome: QueryOutcome }[]
+  > = {};
+  for (const [gate, entries] of Object.entries(s.metrics ?? {})) {
+    metrics[gate] = entries
+      .map((e, i) => {
+        const path = `metrics.${gate}[${String(i)}]`;
+        const given = [e.value, e.values, e.error].filter(
+          (x) => x !== undefined,
+        ).length;
+        if (given !== 1)
+          problems.push({
+            path,
+            message: "give exactly one of value, values or error",
+          });
+        const outcome: QueryOutcome =
+          e.error !== undefined
+            ? { ok: false, reason: e.error }
+            : {
+                ok: true,
+                values: (
+                  e.values ?? (e.value === undefined ? [] : [e.value])
+                ).map(metricNumber),
+              };
+        return { atMs: time(e.at, `${path}.at`), outcome };
+      })
+      // Stable: entries at the same time keep the order written (the last one counts).
+      .sort((a, b) => a.atMs - b.atMs);
+  }
   const untilMs = time(s.until ?? "+7d", "until");
   if (untilMs <= startMs)
     problems.push({
@@ -305,6 +368,7 @@ export function parseScenario(
     // Stable: releases at the same time apply in the order written.
     releases: releases.sort((a, b) => a.atMs - b.atMs),
     passIntervalSeconds: s.passIntervalSeconds ?? 5,
+    metrics,
   });
 }
 

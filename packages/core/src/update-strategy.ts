@@ -23,6 +23,29 @@ import {
   strictObject,
 } from "./schema.js";
 import { compact } from "./compact.js";
+import { parseDuration } from "./duration.js";
+import { parseCondition } from "./metrics/condition.js";
+
+/** Longest metric gate query. */
+export const MAX_METRIC_QUERY_LENGTH = 4_096;
+/** A metric gate's interval when it gives none. */
+export const DEFAULT_METRIC_INTERVAL_SECONDS = 60;
+/** What a metric gate's query may name in `{{…}}` (docs/engine.md#metric-gates). */
+export const METRIC_PLACEHOLDERS = [
+  "clusters",
+  "stage",
+  "group",
+  "run",
+] as const;
+
+/** The first `{{name}}` of `query` that is not a known placeholder. */
+function unknownPlaceholder(query: string): string | undefined {
+  for (const match of query.matchAll(/\{\{\s*([^}]*?)\s*\}\}/g)) {
+    const name = match[1] ?? "";
+    if (!(METRIC_PLACEHOLDERS as readonly string[]).includes(name)) return name;
+  }
+  return undefined;
+}
 
 /** Highest stage maxConcurrency (AKS system limit) and the stage default. */
 export const MAX_STAGE_CONCURRENCY = 50;
@@ -46,8 +69,29 @@ export interface ScheduledStartGateSpec {
   };
 }
 
+/**
+ * A metric gate (a flotilla extension, docs/engine.md#metric-gates): a Prometheus query measured
+ * every `intervalSeconds` and judged by its conditions until `count` measurements pass, more than
+ * `failureLimit` fail (the run fails) or more than `inconclusiveLimit` are inconclusive (the gate
+ * waits for an approval).
+ */
+export interface MetricGateSpec {
+  readonly type: "Metric";
+  readonly displayName?: string;
+  /** PromQL; `{{clusters}}`, `{{stage}}`, `{{group}}`, `{{run}}` are filled in when measured. */
+  readonly query: string;
+  /** Condition texts as written (parsed when the strategy is: docs/engine.md#metric-gates). */
+  readonly successCondition?: string;
+  readonly failureCondition?: string;
+  readonly intervalSeconds: number;
+  readonly count: number;
+  readonly failureLimit: number;
+  readonly inconclusiveLimit: number;
+}
+
 /** Any gate. */
-export type GateSpec = ApprovalGateSpec | ScheduledStartGateSpec;
+export type GateSpec =
+  ApprovalGateSpec | ScheduledStartGateSpec | MetricGateSpec;
 
 /** A group of a stage. */
 export interface GroupSpec {
@@ -139,6 +183,70 @@ const scheduledGate = strictObject({
   }),
 });
 
+const conditionField = z.string().superRefine((raw, ctx) => {
+  const parsed = parseCondition(raw, "");
+  if (!parsed.ok)
+    for (const p of parsed.problems)
+      ctx.addIssue({ code: "custom", message: p.message, input: raw });
+});
+
+const metricGate = strictObject({
+  type: z.literal("Metric"),
+  displayName: z.string().min(1).max(100).optional(),
+  query: z
+    .string()
+    .min(1, "must not be empty")
+    .max(
+      MAX_METRIC_QUERY_LENGTH,
+      `must be at most ${String(MAX_METRIC_QUERY_LENGTH)} characters`,
+    )
+    .superRefine((raw, ctx) => {
+      const unknown = unknownPlaceholder(raw);
+      if (unknown !== undefined)
+        ctx.addIssue({
+          code: "custom",
+          message: `unknown placeholder "{{${unknown}}}" (known: ${METRIC_PLACEHOLDERS.map((p) => `{{${p}}}`).join(", ")})`,
+          input: raw,
+        });
+    }),
+  successCondition: conditionField.optional(),
+  failureCondition: conditionField.optional(),
+  interval: z
+    .string()
+    .superRefine((raw, ctx) => {
+      const parsed = parseDuration(raw);
+      if (!parsed.ok)
+        ctx.addIssue({
+          code: "custom",
+          message: parsed.problems[0]?.message ?? "is not a duration",
+          input: raw,
+        });
+      else if (parsed.value < 1_000 || parsed.value > 86_400_000)
+        ctx.addIssue({
+          code: "custom",
+          message: "must be from 1s to 24h",
+          input: raw,
+        });
+    })
+    .optional(),
+  count: z
+    .number()
+    .int("must be a whole number")
+    .min(1, "must be at least 1")
+    .max(1_000, "must be at most 1000")
+    .optional(),
+  failureLimit: z
+    .number()
+    .int("must be a whole number")
+    .min(0, "must not be negative")
+    .optional(),
+  inconclusiveLimit: z
+    .number()
+    .int("must be a whole number")
+    .min(0, "must not be negative")
+    .optional(),
+});
+
 const gateField = z.unknown().transform((raw, ctx): GateSpec => {
   const type =
     raw !== null && typeof raw === "object"
@@ -149,12 +257,14 @@ const gateField = z.unknown().transform((raw, ctx): GateSpec => {
       ? scheduledGate
       : type === "Approval"
         ? approvalGate
-        : undefined;
+        : type === "Metric"
+          ? metricGate
+          : undefined;
   if (schema === undefined) {
     ctx.addIssue({
       code: "custom",
       path: ["type"],
-      message: 'must be "Approval" or "ScheduledStart"',
+      message: 'must be "Approval", "ScheduledStart" or "Metric"',
       input: type,
     });
     return z.NEVER;
@@ -171,6 +281,39 @@ const gateField = z.unknown().transform((raw, ctx): GateSpec => {
       type: "Approval",
       ...compact({ displayName: gate.displayName }),
     };
+  if (gate.type === "Metric") {
+    if (
+      gate.successCondition === undefined &&
+      gate.failureCondition === undefined
+    ) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["successCondition"],
+        message:
+          "a metric gate needs a successCondition, a failureCondition or both",
+        input: raw,
+      });
+      return z.NEVER;
+    }
+    const interval =
+      gate.interval === undefined ? undefined : parseDuration(gate.interval);
+    return {
+      type: "Metric",
+      ...compact({
+        displayName: gate.displayName,
+        successCondition: gate.successCondition,
+        failureCondition: gate.failureCondition,
+      }),
+      query: gate.query,
+      intervalSeconds:
+        interval?.ok === true
+          ? Math.max(1, Math.round(interval.value / 1000))
+          : DEFAULT_METRIC_INTERVAL_SECONDS,
+      count: gate.count ?? 1,
+      failureLimit: gate.failureLimit ?? 0,
+      inconclusiveLimit: gate.inconclusiveLimit ?? 0,
+    };
+  }
   const config = gate.scheduledStartConfiguration;
   return {
     type: "ScheduledStart",

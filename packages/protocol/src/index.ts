@@ -172,6 +172,7 @@ export {
   SCOPE_STATE,
   MEMBER_STATE,
   GATE_STATE,
+  MEASUREMENT_VERDICT,
   GATE_TYPE,
   TRANSITION_SCOPE,
 } from "./codecs/run-status.js";

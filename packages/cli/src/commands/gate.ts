@@ -3,7 +3,12 @@
  * (docs/cli.md#gates). A gate is named by its id (`stage:NAME:before|after` or
  * `group:NAME:before|after`); `approve` finds its run when only one run has that gate waiting.
  */
-import { GATE_STATE, GATE_TYPE, type wire } from "@flotilla/protocol";
+import {
+  GATE_STATE,
+  GATE_TYPE,
+  MEASUREMENT_VERDICT,
+  type wire,
+} from "@flotilla/protocol";
 import { fail, formatProblems, ok, problem, type Result } from "@flotilla/core";
 import { EXIT_ERROR, EXIT_OK } from "../io.js";
 import {
@@ -105,6 +110,10 @@ const list = adminCommand({
           r.gate.reachedAtMs === null || r.gate.reachedAtMs === undefined
             ? "-"
             : formatAge(r.gate.reachedAtMs, nowMs),
+      },
+      {
+        header: "LAST MEASUREMENT",
+        cell: (r) => lastMeasurement(r.gate),
       },
     ];
     printLines(ctx.io, renderTable(columns, rows, ctx.render.style));
@@ -213,3 +222,24 @@ export const gateNoun: Noun = {
   summary: "list and approve the gates of runs across the fleet",
   verbs: [list, approve],
 };
+
+/** A metric gate's last measurement in a table cell: `0.0042 Successful`; `-` for none. */
+function lastMeasurement(gate: wire.Gate__Output): string {
+  const last = gate.metric?.measurements.at(-1);
+  if (last === undefined) return "-";
+  const verdict =
+    MEASUREMENT_VERDICT.fromWire(last.verdict) ?? String(last.verdict);
+  if (!last.hasValues) return `${verdict} (no value)`;
+  const shown = last.values
+    .slice(0, 2)
+    .map((v) =>
+      Number.isNaN(v)
+        ? "NaN"
+        : Number.isFinite(v)
+          ? String(Number(v.toPrecision(4)))
+          : v > 0
+            ? "+Inf"
+            : "-Inf",
+    );
+  return `${shown.length === 0 ? "no series" : shown.join(", ")}${last.values.length > 2 ? ", …" : ""} ${verdict}`;
+}

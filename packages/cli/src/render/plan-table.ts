@@ -39,11 +39,38 @@ function nodeLabel(
     );
 }
 
+/** A gate of a stage or group: `gate ID  Type "name"`, and for a metric gate what it measures. */
+function gateLines(gates: PlanWave["gates"], options: RenderOptions): string[] {
+  return (gates ?? []).flatMap((g) => {
+    const head = `gate ${g.id}  ${g.type}${g.displayName === "" ? "" : ` "${g.displayName}"`}`;
+    const m = g.metric;
+    if (m === undefined) return [options.style.dim(head)];
+    const judged = [
+      m.successCondition === undefined
+        ? undefined
+        : `success ${m.successCondition}`,
+      m.failureCondition === undefined
+        ? undefined
+        : `failure ${m.failureCondition}`,
+    ].filter((x) => x !== undefined);
+    return [
+      options.style.dim(head),
+      options.style.dim(`  query ${m.query}`),
+      options.style.dim(
+        `  ${[...judged, `every ${String(m.intervalSeconds)}s × ${String(m.count)}`, `failureLimit ${String(m.failureLimit)}`, `inconclusiveLimit ${String(m.inconclusiveLimit)}`].join(DOT)}`,
+      ),
+    ];
+  });
+}
+
 function groupNode(group: PlanGroup, options: RenderOptions): TreeNode {
   const facts = [count(group.clusters.length, "cluster"), ...limitWords(group)];
   return {
     label: nodeLabel(`group ${group.name}`, facts, options),
-    body: (width) => clusterLines(group.clusters, width, options),
+    body: (width) => [
+      ...gateLines(group.gates, options),
+      ...clusterLines(group.clusters, width, options),
+    ],
   };
 }
 
@@ -73,9 +100,17 @@ function waveNode(wave: PlanWave, options: RenderOptions): TreeNode {
       body: (width) => clusterLines(only.clusters, width, options),
     };
   }
+  const gates = gateLines(wave.gates, options);
   if (wave.groups.length === 0)
-    return { label, body: () => [options.style.dim("(no groups)")] };
-  return { label, children: wave.groups.map((g) => groupNode(g, options)) };
+    return {
+      label,
+      body: () => [...gates, options.style.dim("(no groups)")],
+    };
+  return {
+    label,
+    ...(gates.length === 0 ? {} : { body: () => gates }),
+    children: wave.groups.map((g) => groupNode(g, options)),
+  };
 }
 
 function headline(plan: PlanOutput): string {

@@ -74,9 +74,58 @@ export function concurrencyWords(
 
 /** The command that completes pending gate `gate` of run `run`. */
 export function gateCommand(run: string, gate: Gate): string {
-  return gate.type === "Approval"
-    ? `flotilla run approve ${run} ${gate.id}`
-    : `flotilla run complete-gate ${run} ${gate.id}`;
+  return gate.type === "ScheduledStart"
+    ? `flotilla run complete-gate ${run} ${gate.id}`
+    : `flotilla run approve ${run} ${gate.id}`;
+}
+
+/** A measured number as people read it (NaN and infinities as Prometheus writes them). */
+function metricNumber(value: number): string {
+  if (Number.isNaN(value)) return "NaN";
+  if (!Number.isFinite(value)) return value > 0 ? "+Inf" : "-Inf";
+  return String(Number(value.toPrecision(6)));
+}
+
+/**
+ * The last measurement of a metric gate in a few words: `0.0042 (Successful)`, or the reason
+ * there was none; undefined before the first one.
+ */
+export function lastMeasurementWords(gate: Gate): string | undefined {
+  const last = gate.metric?.measurements.at(-1);
+  if (last === undefined) return undefined;
+  const values =
+    last.values === undefined
+      ? ""
+      : `${last.values.length === 0 ? "no series" : last.values.slice(0, 3).map(metricNumber).join(", ")}${last.values.length > 3 ? ", …" : ""} `;
+  return `${values}(${last.verdict}: ${last.message})`;
+}
+
+/** What a metric gate shows under its title: what it measures and how far it is. */
+function metricLines(gate: Gate, style: Style, nowMs: number): string[] {
+  const metric = gate.metric;
+  if (metric === undefined) return [];
+  const judged = [
+    metric.successCondition === undefined
+      ? undefined
+      : `success ${metric.successCondition}`,
+    metric.failureCondition === undefined
+      ? undefined
+      : `failure ${metric.failureCondition}`,
+  ]
+    .filter((x) => x !== undefined)
+    .join(", ");
+  const lines = [
+    style.dim(
+      `query ${metric.lastQuery ?? metric.query}; ${judged}; every ${String(metric.intervalSeconds)}s, ${String(metric.measurements.length)} of ${String(metric.count)} taken (failureLimit ${String(metric.failureLimit)}, inconclusiveLimit ${String(metric.inconclusiveLimit)})`,
+    ),
+  ];
+  const last = lastMeasurementWords(gate);
+  if (last !== undefined) lines.push(`last: ${last}`);
+  if (gate.state === "Pending" && metric.nextAtMs !== undefined)
+    lines.push(
+      style.dim(`next measurement ${formatAgo(metric.nextAtMs, nowMs)}`),
+    );
+  return lines;
 }
 
 /** The gate's label: `gate ID  Approval "name"  State`. */
@@ -96,6 +145,7 @@ export function gateDetail(
   style: Style,
   nowMs: number,
 ): string[] {
+  const metric = metricLines(gate, style, nowMs);
   switch (gate.state) {
     case "Completed": {
       const by =
@@ -104,11 +154,24 @@ export function gateDetail(
         gate.completedAtMs === undefined
           ? ""
           : ` at ${formatInstant(gate.completedAtMs)}`;
-      return [style.dim(`completed${by}${at}`)];
+      return [...metric, style.dim(`completed${by}${at}`)];
     }
+    case "Failed":
+      return [
+        ...metric,
+        style.red(gate.message),
+        "to go on anyway, approve it and start the run again:",
+        style.yellow(`→ ${gateCommand(run, gate)}`),
+      ];
     case "Pending": {
-      const lines: string[] = [];
-      if (gate.type === "ScheduledStart")
+      const lines: string[] = [...metric];
+      if (gate.type === "Metric")
+        lines.push(
+          gate.metric?.verdict === "Inconclusive"
+            ? `${gate.message}; to approve:`
+            : "measuring; to go on without waiting:",
+        );
+      else if (gate.type === "ScheduledStart")
         lines.push(
           gate.scheduledAtMs === undefined
             ? "to start now:"

@@ -5,6 +5,7 @@
  */
 import type { Cluster } from "../cluster.js";
 import type { SimulationOutput, TimelineEntry } from "../preview-types.js";
+import type { QueryOutcome } from "../metrics/analysis.js";
 import { fail, ok, type Result } from "../result.js";
 import { behaviourOf, failsAttempt, type Scenario } from "../scenario.js";
 import { joiningLater, type ScenarioAction } from "../scenario-actions.js";
@@ -34,6 +35,11 @@ type SimEvent =
   | { readonly kind: "release"; readonly offers: AvailableVersions }
   | { readonly kind: "action"; readonly action: ScenarioAction }
   | { readonly kind: "approve"; readonly gate: string }
+  | {
+      readonly kind: "measure";
+      readonly gate: string;
+      readonly outcome: QueryOutcome;
+    }
   | { readonly kind: "offline" | "online"; readonly member: string }
   | Outcome;
 
@@ -169,6 +175,14 @@ export function simulateStagedRun(
       });
       return;
     }
+    if (action.type === "MeasureGate") {
+      queue.push(now, {
+        kind: "measure",
+        gate: action.gate,
+        outcome: scenarioMetric(scenario, action.gate, now),
+      });
+      return;
+    }
     if (keepTimeline) timeline.push(timelineEntry(action));
     if (action.scope === "gate" && action.to === "Pending") {
       // autoApprove stands for an operator who approves every approval; a scheduled start keeps
@@ -250,6 +264,9 @@ export function simulateStagedRun(
         break;
       case "approve":
         approve(ev.gate);
+        break;
+      case "measure":
+        apply({ type: "GateMeasured", gate: ev.gate, outcome: ev.outcome });
         break;
       case "offline":
         offline.add(ev.member);
@@ -368,4 +385,28 @@ function minTime(
   if (a === undefined) return b;
   if (b === undefined) return a;
   return Math.min(a, b);
+}
+
+/**
+ * What a metric gate's query returns at `atMs` in `scenario` (docs/engine.md#metric-gates): the
+ * last entry given for the gate (by its id, else its place's id) at or before then.
+ */
+function scenarioMetric(
+  scenario: Scenario,
+  gate: string,
+  atMs: number,
+): QueryOutcome {
+  const entries =
+    scenario.metrics[gate] ?? scenario.metrics[gate.split("#")[0] ?? gate];
+  let found: QueryOutcome | undefined;
+  for (const entry of entries ?? []) {
+    if (entry.atMs > atMs) break;
+    found = entry.outcome;
+  }
+  return (
+    found ?? {
+      ok: false,
+      reason: `the scenario gives no metric value for gate ${gate} at this time (metrics:)`,
+    }
+  );
 }

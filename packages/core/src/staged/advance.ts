@@ -634,6 +634,14 @@ function computeWake(ctx: StepContext): void {
       for (const gate of group.beforeGates)
         if (gate.state === "Pending") consider(gate.scheduledAtMs);
     }
+    // The next measurement of a metric gate that is measuring.
+    for (const gate of [
+      ...stage.beforeGates,
+      ...stage.afterGates,
+      ...stage.groups.flatMap((g) => [...g.beforeGates, ...g.afterGates]),
+    ])
+      if (gate.state === "Pending" && gate.metric?.verdict === undefined)
+        consider(gate.metric?.nextAtMs);
   }
   if (wake === undefined) delete run.wakeAtMs;
   else run.wakeAtMs = wake;

@@ -2,6 +2,7 @@
  * What can happen to a staged run: operator commands (imperative names) and observations
  * (past tense), and what the engine asks its caller to do in return.
  */
+import type { QueryOutcome } from "../metrics/analysis.js";
 import type { SupportPlan } from "../cluster.js";
 import type { IntentChanges } from "../intent.js";
 import type { Maintenance } from "../maintenance/windows.js";
@@ -105,6 +106,15 @@ export type RunEvent =
       readonly type: "AvailableVersionsChanged";
       readonly available: AvailableVersions;
     }
+  /**
+   * What the query of a metric gate gave (the hub asked Prometheus after a `MeasureGate`
+   * action): judged and counted at the step's time (docs/engine.md#metric-gates).
+   */
+  | {
+      readonly type: "GateMeasured";
+      readonly gate: string;
+      readonly outcome: QueryOutcome;
+    }
   /** Time passed: deadlines, scheduled gates, waits and window openings are checked. */
   | { readonly type: "Tick" };
 
@@ -120,6 +130,18 @@ export type RunAction =
       readonly stage: string;
       readonly group: string;
       readonly target: MemberTarget;
+    }
+  /**
+   * Measure a metric gate now: ask `query` (placeholders filled in) and send what it gave back as
+   * a `GateMeasured` event. Asked again every interval until the gate decides; a measurement that
+   * never comes back is simply not counted.
+   */
+  | {
+      readonly type: "MeasureGate";
+      readonly gate: string;
+      readonly query: string;
+      readonly stage: string;
+      readonly group?: string;
     }
   /**
    * A state changed; every transition carries a timestamp and a message

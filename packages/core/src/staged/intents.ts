@@ -44,7 +44,11 @@ export function intentChangesOf(
     if (action.type === "StartMember") {
       const change = upgradeIntentChange(run, action.target);
       if (change !== undefined) addChange(out, action.member, change);
-    } else if (action.scope === "member" && action.to === "Failed") {
+    } else if (
+      action.type === "Transitioned" &&
+      action.scope === "member" &&
+      action.to === "Failed"
+    ) {
       addChange(out, action.name, clearUpgrade(run));
     }
   }

@@ -315,10 +315,30 @@ function gates(specs: readonly GateSpec[], position: string): Gate[] {
     type: spec.type,
     displayName:
       spec.displayName ??
-      (spec.type === "Approval" ? "Approval" : "Scheduled start"),
+      (spec.type === "Approval"
+        ? "Approval"
+        : spec.type === "Metric"
+          ? "Metric"
+          : "Scheduled start"),
     state: "NotStarted",
     ...(spec.type === "ScheduledStart"
       ? { schedule: spec.scheduledStartConfiguration }
+      : {}),
+    ...(spec.type === "Metric"
+      ? {
+          metric: {
+            query: spec.query,
+            ...compact({
+              successCondition: spec.successCondition,
+              failureCondition: spec.failureCondition,
+            }),
+            intervalSeconds: spec.intervalSeconds,
+            count: spec.count,
+            failureLimit: spec.failureLimit,
+            inconclusiveLimit: spec.inconclusiveLimit,
+            measurements: [],
+          },
+        }
       : {}),
     message: "",
   }));

@@ -14,6 +14,7 @@ import type {
   NodeImageSkip,
   UpgradePayload,
 } from "../upgrade.js";
+import type { Measurement } from "../metrics/analysis.js";
 import type { DayOfWeek } from "../maintenance/calendar.js";
 import { compact } from "../compact.js";
 
@@ -42,8 +43,29 @@ export type ScopeState =
 export type MemberState =
   "NotStarted" | "Pending" | "Running" | "Succeeded" | "Failed" | "Skipped";
 
-/** Gate states. */
-export type GateState = "NotStarted" | "Pending" | "Completed" | "Skipped";
+/** Gate states; only a metric gate can be `Failed` (docs/engine.md#metric-gates). */
+export type GateState =
+  "NotStarted" | "Pending" | "Completed" | "Skipped" | "Failed";
+
+/** A metric gate of a run: its settings, copied from the strategy, and what it measured. */
+export interface MetricGate {
+  /** As written in the strategy, placeholders and all. */
+  readonly query: string;
+  readonly successCondition?: string;
+  readonly failureCondition?: string;
+  readonly intervalSeconds: number;
+  readonly count: number;
+  readonly failureLimit: number;
+  readonly inconclusiveLimit: number;
+  /** Every measurement since the gate was last reached, oldest first. */
+  measurements: Measurement[];
+  /** When the next measurement is due (while measuring). */
+  nextAtMs?: number;
+  /** The query last asked, placeholders filled in. */
+  lastQuery?: string;
+  /** How the measurements ended; absent while measuring. */
+  verdict?: "Passed" | "Failed" | "Inconclusive";
+}
 
 /** What a run rolls out: a platform upgrade, or a bundle revision. */
 export type RunPayload =
@@ -57,9 +79,11 @@ export type RunPayload =
 /** A gate instance of a run. Ids are `stage:NAME:before|after` / `group:NAME:before|after`. */
 export interface Gate {
   readonly id: string;
-  readonly type: "Approval" | "ScheduledStart";
+  readonly type: "Approval" | "ScheduledStart" | "Metric";
   readonly displayName: string;
   state: GateState;
+  /** Metric: the query, its judgement and its measurements. */
+  readonly metric?: MetricGate;
   /** ScheduledStart: the configured weekly moment. */
   readonly schedule?: {
     readonly startDay: DayOfWeek;

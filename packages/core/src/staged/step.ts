@@ -5,6 +5,7 @@
  * ({@link advance}) runs, and the intent changes its actions imply are derived (staged/intents.ts).
  */
 import type { IntentChanges } from "../intent.js";
+import type { QueryOutcome } from "../metrics/analysis.js";
 import { hasConstraints } from "../maintenance/windows.js";
 import {
   advance,
@@ -22,7 +23,7 @@ import {
   type StepContext,
 } from "./context.js";
 import type { Actor, Rejection, RunEvent, StepResult } from "./events.js";
-import { gateMatches, skipGates } from "./gates.js";
+import { gateMatches, skipGates, takeMeasurement } from "./gates.js";
 import { bundleReleasesOf, intentChangesOf } from "./intents.js";
 import { notAMember } from "./member-index.js";
 import { applyOutcome, applyOutcomes } from "./outcomes.js";
@@ -138,6 +139,8 @@ function apply(
     case "AvailableVersionsChanged":
       run.available = event.available;
       return undefined;
+    case "GateMeasured":
+      return gateMeasured(ctx, event.gate, event.outcome);
     case "Tick":
       return undefined;
     default: {
@@ -169,6 +172,12 @@ function startRun(ctx: StepContext, actor: Actor): Rejection | undefined {
     );
   }
   const resumed = run.state !== "NotStarted";
+  // A metric gate that failed the run measures afresh (docs/engine.md#metric-gates).
+  for (const { gate } of allGates(run))
+    if (gate.state === "Failed") {
+      gate.state = "NotStarted";
+      gate.message = "";
+    }
   run.stopRequested = false;
   delete run.stopMessage;
   run.budgetExceeded = false;
@@ -424,6 +433,51 @@ function retryMembers(
   return undefined;
 }
 
+/** Every gate of `run` with where it is. */
+function allGates(run: Run): { gate: Gate; stage: Stage; group?: Group }[] {
+  const out: { gate: Gate; stage: Stage; group?: Group }[] = [];
+  for (const stage of run.stages) {
+    for (const gate of [...stage.beforeGates, ...stage.afterGates])
+      out.push({ gate, stage });
+    for (const group of stage.groups) {
+      for (const gate of [...group.beforeGates, ...group.afterGates])
+        out.push({ gate, stage, group });
+    }
+  }
+  return out;
+}
+
+/** A metric gate's measurement (docs/engine.md#metric-gates); refused unless it is measuring. */
+function gateMeasured(
+  ctx: StepContext,
+  id: string,
+  outcome: QueryOutcome,
+): Rejection | undefined {
+  const found = allGates(ctx.run).find((m) => m.gate.id === id);
+  if (found === undefined)
+    return reject("not_found", `Run "${ctx.run.name}" has no gate "${id}"`);
+  const { gate, stage, group } = found;
+  if (
+    gate.metric === undefined ||
+    gate.state !== "Pending" ||
+    gate.metric.verdict !== undefined
+  )
+    return reject(
+      "failed_precondition",
+      `Gate "${id}" is not measuring (${gate.type}, ${gate.state}): the measurement is not counted`,
+    );
+  takeMeasurement(
+    ctx,
+    gate,
+    {
+      stage: stage.name,
+      ...(group === undefined ? {} : { group: group.name }),
+    },
+    outcome,
+  );
+  return undefined;
+}
+
 function completeGate(
   ctx: StepContext,
   id: string,
@@ -431,24 +485,21 @@ function completeGate(
   onlyType: Gate["type"] | undefined,
 ): Rejection | undefined {
   const run = ctx.run;
-  const matches: { gate: Gate; stage: Stage; group?: Group }[] = [];
-  for (const stage of run.stages) {
-    for (const gate of [...stage.beforeGates, ...stage.afterGates])
-      if (gateMatches(gate, id)) matches.push({ gate, stage });
-    for (const group of stage.groups) {
-      for (const gate of [...group.beforeGates, ...group.afterGates])
-        if (gateMatches(gate, id)) matches.push({ gate, stage, group });
-    }
-  }
+  const matches = allGates(run).filter((m) => gateMatches(m.gate, id));
   if (matches.length === 0)
     return reject(
       "not_found",
       `Cannot complete gate "${id}": run "${run.name}" has no such gate`,
     );
+  // Approving a metric gate overrides what it measured: Pending (measuring or inconclusive) or
+  // Failed (the run then starts again past it).
   const pending = matches.filter(
     (m) =>
-      m.gate.state === "Pending" &&
-      (onlyType === undefined || m.gate.type === onlyType),
+      (m.gate.state === "Pending" ||
+        (m.gate.state === "Failed" && m.gate.type === "Metric")) &&
+      (onlyType === undefined ||
+        m.gate.type === onlyType ||
+        (onlyType === "Approval" && m.gate.type === "Metric")),
   );
   if (pending.length === 0) {
     const states = matches
@@ -461,7 +512,8 @@ function completeGate(
   }
   for (const { gate, stage, group } of pending) {
     gate.completedBy = actor.actor ?? "unknown";
-    const verb = gate.type === "Approval" ? "Approved" : "Completed";
+    const verb = gate.type === "ScheduledStart" ? "Completed" : "Approved";
+    if (gate.metric !== undefined) delete gate.metric.nextAtMs;
     setGateState(
       ctx,
       gate,

@@ -23,7 +23,11 @@ import {
   type Slot,
   type StoredRun,
 } from "./run-slot.js";
-import { stepBatch, type SteppedBatch } from "./step-batch.js";
+import {
+  stepBatch,
+  type MeasureGate,
+  type SteppedBatch,
+} from "./step-batch.js";
 import { bundleStateEvent, type RunBundles } from "./run-bundles.js";
 
 export interface RunDriverDeps {
@@ -45,6 +49,11 @@ export interface RunDriverDeps {
   readonly bundles?: RunBundles | undefined;
   /** A run reached Completed or Skipped in this batch. */
   readonly onFinished?: (slot: Slot) => void;
+  /**
+   * Measure a metric gate core asked for (docs/engine.md#metric-gates): ask its query and queue
+   * what it gave as a `GateMeasured` event. Called once the batch is stored.
+   */
+  readonly measure?: (slot: Slot, action: MeasureGate) => void;
 }
 
 export interface RunDriver {
@@ -235,6 +244,7 @@ export function createRunDriver(deps: RunDriverDeps): RunDriver {
     }
     // A newer owner wrote a member's intent: this replica no longer owns the run.
     if (deposed) deps.onDeposed?.(slot);
+    else for (const action of batch.measures) deps.measure?.(slot, action);
     if (batch.starts.length > 0 && deps.onReportToIntent !== undefined) {
       const published = performance.now();
       for (const item of batch.accepted) {

@@ -24,6 +24,7 @@ import {
   runWarnings,
   showValue,
   type PlanWarning,
+  type QueryOutcome,
   type RunOrigin,
   type MemberState,
   type Run,
@@ -57,6 +58,7 @@ import {
   type ReportsCatalogue,
 } from "./run-available.js";
 import { dropRecords, removeRun } from "./run-removal.js";
+import type { MeasureGate } from "./step-batch.js";
 import { isFenced as isIntentFenced } from "../intents/intent-fences.js";
 import { RUN_LOG, RunLog, type RunFence } from "./run-log.js";
 import { decodeKeyToken } from "../store/keys.js";
@@ -171,6 +173,15 @@ export interface RunManagerDeps {
    * absent: such runs are refused.
    */
   readonly bundles?: RunBundles;
+  /**
+   * Asks a metric gate's query (docs/engine.md#metric-gates): Prometheus, as the hub is configured.
+   * Never rejects: a failure is an outcome with its reason. Absent: every measurement is
+   * inconclusive ("this hub has no Prometheus").
+   */
+  readonly measureGate?: (
+    run: string,
+    action: MeasureGate,
+  ) => Promise<QueryOutcome>;
 }
 
 export interface RunManager {
@@ -334,6 +345,28 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     onFinished: (slot) => {
       track(slot);
       void settleDrivers();
+    },
+    measure: (slot, action) => {
+      const asked =
+        deps.measureGate?.(slot.run.name, action) ??
+        Promise.resolve<QueryOutcome>({
+          ok: false,
+          reason:
+            "this hub has no Prometheus to ask (start it with --prometheus-url)",
+        });
+      void asked
+        .catch((error: unknown): QueryOutcome => ({
+          ok: false,
+          reason: error instanceof Error ? error.message : String(error),
+        }))
+        .then((outcome) => {
+          // Deleted, finished or handed over meanwhile: the measurement is not counted.
+          if (slot.deleted || !owned(slot) || slots.get(slot.run.name) !== slot)
+            return;
+          driver.enqueue(slot, {
+            events: [{ type: "GateMeasured", gate: action.gate, outcome }],
+          });
+        });
     },
     onDeposed: (slot) => {
       log.warn(

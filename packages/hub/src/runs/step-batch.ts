@@ -20,6 +20,9 @@ import {
 import type { Transition } from "@flotilla/protocol";
 import type { Queued } from "./mailbox.js";
 
+/** A metric gate core asks to measure. */
+export type MeasureGate = Extract<RunAction, { type: "MeasureGate" }>;
+
 /** Something the caller may want to log, in the order it happened. */
 export type BatchNote<A> =
   /** An event was applied, but the engine set some of it aside (e.g. a stale report). */
@@ -41,6 +44,8 @@ export interface SteppedBatch<A> {
   readonly transitions: readonly Transition[];
   /** The members the engine started, in order. */
   readonly starts: readonly string[];
+  /** The metric gates to measure now (docs/engine.md#metric-gates), in order. */
+  readonly measures: readonly MeasureGate[];
   /** The intent changes core returned for the accepted entries, by member, in order. */
   readonly intents: IntentChanges;
   /** Bundle runs: the releases core returned for the accepted entries, in order. */
@@ -62,6 +67,7 @@ export function stepBatch<A>(
   const journal: RunEvent[] = [];
   const transitions: Transition[] = [];
   const starts: string[] = [];
+  const measures: MeasureGate[] = [];
   const intents = new Map<string, IntentChange[]>();
   const releases: BundleRelease[] = [];
   const notes: BatchNote<A>[] = [];
@@ -101,6 +107,7 @@ export function stepBatch<A>(
     releases.push(...itemReleases);
     for (const action of actions) {
       if (action.type === "Transitioned") transitions.push(action);
+      else if (action.type === "MeasureGate") measures.push(action);
       else starts.push(action.member);
     }
   }
@@ -110,6 +117,7 @@ export function stepBatch<A>(
     journal,
     transitions,
     starts,
+    measures,
     intents,
     releases,
     notes,

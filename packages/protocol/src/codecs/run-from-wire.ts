@@ -7,6 +7,7 @@ import {
   joinPath,
   ok,
   type Gate,
+  type MetricGate,
   type Problem,
   type Result,
 } from "@flotilla/core";
@@ -17,6 +18,7 @@ import { runOriginFromWire } from "./run-origin.js";
 import {
   GATE_STATE,
   GATE_TYPE,
+  MEASUREMENT_VERDICT,
   MEMBER_STATE,
   opt,
   RUN_STATE,
@@ -68,6 +70,50 @@ class Decoder {
       ...opt("completedAtMs", g.completedAtMs),
       ...opt("completedBy", g.completedBy),
       message: g.message,
+      ...(g.metric === null ? {} : { metric: this.metric(g.metric, path) }),
+    };
+  }
+
+  metric(m: wire.MetricGate__Output, path: string): MetricGate {
+    const at = joinPath(path, "metric");
+    const verdict = m.verdict ?? undefined;
+    if (
+      verdict !== undefined &&
+      verdict !== "Passed" &&
+      verdict !== "Failed" &&
+      verdict !== "Inconclusive"
+    )
+      this.problems.push({
+        path: joinPath(at, "verdict"),
+        message: "must be Passed, Failed or Inconclusive",
+        value: verdict,
+      });
+    return {
+      query: m.query,
+      ...opt("successCondition", m.successCondition),
+      ...opt("failureCondition", m.failureCondition),
+      intervalSeconds: m.intervalSeconds,
+      count: m.count,
+      failureLimit: m.failureLimit,
+      inconclusiveLimit: m.inconclusiveLimit,
+      measurements: m.measurements.map((x, i) => ({
+        atMs: Number(x.atMs),
+        ...(x.hasValues ? { values: [...x.values] } : {}),
+        verdict: MEASUREMENT_VERDICT.decode(
+          x.verdict,
+          joinPath(joinPath(joinPath(at, "measurements"), i), "verdict"),
+          this.problems,
+          "Inconclusive",
+        ),
+        message: x.message,
+      })),
+      ...opt("nextAtMs", m.nextAtMs),
+      ...opt("lastQuery", m.lastQuery),
+      ...(verdict === "Passed" ||
+      verdict === "Failed" ||
+      verdict === "Inconclusive"
+        ? { verdict }
+        : {}),
     };
   }
 

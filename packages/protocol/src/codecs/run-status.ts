@@ -9,6 +9,7 @@ import type {
   Group,
   Member,
   MemberState,
+  MeasurementVerdict,
   Run,
   RunAction,
   RunState,
@@ -92,12 +93,24 @@ export const GATE_STATE = enumCodec<GateState, wire.GateState__Output>({
   Pending: "GATE_STATE_PENDING",
   Completed: "GATE_STATE_COMPLETED",
   Skipped: "GATE_STATE_SKIPPED",
+  Failed: "GATE_STATE_FAILED",
+});
+
+/** Measurement verdicts ↔ `MEASUREMENT_VERDICT_*`. */
+export const MEASUREMENT_VERDICT = enumCodec<
+  MeasurementVerdict,
+  wire.MeasurementVerdict__Output
+>({
+  Successful: "MEASUREMENT_VERDICT_SUCCESSFUL",
+  Failed: "MEASUREMENT_VERDICT_FAILED",
+  Inconclusive: "MEASUREMENT_VERDICT_INCONCLUSIVE",
 });
 
 /** Gate types ↔ `GATE_TYPE_*`. */
 export const GATE_TYPE = enumCodec<Gate["type"], wire.GateType__Output>({
   Approval: "GATE_TYPE_APPROVAL",
   ScheduledStart: "GATE_TYPE_SCHEDULED_START",
+  Metric: "GATE_TYPE_METRIC",
 });
 
 /** Transition scopes ↔ `TRANSITION_SCOPE_*`. */

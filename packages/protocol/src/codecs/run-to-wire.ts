@@ -3,6 +3,7 @@
  */
 import type {
   Gate,
+  MetricGate,
   Group,
   Member,
   MemberState,
@@ -16,6 +17,7 @@ import { runOriginToWire } from "./run-origin.js";
 import {
   GATE_STATE,
   GATE_TYPE,
+  MEASUREMENT_VERDICT,
   MEMBER_STATE,
   opt,
   RUN_STATE,
@@ -23,6 +25,29 @@ import {
   TRANSITION_SCOPE,
   type Transition,
 } from "./run-status.js";
+
+/** A metric gate's settings and measurements (docs/engine.md#metric-gates). */
+function metricToWire(metric: MetricGate): wire.MetricGate {
+  return {
+    query: metric.query,
+    ...opt("successCondition", metric.successCondition),
+    ...opt("failureCondition", metric.failureCondition),
+    intervalSeconds: metric.intervalSeconds,
+    count: metric.count,
+    failureLimit: metric.failureLimit,
+    inconclusiveLimit: metric.inconclusiveLimit,
+    measurements: metric.measurements.map((m) => ({
+      atMs: m.atMs,
+      values: [...(m.values ?? [])],
+      hasValues: m.values !== undefined,
+      verdict: MEASUREMENT_VERDICT.toWire(m.verdict),
+      message: m.message,
+    })),
+    ...opt("nextAtMs", metric.nextAtMs),
+    ...opt("lastQuery", metric.lastQuery),
+    ...opt("verdict", metric.verdict),
+  };
+}
 
 /** One gate of a run, as the run status and the gate list show it. */
 export function gateToWire(gate: Gate): wire.Gate {
@@ -44,6 +69,7 @@ export function gateToWire(gate: Gate): wire.Gate {
     ...opt("completedAtMs", gate.completedAtMs),
     ...opt("completedBy", gate.completedBy),
     message: gate.message,
+    ...(gate.metric === undefined ? {} : { metric: metricToWire(gate.metric) }),
   };
 }
 

@@ -479,6 +479,10 @@ import type {
   Manifest__Output as _flotilla_v1_Manifest__Output,
 } from "./flotilla/v1/Manifest.js";
 import type {
+  Measurement as _flotilla_v1_Measurement,
+  Measurement__Output as _flotilla_v1_Measurement__Output,
+} from "./flotilla/v1/Measurement.js";
+import type {
   Member as _flotilla_v1_Member,
   Member__Output as _flotilla_v1_Member__Output,
 } from "./flotilla/v1/Member.js";
@@ -490,6 +494,10 @@ import type {
   MemberTarget as _flotilla_v1_MemberTarget,
   MemberTarget__Output as _flotilla_v1_MemberTarget__Output,
 } from "./flotilla/v1/MemberTarget.js";
+import type {
+  MetricGate as _flotilla_v1_MetricGate,
+  MetricGate__Output as _flotilla_v1_MetricGate__Output,
+} from "./flotilla/v1/MetricGate.js";
 import type {
   NodeImageChange as _flotilla_v1_NodeImageChange,
   NodeImageChange__Output as _flotilla_v1_NodeImageChange__Output,
@@ -1255,6 +1263,11 @@ export interface ProtoGrpcType {
         _flotilla_v1_Manifest,
         _flotilla_v1_Manifest__Output
       >;
+      Measurement: MessageTypeDefinition<
+        _flotilla_v1_Measurement,
+        _flotilla_v1_Measurement__Output
+      >;
+      MeasurementVerdict: EnumTypeDefinition;
       Member: MessageTypeDefinition<
         _flotilla_v1_Member,
         _flotilla_v1_Member__Output
@@ -1267,6 +1280,10 @@ export interface ProtoGrpcType {
       MemberTarget: MessageTypeDefinition<
         _flotilla_v1_MemberTarget,
         _flotilla_v1_MemberTarget__Output
+      >;
+      MetricGate: MessageTypeDefinition<
+        _flotilla_v1_MetricGate,
+        _flotilla_v1_MetricGate__Output
       >;
       NodeImageChange: MessageTypeDefinition<
         _flotilla_v1_NodeImageChange,

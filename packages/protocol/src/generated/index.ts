@@ -502,6 +502,14 @@ export {
   type Manifest,
   type Manifest__Output,
 } from "./flotilla/v1/Manifest.js";
+export {
+  type Measurement,
+  type Measurement__Output,
+} from "./flotilla/v1/Measurement.js";
+export {
+  MeasurementVerdict,
+  type MeasurementVerdict__Output,
+} from "./flotilla/v1/MeasurementVerdict.js";
 export { type Member, type Member__Output } from "./flotilla/v1/Member.js";
 export {
   type MemberCounts,
@@ -515,6 +523,10 @@ export {
   type MemberTarget,
   type MemberTarget__Output,
 } from "./flotilla/v1/MemberTarget.js";
+export {
+  type MetricGate,
+  type MetricGate__Output,
+} from "./flotilla/v1/MetricGate.js";
 export {
   type NatsCredentials,
   type NatsCredentials__Output,

@@ -13,6 +13,10 @@ import type {
   GateSchedule as _flotilla_v1_GateSchedule,
   GateSchedule__Output as _flotilla_v1_GateSchedule__Output,
 } from "../../flotilla/v1/GateSchedule.js";
+import type {
+  MetricGate as _flotilla_v1_MetricGate,
+  MetricGate__Output as _flotilla_v1_MetricGate__Output,
+} from "../../flotilla/v1/MetricGate.js";
 import type { Long } from "@grpc/proto-loader";
 
 /**
@@ -35,10 +39,14 @@ export interface Gate {
   scheduledAtMs?: number | string | Long;
   completedAtMs?: number | string | Long;
   /**
-   * Approver identity, or "schedule".
+   * Approver identity, "schedule", or "metric" (its measurements passed).
    */
   completedBy?: string;
   message?: string;
+  /**
+   * Metric gates only.
+   */
+  metric?: _flotilla_v1_MetricGate | null;
   _reachedAtMs?: "reachedAtMs";
   _scheduledAtMs?: "scheduledAtMs";
   _completedAtMs?: "completedAtMs";
@@ -65,10 +73,14 @@ export interface Gate__Output {
   scheduledAtMs?: number;
   completedAtMs?: number;
   /**
-   * Approver identity, or "schedule".
+   * Approver identity, "schedule", or "metric" (its measurements passed).
    */
   completedBy?: string;
   message: string;
+  /**
+   * Metric gates only.
+   */
+  metric: _flotilla_v1_MetricGate__Output | null;
   _reachedAtMs?: "reachedAtMs";
   _scheduledAtMs?: "scheduledAtMs";
   _completedAtMs?: "completedAtMs";

@@ -7,6 +7,10 @@ export const GateState = {
   GATE_STATE_PENDING: "GATE_STATE_PENDING",
   GATE_STATE_COMPLETED: "GATE_STATE_COMPLETED",
   GATE_STATE_SKIPPED: "GATE_STATE_SKIPPED",
+  /**
+   * A metric gate whose measurements failed (the run fails with it).
+   */
+  GATE_STATE_FAILED: "GATE_STATE_FAILED",
 } as const;
 
 export type GateState =
@@ -19,6 +23,11 @@ export type GateState =
   | "GATE_STATE_COMPLETED"
   | 3
   | "GATE_STATE_SKIPPED"
-  | 4;
+  | 4
+  /**
+   * A metric gate whose measurements failed (the run fails with it).
+   */
+  | "GATE_STATE_FAILED"
+  | 5;
 
 export type GateState__Output = (typeof GateState)[keyof typeof GateState];

@@ -5,6 +5,10 @@ export const GateType = {
   GATE_TYPE_UNSPECIFIED: "GATE_TYPE_UNSPECIFIED",
   GATE_TYPE_APPROVAL: "GATE_TYPE_APPROVAL",
   GATE_TYPE_SCHEDULED_START: "GATE_TYPE_SCHEDULED_START",
+  /**
+   * A Prometheus query judged by conditions (docs/engine.md#metric-gates).
+   */
+  GATE_TYPE_METRIC: "GATE_TYPE_METRIC",
 } as const;
 
 export type GateType =
@@ -13,6 +17,11 @@ export type GateType =
   | "GATE_TYPE_APPROVAL"
   | 1
   | "GATE_TYPE_SCHEDULED_START"
-  | 2;
+  | 2
+  /**
+   * A Prometheus query judged by conditions (docs/engine.md#metric-gates).
+   */
+  | "GATE_TYPE_METRIC"
+  | 3;
 
 export type GateType__Output = (typeof GateType)[keyof typeof GateType];
