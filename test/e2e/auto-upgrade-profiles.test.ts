@@ -126,7 +126,7 @@ describe("auto-upgrade profiles, end to end", () => {
       "UpdateAutoUpgradeProfile nightly",
       "DeleteAutoUpgradeProfile lts",
     ]);
-  });
+  }, 90_000);
 
   it("refuses bad profiles with the field and the value, storing nothing", async () => {
     const cases: [string[], RegExp][] = [
@@ -175,5 +175,5 @@ describe("auto-upgrade profiles, end to end", () => {
       /name: must be a DNS label .*\(got "Bad_Name"\)/,
     );
     expect(await listed()).toEqual([]);
-  });
+  }, 60_000);
 });

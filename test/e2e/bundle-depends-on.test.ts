@@ -133,7 +133,7 @@ describe("dependsOn across simulated agents", () => {
     ]);
     expect(releases).toContain("db@stuck-01");
     expect(releases).not.toContain("app@stuck-01");
-  });
+  }, 90_000);
 
   it("refuses a cycle applied through the CLI with exit 2, naming it", async () => {
     const a = await bundleDir("a", [

@@ -172,5 +172,5 @@ describe("a git repository as the fleet's source", () => {
     expect((await bundleState("fleet-apps-c")).revision).toBe(
       before.get("fleet-apps-c"),
     );
-  });
+  }, 120_000);
 });
