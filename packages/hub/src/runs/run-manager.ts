@@ -468,6 +468,25 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     slot.listeners.clear();
   };
 
+  /** A run with metric gates on a hub that cannot measure them is refused (docs/engine.md#metric-gates). */
+  const refuseUnmeasurable = (run: Run): void => {
+    if (deps.measureGate !== undefined) return;
+    const metric = run.stages.flatMap((stage) =>
+      [
+        ...stage.beforeGates,
+        ...stage.afterGates,
+        ...stage.groups.flatMap((g) => [...g.beforeGates, ...g.afterGates]),
+      ].filter((g) => g.type === "Metric"),
+    );
+    if (metric.length === 0) return;
+    throw FlotillaError.invalid("update run", [
+      {
+        path: "strategy",
+        message: `has metric gates (${metric.map((g) => g.id).join(", ")}), but this hub has no Prometheus to measure them: start it with --prometheus-url`,
+      },
+    ]);
+  };
+
   /**
    * A run of a bundle revision that no longer drives its bundle (a newer revision's run superseded
    * it: docs/semantics.md#staged-bundles) is not started again, nor are its members retried: the
@@ -699,6 +718,7 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       if (!resolved.ok)
         throw FlotillaError.invalid("update run", resolved.problems);
       const run = resolved.value;
+      refuseUnmeasurable(run);
       if (bundle !== undefined) {
         refuseNoMembers(run, bundle.payload);
         await bundle.drive(run.name);
