@@ -274,7 +274,9 @@ describe("flotilla gate list|approve", () => {
       { states: ["GATE_STATE_PENDING", "GATE_STATE_COMPLETED"], run: "r1" },
     ]);
     const lines = out.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^RUN +GATE +NAME +TYPE +WHERE +STATE +SINCE +LAST MEASUREMENT$/);
+    expect(lines[0]).toMatch(
+      /^RUN +GATE +NAME +TYPE +WHERE +STATE +SINCE +LAST MEASUREMENT$/,
+    );
     expect(lines[1]).toMatch(
       /^r1 +stage:canary:after +stage:canary:after ok +Approval +after stage canary +Pending +5m +-$/,
     );

@@ -152,6 +152,7 @@ describe("stepBatch", () => {
       journal: [],
       transitions: [],
       starts: [],
+      measures: [],
       intents: new Map(),
       releases: [],
       notes: [],

@@ -227,8 +227,7 @@ export const gateNoun: Noun = {
 function lastMeasurement(gate: wire.Gate__Output): string {
   const last = gate.metric?.measurements.at(-1);
   if (last === undefined) return "-";
-  const verdict =
-    MEASUREMENT_VERDICT.fromWire(last.verdict) ?? String(last.verdict);
+  const verdict = MEASUREMENT_VERDICT.fromWire(last.verdict) ?? last.verdict;
   if (!last.hasValues) return `${verdict} (no value)`;
   const shown = last.values
     .slice(0, 2)

@@ -97,7 +97,7 @@ class Decoder {
       failureLimit: m.failureLimit,
       inconclusiveLimit: m.inconclusiveLimit,
       measurements: m.measurements.map((x, i) => ({
-        atMs: Number(x.atMs),
+        atMs: x.atMs,
         ...(x.hasValues ? { values: [...x.values] } : {}),
         verdict: MEASUREMENT_VERDICT.decode(
           x.verdict,
