@@ -94,7 +94,8 @@ describe("the Prometheus client's failures", () => {
       response.writeHead(200, { "content-type": "application/json" });
       const chunk = `[${" ".repeat(64 * 1024)}`;
       const write = (): void => {
-        while (response.write(chunk));
+        let room = true;
+        while (room) room = response.write(chunk);
         response.once("drain", write);
       };
       write();
@@ -104,8 +105,14 @@ describe("the Prometheus client's failures", () => {
       ok: false,
       reason: `Prometheus at ${endless.url} sent an answer larger than 1024 bytes`,
     });
+    const body = JSON.stringify(vector([{ a: "x".repeat(2_000) }, "1"]));
     const announced = await serve((_request, response) => {
-      json(response, 200, vector([{ a: "x".repeat(2_000) }, "1"]));
+      response
+        .writeHead(200, {
+          "content-type": "application/json",
+          "content-length": String(Buffer.byteLength(body)),
+        })
+        .end(body);
     });
     expect(
       await client(announced.url, { maxBytes: 1024 }).query("up"),
