@@ -17,7 +17,8 @@ function parsed(
   env: Record<string, string> = {},
 ): HubConfig {
   const result = parseHubConfig([...PLAIN, ...argv], env);
-  if (!result.ok) throw new Error(result.problems.map(formatProblem).join("\n"));
+  if (!result.ok)
+    throw new Error(result.problems.map(formatProblem).join("\n"));
   return result.value;
 }
 
@@ -47,7 +48,9 @@ describe("the --prometheus-* options", () => {
   });
 
   test("a URL alone takes the default timeout and size", () => {
-    expect(parsed(["--prometheus-url", "http://prometheus:9090"])).toMatchObject({
+    expect(
+      parsed(["--prometheus-url", "http://prometheus:9090"]),
+    ).toMatchObject({
       prometheus: {
         url: "http://prometheus:9090",
         timeoutMs: 10_000,
@@ -64,11 +67,19 @@ describe("the --prometheus-* options", () => {
 
   test("reads every option from flags or variables; the token file's trailing newline is trimmed", () => {
     expect(
-      parsed(["--prometheus-timeout", "30s", "--prometheus-bearer-token-file", tokenFile], {
-        FLOTILLA_PROMETHEUS_URL: "http://prometheus:9090",
-        FLOTILLA_PROMETHEUS_MAX_BYTES: "4MiB",
-        FLOTILLA_PROMETHEUS_TIMEOUT: "1m",
-      }),
+      parsed(
+        [
+          "--prometheus-timeout",
+          "30s",
+          "--prometheus-bearer-token-file",
+          tokenFile,
+        ],
+        {
+          FLOTILLA_PROMETHEUS_URL: "http://prometheus:9090",
+          FLOTILLA_PROMETHEUS_MAX_BYTES: "4MiB",
+          FLOTILLA_PROMETHEUS_TIMEOUT: "1m",
+        },
+      ),
     ).toMatchObject({
       prometheus: {
         url: "http://prometheus:9090",
@@ -90,12 +101,36 @@ describe("the --prometheus-* options", () => {
   });
 
   test.each([
-    ["--prometheus-timeout", "999ms", "must be a duration from 1s to 5m, like 10s or 1m (--prometheus-timeout or FLOTILLA_PROMETHEUS_TIMEOUT)"],
-    ["--prometheus-timeout", "6m", "must be a duration from 1s to 5m, like 10s or 1m (--prometheus-timeout or FLOTILLA_PROMETHEUS_TIMEOUT)"],
-    ["--prometheus-timeout", "soon", "must be a duration from 1s to 5m, like 10s or 1m (--prometheus-timeout or FLOTILLA_PROMETHEUS_TIMEOUT)"],
-    ["--prometheus-max-bytes", "1023", "must be a size from 1KiB to 64MiB: bytes, or a number with KiB or MiB, like 1MiB (--prometheus-max-bytes or FLOTILLA_PROMETHEUS_MAX_BYTES)"],
-    ["--prometheus-max-bytes", "65MiB", "must be a size from 1KiB to 64MiB: bytes, or a number with KiB or MiB, like 1MiB (--prometheus-max-bytes or FLOTILLA_PROMETHEUS_MAX_BYTES)"],
-    ["--prometheus-max-bytes", "1MB", "must be a size from 1KiB to 64MiB: bytes, or a number with KiB or MiB, like 1MiB (--prometheus-max-bytes or FLOTILLA_PROMETHEUS_MAX_BYTES)"],
+    [
+      "--prometheus-timeout",
+      "999ms",
+      "must be a duration from 1s to 5m, like 10s or 1m (--prometheus-timeout or FLOTILLA_PROMETHEUS_TIMEOUT)",
+    ],
+    [
+      "--prometheus-timeout",
+      "6m",
+      "must be a duration from 1s to 5m, like 10s or 1m (--prometheus-timeout or FLOTILLA_PROMETHEUS_TIMEOUT)",
+    ],
+    [
+      "--prometheus-timeout",
+      "soon",
+      "must be a duration from 1s to 5m, like 10s or 1m (--prometheus-timeout or FLOTILLA_PROMETHEUS_TIMEOUT)",
+    ],
+    [
+      "--prometheus-max-bytes",
+      "1023",
+      "must be a size from 1KiB to 64MiB: bytes, or a number with KiB or MiB, like 1MiB (--prometheus-max-bytes or FLOTILLA_PROMETHEUS_MAX_BYTES)",
+    ],
+    [
+      "--prometheus-max-bytes",
+      "65MiB",
+      "must be a size from 1KiB to 64MiB: bytes, or a number with KiB or MiB, like 1MiB (--prometheus-max-bytes or FLOTILLA_PROMETHEUS_MAX_BYTES)",
+    ],
+    [
+      "--prometheus-max-bytes",
+      "1MB",
+      "must be a size from 1KiB to 64MiB: bytes, or a number with KiB or MiB, like 1MiB (--prometheus-max-bytes or FLOTILLA_PROMETHEUS_MAX_BYTES)",
+    ],
   ])("refuses %s %s, naming the flag and the value", (flag, value, message) => {
     expect(
       problems(["--prometheus-url", "http://prometheus:9090", flag, value]),
@@ -103,10 +138,22 @@ describe("the --prometheus-* options", () => {
   });
 
   test.each([
-    ["prometheus:9090", "must be an http:// or https:// URL, like http://prometheus:9090"],
-    ["ftp://prometheus", "must be an http:// or https:// URL, like http://prometheus:9090"],
-    ["not a url", "must be an http:// or https:// URL, like http://prometheus:9090"],
-    ["http://prometheus:9090/?org=1", "must have no query (?) and no fragment (#): the hub adds /api/v1/query to it"],
+    [
+      "prometheus:9090",
+      "must be an http:// or https:// URL, like http://prometheus:9090",
+    ],
+    [
+      "ftp://prometheus",
+      "must be an http:// or https:// URL, like http://prometheus:9090",
+    ],
+    [
+      "not a url",
+      "must be an http:// or https:// URL, like http://prometheus:9090",
+    ],
+    [
+      "http://prometheus:9090/?org=1",
+      "must have no query (?) and no fragment (#): the hub adds /api/v1/query to it",
+    ],
   ])("refuses the URL %s", (url, message) => {
     expect(problems(["--prometheus-url", url])).toEqual([
       {
@@ -153,8 +200,11 @@ describe("the --prometheus-* options", () => {
       });
       return found[0]?.message ?? "";
     };
-    const suffix = " (--prometheus-bearer-token-file or FLOTILLA_PROMETHEUS_BEARER_TOKEN_FILE)";
-    expect(messageOf(join(dir, "missing"))).toBe(`names a file that does not exist${suffix}`);
+    const suffix =
+      " (--prometheus-bearer-token-file or FLOTILLA_PROMETHEUS_BEARER_TOKEN_FILE)";
+    expect(messageOf(join(dir, "missing"))).toBe(
+      `names a file that does not exist${suffix}`,
+    );
     expect(messageOf(dir)).toBe(`must be a regular file${suffix}`);
     expect(messageOf(empty)).toBe(`names an empty file${suffix}`);
     expect(messageOf(twoLines)).toBe(

@@ -20,7 +20,12 @@ const TOKEN = "s3cr3t-token-Zq9";
 
 interface Local {
   readonly url: string;
-  readonly requests: { method: string; url: string; headers: IncomingMessage["headers"]; body: string }[];
+  readonly requests: {
+    method: string;
+    url: string;
+    headers: IncomingMessage["headers"];
+    body: string;
+  }[];
 }
 
 const closers: (() => Promise<void>)[] = [];
@@ -114,16 +119,16 @@ describe("the Prometheus client's failures", () => {
         })
         .end(body);
     });
-    expect(
-      await client(announced.url, { maxBytes: 1024 }).query("up"),
-    ).toEqual({
-      ok: false,
-      reason: `Prometheus at ${announced.url} sent an answer larger than 1024 bytes`,
-    });
+    expect(await client(announced.url, { maxBytes: 1024 }).query("up")).toEqual(
+      {
+        ok: false,
+        reason: `Prometheus at ${announced.url} sent an answer larger than 1024 bytes`,
+      },
+    );
     // The same answer within a larger limit is read.
-    expect(
-      await client(announced.url, { maxBytes: 4096 }).query("up"),
-    ).toEqual({ ok: true, values: [1] });
+    expect(await client(announced.url, { maxBytes: 4096 }).query("up")).toEqual(
+      { ok: true, values: [1] },
+    );
   });
 
   test("gives up on a server that never answers, or stops half-way, after timeoutMs", async () => {
@@ -138,12 +143,12 @@ describe("the Prometheus client's failures", () => {
       response.writeHead(200, { "content-type": "application/json" });
       response.write('{"status":"succ');
     });
-    expect(
-      await client(stalled.url, { timeoutMs: 1_000 }).query("up"),
-    ).toEqual({
-      ok: false,
-      reason: `Prometheus at ${stalled.url} gave no answer within 1s`,
-    });
+    expect(await client(stalled.url, { timeoutMs: 1_000 }).query("up")).toEqual(
+      {
+        ok: false,
+        reason: `Prometheus at ${stalled.url} gave no answer within 1s`,
+      },
+    );
   });
 
   test("an HTTP error with a body that is not JSON names the status and quotes the body", async () => {
@@ -227,9 +232,9 @@ describe("the Prometheus client's failures", () => {
         "content-type": "application/x-www-form-urlencoded",
       },
     });
-    expect(
-      new URLSearchParams(local.requests[0]?.body).get("query"),
-    ).toBe('rate(errors{cluster=~"a|b"}[5m])');
+    expect(new URLSearchParams(local.requests[0]?.body).get("query")).toBe(
+      'rate(errors{cluster=~"a|b"}[5m])',
+    );
 
     const wrongPath = client(local.url, { bearerToken: TOKEN });
     const refused = await wrongPath.query("up");

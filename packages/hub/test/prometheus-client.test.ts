@@ -46,9 +46,10 @@ describe("the Prometheus client against a real Prometheus", () => {
       values: [0.01, 0.2],
     });
     // The same order when Prometheus computes the series.
-    expect(
-      await client.query("flotilla_test_error_ratio * 100 > 0"),
-    ).toEqual({ ok: true, values: [1, 20] });
+    expect(await client.query("flotilla_test_error_ratio * 100 > 0")).toEqual({
+      ok: true,
+      values: [1, 20],
+    });
   });
 
   test("a scalar, and a number literal, give one number", async () => {

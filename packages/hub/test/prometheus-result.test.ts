@@ -1,5 +1,8 @@
 import { describe, expect, test } from "vitest";
-import { queryOutcomeOf, seriesKey } from "../src/gates/prometheus-result.js";
+import {
+  compareLabelSets,
+  queryOutcomeOf,
+} from "../src/gates/prometheus-result.js";
 
 const at = 1_700_000_000.123;
 
@@ -20,6 +23,7 @@ describe("queryOutcomeOf", () => {
       [{ __name__: "errors", cluster: "a", zone: "z" }, "3"],
       [{ __name__: "errors", cluster: "a" }, "1"],
     ];
+    // cluster "a" alone, then "a" with a zone, then "b".
     expect(queryOutcomeOf(vector(...series))).toEqual({
       ok: true,
       values: [1, 3, 2],
@@ -30,10 +34,26 @@ describe("queryOutcomeOf", () => {
     });
   });
 
-  test("the series key is the sorted labels, quoted", () => {
-    expect(seriesKey({ zone: "z", __name__: "up", cluster: 'a"b' })).toBe(
-      '{__name__="up",cluster="a\\"b",zone="z"}',
-    );
+  test("label sets compare pair by pair, name then value, a shorter prefix first", () => {
+    const sets = [
+      [["a", "2"]],
+      [
+        ["a", "1"],
+        ["b", "2"],
+      ],
+      [["a", "1"]],
+      [["B", "9"]],
+      [],
+    ] as const;
+    expect(
+      [...sets].sort(compareLabelSets).map((set) => JSON.stringify(set)),
+    ).toEqual([
+      "[]",
+      '[["B","9"]]',
+      '[["a","1"]]',
+      '[["a","1"],["b","2"]]',
+      '[["a","2"]]',
+    ]);
   });
 
   test.each([

@@ -117,10 +117,9 @@ export async function startPrometheus(
       timeoutMs: startTimeoutMs,
       message: `Prometheus ${url}/-/ready to answer 200`,
     }).catch((error: unknown) => {
-      throw new Error(
-        `Prometheus did not become ready:\n${running.output()}`,
-        { cause: error },
-      );
+      throw new Error(`Prometheus did not become ready:\n${running.output()}`, {
+        cause: error,
+      });
     });
     const query = (promql: string): Promise<PrometheusSample[]> =>
       instantQuery(url, promql);

@@ -60,7 +60,9 @@ describe("startMetricsTarget", () => {
     }).toThrow(FlotillaError);
     expect(() => {
       running.set("good", { "bad-label": "x" }, 1);
-    }).toThrow('Cannot set metric "good": "bad-label" is not a label name a target may use');
+    }).toThrow(
+      'Cannot set metric "good": "bad-label" is not a label name a target may use',
+    );
     expect(() => {
       running.set("good", { __name__: "x" }, 1);
     }).toThrow(/"__name__" is not a label name/);

@@ -50,7 +50,7 @@ describe("startPrometheus", () => {
       await expect(
         prometheus.waitForValue("vector(1)", () => false, 300),
       ).rejects.toThrow(
-        "vector(1): the last answer was [{\"labels\":{},\"value\":1}]; the predicate never held",
+        'vector(1): the last answer was [{"labels":{},"value":1}]; the predicate never held',
       );
     } finally {
       await prometheus.close();

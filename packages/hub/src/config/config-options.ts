@@ -429,7 +429,11 @@ export const HUB_OPTIONS = {
     arg: "DURATION",
     default: "10s",
     help: "how long one Prometheus query may take, its answer included; a slower one is inconclusive",
-    parse: duration(1_000, 300_000, "must be a duration from 1s to 5m, like 10s or 1m"),
+    parse: duration(
+      1_000,
+      300_000,
+      "must be a duration from 1s to 5m, like 10s or 1m",
+    ),
   }),
   prometheusMaxBytes: option({
     flag: "--prometheus-max-bytes",

@@ -63,8 +63,7 @@ export function checkPrometheus(
       message: `${token.problem} (${spelled(HUB_OPTIONS.prometheusBearerTokenFile)})`,
       value: file,
     });
-  const { prometheusTimeout: timeoutMs, prometheusMaxBytes: maxBytes } =
-    values;
+  const { prometheusTimeout: timeoutMs, prometheusMaxBytes: maxBytes } = values;
   if (
     problems.length > before ||
     timeoutMs === undefined ||

@@ -9,6 +9,7 @@
  * all come back as `{ ok: false, reason }`, a sentence that names the cause. The bearer token goes
  * in the `Authorization` header only: no reason holds it, not even an echo in a server's body.
  */
+import type { ReadableStreamDefaultReader } from "node:stream/web";
 import { FlotillaError, type QueryOutcome } from "@flotilla/core";
 import { prometheusError, queryOutcomeOf } from "./prometheus-result.js";
 
@@ -33,8 +34,9 @@ export interface PrometheusClient {
   readonly url: string;
   /**
    * Runs `promql` as an instant query at the server's current time. The numbers are one per series
-   * of a vector, sorted by the series' label set (a canonical text of its sorted labels), so that
-   * `result[0]` is the same series on every query; or the one number of a scalar.
+   * of a vector, sorted by the series' label set (its labels sorted by name, compared pair by
+   * pair: prometheus-result.ts), so that `result[0]` is the same series on every query; or the one
+   * number of a scalar.
    */
   query(
     promql: string,
@@ -123,8 +125,9 @@ export function createPrometheusClient(
     url: base,
     async query(promql, queryOptions = {}) {
       const caller = queryOptions.signal;
-      if (caller?.aborted === true)
-        return { ok: false, reason: "the query was cancelled" };
+      // A function: the signal changes while the query runs, which narrowing would not see.
+      const cancelled = (): boolean => caller?.aborted === true;
+      if (cancelled()) return { ok: false, reason: "the query was cancelled" };
       const timer = new AbortController();
       const timeout = setTimeout(() => {
         timer.abort();
@@ -135,11 +138,13 @@ export function createPrometheusClient(
           : AbortSignal.any([timer.signal, caller]);
       try {
         const outcome = await ask(promql, signal);
-        return outcome.ok ? outcome : { ok: false, reason: hide(outcome.reason) };
+        return outcome.ok
+          ? outcome
+          : { ok: false, reason: hide(outcome.reason) };
       } catch (error) {
         const reason = timer.signal.aborted
           ? `${at} gave no answer within ${formatMs(timeoutMs)}`
-          : caller?.aborted === true
+          : cancelled()
             ? "the query was cancelled"
             : `cannot reach ${at}: ${networkProblem(error, base)}`;
         return { ok: false, reason: hide(reason) };
@@ -162,7 +167,8 @@ async function readAtMost(
     await body.cancel().catch(() => undefined);
     return undefined;
   }
-  const reader = body.getReader();
+  // fetch's body is a ReadableStream of any; its chunks are bytes.
+  const reader: ReadableStreamDefaultReader<Uint8Array> = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {

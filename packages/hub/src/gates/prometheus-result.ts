@@ -8,7 +8,7 @@ import type { QueryOutcome } from "@flotilla/core";
 
 /**
  * The numbers of a parsed `/api/v1/query` answer: one per series of a vector, sorted by the
- * series' label set (see {@link seriesKey}) so that `result[0]` names the same series on every
+ * series' label set (see {@link compareLabelSets}) so that `result[0]` names the same series on every
  * query; one for a scalar. `status: "error"` gives Prometheus's own error text.
  */
 export function queryOutcomeOf(body: unknown): QueryOutcome {
@@ -69,7 +69,7 @@ function errorText(body: Record<string, unknown>): string {
 function vectorValues(result: unknown): QueryOutcome {
   if (!Array.isArray(result))
     return notAResult(`the vector is ${describe(result)}`);
-  const series: { key: string; value: number }[] = [];
+  const series: { labels: LabelPairs; value: number }[] = [];
   for (const [index, item] of result.entries()) {
     const metric = isRecord(item) ? item["metric"] : undefined;
     const value = isRecord(item) ? sampleValue(item["value"]) : undefined;
@@ -77,22 +77,39 @@ function vectorValues(result: unknown): QueryOutcome {
       return notAResult(
         `series ${String(index)} of the vector is not {metric, value: [time, "number"]}`,
       );
-    series.push({ key: seriesKey(metric), value });
+    series.push({ labels: labelPairs(metric), value });
   }
-  // Plain code-unit order, not localeCompare: the same on every host whatever its locale.
-  series.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  series.sort((a, b) => compareLabelSets(a.labels, b.labels));
   return { ok: true, values: series.map((s) => s.value) };
 }
 
+/** A series' labels as `[name, value]` pairs sorted by name (`__name__`, the metric, first). */
+type LabelPairs = readonly (readonly [string, string])[];
+
+function labelPairs(metric: Readonly<Record<string, unknown>>): LabelPairs {
+  return Object.keys(metric)
+    .sort(compareText)
+    .map((name) => [name, String(metric[name])] as const);
+}
+
 /**
- * A series' canonical text: its labels sorted by name, `{a="1",b="2"}` (the metric name is the
- * label `__name__`, so it sorts first). Two series of one answer never share it.
+ * The order of series in a query's numbers: label sets compared pair by pair, name then value, a
+ * set that is the start of another first (`{a="1"}` before `{a="1",b="2"}` before `{a="2"}`).
+ * Two series of one answer never have the same labels, so the order is total.
  */
-export function seriesKey(metric: Readonly<Record<string, unknown>>): string {
-  const names = Object.keys(metric).sort((a, b) =>
-    a < b ? -1 : a > b ? 1 : 0,
-  );
-  return `{${names.map((name) => `${name}=${JSON.stringify(String(metric[name]))}`).join(",")}}`;
+export function compareLabelSets(a: LabelPairs, b: LabelPairs): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const [nameA = "", valueA = ""] = a[i] ?? [];
+    const [nameB = "", valueB = ""] = b[i] ?? [];
+    const order = compareText(nameA, nameB) || compareText(valueA, valueB);
+    if (order !== 0) return order;
+  }
+  return a.length - b.length;
+}
+
+/** Plain code-unit order, not localeCompare: the same on every host whatever its locale. */
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** `[time, "value"]` to a number: Prometheus writes NaN and the infinities as NaN, +Inf, -Inf. */
