@@ -36,7 +36,11 @@ export async function startMetricsTarget(): Promise<MetricsTarget> {
     const lines: string[] = [];
     for (const [name, series] of gauges) {
       if (series.size === 0) continue;
-      lines.push(`# TYPE ${name} gauge`);
+      // HELP too: promtool's lint asks for it.
+      lines.push(
+        `# HELP ${name} A gauge the test sets.`,
+        `# TYPE ${name} gauge`,
+      );
       for (const [labels, value] of series)
         lines.push(`${name}${labels} ${formatValue(value)}`);
     }

@@ -26,11 +26,14 @@ describe("startMetricsTarget", () => {
     target.set("down_gauge", {}, Number.NEGATIVE_INFINITY);
     expect(await scrape(target.address)).toBe(
       [
+        "# HELP errors_ratio A gauge the test sets.",
         "# TYPE errors_ratio gauge",
         'errors_ratio{app="we\\"b\\\\1",cluster="b"} 0.25',
         'errors_ratio{cluster="a"} NaN',
+        "# HELP up_gauge A gauge the test sets.",
         "# TYPE up_gauge gauge",
         "up_gauge +Inf",
+        "# HELP down_gauge A gauge the test sets.",
         "# TYPE down_gauge gauge",
         "down_gauge -Inf",
         "",
@@ -41,8 +44,10 @@ describe("startMetricsTarget", () => {
     target.remove("up_gauge");
     expect(await scrape(target.address)).toBe(
       [
+        "# HELP errors_ratio A gauge the test sets.",
         "# TYPE errors_ratio gauge",
         'errors_ratio{app="we\\"b\\\\1",cluster="b"} 0.5',
+        "# HELP down_gauge A gauge the test sets.",
         "# TYPE down_gauge gauge",
         "down_gauge -Inf",
         "",
