@@ -58,7 +58,7 @@ describe("the --prometheus-* options", () => {
       },
     });
     const config = parsed(["--prometheus-url=https://mon.example/prom/"]);
-    expect(config.help === false && config.prometheus).toEqual({
+    expect(config.help ? undefined : config.prometheus).toEqual({
       url: "https://mon.example/prom/",
       timeoutMs: 10_000,
       maxBytes: 1024 * 1024,

@@ -205,7 +205,7 @@ async function instantQuery(
       `Prometheus refused ${promql}: ${answer.error ?? `HTTP ${String(response.status)}`}`,
     );
   const result = answer.data?.result;
-  switch (answer.data?.resultType) {
+  switch (answer.data?.resultType ?? "") {
     case "vector":
       return (
         result as { metric: Record<string, string>; value: [number, string] }[]

@@ -168,7 +168,7 @@ async function readAtMost(
     return undefined;
   }
   // fetch's body is a ReadableStream of any; its chunks are bytes.
-  const reader: ReadableStreamDefaultReader<Uint8Array> = body.getReader();
+  const reader = body.getReader() as ReadableStreamDefaultReader<Uint8Array>;
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
@@ -208,15 +208,18 @@ function quoted(text: string): string {
 /** What went wrong below HTTP, from the error fetch rejects with (its `cause` holds the code). */
 function networkProblem(error: unknown, base: string): string {
   const cause = error instanceof Error ? error.cause : undefined;
-  const inner =
+  const inner: Error | undefined =
     cause instanceof AggregateError && cause.errors[0] instanceof Error
-      ? (cause.errors[0] as Error)
+      ? cause.errors[0]
       : cause instanceof Error
         ? cause
         : error instanceof Error
           ? error
           : undefined;
-  const code = (inner as NodeJS.ErrnoException | undefined)?.code;
+  const code =
+    inner !== undefined && "code" in inner && typeof inner.code === "string"
+      ? inner.code
+      : "";
   const host = new URL(base).hostname;
   switch (code) {
     case "ECONNREFUSED":
@@ -233,7 +236,7 @@ function networkProblem(error: unknown, base: string): string {
       return `no route to the host (${code})`;
     default: {
       const message = inner?.message ?? String(error);
-      return code === undefined ? message : `${message} (${code})`;
+      return code === "" ? message : `${message} (${code})`;
     }
   }
 }
