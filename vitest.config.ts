@@ -65,11 +65,13 @@ const e2e = [
   "packages/hub/test/metrics-scrape.test.ts",
   "packages/hub/test/nats-auth.test.ts",
   "packages/hub/test/nats-setup-from.test.ts",
+  "packages/hub/test/prometheus-client.test.ts",
   "packages/hub/test/update-queue.test.ts",
   "packages/node/test/run-tool.test.ts",
   "packages/protocol/test/generated.test.ts",
   "packages/testkit/test/nats-cluster.test.ts",
   "packages/testkit/test/nats-server.test.ts",
+  "packages/testkit/test/prometheus-server.test.ts",
   "packages/testkit/test/tools.test.ts",
 ];
 

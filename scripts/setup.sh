@@ -28,17 +28,20 @@ if ! have_nats_server; then
   fi
 fi
 
-# The metrics tests validate /metrics with promtool, from Debian's prometheus package.
-if ! command -v promtool >/dev/null 2>&1; then
+# The metrics tests validate /metrics with promtool, and the metric-gate tests query a real
+# prometheus server: both from Debian's prometheus package.
+if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "setup: installing promtool (prometheus) with apt-get" >&2
+    echo "setup: installing promtool and prometheus (prometheus) with apt-get" >&2
     { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus; } >&2 ||
       echo "setup: warning: could not install prometheus with apt-get" >&2
   fi
-  if ! command -v promtool >/dev/null 2>&1; then
-    echo "setup: warning: promtool is not installed; the metrics tests need it." >&2
-    echo "setup:   install it with: sudo apt-get install -y prometheus" >&2
-  fi
+  for tool in promtool prometheus; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+      echo "setup: warning: $tool is not installed; the metrics and metric-gate tests need it." >&2
+      echo "setup:   install it with: sudo apt-get install -y prometheus" >&2
+    fi
+  done
 fi
 
 # GitRepos and their tests use the real git; the SSH git tests run sshd (openssh-server) and skip

@@ -129,6 +129,35 @@ describe("flotilla-hub values", () => {
     ).toMatch(/^\/podDisruptionBudget\/maxUnavailable: must match pattern/);
   });
 
+  it("takes a Prometheus URL without credentials, and a bearer token Secret only with a URL", () => {
+    const secret = { name: "prometheus-token", key: "token" };
+    expect(
+      check({
+        prometheus: {
+          url: "https://mon.example/prometheus",
+          bearerTokenSecret: secret,
+          timeout: "30s",
+          maxBytes: "4MiB",
+        },
+      }),
+    ).toEqual([]);
+    expect(
+      check({ prometheus: { url: "http://admin:pw@prometheus:9090" } })[0],
+    ).toMatch(/^\/prometheus\/url: must match pattern/);
+    expect(
+      check({ prometheus: { url: "http://prometheus:9090/?org=1" } })[0],
+    ).toMatch(/^\/prometheus\/url: must match pattern/);
+    expect(check({ prometheus: { bearerTokenSecret: secret } })).toContain(
+      "/prometheus/url: must NOT have fewer than 1 characters",
+    );
+    expect(check({ prometheus: { timeout: "soon" } })[0]).toMatch(
+      /^\/prometheus\/timeout: must match pattern/,
+    );
+    expect(check({ prometheus: { maxBytes: "1GB" } })[0]).toMatch(
+      /^\/prometheus\/maxBytes: must match pattern/,
+    );
+  });
+
   it("takes replicas, JetStream replicas and anti-affinity in range only", () => {
     expect(
       check({

@@ -2,8 +2,8 @@
  * The flotilla-hub chart rendered by a real helm (`helm template`, helm.ts) with each option
  * docs/install.md documents for the hub ("The hub") that hub-chart-render.test.ts does not
  * already cover, asserting what each changes: NATS credentials and prefixes, the TLS modes and
- * certificates, admin tokens, the Service, the audit, shutdown, content collection and chart
- * sources; and examples/secured.yaml, which helm lint cannot check (chart-lint.test.ts).
+ * certificates, admin tokens, the Service, the audit, shutdown, content collection, chart
+ * sources and the Prometheus of metric gates; and examples/secured.yaml, which helm lint cannot check (chart-lint.test.ts).
  */
 import { describe, expect, it } from "vitest";
 import { manifestOf, podOf, renderChart, renderedChart } from "./helm.js";
@@ -202,6 +202,48 @@ describe("the flotilla-hub chart's documented options, rendered", () => {
     expect(bad.ok).toBe(false);
     if (!bad.ok)
       expect(bad.problems[0]?.message).toMatch(/chartSources\.workSizeLimit/);
+  });
+
+  it("passes the Prometheus of metric gates, its bearer token mounted from a Secret, and its limits", async () => {
+    const plain = podOf(await render()).env;
+    expect(plain.has("FLOTILLA_PROMETHEUS_URL")).toBe(false);
+    expect(plain.has("FLOTILLA_PROMETHEUS_BEARER_TOKEN_FILE")).toBe(false);
+    expect(plain.get("FLOTILLA_PROMETHEUS_TIMEOUT")).toBe("10s");
+    expect(plain.get("FLOTILLA_PROMETHEUS_MAX_BYTES")).toBe("1MiB");
+    const { env, volume, mount } = podOf(
+      await render({
+        prometheus: {
+          url: "https://mon.example/prometheus",
+          bearerTokenSecret: { name: "prometheus-reader", key: "reader.token" },
+          timeout: "30s",
+          maxBytes: "4MiB",
+        },
+      }),
+    );
+    expect(Object.fromEntries(env)).toMatchObject({
+      FLOTILLA_PROMETHEUS_URL: "https://mon.example/prometheus",
+      FLOTILLA_PROMETHEUS_BEARER_TOKEN_FILE: "/etc/flotilla/prometheus/token",
+      FLOTILLA_PROMETHEUS_TIMEOUT: "30s",
+      FLOTILLA_PROMETHEUS_MAX_BYTES: "4MiB",
+    });
+    expect(mount("prometheus-token")).toBe("/etc/flotilla/prometheus");
+    expect(volume("prometheus-token")).toMatchObject({
+      secret: {
+        secretName: "prometheus-reader",
+        items: [{ key: "reader.token", path: "token" }],
+      },
+    });
+  });
+
+  it("refuses a Prometheus bearer token without a URL, naming the value", async () => {
+    const bad = await renderChart(CHART, {
+      prometheus: { bearerTokenSecret: { name: "prometheus-reader" } },
+    });
+    expect(bad.ok).toBe(false);
+    if (!bad.ok)
+      expect(bad.problems.map((p) => p.message).join("\n")).toMatch(
+        /prometheus\.url/,
+      );
   });
 
   it("renders examples/secured.yaml: NATS credentials, the operator's CA, token Secret, a LoadBalancer, minAvailable 1", async () => {

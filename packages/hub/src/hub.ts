@@ -120,6 +120,7 @@ import type {
 } from "./bundles/bundle-manager.js";
 import { createStagedBundleRuns } from "./runs/staged-bundle-runs.js";
 import { createGitClient, type GitClient } from "./gitrepos/git-client.js";
+import type { PrometheusClient } from "./gates/prometheus-client.js";
 import {
   createGitRepoManager,
   type GitRepoBundles,
@@ -307,6 +308,8 @@ export interface HubOptions {
   readonly git?: GitClient;
   /** GitRepos synced at once (`--git-sync-concurrency`, default 4). */
   readonly gitSyncConcurrency?: number;
+  /** The Prometheus metric gates query (`--prometheus-url`); absent: none configured. */
+  readonly prometheus?: PrometheusClient;
 }
 
 export interface Hub {
@@ -325,6 +328,8 @@ export interface Hub {
   readonly gitRepos: GitRepoManager;
   /** The lease keeper when replicas share the work (docs/high-availability.md). */
   readonly leases: LeaseKeeper | undefined;
+  /** The Prometheus metric gates query (docs/running.md#prometheus); undefined: none. */
+  readonly prometheus: PrometheusClient | undefined;
   /** Loads state, republishes intents, then serves gRPC on `address`; resolves with the port. */
   start(address: string, credentials: ServerCredentials): Promise<number>;
   /** Stops accepting calls, ends agent streams, stops timers. Adapters are the caller's. */
@@ -807,6 +812,7 @@ export function createHub(options: HubOptions): Hub {
     get leases() {
       return keeper;
     },
+    prometheus: options.prometheus,
 
     async start(address, credentials) {
       await groups.start();

@@ -33,6 +33,10 @@ import { hostname } from "node:os";
 import { readFile } from "node:fs/promises";
 import { createGitClient } from "./gitrepos/git-client.js";
 import { createGitWebhook } from "./gitrepos/git-webhook.js";
+import {
+  createPrometheusClient,
+  type PrometheusClient,
+} from "./gates/prometheus-client.js";
 import { startHttpServer } from "./metrics/http-server.js";
 import { createJetStreamIntentPublisher } from "./intents/jetstream-intent-publisher.js";
 import { hubStreams } from "./jetstream/hub-streams.js";
@@ -249,6 +253,9 @@ export async function serveHub(
       },
     }),
     gitSyncConcurrency: config.git.concurrency,
+    ...(config.prometheus === undefined
+      ? {}
+      : { prometheus: prometheusClient(config.prometheus, log) }),
     bundles: (bundleDeps) =>
       createBundleService(
         {
@@ -348,6 +355,24 @@ async function webhookSecret(
       `${HUB_OPTIONS.gitWebhookSecretFile.flag} ${file}: the file is empty`,
     );
   return text;
+}
+
+/** The client of `--prometheus-url`; logs where metric gates look (never the token). */
+function prometheusClient(
+  settings: NonNullable<ServeHubDeps["config"]["prometheus"]>,
+  log: Logger,
+): PrometheusClient {
+  const client = createPrometheusClient(settings);
+  log.info(
+    {
+      url: client.url,
+      bearerToken: settings.bearerToken !== undefined,
+      timeoutMs: settings.timeoutMs,
+      maxBytes: settings.maxBytes,
+    },
+    "Metric gates query Prometheus",
+  );
+  return client;
 }
 
 /** A replica's default name: the host's name and the port it listens on. */

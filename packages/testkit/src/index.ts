@@ -9,7 +9,8 @@
  * port 0 themselves; `startKubeApiServer` serves the Kubernetes REST subset the agent's
  * Kubernetes backend uses (there is no real API server on the development machines);
  * `startGitServer` serves bare repositories over git://, smart HTTP (with a token check), file://
- * and, where sshd is installed, ssh://.
+ * and, where sshd is installed, ssh://; `startPrometheus` runs a real Prometheus scraping the
+ * `/metrics` of `startMetricsTarget`s, whose gauges the test sets (metric gates).
  */
 
 export { startNatsServer } from "./nats-server.js";
@@ -35,6 +36,14 @@ export type {
 } from "./kube-api-server.js";
 export { findPromtool, promtoolCheckMetrics } from "./promtool.js";
 export type { PromtoolResult } from "./promtool.js";
+export { startPrometheus } from "./prometheus-server.js";
+export type {
+  PrometheusSample,
+  PrometheusServer,
+  StartPrometheusOptions,
+} from "./prometheus-server.js";
+export { startMetricsTarget } from "./metrics-target.js";
+export type { MetricLabels, MetricsTarget } from "./metrics-target.js";
 export { findTool, helmEnv, unzipEntry } from "./tools.js";
 export type { LayerTool } from "./tools.js";
 export { startChartRepository } from "./chart-repository.js";

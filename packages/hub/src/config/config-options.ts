@@ -11,6 +11,7 @@ import {
   oneOf,
   onOff,
   option,
+  parseByteSize,
   refuse,
   text,
   wholeNumber,
@@ -70,6 +71,20 @@ const sans = list((name) =>
     ? ok(name)
     : refuse<string>(`"${name}" is neither a DNS name nor an IP address`),
 );
+
+const MIN_PROMETHEUS_MAX_BYTES = 1024;
+const MAX_PROMETHEUS_MAX_BYTES = 64 * 1024 * 1024;
+
+const prometheusMaxBytes: ValueParser<number> = (value) => {
+  const bytes = parseByteSize(value);
+  return bytes !== undefined &&
+    bytes >= MIN_PROMETHEUS_MAX_BYTES &&
+    bytes <= MAX_PROMETHEUS_MAX_BYTES
+    ? ok(bytes)
+    : refuse(
+        "must be a size from 1KiB to 64MiB: bytes, or a number with KiB or MiB, like 1MiB",
+      );
+};
 
 /** The hub's options, in the order usage lists them and problems are reported. */
 export const HUB_OPTIONS = {
@@ -392,6 +407,41 @@ export const HUB_OPTIONS = {
     arg: "FILE",
     help: "a file holding the webhook secret (instead of --git-webhook-secret)",
     parse: text,
+  }),
+  prometheusUrl: option({
+    flag: "--prometheus-url",
+    env: "FLOTILLA_PROMETHEUS_URL",
+    arg: "URL",
+    help: "the Prometheus (or compatible) HTTP API that metric gates query, http:// or https://, maybe with a path prefix; no credentials in it (docs/running.md#prometheus)",
+    // Checked in prometheus-config.ts, which can quote it without a password it may hold.
+    parse: text,
+  }),
+  prometheusBearerTokenFile: option({
+    flag: "--prometheus-bearer-token-file",
+    env: "FLOTILLA_PROMETHEUS_BEARER_TOKEN_FILE",
+    arg: "FILE",
+    help: "a file holding the bearer token sent to --prometheus-url, read at start",
+    parse: text,
+  }),
+  prometheusTimeout: option({
+    flag: "--prometheus-timeout",
+    env: "FLOTILLA_PROMETHEUS_TIMEOUT",
+    arg: "DURATION",
+    default: "10s",
+    help: "how long one Prometheus query may take, its answer included; a slower one is inconclusive",
+    parse: duration(
+      1_000,
+      300_000,
+      "must be a duration from 1s to 5m, like 10s or 1m",
+    ),
+  }),
+  prometheusMaxBytes: option({
+    flag: "--prometheus-max-bytes",
+    env: "FLOTILLA_PROMETHEUS_MAX_BYTES",
+    arg: "SIZE",
+    default: "1MiB",
+    help: "the largest Prometheus answer read; a larger one is inconclusive",
+    parse: prometheusMaxBytes,
   }),
   logLevel: option({
     flag: "--log-level",

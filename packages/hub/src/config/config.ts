@@ -18,6 +18,10 @@ import {
 } from "@flotilla/node";
 import type { RefusalAuditSettings } from "../audit/refusal-audit.js";
 import { HUB_OPTIONS, RETIRED_HUB_FLAGS } from "./config-options.js";
+import {
+  checkPrometheus,
+  type HubPrometheusSettings,
+} from "./prometheus-config.js";
 import type { LogLevel } from "../logger.js";
 import {
   HUB_NATS_AUTH_FILES,
@@ -114,6 +118,8 @@ export interface HubSettings {
   readonly adminTokensFile: string | undefined;
   /** How many refused calls per peer the audit log records one by one (audit/refusal-audit.ts). */
   readonly refusalAudit: RefusalAuditSettings;
+  /** The Prometheus metric gates query (docs/running.md#prometheus); undefined: none. */
+  readonly prometheus: HubPrometheusSettings | undefined;
 }
 
 /** gRPC transport security: plaintext only when asked for explicitly. */
@@ -212,6 +218,7 @@ export function parseHubConfig(
     }
   }
   checkNatsAuth(values, sources, problems);
+  const prometheus = checkPrometheus(values, sources, problems);
   if (problems.length > 0 || transport === undefined) return fail(problems);
   return ok({
     help: false,
@@ -257,6 +264,7 @@ export function parseHubConfig(
       windowMs: values.auditRefusalsWindow ?? 0,
       maxPeers: values.auditRefusalsPeers ?? 0,
     },
+    prometheus,
     ...transport,
   });
 }
