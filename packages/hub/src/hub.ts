@@ -119,6 +119,7 @@ import type {
   StagedRunMaker,
 } from "./bundles/bundle-manager.js";
 import { createStagedBundleRuns } from "./runs/staged-bundle-runs.js";
+import { createGateMeasurer } from "./runs/gate-measurements.js";
 import { createGitClient, type GitClient } from "./gitrepos/git-client.js";
 import type { PrometheusClient } from "./gates/prometheus-client.js";
 import {
@@ -393,11 +394,24 @@ export function createHub(options: HubOptions): Hub {
   const contentKeys = options.contentKeys ?? createContentKeys({ store, now });
   const { replication } = options;
   let keeper: LeaseKeeper | undefined;
+  const { prometheus } = options;
   const runs: RunManager = createRunManager({
     store,
     intents,
     directory: registry,
     catalogue,
+    // Metric gates ask the hub's Prometheus (docs/engine.md#metric-gates); none: such runs are refused.
+    ...(prometheus === undefined
+      ? {}
+      : {
+          measureGate: createGateMeasurer({
+            source: prometheus,
+            audit,
+            now,
+            log: log.child({ component: "metric-gates" }),
+            replica: () => replication?.identity.id ?? served.address,
+          }),
+        }),
     // A catalogue without Kubernetes versions (Cluster API's) cannot tell which it may take.
     reportsCatalogue: (cluster) =>
       (registry.factsOf(cluster)?.catalogue?.kubernetes.length ?? 0) > 0,
