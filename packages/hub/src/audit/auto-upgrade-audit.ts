@@ -5,7 +5,7 @@
  */
 import type { RunOrigin } from "@flotilla/core";
 import type { AuditRecord } from "./audit-log.js";
-import { hubActor } from "./takeover-audit.js";
+import { hubRunRecord } from "./takeover-audit.js";
 
 /** The methods of these records (not RPCs: the hub acts on its own). */
 export const AUTO_UPGRADE_METHODS = {
@@ -26,15 +26,12 @@ export function autoUpgradeRecord(record: {
   readonly origin: RunOrigin;
 }): AuditRecord {
   const verb = record.action === "create" ? "Created" : "Started";
-  return {
+  return hubRunRecord({
     atMs: record.atMs,
-    actor: hubActor(record.replica),
-    role: "",
+    replica: record.replica,
     method: AUTO_UPGRADE_METHODS[record.action],
-    targetKind: "UpdateRun",
-    targetName: record.run.slice(0, 256),
-    reason: `auto-upgrade profile ${record.origin.profile}`.slice(0, 1024),
-    outcome: "Succeeded",
-    message: `${verb} by ${originText(record.origin)}`.slice(0, 1024),
-  };
+    run: record.run,
+    reason: `auto-upgrade profile ${record.origin.profile}`,
+    message: `${verb} by ${originText(record.origin)}`,
+  });
 }

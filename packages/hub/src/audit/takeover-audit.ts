@@ -26,20 +26,39 @@ export function hubActor(replica: string): string {
   return `hub/${replica}`.slice(0, 256);
 }
 
-export function takeoverRecord(takeover: RunTakeover): AuditRecord {
+/**
+ * A record of something a hub replica did to update run `run` on its own (took it over, made or
+ * started it, measured its gate): actor `hub/<replica>`, no role, `method` a `/flotilla.hub/…`
+ * name (not an RPC), texts cut to the audit log's bounds.
+ */
+export function hubRunRecord(record: {
+  readonly atMs: number;
+  readonly replica: string;
+  readonly method: string;
+  readonly run: string;
+  readonly reason: string;
+  readonly message: string;
+}): AuditRecord {
   return {
-    atMs: takeover.atMs,
-    actor: hubActor(takeover.replica),
+    atMs: record.atMs,
+    actor: hubActor(record.replica),
     role: "",
-    method: TAKEOVER_METHOD,
+    method: record.method,
     targetKind: "UpdateRun",
-    targetName: takeover.run.slice(0, 256),
-    reason: "",
+    targetName: record.run.slice(0, 256),
+    reason: record.reason.slice(0, 1024),
     outcome: "Succeeded",
-    message:
-      `replica ${takeover.replica} took the run over from replica ${takeover.from} with lease epoch ${String(takeover.epoch)}`.slice(
-        0,
-        1024,
-      ),
+    message: record.message.slice(0, 1024),
   };
+}
+
+export function takeoverRecord(takeover: RunTakeover): AuditRecord {
+  return hubRunRecord({
+    atMs: takeover.atMs,
+    replica: takeover.replica,
+    method: TAKEOVER_METHOD,
+    run: takeover.run,
+    reason: "",
+    message: `replica ${takeover.replica} took the run over from replica ${takeover.from} with lease epoch ${String(takeover.epoch)}`,
+  });
 }

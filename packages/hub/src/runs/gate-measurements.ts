@@ -8,7 +8,7 @@
 import type { QueryOutcome } from "@flotilla/core";
 import type { Logger } from "pino";
 import type { AuditLog } from "../audit/audit-log.js";
-import { hubActor } from "../audit/takeover-audit.js";
+import { hubRunRecord } from "../audit/takeover-audit.js";
 import type { MeasureGate } from "./step-batch.js";
 
 /** The method of the audit records (not an RPC: the hub acts on its own). */
@@ -54,17 +54,16 @@ export function createGateMeasurer(
       };
     }
     deps.audit
-      .append({
-        atMs: deps.now(),
-        actor: hubActor(deps.replica()),
-        role: "",
-        method: MEASURE_GATE_METHOD,
-        targetKind: "UpdateRun",
-        targetName: run.slice(0, 256),
-        reason: `gate ${action.gate}`.slice(0, 1024),
-        outcome: "Succeeded",
-        message: `${action.query} → ${outcomeText(outcome)}`.slice(0, 1024),
-      })
+      .append(
+        hubRunRecord({
+          atMs: deps.now(),
+          replica: deps.replica(),
+          method: MEASURE_GATE_METHOD,
+          run,
+          reason: `gate ${action.gate}`,
+          message: `${action.query} → ${outcomeText(outcome)}`,
+        }),
+      )
       .catch((error: unknown) => {
         deps.log.warn(
           { err: error, runName: run, gate: action.gate },

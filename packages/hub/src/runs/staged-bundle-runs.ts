@@ -19,8 +19,8 @@ import {
   type Cluster,
 } from "@flotilla/core";
 import type { Logger } from "pino";
-import type { AuditLog, AuditRecord } from "../audit/audit-log.js";
-import { hubActor } from "../audit/takeover-audit.js";
+import type { AuditLog } from "../audit/audit-log.js";
+import { hubActor, hubRunRecord } from "../audit/takeover-audit.js";
 import { stagedRunName } from "../bundles/bundle-runs.js";
 import type {
   PendingDriver,
@@ -73,17 +73,14 @@ export function createStagedBundleRuns(
     reason: string,
     message: string,
   ): void => {
-    const record: AuditRecord = {
+    const record = hubRunRecord({
       atMs: deps.now(),
-      actor: hubActor(deps.replica()),
-      role: "",
+      replica: deps.replica(),
       method: STAGED_BUNDLE_METHODS[action],
-      targetKind: "UpdateRun",
-      targetName: run.slice(0, 256),
-      reason: reason.slice(0, 1024),
-      outcome: "Succeeded",
-      message: message.slice(0, 1024),
-    };
+      run,
+      reason,
+      message,
+    });
     deps.audit.append(record).catch((error: unknown) => {
       log.warn({ err: error, runName: run, bundle }, "audit record lost");
     });
