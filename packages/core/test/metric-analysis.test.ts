@@ -65,6 +65,16 @@ describe("judging one measurement", () => {
       verdict: "Inconclusive",
       message: "the query returned no series",
     });
+    expect(
+      judge(
+        { ...BOTH, successCondition: undefined, failureCondition: undefined },
+        value(0),
+        1,
+      ),
+    ).toMatchObject({
+      verdict: "Inconclusive",
+      message: "the gate has no condition to judge by",
+    });
     expect(judge(BOTH, value(Number.NaN), 1)).toMatchObject({
       verdict: "Inconclusive",
       message: "failureCondition: result[0] is NaN",

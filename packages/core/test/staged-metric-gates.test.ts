@@ -161,6 +161,20 @@ describe("a metric gate in a run", () => {
     expect(running(run)).toEqual(["p-00"]);
   });
 
+  it("judges nothing by a stored condition that no longer reads: inconclusive, never a pass", () => {
+    const { run, d } = atTheGate(errorRate({ inconclusiveLimit: 5 }));
+    const g = gate(run, "stage:canary:after");
+    // As a run stored by a version whose language read it differently.
+    Object.assign(g.metric ?? {}, { successCondition: "result < 1" });
+    d.ok({ type: "GateMeasured", gate: g.id, outcome: value(0.001) });
+    expect(g.metric?.measurements.at(-1)).toMatchObject({
+      verdict: "Inconclusive",
+      message: expect.stringContaining(
+        'successCondition result < 1: "result" at 0 is the list',
+      ) as string,
+    });
+  });
+
   it("fills {{clusters}} with a group's members for a group's gate", () => {
     const run = resolve(
       strategy({

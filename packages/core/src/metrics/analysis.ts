@@ -55,6 +55,15 @@ export function judge(
     return { atMs, verdict: "Inconclusive", message: outcome.reason };
   const { values } = outcome;
   const base = { atMs, values };
+  if (
+    gate.successCondition === undefined &&
+    gate.failureCondition === undefined
+  )
+    return {
+      ...base,
+      verdict: "Inconclusive",
+      message: "the gate has no condition to judge by",
+    };
   if (values.length === 0)
     return {
       ...base,

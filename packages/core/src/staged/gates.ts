@@ -186,8 +186,13 @@ export function takeMeasurement(
 ): void {
   const metric = gate.metric;
   if (metric === undefined) return;
-  const judgement = judgementOf(metric);
-  const measurement = judge(judgement, outcome, ctx.nowMs);
+  const { judgement, problem } = judgementOf(metric);
+  // A condition that no longer reads (a run stored by another version) judges nothing: inconclusive.
+  const measurement = judge(
+    judgement,
+    problem === undefined ? outcome : { ok: false, reason: problem },
+    ctx.nowMs,
+  );
   metric.measurements.push(measurement);
   const state = analyse(judgement, metric.measurements);
   const counts = `${String(metric.measurements.length)} of ${String(metric.count)} measurement(s): ${measurement.verdict} (${measurement.message})`;
@@ -237,21 +242,32 @@ export function takeMeasurement(
 }
 
 /** The conditions and limits of `metric`, its condition texts parsed again (they were checked). */
-function judgementOf(metric: MetricGate): MetricJudgement {
-  const parsed = (text: string | undefined) => {
+function judgementOf(metric: MetricGate): {
+  readonly judgement: MetricJudgement;
+  readonly problem?: string;
+} {
+  const problems: string[] = [];
+  const parsed = (text: string | undefined, field: string) => {
     if (text === undefined) return undefined;
-    const result = parseCondition(text, "condition");
-    return result.ok ? result.value : undefined;
+    const result = parseCondition(text, field);
+    if (result.ok) return result.value;
+    problems.push(
+      ...result.problems.map((p) => `${field} ${text}: ${p.message}`),
+    );
+    return undefined;
   };
-  return {
+  const judgement: MetricJudgement = {
     ...compact({
-      successCondition: parsed(metric.successCondition),
-      failureCondition: parsed(metric.failureCondition),
+      successCondition: parsed(metric.successCondition, "successCondition"),
+      failureCondition: parsed(metric.failureCondition, "failureCondition"),
     }),
     count: metric.count,
     failureLimit: metric.failureLimit,
     inconclusiveLimit: metric.inconclusiveLimit,
   };
+  return problems.length === 0
+    ? { judgement }
+    : { judgement, problem: problems.join("; ") };
 }
 
 /** Marks every unfinished gate of a skipped scope Skipped. */
