@@ -499,17 +499,25 @@ describe("revoking an agent's user", () => {
       );
     } finally {
       await account.stop();
-      // Later tests need the hub's connection back.
+      // Later tests need the hub's connection back. A flush sent while the client is still
+      // reconnecting may hang: each attempt gets a second, and the reconnection up to 30.
       await waitFor(
         () =>
-          hub.flush().then(
-            () => true,
-            () => false,
-          ),
-        { timeoutMs: 10_000 },
+          Promise.race([
+            hub.flush().then(
+              () => true,
+              () => false,
+            ),
+            new Promise<boolean>((resolve) =>
+              setTimeout(() => {
+                resolve(false);
+              }, 1_000).unref(),
+            ),
+          ]),
+        { timeoutMs: 30_000, message: "the hub's NATS connection to be back" },
       );
     }
-  });
+  }, 90_000);
 });
 
 describe("flotilla-hub nats-setup", () => {
