@@ -69,3 +69,15 @@ export async function exitWithin(
 export function messageLines(proc: TestProcess, program = "flotilla-hub") {
   return proc.lines.filter((l) => l.startsWith(`${program}: `));
 }
+
+/**
+ * How long a stopped hub may take before it is killed: its default `--shutdown-timeout` (10 s,
+ * after which it abandons what is left and exits 0 anyway) with room for forcing and exiting.
+ * A loaded machine has been seen to need more than the testkit's 5 s default.
+ */
+export const HUB_STOP_GRACE_MS = 15_000;
+
+/** Sends the hub SIGTERM and resolves with its exit, killing it after {@link HUB_STOP_GRACE_MS}. */
+export function stopHub(proc: TestProcess): Promise<Exit> {
+  return proc.stop(HUB_STOP_GRACE_MS);
+}

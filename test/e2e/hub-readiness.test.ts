@@ -11,7 +11,7 @@ import {
   type NatsServer,
   type TestProcess,
 } from "@flotilla/testkit";
-import { startHubProcess } from "./hub-process.js";
+import { startHubProcess, stopHub } from "./hub-process.js";
 
 let nats: NatsServer;
 let hub: TestProcess | undefined;
@@ -91,7 +91,7 @@ describe("the hub's readiness", () => {
       sample((await get(http, "/metrics")).body, "flotilla_hub_nats_connected"),
     ).toBe(1);
 
-    const exit = await hub.stop();
+    const exit = await stopHub(hub);
     expect(exit.code, hub.output()).toBe(0);
   });
 });

@@ -11,7 +11,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNatsServer, type NatsServer } from "@flotilla/testkit";
-import { exitWithin, messageLines, startHubProcess } from "./hub-process.js";
+import {
+  exitWithin,
+  messageLines,
+  startHubProcess,
+  stopHub,
+} from "./hub-process.js";
 
 /** A failed start must end well within this: a few JetStream requests, then closing NATS. */
 const START_FAILURE_EXIT_MS = 15_000;
@@ -64,7 +69,7 @@ describe("a hub that cannot start", () => {
       args: ["--audit-max-bytes", "16MiB", "--state-prefix", "small"],
     });
     await hub.waitForLine(/serving gRPC/);
-    const exit = await hub.stop();
+    const exit = await stopHub(hub);
     expect(exit.code, hub.output()).toBe(0);
   });
 

@@ -21,6 +21,8 @@ import { stopWithin, type StopStep } from "./shutdown.js";
 
 /** How long after main() has finished the process may linger before it exits anyway. */
 const EXIT_GRACE_MS = 1_000;
+/** A part taking this long to stop is named in the log (it usually takes milliseconds). */
+const SLOW_STOP_STEP_MS = 1_000;
 
 async function main(): Promise<number> {
   if (process.argv[2] === "nats-setup") {
@@ -152,6 +154,15 @@ async function stopAll(
   log: Logger,
 ): Promise<void> {
   const outcome = await stopWithin([...opened].reverse(), timeoutMs);
+  const slow = outcome.tookMs.filter(({ ms }) => ms >= SLOW_STOP_STEP_MS);
+  if (slow.length > 0) {
+    log.warn(
+      {
+        slow: slow.map(({ name, ms }) => ({ part: name, ms: Math.round(ms) })),
+      },
+      "stopping took long",
+    );
+  }
   for (const { name, err } of outcome.failed) {
     log.warn({ err, part: name }, "cannot stop cleanly");
   }

@@ -22,6 +22,8 @@ export interface StopOutcome {
   readonly unfinished: readonly string[];
   /** Steps whose stop (or force) threw. */
   readonly failed: readonly { readonly name: string; readonly err: unknown }[];
+  /** How long each step took (its force included), in the order run: what made a stop slow. */
+  readonly tookMs: readonly { readonly name: string; readonly ms: number }[];
 }
 
 /** How long a `force` may take once the deadline has passed. */
@@ -39,19 +41,25 @@ export async function stopWithin(
   const deadline = performance.now() + timeoutMs;
   const unfinished: string[] = [];
   const failed: { name: string; err: unknown }[] = [];
+  const tookMs: { name: string; ms: number }[] = [];
   for (const step of steps) {
+    const started = performance.now();
     const remainingMs = Math.max(0, deadline - performance.now());
     const result = await settleWithin(step.stop, remainingMs);
     if (result.type === "failed")
       failed.push({ name: step.name, err: result.err });
-    if (result.type !== "timedOut") continue;
-    unfinished.push(step.name);
-    if (step.force === undefined) continue;
-    const forced = await settleWithin(step.force, FORCE_GRACE_MS);
-    if (forced.type === "failed")
-      failed.push({ name: step.name, err: forced.err });
+    if (result.type === "timedOut") {
+      unfinished.push(step.name);
+      const forced =
+        step.force === undefined
+          ? undefined
+          : await settleWithin(step.force, FORCE_GRACE_MS);
+      if (forced?.type === "failed")
+        failed.push({ name: step.name, err: forced.err });
+    }
+    tookMs.push({ name: step.name, ms: performance.now() - started });
   }
-  return { unfinished, failed };
+  return { unfinished, failed, tookMs };
 }
 
 type Settled =

@@ -23,7 +23,9 @@ describe("stopWithin", () => {
       1_000,
     );
     expect(stopped).toEqual(["hub", "store", "nats"]);
-    expect(outcome).toEqual({ unfinished: [], failed: [] });
+    expect(outcome).toMatchObject({ unfinished: [], failed: [] });
+    expect(outcome.tookMs.map((t) => t.name)).toEqual(["hub", "store", "nats"]);
+    for (const { ms } of outcome.tookMs) expect(ms).toBeGreaterThanOrEqual(0);
   });
 
   it("forces a part that does not stop by the deadline, then stops the rest", async () => {
@@ -68,7 +70,7 @@ describe("stopWithin", () => {
       1_000,
     );
     expect(done).toEqual(["nats"]);
-    expect(outcome).toEqual({
+    expect(outcome).toMatchObject({
       unfinished: [],
       failed: [{ name: "http", err: failure }],
     });
