@@ -5,7 +5,8 @@
  * against it, with nats-server, simulated agents and the built CLI. While the canary's errors
  * stay low the gate passes after its measurements and prod is upgraded; when they rise during a
  * second run, the gate fails, the run ends Failed and prod is never touched. `run status`,
- * `gate list` and the audit log show the measurements.
+ * `gate list` and the audit log show the measurements. A gate whose query finds no series is
+ * inconclusive past its limit: it waits for an approval, and `gate approve` lets the run go on.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -68,8 +69,16 @@ async function canaryErrors(value: number): Promise<void> {
 
 const GATE = "stage:canary:after";
 
-/** Strategy `name`: canary, its error rate measured `count` times a second apart, then prod. */
-async function writeStrategy(name: string, count: number): Promise<void> {
+/**
+ * Strategy `name`: canary, its error rate measured `count` times a second apart, then prod. The
+ * gate queries `series` (the error ratio unless told) and tolerates `inconclusiveLimit` inconclusive
+ * measurements.
+ */
+async function writeStrategy(
+  name: string,
+  count: number,
+  options: { series?: string; inconclusiveLimit?: number } = {},
+): Promise<void> {
   await writeFile(
     join(work, `${name}.json`),
     JSON.stringify({
@@ -81,11 +90,14 @@ async function writeStrategy(name: string, count: number): Promise<void> {
             {
               type: "Metric",
               displayName: "canary error rate",
-              query: `max(${ERRORS}{cluster=~"{{clusters}}"})`,
+              query: `max(${options.series ?? ERRORS}{cluster=~"{{clusters}}"})`,
               successCondition: "result[0] < 0.01",
               failureCondition: "result[0] >= 0.05",
               interval: "1s",
               count,
+              ...(options.inconclusiveLimit === undefined
+                ? {}
+                : { inconclusiveLimit: options.inconclusiveLimit }),
             },
           ],
         },
@@ -191,4 +203,72 @@ describe("metric gates measured against a real Prometheus", () => {
     const audit = await e2e.ok("audit", "list", "-o", "json");
     expect(audit).toContain("/flotilla.hub/MeasureGate");
   }, 180_000);
+
+  it("waits for an approval once a gate is inconclusive past its limit, and goes on when approved", async () => {
+    // Nothing exports this series: every measurement finds no series, which is inconclusive.
+    await writeStrategy("unmeasured", 3, {
+      series: "app_latency_missing",
+      inconclusiveLimit: 1,
+    });
+    await e2e.ok(
+      "run",
+      "create",
+      "blind",
+      "--strategy",
+      "unmeasured",
+      "--kubernetes-version",
+      "1.30.3",
+    );
+    await e2e.ok("run", "start", "blind");
+    const waiting = await waitFor(
+      async () => {
+        const run = await e2e.run("blind");
+        const gate = run.stages[0]?.afterGates[0];
+        return (gate?.metric?.measurements.length ?? 0) >= 2 ? run : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200, message: "two measurements" },
+    );
+    const gate = waiting.stages[0]?.afterGates[0];
+    // Inconclusive past the limit: not passed, not failed, waiting for a person.
+    expect(gate?.state).toBe("Pending");
+    expect(gate?.metric?.measurements.map((m) => m.verdict)).toEqual([
+      "Inconclusive",
+      "Inconclusive",
+    ]);
+    // A run waiting on a gate is Pending (docs/semantics.md#operator-actions).
+    expect(waiting.state).toBe("Pending");
+    expect(memberStates(waiting).filter((m) => m.startsWith("prod-"))).toEqual([
+      "prod-01 NotStarted",
+      "prod-02 NotStarted",
+      "prod-03 NotStarted",
+    ]);
+    const gates = await e2e.ok("gate", "list", "--run", "blind");
+    expect(gates).toMatch(/stage:canary:after .*Metric .*Pending/);
+
+    await e2e.ok(
+      "gate",
+      "approve",
+      GATE,
+      "--run",
+      "blind",
+      "--reason",
+      "checked by hand",
+    );
+    const watched = await e2e.cli("run", "status", "blind", "--watch");
+    expect(watched.code, watched.stderr).toBe(0);
+    const done = await e2e.run("blind");
+    expect(done.state).toBe("Completed");
+    // Completed by the person who approved it (the e2e CLI's identity), not by a measurement.
+    expect(done.stages[0]?.afterGates[0]).toMatchObject({
+      state: "Completed",
+      completedBy: "e2e",
+    });
+    // No more measurements once it asked for an approval: the count stayed at two.
+    expect(done.stages[0]?.afterGates[0]?.metric?.measurements).toHaveLength(2);
+    expect(memberStates(done).filter((m) => m.startsWith("prod-"))).toEqual([
+      "prod-01 Succeeded",
+      "prod-02 Succeeded",
+      "prod-03 Succeeded",
+    ]);
+  }, 120_000);
 });
