@@ -103,7 +103,8 @@ export interface E2E {
   useHub(index: number): void;
   /**
    * Starts one agents process hosting the fleet file's clusters; `name` keys it for later.
-   * `extraArgs` are more agent flags (e.g. `--windows-reload-interval`).
+   * `extraArgs` are more agent flags (e.g. `--windows-reload-interval`, or `--metrics-listen`
+   * for a `/metrics` to scrape; none by default).
    */
   startAgents(
     name: string,
@@ -368,8 +369,9 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
           natsUrls.join(","),
           "--state-dir",
           join(work, `state-${name}`),
-          "--metrics-listen",
-          "off",
+          ...(extraArgs.includes("--metrics-listen")
+            ? []
+            : ["--metrics-listen", "off"]),
           "--log-level",
           "warn",
           ...extraArgs,

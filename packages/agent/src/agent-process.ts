@@ -212,6 +212,8 @@ export async function runAgentProcess(
   const metrics = createAgentMetrics(registry);
   const agents: Agent[] = [];
   const held = keepers;
+  /** The hosted clusters by name, as they are created. */
+  const hosted = new Map<string, HostedCluster>();
   registerAgentGauges(registry, {
     sessionStates: () => agents.map((a) => a.session.state),
     hubAddresses: {
@@ -222,6 +224,9 @@ export async function runAgentProcess(
     ...(held === undefined
       ? {}
       : { identityExpiriesMs: () => identityExpiries(held.values()) }),
+    ...(config.backend.type === "kubernetes"
+      ? {}
+      : { simulatedErrorRatios: () => simulatedErrorRatios(hosted) }),
   });
   const clusters: HostedCluster[] = [];
   let server: MetricsServer | undefined;
@@ -295,6 +300,7 @@ export async function runAgentProcess(
         );
       const cluster = c.create({ metrics });
       clusters.push(cluster);
+      hosted.set(c.name, cluster);
       await cluster.start({ signal });
       const agent = createAgent(
         {
@@ -403,6 +409,15 @@ function* identityExpiries(
       // Not loaded yet: nothing to expire.
     }
   }
+}
+
+/** The simulated error ratio of every bundle of every hosted cluster that sets one. */
+function* simulatedErrorRatios(
+  hosted: ReadonlyMap<string, HostedCluster>,
+): Generator<{ cluster: string; bundle: string; ratio: number }> {
+  for (const [cluster, c] of hosted)
+    for (const [bundle, ratio] of c.errorRatios?.() ?? [])
+      yield { cluster, bundle, ratio };
 }
 
 /** Whether an error from {@link runAgentProcess} is bad configuration (exit 2). */

@@ -22,6 +22,7 @@ import {
 import { sendHeartbeats } from "../src/hub/heartbeats.js";
 import { HubStream } from "../src/hub/hub-stream.js";
 import { startMetricsServer } from "../src/metrics/metrics-server.js";
+import { ERROR_RATIO_ANNOTATION } from "../src/simulated/error-ratio.js";
 import { startAgent } from "./support/agent-harness.js";
 import { FakeHub } from "./support/fake-hub.js";
 import {
@@ -168,6 +169,81 @@ describe("agent /metrics", () => {
         'flotilla_agent_hub_sessions{state="stopped"}',
       ),
     ).toBe(1);
+  });
+
+  test("a simulated cluster shows the error ratio its applied revision sets, and refuses a bad one", async () => {
+    const registry = new Registry();
+    const metrics = createAgentMetrics(registry);
+    const intents = await TestIntents.open(nc, "m2");
+    await using hub = await FakeHub.start({ heartbeatIntervalMs: 3_600_000 });
+    await using h = await startAgent({ nc, hub, prefix: "m2", metrics });
+    registerAgentGauges(registry, {
+      sessionStates: () => [h.agent.session.state],
+      statuses: () => h.agent.session.currentStatuses(),
+      simulatedErrorRatios: () =>
+        [...h.cluster.kube.errorRatios()].map(([bundle, ratio]) => ({
+          cluster: "c1",
+          bundle,
+          ratio,
+        })),
+    });
+    await waitFor(() => h.agent.session.state === "connected");
+    const series =
+      'flotilla_simulated_bundle_error_ratio{cluster="c1",bundle="web"}';
+    /** Publishes generation `generation` of web at `revision`, its Deployment annotated `ratio`. */
+    const release = async (
+      generation: number,
+      revision: string,
+      ratio?: unknown,
+    ): Promise<void> => {
+      const content = bundleContent("web", revision);
+      const resources = content.resources.map((r) =>
+        r.kind === "Deployment" && ratio !== undefined
+          ? {
+              ...r,
+              metadata: {
+                ...r.metadata,
+                annotations: { [ERROR_RATIO_ANNOTATION]: ratio },
+              },
+            }
+          : r,
+      );
+      const digest = await intents.putContent({ ...content, resources });
+      await intents.publish({
+        apiVersion: "flotilla.dev/v1",
+        cluster: "c1",
+        generation,
+        bundles: { web: { revision, digest } },
+      });
+    };
+
+    await release(1, "bad", "0.25");
+    await waitFor(() =>
+      hub
+        .statusesOf("c1")
+        .some((r) => r.generation === 1 && r.phase === "NotReady"),
+    );
+    expect(sample(await scrape(registry), series)).toBe(0.25);
+
+    // A revision that sets no ratio: the series goes.
+    await release(2, "good");
+    await waitFor(() =>
+      hub
+        .statusesOf("c1")
+        .some((r) => r.generation === 2 && r.phase === "NotReady"),
+    );
+    expect(await scrape(registry)).not.toContain(series);
+
+    // A value that is not a ratio fails the apply, naming the object, the annotation and the value.
+    await release(3, "typo", "lots");
+    const failed = await waitFor(() =>
+      hub
+        .statusesOf("c1")
+        .find((r) => r.generation === 3 && r.phase === "Failed"),
+    );
+    expect(failed.error).toContain(
+      `manifests[1].metadata.annotations["${ERROR_RATIO_ANNOTATION}"]: must be a number from 0 to 1 written as a string, got "lots"`,
+    );
   });
 
   test("shows the earliest certificate expiry, and no sample before an identity is loaded", async () => {

@@ -8,6 +8,11 @@ export interface HostedCluster {
   readonly backend: AgentBackend;
   start(options: { readonly signal: AbortSignal }): Promise<void>;
   stop(): Promise<void>;
+  /**
+   * Simulated clusters only: the error ratio each applied bundle's objects set
+   * (simulated/error-ratio.ts), by bundle name.
+   */
+  readonly errorRatios?: () => ReadonlyMap<string, number>;
 }
 
 /** A cluster to host: its name in the fleet, and how to build it. */

@@ -57,6 +57,7 @@ export async function loadHostedClusters(
             backend: cluster,
             start: (options) => cluster.start(options),
             stop: () => cluster.stop(),
+            errorRatios: () => cluster.kube.errorRatios(),
           };
         },
       }));

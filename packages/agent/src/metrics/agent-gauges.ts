@@ -13,6 +13,9 @@
  * * `flotilla_agent_bundle_resources_not_ready{bundle}`: objects of each followed bundle that were
  *   not Ready in the status last reported (NotReady or Modified: every listed object whose state
  *   is not Ready, plus those left out of the capped list), summed over the process's agents.
+ * * `flotilla_simulated_bundle_error_ratio{cluster,bundle}`: simulated clusters only, the error
+ *   ratio the applied revision of each bundle sets (docs/agent.md#simulated-error-ratio), so that
+ *   metric gates can be rehearsed against the agent's own /metrics.
  * * `flotilla_agent_identity_certificate_expiry_timestamp_seconds`: the earliest notAfter of the
  *   identity certificates held. Registered only when the agent has identities, so a
  *   plaintext agent never exposes a 0 that an expiry alert would take for "expired in 1970".
@@ -46,6 +49,12 @@ export interface AgentGaugeSources {
   readonly statuses: () => Iterable<StatusReportInput>;
   /** The certificate expiry (epoch ms) of every identity held; absent without identities. */
   readonly identityExpiriesMs?: () => Iterable<number>;
+  /** Simulated clusters only: each bundle's simulated error ratio (simulated/error-ratio.ts). */
+  readonly simulatedErrorRatios?: () => Iterable<{
+    readonly cluster: string;
+    readonly bundle: string;
+    readonly ratio: number;
+  }>;
 }
 
 /** How many objects a bundle status says are not Ready. */
@@ -111,6 +120,20 @@ export function registerAgentGauges(
       for (const [bundle, count] of counts) this.set({ bundle }, count);
     },
   });
+  const { simulatedErrorRatios } = sources;
+  if (simulatedErrorRatios !== undefined)
+    new Gauge({
+      name: "flotilla_simulated_bundle_error_ratio",
+      help: "Simulated clusters: the error ratio the applied revision of each bundle sets (annotation simulated.flotilla.dev/error-ratio), by cluster and bundle",
+      labelNames: ["cluster", "bundle"] as const,
+      registers,
+      collect() {
+        // Bundles removed, or whose revision sets no ratio, lose their series.
+        this.reset();
+        for (const { cluster, bundle, ratio } of simulatedErrorRatios())
+          this.set({ cluster, bundle }, ratio);
+      },
+    });
   const { identityExpiriesMs } = sources;
   if (identityExpiriesMs === undefined) return;
   new Gauge({

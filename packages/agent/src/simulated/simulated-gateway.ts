@@ -24,6 +24,7 @@ import type { SimulatedClusterConfig } from "./config.js";
 import { sampleMs } from "./distribution.js";
 import type { Random } from "./random.js";
 import { createStatusListeners } from "../kube/status-listeners.js";
+import { errorRatioOf } from "./error-ratio.js";
 
 /** Identifies the object `drift()` changes; `namespace` "" or absent for cluster-scoped ones. */
 export interface DriftTarget {
@@ -37,6 +38,11 @@ export interface DriftTarget {
 export interface SimulatedKubeGateway extends KubeGateway {
   /** Marks an applied object as changed by hand; false when the bundle holds no such object. */
   drift(bundle: string, target: DriftTarget): boolean;
+  /**
+   * The simulated error ratio of each applied bundle whose objects set one (error-ratio.ts), by
+   * bundle name; a bundle removed, or whose applied revision sets none, is absent.
+   */
+  errorRatios(): ReadonlyMap<string, number>;
 }
 
 interface Held {
@@ -45,6 +51,8 @@ interface Held {
   applied?: {
     readonly revision: string;
     readonly refs: readonly ResourceRef[];
+    /** From the objects' error-ratio annotation (error-ratio.ts). */
+    readonly errorRatio?: number;
   };
   correctDrift: boolean;
   ready: boolean;
@@ -187,9 +195,12 @@ export function createSimulatedGateway(
         namespace: req.namespace ?? "default",
         isClusterScoped: (_, kind) => CLUSTER_SCOPED_KINDS.has(kind),
       });
-      if (!refs.ok) {
+      const simulated = errorRatioOf(req.manifests);
+      if (!refs.ok || "problem" in simulated) {
         h.tracking = false;
-        const error = `${what}: ${refs.problems.map(formatProblem).join("; ")}`;
+        const problems = refs.ok ? [] : refs.problems.map(formatProblem);
+        if ("problem" in simulated) problems.push(simulated.problem);
+        const error = `${what}: ${problems.join("; ")}`;
         return publish(
           h,
           statusOf(
@@ -248,7 +259,13 @@ export function createSimulatedGateway(
             error: `${what}: ${failure}`,
           }),
         );
-      h.applied = { revision: req.revision, refs: refs.value };
+      h.applied = {
+        revision: req.revision,
+        refs: refs.value,
+        ...(simulated.ratio === undefined
+          ? {}
+          : { errorRatio: simulated.ratio }),
+      };
       h.tracking = true;
       h.correctDrift = req.correctDrift !== undefined;
       h.modified.clear();
@@ -320,6 +337,14 @@ export function createSimulatedGateway(
         observe(bundle, h);
       }
       return true;
+    },
+
+    errorRatios() {
+      const ratios = new Map<string, number>();
+      for (const [bundle, h] of held)
+        if (h.applied?.errorRatio !== undefined)
+          ratios.set(bundle, h.applied.errorRatio);
+      return ratios;
     },
   };
 }
