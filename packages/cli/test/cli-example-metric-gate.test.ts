@@ -66,6 +66,13 @@ const gateChanges = (sim: Simulation) =>
     .filter((e) => e.type === "gate" && e.gate === GATE)
     .map((e) => [e.at, e.to, e.message]);
 
+/** The regression scenario's three measurements, as the timeline shows them. */
+const MEASUREMENTS = [
+  "0.004 (Successful: successCondition result[0] < 0.01 is true)",
+  "0.006 (Successful: successCondition result[0] < 0.01 is true)",
+  "0.072 (Failed: failureCondition result[0] >= 0.05 is true)",
+];
+
 const memberStates = (sim: Simulation, wave: string) =>
   Object.fromEntries(
     sim.waves
@@ -134,6 +141,16 @@ describe("examples/metric-gate", () => {
         "Measuring Canary 5xx error rate: 0 of 3 measurement(s)",
       ],
       ["2026-03-02T09:24:00Z", "Failed", failed],
+    ]);
+    // Each measurement is in the timeline, before what it caused.
+    const measured = sim.timeline
+      .filter((e) => e.type === "measured" || e.type === "gate")
+      .map((e) => [e.at, e.type, e.message]);
+    expect(measured.slice(1)).toEqual([
+      ["2026-03-02T09:20:00Z", "measured", MEASUREMENTS[0]],
+      ["2026-03-02T09:22:00Z", "measured", MEASUREMENTS[1]],
+      ["2026-03-02T09:24:00Z", "measured", MEASUREMENTS[2]],
+      ["2026-03-02T09:24:00Z", "gate", failed],
     ]);
     expect(sim.timeline.at(-1)).toMatchObject({
       type: "run",

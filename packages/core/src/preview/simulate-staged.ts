@@ -5,7 +5,7 @@
  */
 import type { Cluster } from "../cluster.js";
 import type { SimulationOutput, TimelineEntry } from "../preview-types.js";
-import type { QueryOutcome } from "../metrics/analysis.js";
+import type { Measurement, QueryOutcome } from "../metrics/analysis.js";
 import { fail, ok, type Result } from "../result.js";
 import { behaviourOf, failsAttempt, type Scenario } from "../scenario.js";
 import { joiningLater, type ScenarioAction } from "../scenario-actions.js";
@@ -265,9 +265,23 @@ export function simulateStagedRun(
       case "approve":
         approve(ev.gate);
         break;
-      case "measure":
+      case "measure": {
+        const before = timeline.length;
         apply({ type: "GateMeasured", gate: ev.gate, outcome: ev.outcome });
+        const where = gatePlace(run, ev.gate);
+        const measured = where?.gate.metric?.measurements.at(-1);
+        // Shown before what it caused (the gate passing or failing).
+        if (keepTimeline && where !== undefined && measured?.atMs === now)
+          timeline.splice(before, 0, {
+            at: isoTime(now),
+            type: "measured",
+            wave: where.stage,
+            ...compact({ group: where.group }),
+            gate: ev.gate,
+            message: measurementText(measured),
+          });
         break;
+      }
       case "offline":
         offline.add(ev.member);
         note({
@@ -362,11 +376,43 @@ function gatesOf(run: Run): Gate[] {
   ]);
 }
 
+/** The gate with exactly this id, with the stage (and group) it belongs to. */
+function gatePlace(
+  run: Run,
+  id: string,
+): { gate: Gate; stage: string; group?: string } | undefined {
+  for (const stage of run.stages) {
+    const own = [...stage.beforeGates, ...stage.afterGates].find(
+      (g) => g.id === id,
+    );
+    if (own !== undefined) return { gate: own, stage: stage.name };
+    for (const group of stage.groups) {
+      const gate = [...group.beforeGates, ...group.afterGates].find(
+        (g) => g.id === id,
+      );
+      if (gate !== undefined)
+        return { gate, stage: stage.name, group: group.name };
+    }
+  }
+  return undefined;
+}
+
 /** True when a gate at `id` has not been reached yet, so an approval can wait for it. */
 function isAwaitingGate(run: Run, id: string): boolean {
   return gatesOf(run).some(
     (gate) => gate.state === "NotStarted" && gateMatches(gate, id),
   );
+}
+
+/** A measurement as the timeline shows it: `0.2 (Failed: failureCondition … is true)`. */
+function measurementText(m: Measurement): string {
+  const values =
+    m.values === undefined
+      ? "no value"
+      : m.values.length === 1
+        ? String(m.values[0])
+        : `[${m.values.join(", ")}]`;
+  return `${values} (${m.verdict}: ${m.message})`;
 }
 
 /** The type of the gate with exactly this id. */
