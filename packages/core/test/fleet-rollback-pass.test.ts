@@ -99,7 +99,7 @@ describe("rollback pacing (docs/semantics.md#rolling-back-a-bundle)", () => {
   });
 
   it("holds everything while the bundle or the cluster is paused", () => {
-    const fleet = [{ ...cluster("a"), paused: true }, cluster("b")];
+    const fleet: Cluster[] = [{ ...cluster("a"), paused: true }, cluster("b")];
     const deployments = new Map(fleet.map((c) => [c.name, readyAt(BAD)]));
     const one = pass(fleet, deployments);
     expect(one.release).toEqual(["b"]);
