@@ -287,4 +287,17 @@ describe("rollback", () => {
     expect((await stored(h)).rolledBack).toBeUndefined();
     expect(holding(h, r2)).toHaveLength(2);
   });
+
+  test("is refused while a staged run drives the bundle, naming the run to stop", async () => {
+    await using h = await startHarness(clusters(2));
+    await applyAndSettle(h, bundleSpec({ version: "1" }));
+    const r2 = await applyAndSettle(h, bundleSpec({ version: "2" }));
+    await h.manager.drive("web", "roll", r2, undefined);
+    const entry = await h.store.get(BUNDLES, "web");
+    const error = await refusal(h.manager.rollback("web", manual()));
+    expect(error.code).toBe("failed_precondition");
+    expect(error.message).toContain('staged run "roll" drives it');
+    expect(error.message).toContain("flotilla run stop roll");
+    expect((await h.store.get(BUNDLES, "web"))?.revision).toBe(entry?.revision);
+  });
 });

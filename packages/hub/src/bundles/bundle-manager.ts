@@ -753,8 +753,16 @@ export function createBundleManager(
     rollback(name, request) {
       return serial(name, async () => {
         const b = loaded(name);
-        // Refused before anything is read from the fleet or stopped.
+        // Refused before anything is read from the fleet.
         rollbackTarget(b.record, request.to);
+        const driver = b.record.drivenBy;
+        if (driver !== undefined) {
+          // TODO(#19): stop the run (superseded, members Skipped RolledBack) and roll back.
+          throw new FlotillaError(
+            "failed_precondition",
+            `Cannot roll back bundle ${showValue(name)}: staged run ${showValue(driver.run)} drives it (revision ${showValue(driver.revision)}); stop the run first (flotilla run stop ${driver.run})`,
+          );
+        }
         const { deployments } = await observeBundle(passDeps, b);
         const written = await changeStored(name, (record) => {
           const target = rollbackTarget(record, request.to);
