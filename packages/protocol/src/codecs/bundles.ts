@@ -398,11 +398,15 @@ export function bundleStatusToWire(
       updateRun: status.drivenBy?.run,
       updateRunRevision: status.drivenBy?.revision,
     }),
-    revisions: (status.revisions ?? []).map((r) => ({
-      revision: r.revision,
-      storedAtMs: r.storedAtMs,
-      ...compact({ readyAtMs: r.readyAtMs }),
-      current: r.current,
-    })),
+    ...(status.revisions === undefined
+      ? {}
+      : {
+          revisions: status.revisions.map((r) => ({
+            revision: r.revision,
+            storedAtMs: r.storedAtMs,
+            ...compact({ readyAtMs: r.readyAtMs }),
+            current: r.current,
+          })),
+        }),
   };
 }
