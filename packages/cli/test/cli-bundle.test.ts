@@ -560,3 +560,129 @@ describe("flotilla bundle redeploy", () => {
     ]);
   });
 });
+
+describe("flotilla bundle rollback and history", () => {
+  const rolledBack = {
+    fromRevision: "bbbbbbbbbbbbbbbb",
+    toRevision: "aaaaaaaaaaaaaaaa",
+    cause: "ROLLBACK_CAUSE_MANUAL" as const,
+    message: "bad config",
+    atMs: NOW_MS - 120_000,
+    actor: "alice",
+    allAtOnce: false,
+    clustersBack: 2,
+    clustersTouched: 6,
+  };
+
+  it("sends the name, --to, --all-at-once and the reason, and says what moves back", async () => {
+    await using hub = await startFakeHub({
+      unary: {
+        RollbackBundle: () => ({
+          bundle: {
+            ...appliedBundle({ name: "web" } as wire.BundleSpec__Output).bundle,
+            revision: "aaaaaaaaaaaaaaaa",
+            rolledBack,
+          },
+        }),
+      },
+    });
+    const paced = await cli(hub, [
+      "bundle",
+      "rollback",
+      "web",
+      "--to",
+      "aaaa",
+      "--reason",
+      "errors up",
+    ]);
+    expect(paced.code, paced.err).toBe(0);
+    expect(paced.out).toContain(
+      "Bundle web rolled back from bbbbbbbbbbbb to aaaaaaaaaaaa: 6 cluster(s) holding bbbbbbbbbbbb move back, paced by the bundle's maxUnavailable.",
+    );
+    const all = await cli(hub, ["bundle", "rollback", "web", "--all-at-once"]);
+    expect(all.out).toContain("all at once");
+    expect(
+      hub.requests<wire.RollbackBundleRequest__Output>("RollbackBundle"),
+    ).toEqual([
+      {
+        name: "web",
+        toRevision: "aaaa",
+        allAtOnce: false,
+        reason: "errors up",
+      },
+      { name: "web", toRevision: "", allAtOnce: true, reason: "" },
+    ]);
+  });
+
+  it("shows the hub's refusal listing the revisions kept", async () => {
+    await using hub = await startFakeHub({
+      unary: {
+        RollbackBundle: () => {
+          throw FlotillaError.invalid("rollback", [
+            {
+              path: "toRevision",
+              message:
+                "is not a revision bundle web keeps; revisions kept: aaaa (current), bbbb",
+              value: "cccc",
+            },
+          ]);
+        },
+      },
+    });
+    const refused = await cli(hub, [
+      "bundle",
+      "rollback",
+      "web",
+      "--to",
+      "cccc",
+    ]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.err).toContain("revisions kept: aaaa (current), bbbb");
+  });
+
+  it("history lists the revisions with stored, good and current, and the rollback; list marks RolledBack", async () => {
+    const bundle = {
+      ...appliedBundle({ name: "web" } as wire.BundleSpec__Output).bundle,
+      rolledBack,
+    };
+    await using hub = await startFakeHub({
+      unary: {
+        GetBundle: () => ({
+          bundle,
+          clusters: [],
+          partitions: [],
+          unassigned: [],
+          revisions: [
+            {
+              revision: "aaaaaaaaaaaaaaaa",
+              storedAtMs: NOW_MS - 3_600_000,
+              readyAtMs: NOW_MS - 3_000_000,
+              current: true,
+            },
+            {
+              revision: "bbbbbbbbbbbbbbbb",
+              storedAtMs: NOW_MS - 600_000,
+              current: false,
+            },
+          ],
+        }),
+        ListBundles: () => ({ bundles: [bundle], nextPageToken: "" }),
+      },
+    });
+    const shown = await cli(hub, ["bundle", "history", "web"]);
+    expect(shown.code, shown.err).toBe(0);
+    const lines = shown.out.split("\n");
+    expect(lines[0]).toMatch(/^REVISION\s+STORED\s+GOOD\s+CURRENT/);
+    expect(lines[1]).toMatch(
+      /^aaaaaaaaaaaa\s+1h ago\s+yes \(Ready 50m ago\)\s+\*/,
+    );
+    expect(lines[2]).toMatch(/^bbbbbbbbbbbb\s+10m ago\s+no/);
+    expect(shown.out).toContain(
+      "Bundle web rolled back from bbbbbbbbbbbb to aaaaaaaaaaaa (Manual, by alice, 2m ago): 2 of 6 clusters back — bad config",
+    );
+    const detail = await cli(hub, ["bundle", "get", "web"]);
+    expect(detail.out).toContain("RolledBack: rolled back from bbbbbbbbbbbb");
+    const listed = await cli(hub, ["bundle", "list"]);
+    expect(listed.out).toContain("partitioned, RolledBack");
+  });
+});

@@ -195,6 +195,12 @@ export type {
   HoldReason,
   PartitionStatus,
 } from "./fleet/rollout-pass.js";
+export { rollbackPass } from "./fleet/rollback-pass.js";
+export type {
+  RollbackPassInput,
+  RollbackPassResult,
+  RollbackHeld,
+} from "./fleet/rollback-pass.js";
 export { fleetWarnings } from "./fleet/warnings.js";
 export {
   cycleText,

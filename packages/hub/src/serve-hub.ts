@@ -264,7 +264,10 @@ export async function serveHub(
           helm: { helm: config.helm, ...compact({ fetcher: deps.charts }) },
           kustomize: { kubectl: config.kubectl },
         },
-        { contentGc: config.bundleContentGc },
+        {
+          contentGc: config.bundleContentGc,
+          revisionHistory: config.bundleRevisionHistory,
+        },
       ),
     auditHandlers,
     ...compact({ security }),

@@ -100,6 +100,7 @@ describe("the role table", () => {
         "PauseBundle",
         "RedeployBundle",
         "ResumeBundle",
+        "RollbackBundle",
         "UpdateAutoUpgradeProfile",
         "DeleteUpdateRun",
         "RemoveRelease",

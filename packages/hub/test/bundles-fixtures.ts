@@ -157,6 +157,8 @@ export async function startHarness(
     readonly kustomize?: KustomizeSupport;
     /** More of the manager's deps (staged runs, say). */
     readonly deps?: Partial<BundleManagerDeps>;
+    /** Earlier revisions each record keeps (the manager's default when absent). */
+    readonly revisionHistory?: number;
   } = {},
 ): Promise<Harness> {
   const fleet = new TestFleet();
@@ -198,7 +200,10 @@ export async function startHarness(
         },
         ...options.deps,
       },
-      { passIntervalMs: 5_000 },
+      {
+        passIntervalMs: 5_000,
+        ...compact({ revisionHistory: options.revisionHistory }),
+      },
     );
     await manager.start();
     managers.push(manager);

@@ -66,6 +66,7 @@ describe("parseHubConfig", () => {
       shutdownTimeoutMs: 10_000,
       helm: "helm",
       kubectl: "kubectl",
+      bundleRevisionHistory: 10,
       bundleContentGc: { intervalMs: 600_000, graceMs: 3_600_000 },
       logLevel: "info",
       charts: { helm: "helm", credentialsFile: undefined, timeoutMs: 120_000 },
@@ -198,6 +199,7 @@ describe("parseHubConfig", () => {
         "--bundle-content-gc-interval=5m",
         "--bundle-content-gc-grace",
         "2h",
+        "--bundle-revision-history=0",
         "--log-level",
         "debug",
       ]),
@@ -210,6 +212,7 @@ describe("parseHubConfig", () => {
       missedHeartbeats: 5,
       passIntervalMs: 500,
       bundleContentGc: { intervalMs: 300_000, graceMs: 7_200_000 },
+      bundleRevisionHistory: 0,
       logLevel: "debug",
     });
   });

@@ -220,6 +220,7 @@ export {
   bundleToWire,
   bundleClusterToWire,
   bundleStatusToWire,
+  rollbackToWire,
 } from "./codecs/bundles.js";
 export type {
   ManifestRef,
@@ -229,6 +230,12 @@ export type {
   BundleSummary,
   BundleClusterView,
   BundleStatus,
+  BundleContentFields,
+  BundleRevisionEntry,
+  BundleRevisionView,
+  BundleRollback,
+  RollbackCause,
+  RollbackProgress,
 } from "./codecs/bundles.js";
 export { silenceIpServernameWarning } from "./ip-servername-warning.js";
 export {

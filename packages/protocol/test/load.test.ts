@@ -27,6 +27,7 @@ const ADMIN_METHODS = {
   PauseBundle: [false, false],
   ResumeBundle: [false, false],
   RedeployBundle: [false, false],
+  RollbackBundle: [false, false],
   RenderBundle: [false, false],
   CreateUpdateStrategy: [false, false],
   UpdateUpdateStrategy: [false, false],

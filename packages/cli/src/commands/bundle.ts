@@ -1,5 +1,5 @@
 /**
- * `flotilla bundle apply|list|get|delete|pause|resume|redeploy`: bundles of Kubernetes manifests rolled out to their
+ * `flotilla bundle apply|list|get|delete|pause|resume|redeploy|history|rollback`: bundles of Kubernetes manifests rolled out to their
  * targets, described by a Fleet-style fleet.yaml.
  */
 import { basename, resolve } from "node:path";
@@ -20,6 +20,7 @@ import {
   shortRevision,
 } from "../render/bundle-view.js";
 import { warningLines } from "../render/sections.js";
+import { revisionTable, rollbackLine } from "../render/bundle-rollback-view.js";
 import { readBundleDir, FLEET_YAML } from "./bundle-dir.js";
 import { bundleProblemLines, sendableSpec } from "./bundle-request.js";
 import { render } from "./bundle-render-command.js";
@@ -277,6 +278,95 @@ const redeploy = adminCommand({
   },
 });
 
+const history = adminCommand({
+  name: "bundle history",
+  summary: "list the revisions a bundle keeps to roll back to",
+  description: [
+    "Lists the bundle's current revision, then the earlier revisions the hub keeps (hub flag",
+    "--bundle-revision-history, default 10), newest first: when each was stored, and whether it was",
+    "good (a pass saw every target Ready at it) (docs/semantics.md#rolling-back-a-bundle).",
+  ].join("\n"),
+  positionals: [NAME],
+  prepare: (args) => prepared(args.positional("NAME") ?? ""),
+  run: async (ctx, name) => {
+    const answer = await ctx.hub.call("getBundle", { name });
+    const bundle = present(answer.bundle, "bundle");
+    if (ctx.json) {
+      printJson(ctx.io, {
+        name,
+        revisions: answer.revisions,
+        ...compact({ rolledBack: bundle.rolledBack ?? undefined }),
+      });
+      return EXIT_OK;
+    }
+    const now = ctx.io.now();
+    printLines(ctx.io, [
+      ...revisionTable(answer.revisions, ctx.render, now),
+      ...(bundle.rolledBack == null
+        ? []
+        : ["", `Bundle ${name} ${rollbackLine(bundle.rolledBack, now, true)}`]),
+    ]);
+    return EXIT_OK;
+  },
+});
+
+const rollback = adminCommand({
+  name: "bundle rollback",
+  summary: "make an earlier revision of a bundle current again",
+  description: [
+    "Makes an earlier revision current again (default: the newest earlier revision that was good,",
+    "else the newest earlier one). The clusters holding the current revision get it back as a new",
+    "intent generation, paced by the bundle's maxUnavailable (clusters still failing at the current",
+    "revision do not count), or all at once with --all-at-once. Clusters that never got the current",
+    "revision are not touched. The revision rolled back from is not released again until a new",
+    "bundle apply; a GitRepo sync of the same content does not bring it back. Needs the operator",
+    "role (docs/semantics.md#rolling-back-a-bundle).",
+  ].join("\n"),
+  positionals: [NAME],
+  options: {
+    to: {
+      type: "string",
+      valueName: "REVISION",
+      description:
+        "the revision to roll back to, or a prefix of it that names one (see bundle history)",
+    },
+    "all-at-once": {
+      type: "boolean",
+      description:
+        "release every cluster holding the current revision at once instead of pacing by maxUnavailable",
+    },
+  },
+  mutating: true,
+  prepare: (args) =>
+    prepared({
+      name: args.positional("NAME") ?? "",
+      toRevision: args.string("to") ?? "",
+      allAtOnce: args.flag("all-at-once"),
+    }),
+  run: async (ctx, input) => {
+    const answer = await ctx.hub.call("rollbackBundle", {
+      ...input,
+      reason: ctx.reason,
+    });
+    if (ctx.json) {
+      printJson(ctx.io, answer);
+      return EXIT_OK;
+    }
+    const bundle = present(answer.bundle, "bundle");
+    const rolled = bundle.rolledBack;
+    const pace = input.allAtOnce
+      ? "all at once"
+      : "paced by the bundle's maxUnavailable";
+    printLines(ctx.io, [
+      rolled == null
+        ? `Bundle ${input.name} rolled back to revision ${shortRevision(bundle.revision)}.`
+        : `Bundle ${input.name} rolled back from ${shortRevision(rolled.fromRevision)} to ${shortRevision(rolled.toRevision)}: ${String(rolled.clustersTouched)} cluster(s) holding ${shortRevision(rolled.fromRevision)} move back, ${pace}.`,
+      `Follow it with: flotilla bundle get ${input.name}`,
+    ]);
+    return EXIT_OK;
+  },
+});
+
 /** `flotilla bundle …`. */
 export const bundleNoun: Noun = {
   name: "bundle",
@@ -289,6 +379,8 @@ export const bundleNoun: Noun = {
     pauseCommand(true),
     pauseCommand(false),
     redeploy,
+    history,
+    rollback,
     render,
   ],
 };

@@ -4,6 +4,7 @@
  */
 import { dependencyLabel, parseDependsOn, parseJsonText } from "@flotilla/core";
 import type { wire } from "@flotilla/protocol";
+import { rollbackLine } from "./bundle-rollback-view.js";
 import { enumWord } from "./enum-word.js";
 import { count, DOT } from "./limits.js";
 import type { RenderOptions } from "./options.js";
@@ -65,7 +66,9 @@ export function bundleTable(
     {
       header: "ROLLOUT",
       cell: (b) =>
-        rolloutWord(b.spec) + (b.spec?.paused === true ? ", paused" : ""),
+        rolloutWord(b.spec) +
+        (b.spec?.paused === true ? ", paused" : "") +
+        (b.rolledBack == null ? "" : ", RolledBack"),
     },
     {
       header: "TARGETS",
@@ -200,6 +203,10 @@ export function bundleDetail(
   if (answer.updateRun !== undefined)
     lines.push(
       `  Driven by staged run ${answer.updateRun} until it completes (flotilla run status ${answer.updateRun})`,
+    );
+  if (bundle.rolledBack != null)
+    lines.push(
+      `  ${options.style.yellow(`RolledBack: ${rollbackLine(bundle.rolledBack, nowMs, true)}`)}`,
     );
   lines.push(`  ${countsLine(bundle.counts, options)}`);
   lines.push(...dependencyLines(spec));

@@ -1,6 +1,6 @@
 /**
  * AdminService: bundles (PutObject, ApplyBundle, ListBundles, GetBundle, DeleteBundle, PauseBundle,
- * ResumeBundle, RedeployBundle, RenderBundle). Requests
+ * ResumeBundle, RedeployBundle, RollbackBundle, RenderBundle). Requests
  * are validated before anything is read or written: bad fields are INVALID_ARGUMENT with their
  * path (`bundle.targets[0].clusterSelector`), unknown bundles NOT_FOUND. State-changing calls are
  * audited (targetKind "bundle"; uploads "object").
@@ -36,6 +36,7 @@ export type BundleMethod =
   | "PauseBundle"
   | "ResumeBundle"
   | "RedeployBundle"
+  | "RollbackBundle"
   | "RenderBundle";
 
 function requireBundleName(name: unknown): string {
@@ -188,6 +189,31 @@ export function bundleHandlers(
             requireBundleName(request.name),
             request.clusters,
             request.reason,
+          );
+          return { bundle: bundleToWire(result.bundle) };
+        },
+      ),
+    ),
+
+    RollbackBundle: unary(
+      audited<wire.RollbackBundleRequest__Output, wire.RollbackBundleResponse>(
+        deps,
+        {
+          method: "RollbackBundle",
+          targetKind: "bundle",
+          targetName: (r) => r.name,
+          reason: (r) => r.reason,
+        },
+        async (request, context) => {
+          const result = await deps.bundles.rollback(
+            requireBundleName(request.name),
+            {
+              to: request.toRevision,
+              allAtOnce: request.allAtOnce,
+              cause: "Manual",
+              message: request.reason,
+              actor: context.actor,
+            },
           );
           return { bundle: bundleToWire(result.bundle) };
         },

@@ -25,7 +25,7 @@ import {
   type PlanOutput,
   type PlanWarning,
 } from "@flotilla/core";
-import type { StatusReport, wire } from "@flotilla/protocol";
+import type { RollbackCause, StatusReport, wire } from "@flotilla/protocol";
 import {
   drivenRecord,
   isReadyAt,
@@ -59,6 +59,13 @@ import {
 } from "./bundle-dependencies.js";
 import { redeployed, redeployProblems } from "./bundle-redeploy.js";
 import { BUNDLES, type BundleRecord } from "./bundle-record.js";
+import {
+  DEFAULT_REVISION_HISTORY,
+  revisionViews,
+  rollbackTarget,
+  rolledBackRecord,
+} from "./bundle-history.js";
+import { isGood, rollbackProgress } from "./bundle-rollback.js";
 import { followCollection } from "../store/follow-collection.js";
 import {
   bundleStatus,
@@ -175,6 +182,23 @@ export interface BundleManagerOptions {
   readonly passIntervalMs?: number;
   /** How unreferenced bundle content is collected; default {@link DEFAULT_CONTENT_GC}. */
   readonly contentGc?: ContentGcOptions;
+  /**
+   * Earlier revisions each record keeps to roll back to (docs/semantics.md#rolling-back-a-bundle);
+   * default {@link DEFAULT_REVISION_HISTORY}.
+   */
+  readonly revisionHistory?: number;
+}
+
+/** What RollbackBundle asks for (docs/semantics.md#rolling-back-a-bundle). */
+export interface RollbackRequest {
+  /** A revision kept (or an unambiguous prefix); "" for the newest earlier good one. */
+  readonly to: string;
+  readonly allAtOnce: boolean;
+  readonly cause: RollbackCause;
+  /** Why: the operator's reason, or what failed. */
+  readonly message: string;
+  /** Who asks; "" for the hub itself. */
+  readonly actor: string;
 }
 
 /** What ApplyBundle answers. */
@@ -202,8 +226,22 @@ export interface BundleManager extends RunBundles {
   apply(
     spec: wire.BundleSpec__Output | null | undefined,
     reason: string,
-    options?: { readonly signal?: AbortSignal },
+    options?: {
+      readonly signal?: AbortSignal;
+      /**
+       * A sync of a source (a GitRepo): the revision the bundle was rolled back from is not stored
+       * again (docs/semantics.md#rolling-back-a-bundle); the answer warns RolledBackRevision.
+       */
+      readonly skipRolledBack?: boolean;
+    },
   ): Promise<ApplyResult>;
+  /**
+   * Makes an earlier revision current again; the clusters holding the current one get it back,
+   * paced by the pass (docs/semantics.md#rolling-back-a-bundle). NOT_FOUND for an unknown bundle;
+   * FAILED_PRECONDITION when it keeps no earlier revision; INVALID_ARGUMENT for a `to` that is not
+   * kept, is ambiguous or is the current revision (nothing stored).
+   */
+  rollback(name: string, request: RollbackRequest): Promise<RecordChange>;
   /**
    * Checks a spec exactly as `apply` does and stores nothing: INVALID_ARGUMENT with every problem
    * (a git repository reads all its bundles before it applies any: docs/gitops.md#sync).
@@ -328,6 +366,7 @@ export function createBundleManager(
   options: BundleManagerOptions = {},
 ): BundleManager {
   const { log } = deps;
+  const revisionHistory = options.revisionHistory ?? DEFAULT_REVISION_HISTORY;
   const bundles = new Map<string, Loaded>();
   const observations = new BundleObservations();
   const passDeps: PassDeps = {
@@ -403,12 +442,14 @@ export function createBundleManager(
       const b = bundles.get(name);
       if (b === undefined || b.deleting) continue;
       try {
-        const { pass } = await runBundlePass(
+        const evaluation = await runBundlePass(
           passDeps,
           await subjectOf(b),
           deps.now(),
         );
-        b.lastPass = pass;
+        b.lastPass = evaluation.pass;
+        if (b.record.readyAtMs === undefined && isGood(evaluation))
+          await markGood(name, b.record.revision);
       } catch (err) {
         log.warn({ err, bundle: name }, "Bundle pass failed");
       }
@@ -460,6 +501,32 @@ export function createBundleManager(
     };
     bundles.set(name, b);
     return { b, changed: written.changed };
+  };
+
+  // Records when a pass first saw the current revision Ready on every target
+  // (docs/semantics.md#rolling-back-a-bundle). Not through `serial`: a delete waits for passes
+  // inside it. A newer record loaded meanwhile is kept.
+  const markGood = async (name: string, revision: string): Promise<void> => {
+    const now = deps.now();
+    const written = await updateBundleRecord(deps, name, (record) =>
+      record.revision !== revision || record.readyAtMs !== undefined
+        ? undefined
+        : { ...record, readyAtMs: now },
+    );
+    const known = bundles.get(name);
+    if (
+      written.changed &&
+      known !== undefined &&
+      !known.deleting &&
+      known.entryRevision < written.entryRevision
+    ) {
+      bundles.set(name, {
+        ...known,
+        record: written.record,
+        entryRevision: written.entryRevision,
+      });
+      log.info({ bundle: name, revision }, "Bundle revision Ready everywhere");
+    }
   };
 
   // A change of the stored record that keeps its revision (pause, resume, redeploy).
@@ -556,7 +623,7 @@ export function createBundleManager(
       );
     },
 
-    async apply(spec, reason, { signal } = {}) {
+    async apply(spec, reason, { signal, skipRolledBack = false } = {}) {
       const prepared = await prepareBundle(
         spec,
         deps.objects,
@@ -569,9 +636,12 @@ export function createBundleManager(
         const cycle = cycleProblem(prepared.name, prepared.spec, live());
         if (cycle !== undefined) throw FlotillaError.invalid("bundle", [cycle]);
         const before = bundles.get(prepared.name);
-        const { record, entryRevision, changed } =
+        const { record, entryRevision, changed, skippedRolledBack } =
           await collector.writeOrCollect((onStored) =>
-            writeBundle(deps, prepared, signal, onStored, () => staged),
+            writeBundle(deps, prepared, signal, onStored, () => staged, {
+              revisionHistory,
+              skipRolledBack,
+            }),
           );
         const b: Loaded = {
           record,
@@ -610,6 +680,14 @@ export function createBundleManager(
             ...prepared.warnings,
             ...(staged ? [] : plan.warnings),
             ...stagedWarnings(prepared, record, changed),
+            ...(skippedRolledBack === undefined
+              ? []
+              : [
+                  {
+                    code: "RolledBackRevision",
+                    message: `revision ${skippedRolledBack} was rolled back from and is not released again until an operator applies the bundle (bundle apply) or the source changes it; the bundle stays at revision ${record.revision}`,
+                  },
+                ]),
           ],
         };
       });
@@ -652,12 +730,75 @@ export function createBundleManager(
         await subjectOf(b),
         deps.now(),
       );
-      return bundleStatus(
-        b.record,
-        evaluation,
-        b.lastPass ?? evaluation.pass,
-        deps.runMember,
-      );
+      const { rolledBack } = b.record;
+      return {
+        ...bundleStatus(
+          b.record,
+          evaluation,
+          b.lastPass ?? evaluation.pass,
+          deps.runMember,
+        ),
+        revisions: revisionViews(b.record),
+        ...(rolledBack === undefined
+          ? {}
+          : {
+              rollbackProgress: rollbackProgress(
+                rolledBack,
+                evaluation.deployments,
+              ),
+            }),
+      };
+    },
+
+    rollback(name, request) {
+      return serial(name, async () => {
+        const b = loaded(name);
+        // Refused before anything is read from the fleet.
+        rollbackTarget(b.record, request.to);
+        const driver = b.record.drivenBy;
+        if (driver !== undefined) {
+          // TODO(#19): stop the run (superseded, members Skipped RolledBack) and roll back.
+          throw new FlotillaError(
+            "failed_precondition",
+            `Cannot roll back bundle ${showValue(name)}: staged run ${showValue(driver.run)} drives it (revision ${showValue(driver.revision)}); stop the run first (flotilla run stop ${driver.run})`,
+          );
+        }
+        const { deployments } = await observeBundle(passDeps, b);
+        const written = await changeStored(name, (record) => {
+          const target = rollbackTarget(record, request.to);
+          return rolledBackRecord(
+            record,
+            target,
+            {
+              from: record.revision,
+              to: target.revision,
+              cause: request.cause,
+              message: request.message,
+              atMs: deps.now(),
+              actor: request.actor,
+              ...(request.allAtOnce ? { allAtOnce: true } : {}),
+              clusters: [...deployments]
+                .filter(([, d]) => d.releasedRevision === record.revision)
+                .map(([cluster]) => cluster)
+                .sort(),
+            },
+            revisionHistory,
+          );
+        });
+        const rolled = written.b.record.rolledBack;
+        log.info(
+          {
+            bundle: name,
+            from: rolled?.from,
+            revision: rolled?.to,
+            cause: request.cause,
+            clusters: rolled?.clusters.length,
+          },
+          "Bundle rolled back",
+        );
+        loop.request(name);
+        return { bundle: await summaryOf(written.b), changed: true };
+      });
     },
 
     delete(name, reason) {

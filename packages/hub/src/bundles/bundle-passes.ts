@@ -30,6 +30,7 @@ import {
 import { contentsOf, forceSyncOf, type BundleRecord } from "./bundle-record.js";
 import { contentKey } from "./bundle-render.js";
 import type { Evaluation } from "./bundle-status.js";
+import { rollbackReleases } from "./bundle-rollback.js";
 
 /** Releases of one pass published at the same time, at most. */
 const RELEASE_CONCURRENCY = 256;
@@ -155,7 +156,7 @@ export async function runBundlePass(
   const targetOf = new Map(evaluation.targets.map((t) => [t.cluster.name, t]));
   // Releases go to different clusters: publish them side by side, a bounded number at a time.
   await inBatches(
-    releasesOf(deps, record, spec.paused, evaluation),
+    releasesOf(deps, record, spec, evaluation),
     RELEASE_CONCURRENCY,
     async (release) => {
       const target = targetOf.get(release.cluster);
@@ -199,21 +200,26 @@ interface PassRelease {
 }
 
 /**
- * What a pass releases: core's decisions, or, while a staged run drives the bundle
+ * What a pass releases: core's decisions; while a rollback is in progress, only the revision rolled
+ * back to, to the clusters holding the one rolled back from (docs/semantics.md#rolling-back-a-bundle);
+ * or, while a staged run drives the bundle
  * (docs/semantics.md#staged-bundle-runs), nothing new but the run's base revision to targets that
  * hold nothing yet (the run releases its own revision to its members).
  */
 function releasesOf(
   deps: PassDeps,
   record: BundleRecord,
-  paused: boolean,
+  spec: FleetBundleSpec,
   evaluation: Evaluation,
 ): readonly PassRelease[] {
   const driver = record.drivenBy;
-  if (driver === undefined) return evaluation.pass.release;
+  if (driver === undefined)
+    return (
+      rollbackReleases(record, spec, evaluation) ?? evaluation.pass.release
+    );
   const base = driver.baseRevision;
   // A paused bundle releases nothing (docs/semantics.md#pausing-a-bundle).
-  if (base === undefined || paused) return [];
+  if (base === undefined || spec.paused) return [];
   return evaluation.targets
     .filter(
       (t) =>

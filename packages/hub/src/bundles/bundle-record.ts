@@ -44,6 +44,49 @@ const refSchema = z.object({
   sizeBytes: z.number(),
 });
 
+const contentFieldsSchema = {
+  namespace: z.string(),
+  defaultNamespace: z.string().optional(),
+  targetNamespace: z.string().optional(),
+  manifests: z.array(refSchema),
+  files: z.array(refSchema).optional(),
+  helmJson: z.string().optional(),
+  kustomizeJson: z.string().optional(),
+  namespaceLabelsJson: z.string().optional(),
+  namespaceAnnotationsJson: z.string().optional(),
+  targetCustomizationsJson: z.string(),
+  revision: z.string(),
+  contents: z.record(z.string(), z.string()),
+};
+
+// Records written before revision history have none of these: they parse as a bundle that keeps
+// no earlier revision (docs/semantics.md#rolling-back-a-bundle).
+const historySchema = {
+  storedAtMs: z.number().optional(),
+  readyAtMs: z.number().optional(),
+  history: z
+    .array(
+      z.object({
+        ...contentFieldsSchema,
+        storedAtMs: z.number(),
+        readyAtMs: z.number().optional(),
+      }),
+    )
+    .optional(),
+  rolledBack: z
+    .object({
+      from: z.string(),
+      to: z.string(),
+      cause: z.enum(["Manual", "FailureBudget", "MetricGate", "RunFailed"]),
+      message: z.string(),
+      atMs: z.number(),
+      actor: z.string(),
+      allAtOnce: z.boolean().optional(),
+      clusters: z.array(z.string()),
+    })
+    .optional(),
+};
+
 const recordSchema = z.object({
   name: z.string(),
   namespace: z.string(),
@@ -78,6 +121,7 @@ const recordSchema = z.object({
       pending: z.boolean().optional(),
     })
     .optional(),
+  ...historySchema,
 });
 
 /** The "bundles" collection. */

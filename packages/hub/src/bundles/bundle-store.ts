@@ -28,6 +28,7 @@ import {
 } from "./bundle-record.js";
 import { bundleRevision, renderContent } from "./bundle-render.js";
 import { pendingDriver } from "./bundle-runs.js";
+import { DEFAULT_REVISION_HISTORY, withHistory } from "./bundle-history.js";
 
 /** What {@link writeBundle} needs. */
 export interface BundleWriteDeps {
@@ -43,6 +44,22 @@ export interface WrittenBundle {
   readonly entryRevision: number;
   /** True when the revision is new (the content changed, or the bundle is new). */
   readonly changed: boolean;
+  /**
+   * Set when nothing was stored because the revision is the one the bundle was rolled back from
+   * ({@link WriteOptions.skipRolledBack}).
+   */
+  readonly skippedRolledBack?: string;
+}
+
+/** How {@link writeBundle} treats revision history (docs/semantics.md#rolling-back-a-bundle). */
+export interface WriteOptions {
+  /** Earlier revisions the record keeps; default DEFAULT_REVISION_HISTORY. */
+  readonly revisionHistory?: number;
+  /**
+   * A sync of a source (a GitRepo) rather than an operator's apply: the revision the bundle was
+   * rolled back from is not stored again, and the same revision keeps `rolledBack`.
+   */
+  readonly skipRolledBack?: boolean;
 }
 
 /**
@@ -81,7 +98,9 @@ export async function writeBundle(
   signal?: AbortSignal,
   onStored: (digest: string) => void = () => undefined,
   stage: StagePolicy = () => false,
+  writeOptions: WriteOptions = {},
 ): Promise<WrittenBundle> {
+  const limit = writeOptions.revisionHistory ?? DEFAULT_REVISION_HISTORY;
   const options = compact({ signal });
   const put = async (bytes: Uint8Array): Promise<string> => {
     const digest = await deps.publisher.putBundleContent(bytes, options);
@@ -119,7 +138,19 @@ export async function writeBundle(
     const entry = await deps.store.get(BUNDLES, key, options);
     const previous = entry?.value;
     const now = deps.now();
-    const record: BundleRecord = {
+    if (
+      writeOptions.skipRolledBack === true &&
+      entry !== undefined &&
+      entry.value.rolledBack?.from === revision
+    ) {
+      return {
+        record: entry.value,
+        entryRevision: entry.revision,
+        changed: false,
+        skippedRolledBack: revision,
+      };
+    }
+    const built: BundleRecord = {
       name: bundle.name,
       namespace: bundle.spec.defaultNamespace,
       defaultNamespace: bundle.spec.defaultNamespace,
@@ -157,8 +188,16 @@ export async function writeBundle(
           previous?.revision !== revision && stage(previous)
             ? pendingDriver(bundle.name, revision, contents)
             : previous?.drivenBy,
+        // A sync that stores the current revision again keeps the rollback that made it current;
+        // an operator's apply clears it (docs/semantics.md#rolling-back-a-bundle).
+        rolledBack:
+          writeOptions.skipRolledBack === true &&
+          previous?.revision === revision
+            ? previous.rolledBack
+            : undefined,
       }),
     };
+    const record = withHistory(previous, built, limit, now);
     const changed = previous?.revision !== revision;
     if (entry !== undefined && sameRecord(entry.value, record)) {
       return {

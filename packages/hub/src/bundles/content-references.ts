@@ -26,7 +26,7 @@ export function contentNamesOf(
 
 /**
  * The object names referenced by `records` (manifests and rendered content of each bundle's
- * current revision) and by `intents` (the revision each cluster holds, which during a rollout
+ * current revision, of the run driving it and of the earlier revisions it keeps) and by `intents` (the revision each cluster holds, which during a rollout
  * may be an older one), leaving out bundle `except` (one being deleted) in both.
  */
 export function referencedContentNames(
@@ -48,6 +48,12 @@ export function referencedContentNames(
     // The revision a staged run rolls out, kept while the bundle's current revision moves on.
     for (const digest of Object.values(record.drivenBy?.contents ?? {}))
       add(digest);
+    // Earlier revisions kept to roll back to (docs/semantics.md#rolling-back-a-bundle).
+    for (const earlier of record.history ?? []) {
+      for (const manifest of earlier.manifests) add(manifest.digest);
+      for (const file of earlier.files ?? []) add(file.digest);
+      for (const digest of Object.values(earlier.contents)) add(digest);
+    }
   }
   for (const intent of intents) {
     for (const [bundle, held] of Object.entries(intent.bundles)) {

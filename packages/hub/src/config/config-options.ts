@@ -320,6 +320,14 @@ export const HUB_OPTIONS = {
     help: "how long unreferenced bundle content is kept (an upload waiting for its apply)",
     parse: duration(60_000, 30 * 24 * 3_600_000),
   }),
+  bundleRevisionHistory: option({
+    flag: "--bundle-revision-history",
+    env: "FLOTILLA_BUNDLE_REVISION_HISTORY",
+    arg: "N",
+    default: "10",
+    help: "earlier revisions each bundle keeps to roll back to (0: none; docs/semantics.md#rolling-back-a-bundle)",
+    parse: wholeNumber(0, 1_000),
+  }),
   helm: option({
     flag: "--helm",
     env: "FLOTILLA_HELM",

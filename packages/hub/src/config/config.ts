@@ -78,6 +78,8 @@ export interface HubSettings {
   readonly helm: string;
   /** The kubectl binary (a path, or a name looked up on PATH), for Kustomize bundles. */
   readonly kubectl: string;
+  /** Earlier revisions each bundle record keeps (docs/semantics.md#rolling-back-a-bundle). */
+  readonly bundleRevisionHistory: number;
   readonly bundleContentGc: {
     readonly intervalMs: number;
     /** Unreferenced content younger than this is kept (an upload waiting for its apply). */
@@ -236,6 +238,7 @@ export function parseHubConfig(
     shutdownTimeoutMs: values.shutdownTimeout ?? 0,
     helm: values.helm ?? "helm",
     kubectl: values.kubectl ?? "kubectl",
+    bundleRevisionHistory: values.bundleRevisionHistory ?? 10,
     bundleContentGc: {
       intervalMs: values.bundleContentGcInterval ?? 0,
       graceMs: values.bundleContentGcGrace ?? 0,

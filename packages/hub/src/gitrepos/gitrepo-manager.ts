@@ -596,11 +596,19 @@ export function createGitRepoManager(
           );
           return;
         }
+        // A commit that did not change a rolled-back bundle must not release the revision rolled
+        // back from again (docs/semantics.md#rolling-back-a-bundle).
         const result = await bundles.apply(
           specs[i],
           `GitRepo ${name} at commit ${short}`,
-          compact({ signal }),
+          { ...compact({ signal }), skipRolledBack: true },
         );
+        for (const w of result.warnings)
+          if (w.code === "RolledBackRevision")
+            log.warn(
+              { gitrepo: name, bundle: b.name, commit, message: w.message },
+              "GitRepo sync did not store a revision rolled back from",
+            );
         applied.push({
           bundle: b.name,
           path: b.path,

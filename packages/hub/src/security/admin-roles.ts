@@ -38,6 +38,9 @@ export const ADMIN_METHOD_ROLES = {
   PauseBundle: "operator",
   ResumeBundle: "operator",
   RedeployBundle: "operator",
+  // Puts back content an admin applied before, as redeploy restores what is applied
+  // (docs/semantics.md#rolling-back-a-bundle).
+  RollbackBundle: "operator",
   RenderBundle: "viewer",
   // Strategies say how every later run behaves: admin.
   CreateUpdateStrategy: "admin",

@@ -83,6 +83,62 @@ export interface BundleRecord {
    * partition rollout does. Not part of the revision: an apply keeps it.
    */
   readonly drivenBy?: BundleDriver;
+  /** When the current revision was stored; absent in records written before revision history. */
+  readonly storedAtMs?: number;
+  /**
+   * When a pass first saw every target it had released to Ready at the current revision
+   * ("good", docs/semantics.md#rolling-back-a-bundle); absent: not yet.
+   */
+  readonly readyAtMs?: number;
+  /** Earlier revisions kept to roll back to, newest first; absent for none. */
+  readonly history?: readonly BundleRevisionEntry[];
+  /** Set by a rollback, cleared by the next apply (docs/semantics.md#rolling-back-a-bundle). */
+  readonly rolledBack?: BundleRollback;
+}
+
+/**
+ * The content-defining fields of a bundle record (those its revision hash covers), which a
+ * rollback puts back.
+ */
+export interface BundleContentFields {
+  readonly namespace: string;
+  readonly defaultNamespace?: string;
+  readonly targetNamespace?: string;
+  readonly manifests: readonly ManifestRef[];
+  readonly files?: readonly ManifestRef[];
+  readonly helmJson?: string;
+  readonly kustomizeJson?: string;
+  readonly namespaceLabelsJson?: string;
+  readonly namespaceAnnotationsJson?: string;
+  readonly targetCustomizationsJson: string;
+  readonly revision: string;
+  readonly contents: Readonly<Record<string, string>>;
+}
+
+/** An earlier revision of a bundle, with everything needed to make it current again. */
+export interface BundleRevisionEntry extends BundleContentFields {
+  readonly storedAtMs: number;
+  /** As the record's `readyAtMs` while the revision was current. */
+  readonly readyAtMs?: number;
+}
+
+/** Why a bundle was rolled back: by an operator, or (later) by the hub on a failure. */
+export type RollbackCause =
+  "Manual" | "FailureBudget" | "MetricGate" | "RunFailed";
+
+/** A rollback as stored in the bundle's record. */
+export interface BundleRollback {
+  readonly from: string;
+  readonly to: string;
+  readonly cause: RollbackCause;
+  readonly message: string;
+  readonly atMs: number;
+  /** The caller's identity; "" for the hub itself. */
+  readonly actor: string;
+  /** Release every cluster holding `from` at once instead of pacing by maxUnavailable. */
+  readonly allAtOnce?: boolean;
+  /** Targets whose intent held `from` when the rollback was made (the clusters it moves back). */
+  readonly clusters: readonly string[];
 }
 
 /** A staged run driving a bundle, as stored in the bundle's record. */
@@ -148,8 +204,25 @@ export interface BundleClusterView {
   };
 }
 
+/** Rollback progress: of the clusters a rollback moves, how many are Ready at its target. */
+export interface RollbackProgress {
+  readonly back: number;
+  readonly touched: number;
+}
+
+/** A revision in GetBundle's list: the current one first, then the history. */
+export interface BundleRevisionView {
+  readonly revision: string;
+  readonly storedAtMs: number;
+  readonly readyAtMs?: number;
+  readonly current: boolean;
+}
+
 /** A bundle's full status (GetBundle). */
 export interface BundleStatus {
+  /** The current revision, then the earlier ones kept, newest first. */
+  readonly revisions?: readonly BundleRevisionView[];
+  readonly rollbackProgress?: RollbackProgress;
   readonly summary: BundleSummary;
   /** Every target, byte order. */
   readonly clusters: readonly BundleClusterView[];
@@ -179,6 +252,31 @@ const HOLD: Record<HoldReason, wire.HoldReason__Output> = {
   PartitionsNotReady: "HOLD_REASON_PARTITIONS_NOT_READY",
   DependenciesNotReady: "HOLD_REASON_DEPENDENCIES_NOT_READY",
 };
+
+const CAUSE: Record<RollbackCause, wire.RollbackCause__Output> = {
+  Manual: "ROLLBACK_CAUSE_MANUAL",
+  FailureBudget: "ROLLBACK_CAUSE_FAILURE_BUDGET",
+  MetricGate: "ROLLBACK_CAUSE_METRIC_GATE",
+  RunFailed: "ROLLBACK_CAUSE_RUN_FAILED",
+};
+
+/** A stored rollback on the wire, with its progress when known (GetBundle). */
+export function rollbackToWire(
+  r: BundleRollback,
+  progress?: RollbackProgress,
+): wire.BundleRollback {
+  return {
+    fromRevision: r.from,
+    toRevision: r.to,
+    cause: CAUSE[r.cause],
+    message: r.message,
+    atMs: r.atMs,
+    actor: r.actor,
+    allAtOnce: r.allAtOnce === true,
+    clustersBack: progress?.back ?? 0,
+    clustersTouched: progress?.touched ?? r.clusters.length,
+  };
+}
 
 function refToWire(m: ManifestRef): wire.Manifest {
   return { path: m.path, object: { digest: m.digest, sizeBytes: m.sizeBytes } };
@@ -232,6 +330,9 @@ export function bundleToWire(summary: BundleSummary): wire.Bundle {
     updatedAtMs: record.updatedAtMs,
     counts: countsToWire(summary.counts),
     ...compact({ updateRun: record.drivenBy?.run }),
+    ...(record.rolledBack === undefined
+      ? {}
+      : { rolledBack: rollbackToWire(record.rolledBack) }),
   };
 }
 
@@ -278,8 +379,16 @@ function partitionToWire(p: PartitionStatus): wire.PartitionSummary {
 export function bundleStatusToWire(
   status: BundleStatus,
 ): wire.GetBundleResponse {
+  const { rolledBack } = status.summary.record;
   return {
-    bundle: bundleToWire(status.summary),
+    bundle: {
+      ...bundleToWire(status.summary),
+      ...(rolledBack === undefined
+        ? {}
+        : {
+            rolledBack: rollbackToWire(rolledBack, status.rollbackProgress),
+          }),
+    },
     clusters: status.clusters.map(bundleClusterToWire),
     partitions: status.partitions.map(partitionToWire),
     limits: { ...status.limits },
@@ -289,5 +398,15 @@ export function bundleStatusToWire(
       updateRun: status.drivenBy?.run,
       updateRunRevision: status.drivenBy?.revision,
     }),
+    ...(status.revisions === undefined
+      ? {}
+      : {
+          revisions: status.revisions.map((r) => ({
+            revision: r.revision,
+            storedAtMs: r.storedAtMs,
+            ...compact({ readyAtMs: r.readyAtMs }),
+            current: r.current,
+          })),
+        }),
   };
 }

@@ -83,9 +83,17 @@ import type {
   BundleCounts__Output as _flotilla_v1_BundleCounts__Output,
 } from "./flotilla/v1/BundleCounts.js";
 import type {
+  BundleRevision as _flotilla_v1_BundleRevision,
+  BundleRevision__Output as _flotilla_v1_BundleRevision__Output,
+} from "./flotilla/v1/BundleRevision.js";
+import type {
   BundleRevisionRef as _flotilla_v1_BundleRevisionRef,
   BundleRevisionRef__Output as _flotilla_v1_BundleRevisionRef__Output,
 } from "./flotilla/v1/BundleRevisionRef.js";
+import type {
+  BundleRollback as _flotilla_v1_BundleRollback,
+  BundleRollback__Output as _flotilla_v1_BundleRollback__Output,
+} from "./flotilla/v1/BundleRollback.js";
 import type {
   BundleSpec as _flotilla_v1_BundleSpec,
   BundleSpec__Output as _flotilla_v1_BundleSpec__Output,
@@ -631,6 +639,14 @@ import type {
   RevokeBootstrapTokenResponse__Output as _flotilla_v1_RevokeBootstrapTokenResponse__Output,
 } from "./flotilla/v1/RevokeBootstrapTokenResponse.js";
 import type {
+  RollbackBundleRequest as _flotilla_v1_RollbackBundleRequest,
+  RollbackBundleRequest__Output as _flotilla_v1_RollbackBundleRequest__Output,
+} from "./flotilla/v1/RollbackBundleRequest.js";
+import type {
+  RollbackBundleResponse as _flotilla_v1_RollbackBundleResponse,
+  RollbackBundleResponse__Output as _flotilla_v1_RollbackBundleResponse__Output,
+} from "./flotilla/v1/RollbackBundleResponse.js";
+import type {
   RunChange as _flotilla_v1_RunChange,
   RunChange__Output as _flotilla_v1_RunChange__Output,
 } from "./flotilla/v1/RunChange.js";
@@ -863,9 +879,17 @@ export interface ProtoGrpcType {
         _flotilla_v1_BundleCounts,
         _flotilla_v1_BundleCounts__Output
       >;
+      BundleRevision: MessageTypeDefinition<
+        _flotilla_v1_BundleRevision,
+        _flotilla_v1_BundleRevision__Output
+      >;
       BundleRevisionRef: MessageTypeDefinition<
         _flotilla_v1_BundleRevisionRef,
         _flotilla_v1_BundleRevisionRef__Output
+      >;
+      BundleRollback: MessageTypeDefinition<
+        _flotilla_v1_BundleRollback,
+        _flotilla_v1_BundleRollback__Output
       >;
       BundleSpec: MessageTypeDefinition<
         _flotilla_v1_BundleSpec,
@@ -1419,6 +1443,15 @@ export interface ProtoGrpcType {
         _flotilla_v1_RevokeBootstrapTokenResponse,
         _flotilla_v1_RevokeBootstrapTokenResponse__Output
       >;
+      RollbackBundleRequest: MessageTypeDefinition<
+        _flotilla_v1_RollbackBundleRequest,
+        _flotilla_v1_RollbackBundleRequest__Output
+      >;
+      RollbackBundleResponse: MessageTypeDefinition<
+        _flotilla_v1_RollbackBundleResponse,
+        _flotilla_v1_RollbackBundleResponse__Output
+      >;
+      RollbackCause: EnumTypeDefinition;
       RunChange: MessageTypeDefinition<
         _flotilla_v1_RunChange,
         _flotilla_v1_RunChange__Output

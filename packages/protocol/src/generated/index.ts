@@ -93,9 +93,17 @@ export {
   type BundleCounts__Output,
 } from "./flotilla/v1/BundleCounts.js";
 export {
+  type BundleRevision,
+  type BundleRevision__Output,
+} from "./flotilla/v1/BundleRevision.js";
+export {
   type BundleRevisionRef,
   type BundleRevisionRef__Output,
 } from "./flotilla/v1/BundleRevisionRef.js";
+export {
+  type BundleRollback,
+  type BundleRollback__Output,
+} from "./flotilla/v1/BundleRollback.js";
 export {
   type BundleSpec,
   type BundleSpec__Output,
@@ -682,6 +690,18 @@ export {
   type RevokeBootstrapTokenResponse,
   type RevokeBootstrapTokenResponse__Output,
 } from "./flotilla/v1/RevokeBootstrapTokenResponse.js";
+export {
+  type RollbackBundleRequest,
+  type RollbackBundleRequest__Output,
+} from "./flotilla/v1/RollbackBundleRequest.js";
+export {
+  type RollbackBundleResponse,
+  type RollbackBundleResponse__Output,
+} from "./flotilla/v1/RollbackBundleResponse.js";
+export {
+  RollbackCause,
+  type RollbackCause__Output,
+} from "./flotilla/v1/RollbackCause.js";
 export {
   type RunChange,
   type RunChange__Output,

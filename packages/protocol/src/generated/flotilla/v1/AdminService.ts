@@ -397,6 +397,14 @@ import type {
   RevokeBootstrapTokenResponse__Output as _flotilla_v1_RevokeBootstrapTokenResponse__Output,
 } from "../../flotilla/v1/RevokeBootstrapTokenResponse.js";
 import type {
+  RollbackBundleRequest as _flotilla_v1_RollbackBundleRequest,
+  RollbackBundleRequest__Output as _flotilla_v1_RollbackBundleRequest__Output,
+} from "../../flotilla/v1/RollbackBundleRequest.js";
+import type {
+  RollbackBundleResponse as _flotilla_v1_RollbackBundleResponse,
+  RollbackBundleResponse__Output as _flotilla_v1_RollbackBundleResponse__Output,
+} from "../../flotilla/v1/RollbackBundleResponse.js";
+import type {
   SkipUpdateRunTargetsRequest as _flotilla_v1_SkipUpdateRunTargetsRequest,
   SkipUpdateRunTargetsRequest__Output as _flotilla_v1_SkipUpdateRunTargetsRequest__Output,
 } from "../../flotilla/v1/SkipUpdateRunTargetsRequest.js";
@@ -2631,6 +2639,55 @@ export interface AdminServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_flotilla_v1_RevokeBootstrapTokenResponse__Output>,
   ): grpc.ClientUnaryCall;
 
+  /**
+   * Makes an earlier revision of the bundle current again; clusters holding the revision rolled back
+   * from get it as a new generation (docs/semantics.md#rolling-back-a-bundle).
+   */
+  RollbackBundle(
+    argument: _flotilla_v1_RollbackBundleRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_RollbackBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RollbackBundle(
+    argument: _flotilla_v1_RollbackBundleRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_RollbackBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RollbackBundle(
+    argument: _flotilla_v1_RollbackBundleRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_RollbackBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RollbackBundle(
+    argument: _flotilla_v1_RollbackBundleRequest,
+    callback: grpc.requestCallback<_flotilla_v1_RollbackBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  /**
+   * Makes an earlier revision of the bundle current again; clusters holding the revision rolled back
+   * from get it as a new generation (docs/semantics.md#rolling-back-a-bundle).
+   */
+  rollbackBundle(
+    argument: _flotilla_v1_RollbackBundleRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_RollbackBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  rollbackBundle(
+    argument: _flotilla_v1_RollbackBundleRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_flotilla_v1_RollbackBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  rollbackBundle(
+    argument: _flotilla_v1_RollbackBundleRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_flotilla_v1_RollbackBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  rollbackBundle(
+    argument: _flotilla_v1_RollbackBundleRequest,
+    callback: grpc.requestCallback<_flotilla_v1_RollbackBundleResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
   SkipUpdateRunTargets(
     argument: _flotilla_v1_SkipUpdateRunTargetsRequest,
     metadata: grpc.Metadata,
@@ -3354,6 +3411,15 @@ export interface AdminServiceHandlers
     _flotilla_v1_RevokeBootstrapTokenResponse
   >;
 
+  /**
+   * Makes an earlier revision of the bundle current again; clusters holding the revision rolled back
+   * from get it as a new generation (docs/semantics.md#rolling-back-a-bundle).
+   */
+  RollbackBundle: grpc.handleUnaryCall<
+    _flotilla_v1_RollbackBundleRequest__Output,
+    _flotilla_v1_RollbackBundleResponse
+  >;
+
   SkipUpdateRunTargets: grpc.handleUnaryCall<
     _flotilla_v1_SkipUpdateRunTargetsRequest__Output,
     _flotilla_v1_SkipUpdateRunTargetsResponse
@@ -3713,6 +3779,12 @@ export interface AdminServiceDefinition extends grpc.ServiceDefinition {
     _flotilla_v1_RevokeBootstrapTokenResponse,
     _flotilla_v1_RevokeBootstrapTokenRequest__Output,
     _flotilla_v1_RevokeBootstrapTokenResponse__Output
+  >;
+  RollbackBundle: MethodDefinition<
+    _flotilla_v1_RollbackBundleRequest,
+    _flotilla_v1_RollbackBundleResponse,
+    _flotilla_v1_RollbackBundleRequest__Output,
+    _flotilla_v1_RollbackBundleResponse__Output
   >;
   SkipUpdateRunTargets: MethodDefinition<
     _flotilla_v1_SkipUpdateRunTargetsRequest,

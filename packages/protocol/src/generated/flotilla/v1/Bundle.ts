@@ -9,6 +9,10 @@ import type {
   BundleCounts as _flotilla_v1_BundleCounts,
   BundleCounts__Output as _flotilla_v1_BundleCounts__Output,
 } from "../../flotilla/v1/BundleCounts.js";
+import type {
+  BundleRollback as _flotilla_v1_BundleRollback,
+  BundleRollback__Output as _flotilla_v1_BundleRollback__Output,
+} from "../../flotilla/v1/BundleRollback.js";
 import type { Long } from "@grpc/proto-loader";
 
 export interface Bundle {
@@ -28,7 +32,13 @@ export interface Bundle {
    * staged bundle, the run the hub made of its current revision.
    */
   updateRun?: string;
+  /**
+   * Set when the current revision is there because of a rollback, until the next apply
+   * (docs/semantics.md#rolling-back-a-bundle).
+   */
+  rolledBack?: _flotilla_v1_BundleRollback | null;
   _updateRun?: "updateRun";
+  _rolledBack?: "rolledBack";
 }
 
 export interface Bundle__Output {
@@ -48,5 +58,11 @@ export interface Bundle__Output {
    * staged bundle, the run the hub made of its current revision.
    */
   updateRun?: string;
+  /**
+   * Set when the current revision is there because of a rollback, until the next apply
+   * (docs/semantics.md#rolling-back-a-bundle).
+   */
+  rolledBack?: _flotilla_v1_BundleRollback__Output | null;
   _updateRun?: "updateRun";
+  _rolledBack?: "rolledBack";
 }

@@ -17,6 +17,10 @@ import type {
   FleetLimits as _flotilla_v1_FleetLimits,
   FleetLimits__Output as _flotilla_v1_FleetLimits__Output,
 } from "../../flotilla/v1/FleetLimits.js";
+import type {
+  BundleRevision as _flotilla_v1_BundleRevision,
+  BundleRevision__Output as _flotilla_v1_BundleRevision__Output,
+} from "../../flotilla/v1/BundleRevision.js";
 
 export interface GetBundleResponse {
   bundle?: _flotilla_v1_Bundle | null;
@@ -43,6 +47,11 @@ export interface GetBundleResponse {
    * The revision that run rolls out.
    */
   updateRunRevision?: string;
+  /**
+   * The current revision, then the earlier ones kept, newest first
+   * (docs/semantics.md#rolling-back-a-bundle).
+   */
+  revisions?: _flotilla_v1_BundleRevision[];
   _stoppedAfter?: "stoppedAfter";
   _updateRun?: "updateRun";
   _updateRunRevision?: "updateRunRevision";
@@ -73,6 +82,11 @@ export interface GetBundleResponse__Output {
    * The revision that run rolls out.
    */
   updateRunRevision?: string;
+  /**
+   * The current revision, then the earlier ones kept, newest first
+   * (docs/semantics.md#rolling-back-a-bundle).
+   */
+  revisions: _flotilla_v1_BundleRevision__Output[];
   _stoppedAfter?: "stoppedAfter";
   _updateRun?: "updateRun";
   _updateRunRevision?: "updateRunRevision";
