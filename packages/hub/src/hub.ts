@@ -170,6 +170,15 @@ export interface BundleServiceDeps extends AuditDeps {
   readonly stagedRuns: StagedRunMaker;
   /** Whether update run `run` exists. */
   readonly runExists: (run: string) => boolean;
+  /**
+   * Stops the run driving a bundle that is rolled back to `revision`
+   * (docs/semantics.md#rolling-back-a-bundle).
+   */
+  readonly stopRolledBackRun: (
+    run: string,
+    revision: string,
+    actor: { readonly actor: string; readonly reason: string },
+  ) => Promise<void>;
 }
 
 /** Hooks for metrics; every one optional. */
@@ -518,6 +527,8 @@ export function createHub(options: HubOptions): Hub {
     runMember: (run, cluster) => runs.memberOf(run, cluster),
     stagedRuns,
     runExists: (run) => runs.list().some((r) => r.run.name === run),
+    stopRolledBackRun: (run, revision, actor) =>
+      runs.rolledBack(run, revision, actor),
   });
   // Git repositories, synced by the owner of GITREPOS_UNIT (docs/gitops.md).
   const gitRepos = createGitRepoManager(

@@ -288,7 +288,30 @@ describe("rollback", () => {
     expect(holding(h, r2)).toHaveLength(2);
   });
 
-  test("is refused while a staged run drives the bundle, naming the run to stop", async () => {
+  test("of a bundle a staged run drives stops the run first, then takes the bundle from it", async () => {
+    const stopped: [string, string, string][] = [];
+    await using h = await startHarness(clusters(2), {
+      deps: {
+        stopRolledBackRun: (run, revision, actor) => {
+          stopped.push([run, revision, actor.reason]);
+          return Promise.resolve();
+        },
+      },
+    });
+    const r1 = await applyAndSettle(h, bundleSpec({ version: "1" }));
+    const r2 = await applyAndSettle(h, bundleSpec({ version: "2" }));
+    await h.manager.drive("web", "roll", r2, undefined);
+    await h.manager.rollback("web", manual());
+    expect(stopped).toEqual([
+      ["roll", r1, `bundle web rolled back to revision ${r1}: bad config`],
+    ]);
+    const record = await stored(h);
+    expect(record.drivenBy).toBeUndefined();
+    expect(record.revision).toBe(r1);
+    expect(record.rolledBack).toMatchObject({ from: r2, to: r1 });
+  });
+
+  test("of a bundle a staged run drives is refused, with nothing stored, when the run cannot be stopped", async () => {
     await using h = await startHarness(clusters(2));
     await applyAndSettle(h, bundleSpec({ version: "1" }));
     const r2 = await applyAndSettle(h, bundleSpec({ version: "2" }));
@@ -296,8 +319,7 @@ describe("rollback", () => {
     const entry = await h.store.get(BUNDLES, "web");
     const error = await refusal(h.manager.rollback("web", manual()));
     expect(error.code).toBe("failed_precondition");
-    expect(error.message).toContain('staged run "roll" drives it');
-    expect(error.message).toContain("flotilla run stop roll");
+    expect(error.message).toContain('update run "roll" drives it');
     expect((await h.store.get(BUNDLES, "web"))?.revision).toBe(entry?.revision);
   });
 });

@@ -93,6 +93,8 @@ async function setup(): Promise<Setup> {
       },
       runExists: (run) =>
         wiring.runs?.list().some((r) => r.run.name === run) ?? false,
+      stopRolledBackRun: (run, revision, actor) =>
+        wiring.runs?.rolledBack(run, revision, actor) ?? Promise.resolve(),
     },
   });
   const bundles = h.manager;
@@ -224,6 +226,56 @@ describe("a staged bundle", () => {
     const again = await s.bundles.apply(staged("1"), "test");
     expect(again.changed).toBe(false);
     expect(s.runs.list()).toHaveLength(1);
+  });
+
+  test("a rollback while the run is in flight stops it, its members in flight Skipped RolledBack, and moves its clusters back", async () => {
+    await using s = await setup();
+    const r1 = await s.apply(staged("1"));
+    const run1 = stagedRunName("web", r1);
+    await s.send("canary-1", r1, "Ready");
+    await s.runs.command(run1, {
+      type: "ApproveGate",
+      gate: "stage:canary:after",
+      actor: "ops",
+    });
+    await s.settle();
+    await s.send("prod-1", r1, "Ready");
+    await s.send("prod-2", r1, "Ready");
+    expect(s.runs.get(run1).run.state).toBe("Completed");
+    await s.settle();
+
+    const r2 = await s.apply(staged("2"));
+    const run2 = stagedRunName("web", r2);
+    expect(holding(s.h, r2)).toEqual(["canary-1"]);
+    await s.bundles.rollback("web", {
+      to: "",
+      allAtOnce: false,
+      cause: "Manual",
+      message: "canary errors",
+      actor: "ops",
+    });
+    await s.settle();
+    expect(s.runs.get(run2).run).toMatchObject({
+      state: "Stopped",
+      stopMessage: `Stopped by ops: bundle web rolled back to revision ${r1}: canary errors`,
+    });
+    expect(memberOf(s, run2, "canary-1")).toMatchObject({
+      state: "Skipped",
+      reason: "RolledBack",
+      message: `Rolled back: the bundle went back to revision ${r1}`,
+    });
+    const record = (await s.h.store.get(BUNDLES, "web"))?.value;
+    expect(record?.drivenBy).toBeUndefined();
+    expect(record?.revision).toBe(r1);
+    expect(holding(s.h, r1).sort()).toEqual(["canary-1", "prod-1", "prod-2"]);
+    // The stopped run cannot release its revision again.
+    const restart = await refusal(
+      s.runs.command(run2, { type: "StartRun", actor: "ops" }),
+    );
+    expect(restart.code).toBe("failed_precondition");
+    expect(restart.message).toContain(
+      `Update run "${run2}" no longer drives bundle "web": the bundle was rolled back`,
+    );
   });
 
   test("a newer revision supersedes the run in flight: that run stops, its members in flight finish, and it cannot be started again", async () => {

@@ -86,6 +86,11 @@ export type RunEvent =
        * the member ends Skipped with reason `Superseded` instead of `Left`.
        */
       readonly supersededBy?: string;
+      /**
+       * The revision the member's bundle was rolled back to (docs/semantics.md#rolling-back-a-bundle):
+       * the member ends Skipped with reason `RolledBack` instead of `Left`.
+       */
+      readonly rolledBackTo?: string;
     }
   | {
       readonly type: "MemberWindowsChanged";

@@ -126,7 +126,7 @@ function apply(
       return undefined;
     }
     case "MemberLeft":
-      return memberLeft(ctx, event.member, event.supersededBy);
+      return memberLeft(ctx, event.member, event);
     case "MemberWindowsChanged":
       return windowsChanged(ctx, event.member, event);
     case "MemberSupportPlanChanged": {
@@ -531,7 +531,10 @@ function completeGate(
 function memberLeft(
   ctx: StepContext,
   name: string,
-  supersededBy: string | undefined,
+  event: Pick<
+    Extract<RunEvent, { type: "MemberLeft" }>,
+    "supersededBy" | "rolledBackTo"
+  >,
 ): Rejection | undefined {
   const found = memberByName(ctx, name);
   if (found === undefined) return notAMember(ctx.run, name);
@@ -547,17 +550,25 @@ function memberLeft(
     stage.inFlight -= 1;
     delete member.deadlineAtMs;
   }
-  if (supersededBy === undefined)
-    endSkipped(ctx, stage, group, member, "Cluster left the fleet", "Left");
-  else
+  if (event.rolledBackTo !== undefined)
     endSkipped(
       ctx,
       stage,
       group,
       member,
-      `Superseded by update run ${supersededBy}`,
+      `Rolled back: the bundle went back to revision ${event.rolledBackTo}`,
+      "RolledBack",
+    );
+  else if (event.supersededBy !== undefined)
+    endSkipped(
+      ctx,
+      stage,
+      group,
+      member,
+      `Superseded by update run ${event.supersededBy}`,
       "Superseded",
     );
+  else endSkipped(ctx, stage, group, member, "Cluster left the fleet", "Left");
   return undefined;
 }
 

@@ -31,6 +31,7 @@ import {
   isReadyAt,
   releasedRecord,
   runRevision,
+  withoutDriver,
 } from "./bundle-runs.js";
 import type { RunBundles } from "../runs/run-bundles.js";
 import type { ClusterDirectory } from "../clusters/cluster-directory.js";
@@ -144,6 +145,16 @@ export interface BundleManagerDeps {
   readonly stagedRuns?: StagedRunMaker;
   /** Whether update run `run` exists (a bundle its run drives cannot be deleted); default yes. */
   readonly runExists?: (run: string) => boolean;
+  /**
+   * Stops the staged run driving a bundle that is rolled back to `revision`, its members in flight
+   * Skipped with reason RolledBack (docs/semantics.md#rolling-back-a-bundle); absent: such a
+   * rollback is refused.
+   */
+  readonly stopRolledBackRun?: (
+    run: string,
+    revision: string,
+    actor: { readonly actor: string; readonly reason: string },
+  ) => Promise<void>;
 }
 
 /** A staged bundle's revision waiting for its run. */
@@ -750,21 +761,30 @@ export function createBundleManager(
       };
     },
 
-    rollback(name, request) {
-      return serial(name, async () => {
-        const b = loaded(name);
-        // Refused before anything is read from the fleet.
-        rollbackTarget(b.record, request.to);
-        const driver = b.record.drivenBy;
-        if (driver !== undefined) {
-          // TODO(#19): stop the run (superseded, members Skipped RolledBack) and roll back.
+    async rollback(name, request) {
+      // Refused before anything is stopped or read from the fleet.
+      const { record: asked } = loaded(name);
+      const to = rollbackTarget(asked, request.to).revision;
+      const driver = asked.drivenBy;
+      if (driver !== undefined && driver.pending !== true) {
+        if (deps.stopRolledBackRun === undefined)
           throw new FlotillaError(
             "failed_precondition",
-            `Cannot roll back bundle ${showValue(name)}: staged run ${showValue(driver.run)} drives it (revision ${showValue(driver.revision)}); stop the run first (flotilla run stop ${driver.run})`,
+            `Cannot roll back bundle ${showValue(name)}: update run ${showValue(driver.run)} drives it (revision ${showValue(driver.revision)})`,
           );
-        }
+        // Outside the bundle's queue: stopping the run may hand the bundle back (letGo), which
+        // queues behind this call.
+        await deps.stopRolledBackRun(driver.run, to, {
+          actor: request.actor === "" ? "hub" : request.actor,
+          reason: `bundle ${name} rolled back to revision ${to}${request.message === "" ? "" : `: ${request.message}`}`,
+        });
+      }
+      return serial(name, async () => {
+        const b = loaded(name);
         const { deployments } = await observeBundle(passDeps, b);
-        const written = await changeStored(name, (record) => {
+        const written = await changeStored(name, (current) => {
+          // The run that drove the bundle (stopped above) drives it no more: the rollback does.
+          const record = withoutDriver(current);
           const target = rollbackTarget(record, request.to);
           return rolledBackRecord(
             record,

@@ -113,3 +113,16 @@ export function releasedRecord(
   delete rest.drivenBy;
   return rest;
 }
+
+/**
+ * `record` driven by no run: a rollback takes the bundle from the run that drove it
+ * (docs/semantics.md#rolling-back-a-bundle).
+ */
+export function withoutDriver(record: BundleRecord): BundleRecord {
+  if (record.drivenBy === undefined) return record;
+  const rest: { -readonly [K in keyof BundleRecord]: BundleRecord[K] } = {
+    ...record,
+  };
+  delete rest.drivenBy;
+  return rest;
+}

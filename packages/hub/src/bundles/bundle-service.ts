@@ -17,6 +17,7 @@ import {
   createBundleManager,
   type BundleContentStore,
   type BundleManager,
+  type BundleManagerDeps,
   type BundleManagerOptions,
   type StagedRunMaker,
 } from "./bundle-manager.js";
@@ -44,6 +45,8 @@ export interface BundleServiceDeps extends AuditDeps {
   readonly stagedRuns?: StagedRunMaker;
   /** Whether update run `run` exists. */
   readonly runExists?: (run: string) => boolean;
+  /** Stops the run driving a bundle that is rolled back; absent: such a rollback is refused. */
+  readonly stopRolledBackRun?: BundleManagerDeps["stopRolledBackRun"];
   /** helm (hub option `helm`) and the chart fetcher, for Helm bundles; absent: refused. */
   readonly helm?: HelmSupport;
   /** kubectl (hub option `kubectl`), for Kustomize bundles; absent: refused. */
@@ -75,6 +78,7 @@ export function createBundleService(
         runMember: deps.runMember,
         stagedRuns: deps.stagedRuns,
         runExists: deps.runExists,
+        stopRolledBackRun: deps.stopRolledBackRun,
         helm: deps.helm,
         kustomize: deps.kustomize,
       }),

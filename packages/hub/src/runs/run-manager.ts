@@ -208,6 +208,15 @@ export interface RunManager {
     by: string,
     actor: { readonly actor: string; readonly reason: string },
   ): Promise<void>;
+  /**
+   * The run's bundle was rolled back to `revision` (docs/semantics.md#rolling-back-a-bundle): as
+   * {@link supersede}, with its members in flight Skipped with reason RolledBack.
+   */
+  rolledBack(
+    name: string,
+    revision: string,
+    actor: { readonly actor: string; readonly reason: string },
+  ): Promise<void>;
   /** Applies operator commands together (all or none); refusals are FlotillaErrors. */
   command(name: string, ...commands: RunCommand[]): Promise<StoredRun>;
   /**
@@ -489,8 +498,9 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
 
   /**
    * A run of a bundle revision that no longer drives its bundle (a newer revision's run superseded
-   * it: docs/semantics.md#staged-bundles) is not started again, nor are its members retried: the
-   * hub no longer keeps its revision, and the newer run owns the members' intents.
+   * it: docs/semantics.md#staged-bundles; or the bundle was rolled back:
+   * docs/semantics.md#rolling-back-a-bundle) is not started again, nor are its members retried:
+   * the hub no longer releases its revision, and the members' intents are not its own any more.
    */
   const refuseSuperseded = (
     run: Run,
@@ -505,10 +515,12 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
     const driver = deps.bundles
       .drivers()
       .find((d) => d.bundle === payload.bundle)?.run;
-    if (driver === undefined || driver === run.name) return;
+    if (driver === run.name) return;
     throw new FlotillaError(
       "failed_precondition",
-      `Update run ${showValue(run.name)} was superseded: update run ${showValue(driver)} drives bundle ${showValue(payload.bundle)} now, and revision ${showValue(payload.revision)} is not kept`,
+      driver === undefined
+        ? `Update run ${showValue(run.name)} no longer drives bundle ${showValue(payload.bundle)}: the bundle was rolled back, so the run cannot release revision ${showValue(payload.revision)} again; apply the bundle again or create a new run`
+        : `Update run ${showValue(run.name)} was superseded: update run ${showValue(driver)} drives bundle ${showValue(payload.bundle)} now, and revision ${showValue(payload.revision)} is not kept`,
     );
   };
 
@@ -636,6 +648,35 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
   deps.catalogue?.onChange(() => {
     catalogueDirty = true;
   });
+
+  /**
+   * Stops `name` at once, its members in flight leaving with `why` (a newer run took the bundle
+   * over, or the bundle was rolled back). On a replica that does not own the run, only the stop is
+   * forwarded.
+   */
+  const stopTakenOver = async (
+    manager: Pick<RunManager, "command">,
+    name: string,
+    actor: { readonly actor: string; readonly reason: string },
+    why: { readonly supersededBy: string } | { readonly rolledBackTo: string },
+  ): Promise<void> => {
+    const slot = slots.get(name) ?? (await readBack(name));
+    if (slot === undefined || !isInFlight(slot.run.state)) return;
+    const stop: RunCommand = { type: "StopRun", ...actor };
+    if (replication !== undefined && !owned(slot)) {
+      await manager.command(name, stop);
+      return;
+    }
+    const left: RunEvent[] = [];
+    for (const stage of slot.run.stages)
+      for (const group of stage.groups)
+        for (const member of group.members)
+          if (member.state === "Running")
+            left.push({ type: "MemberLeft", member: member.name, ...why });
+    await new Promise<StoredRun>((resolve, reject) => {
+      driver.enqueue(slot, { events: [stop, ...left], resolve, reject });
+    });
+  };
 
   return {
     async start() {
@@ -780,27 +821,12 @@ export function createRunManager(deps: RunManagerDeps): RunManager {
       return storedRun(slot, true);
     },
 
-    async supersede(name, by, actor) {
-      const slot = slots.get(name) ?? (await readBack(name));
-      if (slot === undefined || !isInFlight(slot.run.state)) return;
-      const stop: RunCommand = { type: "StopRun", ...actor };
-      if (replication !== undefined && !owned(slot)) {
-        await this.command(name, stop);
-        return;
-      }
-      const left: RunEvent[] = [];
-      for (const stage of slot.run.stages)
-        for (const group of stage.groups)
-          for (const member of group.members)
-            if (member.state === "Running")
-              left.push({
-                type: "MemberLeft",
-                member: member.name,
-                supersededBy: by,
-              });
-      await new Promise<StoredRun>((resolve, reject) => {
-        driver.enqueue(slot, { events: [stop, ...left], resolve, reject });
-      });
+    supersede(name, by, actor) {
+      return stopTakenOver(this, name, actor, { supersededBy: by });
+    },
+
+    rolledBack(name, revision, actor) {
+      return stopTakenOver(this, name, actor, { rolledBackTo: revision });
     },
 
     async delete(name) {
