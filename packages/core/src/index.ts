@@ -194,7 +194,25 @@ export type {
   HeldCluster,
   HoldReason,
   PartitionStatus,
+  GateFailure,
 } from "./fleet/rollout-pass.js";
+// Metric gates between partitions (docs/semantics.md#partition-gates)
+export {
+  FLEET_GATE_PLACEHOLDERS,
+  fillGateQuery,
+  gatesAfter,
+  isGateOpen,
+  judgeGateOutcome,
+  parseFleetGates,
+  partitionGateStatus,
+} from "./fleet/rollout-gates.js";
+export type {
+  FleetGateSpec,
+  GateScope as PartitionGateScope,
+  PartitionGateRecord,
+  PartitionGateStatus,
+  PartitionGateVerdict,
+} from "./fleet/rollout-gates.js";
 export { fleetWarnings } from "./fleet/warnings.js";
 export {
   cycleText,

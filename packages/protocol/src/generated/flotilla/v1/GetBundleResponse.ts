@@ -43,9 +43,15 @@ export interface GetBundleResponse {
    * The revision that run rolls out.
    */
   updateRunRevision?: string;
+  /**
+   * Set when a metric gate between partitions failed at the current revision: nothing more is
+   * released (docs/semantics.md#partition-gates). Says which gate, after which partition, and why.
+   */
+  gateFailed?: string;
   _stoppedAfter?: "stoppedAfter";
   _updateRun?: "updateRun";
   _updateRunRevision?: "updateRunRevision";
+  _gateFailed?: "gateFailed";
 }
 
 export interface GetBundleResponse__Output {
@@ -73,7 +79,13 @@ export interface GetBundleResponse__Output {
    * The revision that run rolls out.
    */
   updateRunRevision?: string;
+  /**
+   * Set when a metric gate between partitions failed at the current revision: nothing more is
+   * released (docs/semantics.md#partition-gates). Says which gate, after which partition, and why.
+   */
+  gateFailed?: string;
   _stoppedAfter?: "stoppedAfter";
   _updateRun?: "updateRun";
   _updateRunRevision?: "updateRunRevision";
+  _gateFailed?: "gateFailed";
 }
