@@ -372,7 +372,7 @@ export type {
   Actor,
   TransitionScope,
 } from "./staged/events.js";
-export { nextWeeklyOccurrence } from "./staged/gates.js";
+export { judgementOf, nextWeeklyOccurrence } from "./staged/gates.js";
 export { locateMember } from "./staged/member-index.js";
 export { runWarnings } from "./staged/warnings.js";
 
