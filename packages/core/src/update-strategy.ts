@@ -197,6 +197,7 @@ const conditionField = z.string().superRefine((raw, ctx) => {
  * The fields of a metric gate (docs/engine.md#metric-gates) whose query may name `placeholders`;
  * shared by staged-run gates and Fleet partition gates (fleet/rollout-gates.ts).
  */
+// eslint-disable-next-line @typescript-eslint/explicit-module-boundary-types -- a zod shape: its type is what zod infers
 export function metricGateShape(placeholders: readonly string[]) {
   return {
     type: z.literal("Metric"),

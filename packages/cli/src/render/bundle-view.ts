@@ -195,7 +195,7 @@ function gateLines(
           : m.values.map((v) => String(v)).join(", ")
         : "no value";
       lines.push(
-        `    ${new Date(Number(m.atMs)).toISOString()}  ${values}  ${verdictWord(m.verdict)}  ${m.message}`,
+        `    ${new Date(m.atMs).toISOString()}  ${values}  ${verdictWord(m.verdict)}  ${m.message}`,
       );
     }
     lines.push(`    ${g.message}`);

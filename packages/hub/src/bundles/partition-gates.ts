@@ -212,7 +212,7 @@ export function createPartitionGates(deps: PartitionGatesDeps): PartitionGates {
           compact({
             measurements: doc.measurements,
             approvedBy: doc.approvedBy,
-          }) as PartitionGateRecord,
+          }),
         );
       }
       return (partition, gate) => found.get(JSON.stringify([partition, gate]));
