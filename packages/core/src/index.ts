@@ -194,6 +194,7 @@ export type {
   HeldCluster,
   HoldReason,
   PartitionStatus,
+  GateFailure,
 } from "./fleet/rollout-pass.js";
 export { rollbackPass } from "./fleet/rollback-pass.js";
 export type {
@@ -201,6 +202,23 @@ export type {
   RollbackPassResult,
   RollbackHeld,
 } from "./fleet/rollback-pass.js";
+// Metric gates between partitions (docs/semantics.md#partition-gates)
+export {
+  FLEET_GATE_PLACEHOLDERS,
+  fillGateQuery,
+  gatesAfter,
+  isGateOpen,
+  judgeGateOutcome,
+  parseFleetGates,
+  partitionGateStatus,
+} from "./fleet/rollout-gates.js";
+export type {
+  FleetGateSpec,
+  GateScope as PartitionGateScope,
+  PartitionGateRecord,
+  PartitionGateStatus,
+  PartitionGateVerdict,
+} from "./fleet/rollout-gates.js";
 export { fleetWarnings } from "./fleet/warnings.js";
 export {
   cycleText,
@@ -360,7 +378,7 @@ export type {
   Actor,
   TransitionScope,
 } from "./staged/events.js";
-export { nextWeeklyOccurrence } from "./staged/gates.js";
+export { judgementOf, nextWeeklyOccurrence } from "./staged/gates.js";
 export { locateMember } from "./staged/member-index.js";
 export { runWarnings } from "./staged/warnings.js";
 

@@ -38,11 +38,14 @@ export const METRIC_PLACEHOLDERS = [
   "run",
 ] as const;
 
-/** The first `{{name}}` of `query` that is not a known placeholder. */
-function unknownPlaceholder(query: string): string | undefined {
+/** The first `{{name}}` of `query` that is not one of `known`. */
+function unknownPlaceholder(
+  query: string,
+  known: readonly string[],
+): string | undefined {
   for (const match of query.matchAll(/\{\{\s*([^}]*?)\s*\}\}/g)) {
     const name = match[1] ?? "";
-    if (!(METRIC_PLACEHOLDERS as readonly string[]).includes(name)) return name;
+    if (!known.includes(name)) return name;
   }
   return undefined;
 }
@@ -190,62 +193,107 @@ const conditionField = z.string().superRefine((raw, ctx) => {
       ctx.addIssue({ code: "custom", message: p.message, input: raw });
 });
 
-const metricGate = strictObject({
-  type: z.literal("Metric"),
-  displayName: z.string().min(1).max(100).optional(),
-  query: z
-    .string()
-    .min(1, "must not be empty")
-    .max(
-      MAX_METRIC_QUERY_LENGTH,
-      `must be at most ${String(MAX_METRIC_QUERY_LENGTH)} characters`,
-    )
-    .superRefine((raw, ctx) => {
-      const unknown = unknownPlaceholder(raw);
-      if (unknown !== undefined)
-        ctx.addIssue({
-          code: "custom",
-          message: `unknown placeholder "{{${unknown}}}" (known: ${METRIC_PLACEHOLDERS.map((p) => `{{${p}}}`).join(", ")})`,
-          input: raw,
-        });
+/**
+ * The fields of a metric gate (docs/engine.md#metric-gates) whose query may name `placeholders`;
+ * shared by staged-run gates and Fleet partition gates (fleet/rollout-gates.ts).
+ */
+// eslint-disable-next-line @typescript-eslint/explicit-module-boundary-types -- a zod shape: its type is what zod infers
+export function metricGateShape(placeholders: readonly string[]) {
+  return {
+    type: z.literal("Metric"),
+    displayName: z.string().min(1).max(100).optional(),
+    query: z
+      .string()
+      .min(1, "must not be empty")
+      .max(
+        MAX_METRIC_QUERY_LENGTH,
+        `must be at most ${String(MAX_METRIC_QUERY_LENGTH)} characters`,
+      )
+      .superRefine((raw, ctx) => {
+        const unknown = unknownPlaceholder(raw, placeholders);
+        if (unknown !== undefined)
+          ctx.addIssue({
+            code: "custom",
+            message: `unknown placeholder "{{${unknown}}}" (known: ${placeholders.map((p) => `{{${p}}}`).join(", ")})`,
+            input: raw,
+          });
+      }),
+    successCondition: conditionField.optional(),
+    failureCondition: conditionField.optional(),
+    interval: z
+      .string()
+      .superRefine((raw, ctx) => {
+        const parsed = parseDuration(raw);
+        if (!parsed.ok)
+          ctx.addIssue({
+            code: "custom",
+            message: parsed.problems[0]?.message ?? "is not a duration",
+            input: raw,
+          });
+        else if (parsed.value < 1_000 || parsed.value > 86_400_000)
+          ctx.addIssue({
+            code: "custom",
+            message: "must be from 1s to 24h",
+            input: raw,
+          });
+      })
+      .optional(),
+    count: z
+      .number()
+      .int("must be a whole number")
+      .min(1, "must be at least 1")
+      .max(1_000, "must be at most 1000")
+      .optional(),
+    failureLimit: z
+      .number()
+      .int("must be a whole number")
+      .min(0, "must not be negative")
+      .optional(),
+    inconclusiveLimit: z
+      .number()
+      .int("must be a whole number")
+      .min(0, "must not be negative")
+      .optional(),
+  };
+}
+
+const metricGate = strictObject(metricGateShape(METRIC_PLACEHOLDERS));
+
+/** Why a metric gate with neither condition is refused. */
+export const METRIC_GATE_NEEDS_CONDITION =
+  "a metric gate needs a successCondition, a failureCondition or both";
+
+/**
+ * The spec of a metric gate whose fields {@link metricGateShape} checked, its defaults filled in;
+ * undefined when it has no condition at all.
+ */
+export function metricGateSpecOf(
+  gate: z.output<z.ZodObject<ReturnType<typeof metricGateShape>>>,
+): MetricGateSpec | undefined {
+  if (
+    gate.successCondition === undefined &&
+    gate.failureCondition === undefined
+  )
+    return undefined;
+  const interval =
+    gate.interval === undefined ? undefined : parseDuration(gate.interval);
+  return {
+    type: "Metric",
+    ...compact({
+      displayName: gate.displayName,
+      successCondition: gate.successCondition,
+      failureCondition: gate.failureCondition,
     }),
-  successCondition: conditionField.optional(),
-  failureCondition: conditionField.optional(),
-  interval: z
-    .string()
-    .superRefine((raw, ctx) => {
-      const parsed = parseDuration(raw);
-      if (!parsed.ok)
-        ctx.addIssue({
-          code: "custom",
-          message: parsed.problems[0]?.message ?? "is not a duration",
-          input: raw,
-        });
-      else if (parsed.value < 1_000 || parsed.value > 86_400_000)
-        ctx.addIssue({
-          code: "custom",
-          message: "must be from 1s to 24h",
-          input: raw,
-        });
-    })
-    .optional(),
-  count: z
-    .number()
-    .int("must be a whole number")
-    .min(1, "must be at least 1")
-    .max(1_000, "must be at most 1000")
-    .optional(),
-  failureLimit: z
-    .number()
-    .int("must be a whole number")
-    .min(0, "must not be negative")
-    .optional(),
-  inconclusiveLimit: z
-    .number()
-    .int("must be a whole number")
-    .min(0, "must not be negative")
-    .optional(),
-});
+    query: gate.query,
+    intervalSeconds:
+      interval?.ok === true
+        ? Math.max(1, Math.round(interval.value / 1000))
+        : DEFAULT_METRIC_INTERVAL_SECONDS,
+    count: gate.count ?? 1,
+    failureLimit: gate.failureLimit ?? 0,
+    inconclusiveLimit: gate.inconclusiveLimit ?? 0,
+  };
+}
 
 const gateField = z.unknown().transform((raw, ctx): GateSpec => {
   const type =
@@ -282,37 +330,17 @@ const gateField = z.unknown().transform((raw, ctx): GateSpec => {
       ...compact({ displayName: gate.displayName }),
     };
   if (gate.type === "Metric") {
-    if (
-      gate.successCondition === undefined &&
-      gate.failureCondition === undefined
-    ) {
+    const spec = metricGateSpecOf(gate);
+    if (spec === undefined) {
       ctx.addIssue({
         code: "custom",
         path: ["successCondition"],
-        message:
-          "a metric gate needs a successCondition, a failureCondition or both",
+        message: METRIC_GATE_NEEDS_CONDITION,
         input: raw,
       });
       return z.NEVER;
     }
-    const interval =
-      gate.interval === undefined ? undefined : parseDuration(gate.interval);
-    return {
-      type: "Metric",
-      ...compact({
-        displayName: gate.displayName,
-        successCondition: gate.successCondition,
-        failureCondition: gate.failureCondition,
-      }),
-      query: gate.query,
-      intervalSeconds:
-        interval?.ok === true
-          ? Math.max(1, Math.round(interval.value / 1000))
-          : DEFAULT_METRIC_INTERVAL_SECONDS,
-      count: gate.count ?? 1,
-      failureLimit: gate.failureLimit ?? 0,
-      inconclusiveLimit: gate.inconclusiveLimit ?? 0,
-    };
+    return spec;
   }
   const config = gate.scheduledStartConfiguration;
   return {

@@ -28,6 +28,7 @@ describe("parseRolloutStrategy", () => {
       maxNew: 50,
       partitions: [],
       unassigned: "report",
+      gates: [],
     });
   });
 

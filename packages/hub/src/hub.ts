@@ -122,6 +122,7 @@ import { createStagedBundleRuns } from "./runs/staged-bundle-runs.js";
 import { createGateMeasurer } from "./runs/gate-measurements.js";
 import { createGitClient, type GitClient } from "./gitrepos/git-client.js";
 import type { PrometheusClient } from "./gates/prometheus-client.js";
+import type { MetricSource } from "./runs/gate-measurements.js";
 import {
   createGitRepoManager,
   type GitRepoBundles,
@@ -179,6 +180,13 @@ export interface BundleServiceDeps extends AuditDeps {
     revision: string,
     actor: { readonly actor: string; readonly reason: string },
   ) => Promise<void>;
+  /**
+   * The hub's Prometheus, for metric gates between partitions (docs/semantics.md#partition-gates);
+   * absent: none configured.
+   */
+  readonly metrics?: MetricSource;
+  /** This replica's id (audit records of measurements). */
+  readonly replica: () => string;
 }
 
 /** Hooks for metrics; every one optional. */
@@ -529,6 +537,9 @@ export function createHub(options: HubOptions): Hub {
     runExists: (run) => runs.list().some((r) => r.run.name === run),
     stopRolledBackRun: (run, revision, actor) =>
       runs.rolledBack(run, revision, actor),
+    // Metric gates between partitions ask the same Prometheus (docs/semantics.md#partition-gates).
+    ...compact({ metrics: prometheus }),
+    replica: () => replication?.identity.id ?? served.address,
   });
   // Git repositories, synced by the owner of GITREPOS_UNIT (docs/gitops.md).
   const gitRepos = createGitRepoManager(

@@ -177,6 +177,7 @@ describe("bundle admin handlers over gRPC", () => {
         unavailable: 2,
         notReadyCount: 2,
         notReady: false,
+        gates: [],
       },
     ]);
     expect(got.limits).toEqual({

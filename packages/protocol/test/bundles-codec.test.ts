@@ -135,6 +135,7 @@ describe("bundle codec", () => {
           unavailable: 1,
           notReadyCount: 1,
           notReady: false,
+          gates: [],
         },
       ],
       limits: { maxUnavailable: 1, maxUnavailablePartitions: 0, maxNew: 50 },

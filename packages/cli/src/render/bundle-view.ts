@@ -160,7 +160,60 @@ function partitionLines(
         `  The last pass stopped after partition ${answer.stoppedAfter}; later partitions wait.`,
       ),
     );
+  lines.push(...gateLines(answer, options));
   return lines;
+}
+
+/** The metric gates after each partition and their measurements (docs/semantics.md#partition-gates). */
+function gateLines(
+  answer: wire.GetBundleResponse__Output,
+  options: RenderOptions,
+): string[] {
+  const gates = answer.partitions.flatMap((p) =>
+    p.gates.map((g) => ({ partition: p.name, g })),
+  );
+  if (gates.length === 0) return [];
+  const lines = ["", "Partition gates:"];
+  for (const { partition, g } of gates) {
+    const condition = [
+      g.successCondition === undefined ? "" : `success ${g.successCondition}`,
+      g.failureCondition === undefined ? "" : `failure ${g.failureCondition}`,
+    ]
+      .filter((c) => c !== "")
+      .join(DOT);
+    const verdict =
+      g.verdict === "Failed"
+        ? options.style.red(g.verdict)
+        : g.verdict === "Passed" || g.verdict === "Approved"
+          ? options.style.green(g.verdict)
+          : options.style.yellow(g.verdict);
+    lines.push(
+      `  ${g.gate} (after ${partition}): ${verdict}${DOT}${condition}`,
+    );
+    lines.push(`    query: ${g.query}`);
+    for (const m of g.measurements) {
+      const values = m.hasValues
+        ? m.values.length === 0
+          ? "no series"
+          : m.values.map((v) => String(v)).join(", ")
+        : "no value";
+      lines.push(
+        `    ${new Date(m.atMs).toISOString()}  ${values}  ${verdictWord(m.verdict)}  ${m.message}`,
+      );
+    }
+    lines.push(`    ${g.message}`);
+  }
+  if (answer.gateFailed !== undefined)
+    lines.push(
+      options.style.red(
+        `  Halted: ${answer.gateFailed}; nothing more is released at this revision.`,
+      ),
+    );
+  return lines;
+}
+
+function verdictWord(verdict: string): string {
+  return verdict.replace(/^MEASUREMENT_VERDICT_/, "").toLowerCase();
 }
 
 /** `bundle "db", selector "tier=data"`: fleet.yaml `dependsOn` as sent; the JSON itself if unreadable. */

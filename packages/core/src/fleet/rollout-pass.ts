@@ -15,6 +15,13 @@ import {
 } from "./partitions.js";
 import type { FleetRolloutStrategy } from "./strategy.js";
 import { compact } from "../compact.js";
+import {
+  gatesAfter,
+  isGateOpen,
+  partitionGateStatus,
+  type PartitionGateRecord,
+  type PartitionGateStatus,
+} from "./rollout-gates.js";
 
 /** A cluster's state in a bundle (docs/semantics.md#cluster-states), Fleet's names. */
 export type BundleClusterState =
@@ -59,6 +66,16 @@ export interface PassInput {
    * them (depends-on.ts `dependencyHolds`): held with DependenciesNotReady.
    */
   readonly dependencyHolds?: ReadonlyMap<string, string>;
+  /** The bundle's name, for `{{bundle}}` in gate queries (docs/semantics.md#partition-gates). */
+  readonly bundle?: string;
+  /**
+   * What the hub kept of each partition gate at `revision` (docs/semantics.md#partition-gates);
+   * absent: nothing measured yet.
+   */
+  readonly gateRecords?: (
+    partition: string,
+    gate: string,
+  ) => PartitionGateRecord | undefined;
 }
 
 /** One release: give `cluster` the revision; `first` when it never had this bundle. */
@@ -76,7 +93,9 @@ export type HoldReason =
   | "MaxUnavailable"
   | "MaxNew"
   | "PartitionsNotReady"
-  | "DependenciesNotReady";
+  | "DependenciesNotReady"
+  | "GateNotPassed"
+  | "GateFailed";
 
 /** A cluster waiting for the current revision, with the reason and (for windows) the next opening. */
 export interface HeldCluster {
@@ -100,6 +119,15 @@ export interface PartitionStatus extends Partition {
   readonly released: number;
   /** False for partitions after the one the pass stopped at (they were not touched). */
   readonly visited: boolean;
+  /** The metric gates measured after this partition (docs/semantics.md#partition-gates). */
+  readonly gates?: readonly PartitionGateStatus[];
+}
+
+/** A partition gate that failed at the current revision: the rollout of that revision halts. */
+export interface GateFailure {
+  readonly partition: string;
+  readonly gate: string;
+  readonly message: string;
 }
 
 /** The outcome of one pass. */
@@ -120,6 +148,18 @@ export interface PassResult {
   readonly notReadyPartitions: number;
   /** The partition after which the pass stopped, when later partitions were left untouched. */
   readonly stoppedAfter?: string;
+  /**
+   * Partition gates whose measurement is due now (the hub takes them, then passes again), with
+   * the query to ask.
+   */
+  readonly gateMeasurements: readonly PartitionGateStatus[];
+  /** The earliest later time a gate measurement is due, for the hub to come back. */
+  readonly nextGateAtMs?: number;
+  /**
+   * Set when a partition gate failed (and no approval overrides it): nothing more is released at
+   * this revision (docs/semantics.md#partition-gates). The point a rollback hooks into.
+   */
+  readonly gateFailed?: GateFailure;
 }
 
 const NEVER_DEPLOYED: DeploymentObservation = {
@@ -190,6 +230,12 @@ export function rolloutPass(input: PassInput): PassResult {
   let newCount = 0;
   let notReadyPartitions = 0;
   let stoppedAfter: string | undefined;
+  // Why the partitions after `stoppedAfter` wait, when a gate stopped the pass.
+  let gateHold: { reason: HoldReason; message: string } | undefined;
+  let gateFailed: GateFailure | undefined;
+  const gateMeasurements: PartitionGateStatus[] = [];
+  let nextGateAtMs: number | undefined;
+  const partitionNames = plan.partitions.map((p) => p.name);
   const release: ReleaseDecision[] = [];
   const held: HeldCluster[] = [];
   const statuses: PartitionStatus[] = [];
@@ -224,7 +270,9 @@ export function rolloutPass(input: PassInput): PassResult {
       else waiting.push(n);
     }
     // With the bundle paused, every cluster was held above and `waiting` is empty.
-    if (!visited) {
+    if (!visited && gateHold !== undefined) {
+      for (const n of waiting) hold(n, gateHold.reason, gateHold.message);
+    } else if (!visited) {
       const why = `pass stopped after partition "${stoppedAfter ?? ""}": ${String(notReadyPartitions)} NotReady partition(s) exceed maxUnavailablePartitions ${String(limits.maxUnavailablePartitions)}`;
       for (const n of waiting) hold(n, "PartitionsNotReady", why);
     } else {
@@ -294,6 +342,24 @@ export function rolloutPass(input: PassInput): PassResult {
       (n) => !paused(n) && (!current(n) || unavailable(n)),
     ).length;
     const notReady = notReadyCount > p.maxUnavailable;
+    // A gate measures once every cluster of its partition holds the revision and is available.
+    const gates = visited
+      ? gatesAfter(input.strategy.gates, partitionNames, index).map((g) =>
+          partitionGateStatus(
+            g,
+            {
+              partition: p.name,
+              clusters: p.clusters,
+              bundle: input.bundle ?? "",
+              revision,
+            },
+            notReadyCount === 0,
+            notReadyCount,
+            input.gateRecords?.(p.name, g.name),
+            nowMs,
+          ),
+        )
+      : [];
     statuses.push({
       ...p,
       unavailable: p.clusters.filter(unavailable).length,
@@ -301,14 +367,38 @@ export function rolloutPass(input: PassInput): PassResult {
       notReady,
       released: releasedHere,
       visited,
+      ...(gates.length > 0 ? { gates } : {}),
     });
     if (!visited) continue;
     if (notReady) notReadyPartitions++;
+    for (const g of gates) {
+      if (g.nextAtMs === undefined) continue;
+      if (g.nextAtMs <= nowMs) gateMeasurements.push(g);
+      else nextGateAtMs = Math.min(nextGateAtMs ?? g.nextAtMs, g.nextAtMs);
+    }
+    const failed = gates.find((g) => g.verdict === "Failed");
+    if (failed !== undefined)
+      gateFailed ??= {
+        partition: p.name,
+        gate: failed.gate,
+        message: failed.message,
+      };
     // Fleet's rule: stop once the NotReady partitions seen exceed the limit (the default 0 stops
     // right after the first NotReady partition, which itself was processed).
     const more = index < plan.partitions.length - 1;
     if (more && notReadyPartitions > limits.maxUnavailablePartitions)
       stoppedAfter = p.name;
+    else if (more) {
+      // docs/semantics.md#partition-gates: the next partitions start once this one's gates passed.
+      const closed = failed ?? gates.find((g) => !isGateOpen(g.verdict));
+      if (closed !== undefined) {
+        stoppedAfter = p.name;
+        gateHold = {
+          reason: closed.verdict === "Failed" ? "GateFailed" : "GateNotPassed",
+          message: closed.message,
+        };
+      }
+    }
   }
 
   return {
@@ -320,6 +410,7 @@ export function rolloutPass(input: PassInput): PassResult {
     limits,
     unavailable: bundleUnavailable,
     notReadyPartitions,
-    ...compact({ stoppedAfter }),
+    gateMeasurements,
+    ...compact({ stoppedAfter, nextGateAtMs, gateFailed }),
   };
 }

@@ -15,6 +15,7 @@ import {
   strictObject,
 } from "../schema.js";
 import { FLEET_YAML_KEYS } from "./fleet-yaml-keys.js";
+import { parseFleetGates, type FleetGateSpec } from "./rollout-gates.js";
 
 /**
  * What happens to clusters that match no manual partition (docs/semantics.md#partition-forming
@@ -48,6 +49,11 @@ export interface FleetRolloutStrategy {
   /** Empty means automatic partitioning, as in Fleet (`len(partitions) == 0`). */
   readonly partitions: readonly FleetPartitionSpec[];
   readonly unassigned: UnassignedPolicy;
+  /**
+   * Metric gates between partitions, a flotilla extension (docs/semantics.md#partition-gates);
+   * empty: none.
+   */
+  readonly gates: readonly FleetGateSpec[];
 }
 
 /**
@@ -62,6 +68,7 @@ export const FLEET_STRATEGY_DEFAULTS: FleetRolloutStrategy = {
   maxNew: 50,
   partitions: [],
   unassigned: "report",
+  gates: [],
 };
 
 const fleetLimitField = intOrPercentField("fleetLimit");
@@ -91,6 +98,8 @@ const strategySchema = strictObject({
   maxNew: countField.nullish(),
   partitions: z.array(partitionSchema).nullish(),
   unassigned: z.enum(["report", "autoPartition"]).nullish(),
+  // Each gate is parsed by parseFleetGates, which knows the partitions' names.
+  gates: z.array(z.unknown()).nullish(),
 });
 
 /** The top-level keys of a rolloutStrategy, used to recognise a bare one. */
@@ -102,6 +111,7 @@ export const ROLLOUT_STRATEGY_KEYS: readonly string[] = [
   "maxNew",
   "partitions",
   "unassigned",
+  "gates",
 ];
 
 /** Parses a rolloutStrategy; `undefined`/`null` gives the defaults. Problem paths start at `path`. */
@@ -127,7 +137,14 @@ export function parseRolloutStrategy(
       : { clusterGroupSelector: p.clusterGroupSelector }),
   }));
   const problems = duplicateNames(partitions, joinPath(path, "partitions"));
-  if (problems.length > 0) return fail(problems);
+  // With manual partitions only, every partition a gate may follow is known.
+  const known =
+    partitions.length > 0 && s.unassigned !== "autoPartition"
+      ? partitions.map((p) => p.name)
+      : undefined;
+  const gates = parseFleetGates(s.gates ?? [], joinPath(path, "gates"), known);
+  if (!gates.ok) problems.push(...gates.problems);
+  if (problems.length > 0 || !gates.ok) return fail(problems);
   const d = FLEET_STRATEGY_DEFAULTS;
   return ok({
     maxUnavailable: s.maxUnavailable ?? d.maxUnavailable,
@@ -139,6 +156,7 @@ export function parseRolloutStrategy(
     maxNew: s.maxNew ?? d.maxNew,
     partitions,
     unassigned: s.unassigned ?? d.unassigned,
+    gates: gates.value,
   });
 }
 

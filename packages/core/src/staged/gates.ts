@@ -241,8 +241,20 @@ export function takeMeasurement(
   }
 }
 
-/** The conditions and limits of `metric`, its condition texts parsed again (they were checked). */
-function judgementOf(metric: MetricGate): {
+/**
+ * The conditions and limits of a metric gate, its condition texts parsed again (they were
+ * checked); `problem` says why a stored text no longer parses (its measurements are inconclusive).
+ */
+export function judgementOf(
+  metric: Pick<
+    MetricGate,
+    | "successCondition"
+    | "failureCondition"
+    | "count"
+    | "failureLimit"
+    | "inconclusiveLimit"
+  >,
+): {
   readonly judgement: MetricJudgement;
   readonly problem?: string;
 } {

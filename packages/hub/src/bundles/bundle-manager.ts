@@ -15,6 +15,7 @@ import {
   bundleTargets,
   compact,
   FlotillaError,
+  gatesAfter,
   type Cluster,
   matchesSelector,
   planFleet,
@@ -98,6 +99,7 @@ import {
   type ClusterBundle,
 } from "./bundle-views.js";
 import type { ClusterRender } from "./cluster-render.js";
+import type { PartitionGates } from "./partition-gates.js";
 
 /** What bundles need of the intent publisher's content store. */
 export type BundleContentStore = Pick<
@@ -155,6 +157,11 @@ export interface BundleManagerDeps {
     revision: string,
     actor: { readonly actor: string; readonly reason: string },
   ) => Promise<void>;
+  /**
+   * The metric gates between partitions (docs/semantics.md#partition-gates); absent: a bundle
+   * whose rolloutStrategy has gates is refused.
+   */
+  readonly partitionGates?: PartitionGates;
 }
 
 /** A staged bundle's revision waiting for its run. */
@@ -320,6 +327,17 @@ export interface BundleManager extends RunBundles {
   idle(): Promise<void>;
   /** The revision of staged bundle `name` waiting for its run (docs/semantics.md#staged-bundles). */
   stagedDriver(name: string): PendingDriver | undefined;
+  /**
+   * Approves gate `gate` after partition `partition` at the bundle's current revision
+   * (docs/semantics.md#partition-gates): the next partitions may start whatever it measured.
+   * NOT_FOUND for an unknown bundle; INVALID_ARGUMENT for a gate the partition does not have.
+   */
+  approveGate(
+    name: string,
+    partition: string,
+    gate: string,
+    actor: string,
+  ): Promise<void>;
 }
 
 /** What RenderBundle renders: a spec not applied, or an applied bundle. */
@@ -432,7 +450,16 @@ export function createBundleManager(
   // The bundles passes see now (not being deleted).
   const live = (): Loaded[] => [...bundles.values()].filter((b) => !b.deleting);
   // `b` with the facts of the bundles it depends on (docs/semantics.md#dependencies-between-bundles).
-  const subjectOf = (b: Loaded) => withDependencies(passDeps, b, live());
+  const subjectOf = async (b: Loaded) => {
+    const subject = await withDependencies(passDeps, b, live());
+    const gates = deps.partitionGates;
+    if (gates === undefined || b.spec.rolloutStrategy.gates.length === 0)
+      return subject;
+    return {
+      ...subject,
+      gateRecords: await gates.recordsOf(b.record.name, b.record.revision),
+    };
+  };
   // A pass of `name` and of every bundle that waits for it, and no other.
   const requestWithDependents = (
     name: string,
@@ -458,9 +485,26 @@ export function createBundleManager(
           await subjectOf(b),
           deps.now(),
         );
-        b.lastPass = evaluation.pass;
+        const { pass } = evaluation;
+        b.lastPass = pass;
         if (b.record.readyAtMs === undefined && isGood(evaluation))
           await markGood(name, b.record.revision);
+        // docs/semantics.md#partition-gates: measured by the replica that runs passes; the next
+        // pass judges the partitions by the new measurements.
+        if (
+          pass.gateMeasurements.length > 0 &&
+          b.record.drivenBy === undefined &&
+          !b.spec.paused &&
+          deps.partitionGates !== undefined
+        ) {
+          await deps.partitionGates.measure(
+            name,
+            b.record.revision,
+            b.spec.rolloutStrategy.gates,
+            pass.gateMeasurements,
+          );
+          loop.request(name);
+        }
       } catch (err) {
         log.warn({ err, bundle: name }, "Bundle pass failed");
       }
@@ -586,6 +630,22 @@ export function createBundleManager(
     return true;
   };
 
+  /**
+   * A bundle with partition gates on a hub that cannot measure them is refused, as such runs are
+   * (docs/semantics.md#partition-gates).
+   */
+  const refuseUnmeasurable = (prepared: PreparedBundle): void => {
+    const gates = prepared.spec.rolloutStrategy.gates;
+    if (gates.length === 0 || prepared.updateStrategyName !== undefined) return;
+    if (deps.partitionGates?.measurable === true) return;
+    throw FlotillaError.invalid("bundle", [
+      {
+        path: "bundle.rolloutStrategyJson.gates",
+        message: `has metric gates (${gates.map((g) => g.name).join(", ")}), but this hub has no Prometheus to measure them: start it with --prometheus-url`,
+      },
+    ]);
+  };
+
   return {
     async start() {
       bundles.clear();
@@ -623,15 +683,15 @@ export function createBundleManager(
     },
 
     async check(spec, { signal } = {}) {
-      stagedTargets(
-        await prepareBundle(
-          spec,
-          deps.objects,
-          signal,
-          deps.helm,
-          deps.kustomize,
-        ),
+      const prepared = await prepareBundle(
+        spec,
+        deps.objects,
+        signal,
+        deps.helm,
+        deps.kustomize,
       );
+      refuseUnmeasurable(prepared);
+      stagedTargets(prepared);
     },
 
     async apply(spec, reason, { signal, skipRolledBack = false } = {}) {
@@ -642,6 +702,7 @@ export function createBundleManager(
         deps.helm,
         deps.kustomize,
       );
+      refuseUnmeasurable(prepared);
       const staged = stagedTargets(prepared);
       const result = await serial(prepared.name, async () => {
         const cycle = cycleProblem(prepared.name, prepared.spec, live());
@@ -855,6 +916,9 @@ export function createBundleManager(
         }
         if (bundles.get(name) === b) bundles.delete(name);
         observations.forgetBundle(name);
+        await deps.partitionGates?.forget(name).catch((err: unknown) => {
+          log.warn({ err, bundle: name }, "partition gate records not deleted");
+        });
         // Its dependents now wait for a bundle that does not exist
         // (docs/semantics.md#dependencies-between-bundles): their status says so.
         for (const d of dependentNames(name, b.spec, live())) loop.request(d);
@@ -1158,6 +1222,45 @@ export function createBundleManager(
 
     idle() {
       return loop.idle();
+    },
+
+    async approveGate(name, partition, gate, actor) {
+      const b = loaded(name);
+      const gates = deps.partitionGates;
+      const evaluation = await evaluateBundle(
+        passDeps,
+        await subjectOf(b),
+        deps.now(),
+      );
+      const names = evaluation.pass.partitions.map((p) => p.name);
+      const index = names.indexOf(partition);
+      const after = gatesAfter(b.spec.rolloutStrategy.gates, names, index);
+      const problems =
+        index < 0
+          ? [
+              {
+                path: "partition",
+                message: `names no partition of bundle ${showValue(name)} (partitions: ${names.map((n) => showValue(n)).join(", ")})`,
+                value: partition,
+              },
+            ]
+          : !after.some((g) => g.name === gate)
+            ? [
+                {
+                  path: "gate",
+                  message: `names no gate after partition ${showValue(partition)} (gates: ${after.map((g) => showValue(g.name)).join(", ") || "none"})`,
+                  value: gate,
+                },
+              ]
+            : [];
+      if (problems.length > 0 || gates === undefined)
+        throw FlotillaError.invalid("gate approval", problems);
+      await gates.approve(name, b.record.revision, partition, gate, actor);
+      log.info(
+        { bundle: name, revision: b.record.revision, partition, gate, actor },
+        "Partition gate approved",
+      );
+      loop.request(name);
     },
   };
 }

@@ -16,6 +16,7 @@ import {
   type FleetBundleSpec,
   type ClusterIntent,
   type IntentDriftCorrection,
+  type PassInput,
 } from "@flotilla/core";
 import type { Fence } from "../intents/intent-fences.js";
 import type { ClusterDirectory } from "../clusters/cluster-directory.js";
@@ -72,6 +73,11 @@ export interface PassSubject {
    * (bundle-dependencies.ts); absent when it depends on none.
    */
   readonly dependencies?: readonly DependencyState[];
+  /**
+   * What the hub kept of its partition gates at the current revision
+   * (docs/semantics.md#partition-gates); absent when it has none.
+   */
+  readonly gateRecords?: PassInput["gateRecords"];
 }
 
 /** What the hub knows about a bundle's targets now: no pass is run. */
@@ -134,6 +140,8 @@ export async function evaluateBundle(
       subject.dependencies ?? [],
       clusters.map((c) => c.name),
     ),
+    bundle: record.name,
+    ...compact({ gateRecords: subject.gateRecords }),
   });
   return { ...observed, pass };
 }

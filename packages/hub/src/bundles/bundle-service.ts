@@ -24,6 +24,11 @@ import {
 import type { ObjectReader } from "./object-reader.js";
 import type { HelmSupport } from "./helm-chart.js";
 import type { KustomizeSupport } from "./kustomize.js";
+import type { MetricSource } from "../runs/gate-measurements.js";
+import {
+  createPartitionGates,
+  type PartitionGatesDeps,
+} from "./partition-gates.js";
 
 /** What the bundle service is built from (the hub's BundleServiceDeps plus the object reader). */
 export interface BundleServiceDeps extends AuditDeps {
@@ -51,6 +56,15 @@ export interface BundleServiceDeps extends AuditDeps {
   readonly helm?: HelmSupport;
   /** kubectl (hub option `kubectl`), for Kustomize bundles; absent: refused. */
   readonly kustomize?: KustomizeSupport;
+  /**
+   * The hub's Prometheus, for metric gates between partitions (docs/semantics.md#partition-gates);
+   * absent: bundles with such gates are refused.
+   */
+  readonly metrics?: MetricSource;
+  /** This replica's id, for the actor of measurement audit records; default "hub". */
+  readonly replica?: () => string;
+  /** Told when a partition gate fails (where a rollback on a failed gate hooks in). */
+  readonly onGateFailed?: PartitionGatesDeps["onGateFailed"];
 }
 
 /** The manager and its handlers. */
@@ -63,8 +77,17 @@ export function createBundleService(
   deps: BundleServiceDeps,
   options: BundleManagerOptions = {},
 ): BundleService {
+  const partitionGates = createPartitionGates({
+    store: deps.store,
+    audit: deps.audit,
+    now: deps.now,
+    log: deps.logger.child({ component: "partition-gates" }),
+    replica: deps.replica ?? (() => "hub"),
+    ...compact({ source: deps.metrics, onGateFailed: deps.onGateFailed }),
+  });
   const manager = createBundleManager(
     {
+      partitionGates,
       store: deps.store,
       intents: deps.intents,
       publisher: deps.publisher,

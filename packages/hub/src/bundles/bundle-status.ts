@@ -182,7 +182,10 @@ export function bundleStatus(
     partitions: pass.partitions,
     limits: pass.limits,
     unassigned: pass.unassigned,
-    ...compact({ stoppedAfter: pass.stoppedAfter }),
+    ...compact({
+      stoppedAfter: pass.stoppedAfter,
+      gateFailed: driver === undefined ? pass.gateFailed?.message : undefined,
+    }),
     ...(driver === undefined
       ? {}
       : { drivenBy: { run: driver.run, revision: driver.revision } }),

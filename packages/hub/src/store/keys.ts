@@ -30,6 +30,8 @@ export const COLLECTION_NAMES = [
   "gitrepo-credentials",
   "gitrepo-status",
   "gitrepo-bundles",
+  // Metric gates between bundle partitions (docs/semantics.md#partition-gates), apart from bundles.
+  "bundle-gates",
 ] as const;
 
 /** One of {@link COLLECTION_NAMES}. */

@@ -6,12 +6,13 @@ import type {
   BundleClusterState,
   FleetLimits,
   HoldReason,
+  PartitionGateStatus,
   PartitionStatus,
 } from "@flotilla/core";
 import type * as wire from "../generated/index.js";
 import type { ResourceReason } from "./status-report.js";
 import { compact, type MemberState } from "@flotilla/core";
-import { MEMBER_STATE } from "./run-status.js";
+import { MEASUREMENT_VERDICT, MEMBER_STATE } from "./run-status.js";
 
 /** A manifest file of a bundle, stored in the object store. */
 export interface ManifestRef {
@@ -232,6 +233,8 @@ export interface BundleStatus {
   readonly stoppedAfter?: string;
   /** The staged run driving the bundle and its revision; absent: its partitions drive it. */
   readonly drivenBy?: { readonly run: string; readonly revision: string };
+  /** A partition gate that failed at the current revision (docs/semantics.md#partition-gates). */
+  readonly gateFailed?: string;
 }
 
 const STATE: Record<BundleClusterState, wire.BundleClusterState__Output> = {
@@ -251,6 +254,8 @@ const HOLD: Record<HoldReason, wire.HoldReason__Output> = {
   MaxNew: "HOLD_REASON_MAX_NEW",
   PartitionsNotReady: "HOLD_REASON_PARTITIONS_NOT_READY",
   DependenciesNotReady: "HOLD_REASON_DEPENDENCIES_NOT_READY",
+  GateNotPassed: "HOLD_REASON_GATE_NOT_PASSED",
+  GateFailed: "HOLD_REASON_GATE_FAILED",
 };
 
 const CAUSE: Record<RollbackCause, wire.RollbackCause__Output> = {
@@ -373,6 +378,30 @@ function partitionToWire(p: PartitionStatus): wire.PartitionSummary {
     unavailable: p.unavailable,
     notReadyCount: p.notReadyCount,
     notReady: p.notReady,
+    gates: (p.gates ?? []).map(partitionGateToWire),
+  };
+}
+
+/** A metric gate after a partition (docs/semantics.md#partition-gates). */
+function partitionGateToWire(g: PartitionGateStatus): wire.PartitionGate {
+  return {
+    gate: g.gate,
+    verdict: g.verdict,
+    query: g.query,
+    ...compact({
+      successCondition: g.successCondition,
+      failureCondition: g.failureCondition,
+    }),
+    count: g.count,
+    measurements: g.measurements.map((m) => ({
+      atMs: m.atMs,
+      values: [...(m.values ?? [])],
+      hasValues: m.values !== undefined,
+      verdict: MEASUREMENT_VERDICT.toWire(m.verdict),
+      message: m.message,
+    })),
+    message: g.message,
+    ...compact({ nextAtMs: g.nextAtMs }),
   };
 }
 
@@ -397,6 +426,7 @@ export function bundleStatusToWire(
       stoppedAfter: status.stoppedAfter,
       updateRun: status.drivenBy?.run,
       updateRunRevision: status.drivenBy?.revision,
+      gateFailed: status.gateFailed,
     }),
     ...(status.revisions === undefined
       ? {}

@@ -523,6 +523,10 @@ import type {
   OneOffWindow__Output as _flotilla_v1_OneOffWindow__Output,
 } from "./flotilla/v1/OneOffWindow.js";
 import type {
+  PartitionGate as _flotilla_v1_PartitionGate,
+  PartitionGate__Output as _flotilla_v1_PartitionGate__Output,
+} from "./flotilla/v1/PartitionGate.js";
+import type {
   PartitionSummary as _flotilla_v1_PartitionSummary,
   PartitionSummary__Output as _flotilla_v1_PartitionSummary__Output,
 } from "./flotilla/v1/PartitionSummary.js";
@@ -1325,6 +1329,10 @@ export interface ProtoGrpcType {
       OneOffWindow: MessageTypeDefinition<
         _flotilla_v1_OneOffWindow,
         _flotilla_v1_OneOffWindow__Output
+      >;
+      PartitionGate: MessageTypeDefinition<
+        _flotilla_v1_PartitionGate,
+        _flotilla_v1_PartitionGate__Output
       >;
       PartitionSummary: MessageTypeDefinition<
         _flotilla_v1_PartitionSummary,

@@ -560,6 +560,10 @@ export {
   type OneOffWindow__Output,
 } from "./flotilla/v1/OneOffWindow.js";
 export {
+  type PartitionGate,
+  type PartitionGate__Output,
+} from "./flotilla/v1/PartitionGate.js";
+export {
   type PartitionSummary,
   type PartitionSummary__Output,
 } from "./flotilla/v1/PartitionSummary.js";

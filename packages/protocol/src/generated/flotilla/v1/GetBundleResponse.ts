@@ -52,9 +52,15 @@ export interface GetBundleResponse {
    * (docs/semantics.md#rolling-back-a-bundle).
    */
   revisions?: _flotilla_v1_BundleRevision[];
+  /**
+   * Set when a metric gate between partitions failed at the current revision: nothing more is
+   * released (docs/semantics.md#partition-gates). Says which gate, after which partition, and why.
+   */
+  gateFailed?: string;
   _stoppedAfter?: "stoppedAfter";
   _updateRun?: "updateRun";
   _updateRunRevision?: "updateRunRevision";
+  _gateFailed?: "gateFailed";
 }
 
 export interface GetBundleResponse__Output {
@@ -87,7 +93,13 @@ export interface GetBundleResponse__Output {
    * (docs/semantics.md#rolling-back-a-bundle).
    */
   revisions: _flotilla_v1_BundleRevision__Output[];
+  /**
+   * Set when a metric gate between partitions failed at the current revision: nothing more is
+   * released (docs/semantics.md#partition-gates). Says which gate, after which partition, and why.
+   */
+  gateFailed?: string;
   _stoppedAfter?: "stoppedAfter";
   _updateRun?: "updateRun";
   _updateRunRevision?: "updateRunRevision";
+  _gateFailed?: "gateFailed";
 }

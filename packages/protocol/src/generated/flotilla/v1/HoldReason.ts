@@ -15,6 +15,14 @@ export const HoldReason = {
    * A bundle it depends on is not Ready on the cluster (docs/semantics.md#dependencies-between-bundles).
    */
   HOLD_REASON_DEPENDENCIES_NOT_READY: "HOLD_REASON_DEPENDENCIES_NOT_READY",
+  /**
+   * A metric gate after an earlier partition has not passed yet (docs/semantics.md#partition-gates).
+   */
+  HOLD_REASON_GATE_NOT_PASSED: "HOLD_REASON_GATE_NOT_PASSED",
+  /**
+   * A metric gate after an earlier partition failed: the revision goes no further.
+   */
+  HOLD_REASON_GATE_FAILED: "HOLD_REASON_GATE_FAILED",
 } as const;
 
 /**
@@ -37,7 +45,17 @@ export type HoldReason =
    * A bundle it depends on is not Ready on the cluster (docs/semantics.md#dependencies-between-bundles).
    */
   | "HOLD_REASON_DEPENDENCIES_NOT_READY"
-  | 6;
+  | 6
+  /**
+   * A metric gate after an earlier partition has not passed yet (docs/semantics.md#partition-gates).
+   */
+  | "HOLD_REASON_GATE_NOT_PASSED"
+  | 7
+  /**
+   * A metric gate after an earlier partition failed: the revision goes no further.
+   */
+  | "HOLD_REASON_GATE_FAILED"
+  | 8;
 
 /**
  * Why a target without the current revision was not released.
